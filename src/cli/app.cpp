@@ -1,0 +1,73 @@
+// The fmsim command: global flags, command registration, and the one place errors are caught.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+
+namespace fmsim::cli {
+
+void add_validate_command(CLI::App& app, Context& ctx) {
+  auto* validate = app.add_subcommand(
+      "validate", "Compare predictions with published measurements (shared/validation/*.csv)");
+  validate->require_subcommand(1);
+  add_validate_collectives(*validate, ctx);
+  add_validate_training(*validate, ctx);
+}
+
+int run(int argc, char** argv) {
+  Context ctx;
+  CLI::App app{
+      "fmsim: simulator and planner for foundation-model training and serving infrastructure.\n"
+      "Predicts step time, throughput, memory, communication, checkpoint cost and goodput for a\n"
+      "model, a parallel layout and a cluster (AWS P5/P5en/P6/P6e-GB200 or DGX/NVL72), and\n"
+      "searches layouts and instance families for the best one.",
+      "fmsim"};
+  app.set_version_flag("--version", "fmsim 0.1.0");
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--catalog", ctx.catalog_files,
+                 "Extra catalog YAML file(s) adding or overriding GPUs, systems, fabrics, storage")
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE");
+  app.footer(
+      "Examples:\n"
+      "  fmsim catalog systems\n"
+      "  fmsim collective --cluster p5.48xlarge:2 --op all_reduce\n"
+      "  fmsim train --model llama3.1-70b --cluster p5.48xlarge:64 --tp 8 --pp 4 --gbs 512\n"
+      "  fmsim plan --model llama3.1-70b --gpus 512 --tokens 15T\n"
+      "Run 'fmsim COMMAND --help' for the options of a command.");
+
+  add_catalog_command(app, ctx);
+  add_collective_command(app, ctx);
+  add_train_command(app, ctx);
+  add_plan_command(app, ctx);
+  add_checkpoint_command(app, ctx);
+  add_goodput_command(app, ctx);
+  add_models_command(app, ctx);
+  add_validate_command(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "fmsim: error: " << e.what() << "\n";
+    std::cerr << "Run with --help for usage.\n";
+    return 2;
+  } catch (const core::InputError& e) {
+    std::cerr << "fmsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const core::InternalError& e) {
+    std::cerr << "fmsim: " << e.what() << "\nThis is a bug in fmsim; please report it.\n";
+    return 70;
+  }
+  return ctx.exit_code;
+}
+
+}  // namespace fmsim::cli

@@ -1,0 +1,8 @@
+// fmsim checkpoint: placeholder registration until the command lands.
+#include "cli/commands.hpp"
+
+namespace fmsim::cli {
+
+void add_checkpoint_command(CLI::App& /*app*/, Context& /*ctx*/) {}
+
+}  // namespace fmsim::cli

@@ -1,0 +1,25 @@
+// One registration function per command; each lives in its own cmd_<name>.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.hpp"
+
+namespace fmsim::cli {
+
+void add_catalog_command(CLI::App& app, Context& ctx);
+void add_collective_command(CLI::App& app, Context& ctx);
+void add_train_command(CLI::App& app, Context& ctx);
+void add_plan_command(CLI::App& app, Context& ctx);
+void add_checkpoint_command(CLI::App& app, Context& ctx);
+void add_goodput_command(CLI::App& app, Context& ctx);
+void add_models_command(CLI::App& app, Context& ctx);
+/// `fmsim validate <what>`: each validation registers under the same parent.
+void add_validate_command(CLI::App& app, Context& ctx);
+void add_validate_collectives(CLI::App& validate, Context& ctx);
+void add_validate_training(CLI::App& validate, Context& ctx);
+
+/// Runs fmsim with these arguments; returns the exit status (0 ok, 2 bad input, 70 internal error).
+int run(int argc, char** argv);
+
+}  // namespace fmsim::cli

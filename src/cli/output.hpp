@@ -1,0 +1,16 @@
+// Writing result files whole or not at all.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace fmsim::cli {
+
+/// Writes contents to path through a temporary file and a rename, so a reader never sees a
+/// half-written file. Throws core::InputError naming `flag` when the path cannot be written.
+void write_file_atomically(const std::string& path, std::string_view contents, const std::string& flag);
+
+/// Reads a whole file; throws core::InputError naming `flag` when it cannot be read.
+std::string read_file(const std::string& path, const std::string& flag);
+
+}  // namespace fmsim::cli

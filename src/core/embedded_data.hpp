@@ -1,0 +1,22 @@
+// The files under data/, compiled into the binary (see cmake/embed.cmake).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace fmsim::core {
+
+/// One embedded file: its path relative to data/ (e.g. "hardware/gpus.yaml") and its bytes.
+struct EmbeddedFile {
+  std::string_view path;
+  std::string_view contents;
+};
+
+/// Every file shipped under data/, sorted by path.
+std::span<const EmbeddedFile> embedded_files();
+
+/// The contents of data/<path>, if shipped.
+std::optional<std::string_view> embedded_file(std::string_view path);
+
+}  // namespace fmsim::core

@@ -1,0 +1,42 @@
+// Numeric formats a GPU computes in; shared by hardware (peak rates) and workload (bytes per value).
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace fmsim::core {
+
+/// Tensor-core compute precision. FP8 covers per-tensor (delayed/current) and block-scaled
+/// (MXFP8) recipes; FP4 covers NVFP4/MXFP4.
+enum class Precision { FP64, TF32, BF16, FP16, FP8, FP4 };
+
+/// Canonical lower-case name: "bf16", "fp8", ...
+constexpr std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::FP64: return "fp64";
+    case Precision::TF32: return "tf32";
+    case Precision::BF16: return "bf16";
+    case Precision::FP16: return "fp16";
+    case Precision::FP8: return "fp8";
+    case Precision::FP4: return "fp4";
+  }
+  return "?";
+}
+
+/// Parses "bf16", "fp16", "fp8", "fp4", "tf32", "fp64" (case-insensitive); nullopt otherwise.
+std::optional<Precision> parse_precision(std::string_view text);
+
+/// Bytes of one value stored in this precision (FP4 = 0.5).
+constexpr double bytes_per_value(Precision p) {
+  switch (p) {
+    case Precision::FP64: return 8.0;
+    case Precision::TF32: return 4.0;
+    case Precision::BF16: return 2.0;
+    case Precision::FP16: return 2.0;
+    case Precision::FP8: return 1.0;
+    case Precision::FP4: return 0.5;
+  }
+  return 2.0;
+}
+
+}  // namespace fmsim::core

@@ -1,0 +1,94 @@
+// Closest-name suggestions and small string utilities.
+#include "core/strings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+namespace fmsim::core {
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+int edit_distance(std::string_view a_in, std::string_view b_in) {
+  const std::string a = to_lower(a_in);
+  const std::string b = to_lower(b_in);
+  std::vector<int> prev(b.size() + 1);
+  std::vector<int> cur(b.size() + 1);
+  std::iota(prev.begin(), prev.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::vector<std::string> closest_matches(std::string_view name, const std::vector<std::string>& candidates,
+                                         std::size_t limit) {
+  const std::string lname = to_lower(name);
+  const int max_distance = std::max<int>(2, static_cast<int>(name.size()) / 3);
+  std::vector<std::pair<int, std::string>> scored;
+  for (const auto& c : candidates) {
+    const std::string lc = to_lower(c);
+    int d = edit_distance(lname, lc);
+    const bool contains = !lname.empty() && (lc.find(lname) != std::string::npos ||
+                                             lname.find(lc) != std::string::npos);
+    if (d <= max_distance || contains) scored.emplace_back(contains ? std::min(d, max_distance) : d, c);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (const auto& [d, c] : scored) {
+    if (out.size() >= limit) break;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string unknown_name_message(std::string_view kind, std::string_view name,
+                                 const std::vector<std::string>& candidates) {
+  const auto close = closest_matches(name, candidates);
+  std::string msg = "unknown " + std::string(kind) + " '" + std::string(name) + "'";
+  if (!close.empty()) {
+    msg += "; did you mean " + join(close, " or ") + "?";
+  } else {
+    msg += "; known: " + join(candidates, ", ");
+  }
+  return msg;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+}  // namespace fmsim::core
+
+#include "core/precision.hpp"
+
+namespace fmsim::core {
+
+std::optional<Precision> parse_precision(std::string_view text) {
+  const std::string t = to_lower(text);
+  if (t == "fp64") return Precision::FP64;
+  if (t == "tf32" || t == "fp32") return Precision::TF32;
+  if (t == "bf16") return Precision::BF16;
+  if (t == "fp16") return Precision::FP16;
+  if (t == "fp8" || t == "mxfp8") return Precision::FP8;
+  if (t == "fp4" || t == "nvfp4" || t == "mxfp4") return Precision::FP4;
+  return std::nullopt;
+}
+
+}  // namespace fmsim::core

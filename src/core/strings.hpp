@@ -1,0 +1,28 @@
+// Small string helpers shared by every module: closest-name suggestions, case folding.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fmsim::core {
+
+/// Levenshtein edit distance between a and b (case-insensitive).
+int edit_distance(std::string_view a, std::string_view b);
+
+/// Up to `limit` candidates closest to `name`, best first, for "did you mean" messages.
+/// Candidates further than max(2, |name|/3) edits away are left out unless one contains the other.
+std::vector<std::string> closest_matches(std::string_view name, const std::vector<std::string>& candidates,
+                                         std::size_t limit = 3);
+
+/// "unknown system 'p5.48xlarg'; did you mean p5.48xlarge?" (or the list of known names when none is close).
+std::string unknown_name_message(std::string_view kind, std::string_view name,
+                                 const std::vector<std::string>& candidates);
+
+/// Lower-cases ASCII.
+std::string to_lower(std::string_view s);
+
+/// Joins with a separator.
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+}  // namespace fmsim::core
