@@ -4,7 +4,7 @@ function(fmsim_embed_data target data_dir)
   file(GLOB_RECURSE files RELATIVE ${data_dir} CONFIGURE_DEPENDS
        ${data_dir}/*.yaml ${data_dir}/*.json ${data_dir}/*.csv)
   list(SORT files)
-  set(out ${CMAKE_CURRENT_BINARY_DIR}/embedded_data.cpp)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/embedded_data_table.cpp)
   set(abs_files)
   foreach(f ${files})
     list(APPEND abs_files ${data_dir}/${f})
@@ -14,6 +14,7 @@ function(fmsim_embed_data target data_dir)
     COMMAND ${CMAKE_COMMAND} -DDATA_DIR=${data_dir} -DOUT=${out}
             "-DFILES=${files}" -P ${FMSIM_SOURCE_ROOT}/cmake/embed_script.cmake
     DEPENDS ${abs_files} ${FMSIM_SOURCE_ROOT}/cmake/embed_script.cmake
-    COMMENT "Embedding data/ (${CMAKE_CURRENT_LIST_DIR})")
+    COMMENT "Embedding data/ (${CMAKE_CURRENT_LIST_DIR})"
+    VERBATIM)
   target_sources(${target} PRIVATE ${out})
 endfunction()

@@ -1,8 +1,210 @@
-// fmsim validate training: placeholder registration until the command lands.
+// fmsim validate training: predict every published training run of a CSV and report the error.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
+#include "config/training_calibration.hpp"
+#include "core/strings.hpp"
+#include "config/training_csv.hpp"
+#include "training/comm_adapter.hpp"
+#include "training/step_model.hpp"
 
 namespace fmsim::cli {
+namespace {
 
-void add_validate_training(CLI::App& /*validate*/, Context& /*ctx*/) {}
+struct Options {
+  std::string csv;
+  bool json = false;
+  bool markdown = false;
+  bool analytical = false;
+  std::string calibration;
+};
+
+struct Outcome {
+  config::TrainingRow row;
+  double predicted = 0.0;
+  double error_pct = 0.0;  // signed: (predicted - measured) / measured
+  bool ok = false;
+  bool oom = false;
+};
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * (static_cast<double>(v.size()) - 1.0);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = static_cast<std::size_t>(std::ceil(pos));
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+struct Summary {
+  int rows = 0;
+  int predicted = 0;
+  double median = 0, p90 = 0, max = 0, mean_signed = 0;
+};
+
+Summary summarise(const std::vector<const Outcome*>& outcomes) {
+  Summary s;
+  std::vector<double> abs;
+  double signed_sum = 0;
+  for (const auto* o : outcomes) {
+    ++s.rows;
+    if (!o->ok) continue;
+    ++s.predicted;
+    abs.push_back(std::fabs(o->error_pct));
+    signed_sum += o->error_pct;
+  }
+  s.median = quantile(abs, 0.5);
+  s.p90 = quantile(abs, 0.9);
+  s.max = abs.empty() ? 0.0 : *std::max_element(abs.begin(), abs.end());
+  s.mean_signed = s.predicted ? signed_sum / s.predicted : 0.0;
+  return s;
+}
+
+}  // namespace
+
+void add_validate_training(CLI::App& validate, Context& ctx) {
+  auto opts = std::make_shared<Options>();
+  auto* cmd = validate.add_subcommand("training", "Predict published training runs (step time) and report the error");
+  cmd->footer(
+      "Reads the column schema of shared/validation/training.csv; every row with a step time or\n"
+      "tokens/s/GPU is built (model, catalog system, layout) and simulated. Rows that cannot be\n"
+      "simulated are listed with the reason. Error = (predicted - measured) / measured step time.");
+  cmd->add_option("--csv", opts->csv, "Measurements CSV (training.csv schema)")->required()->check(CLI::ExistingFile);
+  cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
+  cmd->add_flag("--markdown", opts->markdown, "Markdown tables (for docs/validation.md)");
+  cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
+  cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")->check(CLI::ExistingFile);
+  cmd->callback([opts, &ctx]() {
+    const auto start = std::chrono::steady_clock::now();
+    const auto rows = config::read_training_csv(opts->csv, ctx.catalog());
+    const auto calibration = config::load_training_calibration(opts->calibration);
+    std::vector<Outcome> outcomes;
+    std::map<std::string, training::CommCostFn> comm_by_cluster;
+    for (const auto& row : rows) {
+      Outcome o;
+      o.row = row;
+      if (row.job) {
+        const auto& job = *row.job;
+        const std::string key = fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
+        auto it = comm_by_cluster.find(key);
+        if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
+        const auto r = opts->analytical ? training::estimate_step(job, calibration, it->second)
+                                        : training::simulate_step(job, calibration, it->second);
+        if (r.feasible) {
+          o.ok = true;
+          o.predicted = r.step_time.value();
+          o.error_pct = 100.0 * (o.predicted - *row.measured_step_time_s) / *row.measured_step_time_s;
+          o.oom = !r.fits_memory;
+        } else {
+          o.row.reason = "simulator: " + r.reason;
+        }
+      }
+      outcomes.push_back(std::move(o));
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    // Only rows with a measurement count as rows to predict.
+    std::vector<const Outcome*> measured;
+    std::map<std::string, std::vector<const Outcome*>> by_source, by_gpu, by_arch;
+    for (const auto& o : outcomes) {
+      if (!o.row.measured_step_time_s) continue;
+      measured.push_back(&o);
+      by_source[o.row.source_id].push_back(&o);
+      by_gpu[o.row.system.empty() ? o.row.hardware : o.row.system].push_back(&o);
+      by_arch[o.row.arch_type].push_back(&o);
+    }
+    const Summary all = summarise(measured);
+
+    if (opts->json) {
+      nlohmann::json j;
+      j["rows"] = nlohmann::json::array();
+      for (const auto& o : outcomes) {
+        nlohmann::json r{{"row_id", o.row.row_id}, {"source_id", o.row.source_id}, {"model", o.row.model},
+                         {"hardware", o.row.hardware}, {"system", o.row.system}, {"gpus", o.row.num_gpus},
+                         {"layout", o.row.layout_summary}};
+        if (o.row.measured_step_time_s) r["measured_step_time_s"] = *o.row.measured_step_time_s;
+        if (o.ok) {
+          r["predicted_step_time_s"] = o.predicted;
+          r["error_pct"] = o.error_pct;
+          r["fits_memory"] = !o.oom;
+        } else {
+          r["skipped"] = o.row.reason;
+        }
+        j["rows"].push_back(r);
+      }
+      auto group_json = [](const std::map<std::string, std::vector<const Outcome*>>& groups) {
+        nlohmann::json g = nlohmann::json::object();
+        for (const auto& [k, v] : groups) {
+          const auto s = summarise(v);
+          g[k] = {{"rows", s.rows}, {"predicted", s.predicted}, {"median_abs_error_pct", s.median},
+                  {"p90_abs_error_pct", s.p90}, {"mean_signed_error_pct", s.mean_signed}};
+        }
+        return g;
+      };
+      j["by_source"] = group_json(by_source);
+      j["by_system"] = group_json(by_gpu);
+      j["by_arch"] = group_json(by_arch);
+      j["elapsed_s"] = elapsed;
+      j["summary"] = {{"rows", all.rows}, {"predicted", all.predicted}, {"median_abs_error_pct", all.median},
+                      {"p90_abs_error_pct", all.p90}};
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+
+    const bool md = opts->markdown;
+    auto table_row = [&](const std::vector<std::string>& cells) {
+      if (md) {
+        std::cout << "| " << core::join(cells, " | ") << " |\n";
+      } else {
+        std::cout << fmt::format("{:<6}{:<5}{:<20.20}{:<15.15}{:>6}  {:<44.44}{:>10}{:>10}{:>9}", cells[0], cells[1],
+                                 cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8])
+                  << "\n";
+      }
+    };
+    if (md) std::cout << "### Per row\n\n";
+    table_row({"row", "src", "model", "system", "gpus", "layout", "measured s", "predicted s", "error"});
+    if (md) std::cout << "|---|---|---|---|---:|---|---:|---:|---:|\n";
+    for (const auto& o : outcomes) {
+      if (!o.row.measured_step_time_s || !o.ok) continue;
+      table_row({o.row.row_id, o.row.source_id, o.row.model, o.row.system, std::to_string(o.row.num_gpus),
+                 o.row.layout_summary + (o.oom ? " (OOM)" : ""), fmt::format("{:.3f}", *o.row.measured_step_time_s),
+                 fmt::format("{:.3f}", o.predicted), fmt::format("{:+.1f}%", o.error_pct)});
+    }
+    std::cout << (md ? "\n### Rows not predicted\n\n" : "\nrows not predicted:\n");
+    for (const auto& o : outcomes) {
+      if (o.ok) continue;
+      std::cout << (md ? "- " : "  ") << o.row.row_id << " (" << o.row.model << ", " << o.row.hardware
+                << "): " << o.row.reason << "\n";
+    }
+    auto print_groups = [&](const char* title, const std::map<std::string, std::vector<const Outcome*>>& groups) {
+      std::cout << (md ? fmt::format("\n### By {}\n\n| {} | rows | predicted | median abs error | p90 abs error | mean signed error |\n|---|---:|---:|---:|---:|---:|\n", title, title)
+                       : fmt::format("\nby {}:\n", title));
+      for (const auto& [k, v] : groups) {
+        const auto s = summarise(v);
+        if (md) {
+          std::cout << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:+.1f}% |\n", k, s.rows, s.predicted, s.median, s.p90, s.mean_signed);
+        } else {
+          std::cout << fmt::format("  {:<22}{:>5} rows {:>5} predicted   median {:5.1f}%   p90 {:5.1f}%   mean {:+6.1f}%\n", k,
+                                   s.rows, s.predicted, s.median, s.p90, s.mean_signed);
+        }
+      }
+    };
+    print_groups("source", by_source);
+    print_groups("system", by_gpu);
+    print_groups("arch", by_arch);
+    std::cout << fmt::format(
+        "\n{}summary: {} rows with a measurement, {} predicted ({:.0f}%), median |error| {:.1f}%, p90 {:.1f}%, max {:.1f}%, "
+        "mean signed {:+.1f}% ({:.2f} s)\n",
+        md ? "**" : "", all.rows, all.predicted, all.rows ? 100.0 * all.predicted / all.rows : 0.0, all.median, all.p90,
+        all.max, all.mean_signed, elapsed);
+  });
+}
 
 }  // namespace fmsim::cli

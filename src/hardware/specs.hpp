@@ -73,9 +73,14 @@ enum class FabricKind { None, Efa, InfiniBand };
 struct FabricSpec {
   std::string name;           ///< "efa-v2", "ib-ndr"
   std::string display_name;
+  std::vector<std::string> aliases;
   FabricKind kind = FabricKind::None;
   int generation = 0;
   core::Seconds latency{};    ///< per-message network latency as NCCL's net model uses it
+  /// Latency of one small (LL/LL128) message hop, when it differs from `latency` (the figure
+  /// the net plugin reports to NCCL, which NCCL charges twice per Simple hop: send and flush).
+  /// Zero means "same as latency".
+  core::Seconds message_latency{};
   double efficiency = 1.0;    ///< achievable fraction of NIC line rate for large transfers
   bool gpudirect_rdma = true;
   ProvenanceMap provenance;
@@ -125,6 +130,7 @@ enum class StorageKind { InstanceNvme, FsxLustre, S3, S3Express, HostMemory };
 struct StorageSpec {
   std::string name;             ///< "fsx-persistent2-1000", "s3", "s3-express", "instance-nvme"
   std::string display_name;
+  std::vector<std::string> aliases;
   StorageKind kind = StorageKind::S3;
   // FSx for Lustre: performance scales with provisioned capacity.
   core::BytesPerSecond throughput_per_tib{};      ///< disk throughput per TiB provisioned

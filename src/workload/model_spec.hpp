@@ -15,6 +15,9 @@ enum class MlpKind {
 
 enum class PositionKind { Rope, Learned, Alibi, None };
 
+/// Normalisation layers: RMSNorm carries a scale vector, LayerNorm a scale and a bias.
+enum class NormKind { RmsNorm, LayerNorm };
+
 /// Mixture-of-experts feed-forward layers.
 struct MoeSpec {
   int num_experts = 0;               ///< routed experts; 0 = dense model
@@ -42,6 +45,7 @@ struct MlaSpec {
 struct ModelSpec {
   std::string name;                   ///< preset key or file stem, e.g. "llama3.1-70b"
   std::string family;                 ///< HF model_type: "llama", "mixtral", "qwen3_moe", "deepseek_v3", "gpt_oss", "gpt2"...
+  std::string source;                 ///< provenance: a preset's "_source", or the file it was read from
   int num_layers = 0;
   std::int64_t hidden = 0;
   std::int64_t ffn_hidden = 0;        ///< dense FFN width (intermediate_size)
@@ -53,11 +57,18 @@ struct ModelSpec {
   PositionKind position = PositionKind::Rope;
   bool tied_embeddings = false;
   bool attention_bias = false;        ///< q/k/v/o projections carry biases (GPT-2, Qwen2, GPT-OSS)
+  bool mlp_bias = false;              ///< FFN / expert matrices and the router carry biases (GPT-2, MPT, GPT-OSS)
+  NormKind norm = NormKind::RmsNorm;  ///< LayerNorm for GPT-2/GPT-3/MPT
+  bool qk_norm = false;               ///< per-head RMSNorm on queries and keys (Qwen3)
+  int mtp_layers = 0;                 ///< multi-token-prediction modules (DeepSeek-V3: 1); not in num_layers
   std::int64_t max_position = 0;
   MoeSpec moe;
   std::optional<MlaSpec> mla;
   int sliding_window = 0;             ///< tokens; 0 = all layers full attention
-  int sliding_window_pattern = 0;     ///< every k-th layer is full attention, the rest sliding (GPT-OSS: 2)
+  int sliding_window_pattern = 0;     ///< every k-th layer is full attention, the rest sliding (GPT-OSS: 2);
+                                      ///< num_layers + 1 when every layer slides (Mistral 7B v0.1)
+
+  friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 
   [[nodiscard]] bool is_moe() const { return moe.enabled(); }
   /// True when layer i (0-based) has a routed-expert FFN.

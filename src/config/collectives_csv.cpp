@@ -1,0 +1,127 @@
+// CSV reading for the collective validation table.
+#include "config/collectives_csv.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace fmsim::config {
+
+namespace {
+
+/// Splits one CSV record (RFC 4180 quoting; no embedded newlines in this file format).
+std::vector<std::string> split_record(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell.push_back('"');
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell.push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(cell);
+      cell.clear();
+    } else if (c != '\r') {
+      cell.push_back(c);
+    }
+  }
+  out.push_back(cell);
+  return out;
+}
+
+std::optional<double> to_number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  double v = 0.0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  std::map<std::string, std::size_t> column;
+  std::vector<CollectiveMeasurement> rows;
+  const std::vector<std::string> required = {"id", "instance_type", "nodes", "gpus", "collective", "algorithm",
+                                             "bytes", "busbw_GBps", "time_us"};
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line == "\r") continue;
+    const std::vector<std::string> cells = split_record(line);
+    if (column.empty()) {
+      for (std::size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
+      for (const std::string& name : required) {
+        if (!column.contains(name)) {
+          throw core::InputError(file, line_no, name, "missing column (the header must name it)");
+        }
+      }
+      continue;
+    }
+    auto cell = [&](const std::string& name) -> std::string {
+      const auto it = column.find(name);
+      if (it == column.end() || it->second >= cells.size()) return "";
+      return cells[it->second];
+    };
+    auto positive_int = [&](const std::string& name) {
+      const auto v = to_number(cell(name));
+      if (!v || *v < 1 || *v != static_cast<int>(*v)) {
+        throw core::InputError(file, line_no, name, fmt::format("'{}' is not a positive whole number", cell(name)));
+      }
+      return static_cast<int>(*v);
+    };
+    auto optional_number = [&](const std::string& name) -> std::optional<double> {
+      const std::string s = cell(name);
+      if (s.empty()) return std::nullopt;
+      const auto v = to_number(s);
+      if (!v || *v <= 0.0) throw core::InputError(file, line_no, name, fmt::format("'{}' is not a positive number", s));
+      return v;
+    };
+    CollectiveMeasurement m;
+    m.line = line_no;
+    m.id = cell("id");
+    if (m.id.empty()) throw core::InputError(file, line_no, "id", "empty row id");
+    m.system = cell("system");
+    m.instance_type = cell("instance_type");
+    m.nodes = positive_int("nodes");
+    m.gpus = positive_int("gpus");
+    m.collective = cell("collective");
+    m.algorithm = cell("algorithm");
+    m.bytes_text = cell("bytes");
+    m.bytes = to_number(m.bytes_text);
+    if (m.bytes_text.empty()) throw core::InputError(file, line_no, "bytes", "empty; give a byte count or 'large'");
+    m.busbw_gbps = optional_number("busbw_GBps");
+    m.time_us = optional_number("time_us");
+    m.source = cell("source");
+    m.notes = cell("notes");
+    rows.push_back(std::move(m));
+  }
+  if (column.empty()) throw core::InputError(file, 0, "", "empty file: expected a header row");
+  return rows;
+}
+
+std::vector<CollectiveMeasurement> read_collectives_csv(const std::string& path, const std::string& flag) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw core::InputError::flag(flag, fmt::format("cannot read '{}'", path));
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return parse_collectives_csv(ss.str(), path);
+}
+
+}  // namespace fmsim::config

@@ -1,0 +1,561 @@
+// Hugging Face config.json import, presets and explicit dimensions -> validated workload::ModelSpec.
+#include "config/model_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+#include "core/embedded_data.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
+namespace fmsim::config {
+namespace {
+
+using nlohmann::json;
+using workload::MlpKind;
+using workload::ModelSpec;
+using workload::NormKind;
+using workload::PositionKind;
+
+constexpr std::string_view kPresetDir = "models/";
+constexpr std::string_view kPresetExt = ".json";
+
+/// Builds the InputError for a field; the HF parser adds the line where the key appears.
+using ErrorFactory = std::function<core::InputError(const std::string& field, const std::string& message)>;
+
+/// Field names to report, per ModelSpec member: ModelSpec names by default, the JSON keys
+/// actually read when parsing a config.json, ModelDimensions names for explicit dimensions.
+struct FieldNames {
+  std::string num_layers = "num_layers";
+  std::string hidden = "hidden";
+  std::string ffn_hidden = "ffn_hidden";
+  std::string num_heads = "num_heads";
+  std::string num_kv_heads = "num_kv_heads";
+  std::string head_dim = "head_dim";
+  std::string vocab = "vocab";
+  std::string max_position = "max_position";
+  std::string num_experts = "moe.num_experts";
+  std::string top_k = "moe.top_k";
+  std::string expert_ffn = "moe.expert_ffn";
+  std::string shared_expert_ffn = "moe.shared_expert_ffn";
+  std::string first_dense_layers = "moe.first_dense_layers";
+  std::string layer_frequency = "moe.layer_frequency";
+  std::string kv_lora_rank = "mla.kv_lora_rank";
+  std::string q_lora_rank = "mla.q_lora_rank";
+  std::string qk_head_dim = "mla.qk_nope_head_dim";
+  std::string v_head_dim = "mla.v_head_dim";
+  std::string sliding_window = "sliding_window";
+};
+
+void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error) {
+  auto positive = [&](std::int64_t v, const std::string& field) {
+    if (v <= 0) throw error(field, std::to_string(v) + " must be a positive integer");
+  };
+  positive(m.num_layers, f.num_layers);
+  positive(m.hidden, f.hidden);
+  positive(m.num_heads, f.num_heads);
+  positive(m.num_kv_heads, f.num_kv_heads);
+  positive(m.head_dim, f.head_dim);
+  positive(m.vocab, f.vocab);
+  if (m.num_heads % m.num_kv_heads != 0) {
+    throw error(f.num_kv_heads, std::to_string(m.num_kv_heads) + " key/value heads do not divide " +
+                                    std::to_string(m.num_heads) + " attention heads");
+  }
+  if (m.ffn_hidden < 0) throw error(f.ffn_hidden, std::to_string(m.ffn_hidden) + " must not be negative");
+  if (m.max_position < 0) throw error(f.max_position, std::to_string(m.max_position) + " must not be negative");
+  if (m.position == PositionKind::Learned && m.max_position <= 0) {
+    throw error(f.max_position, "learned position embeddings need a positive maximum sequence length");
+  }
+  if (m.sliding_window < 0) throw error(f.sliding_window, std::to_string(m.sliding_window) + " must not be negative");
+  if (m.moe.num_experts < 0) throw error(f.num_experts, std::to_string(m.moe.num_experts) + " must not be negative");
+  if (m.is_moe()) {
+    if (m.moe.top_k < 1 || m.moe.top_k > m.moe.num_experts) {
+      throw error(f.top_k, std::to_string(m.moe.top_k) + " must be between 1 and the " +
+                               std::to_string(m.moe.num_experts) + " experts");
+    }
+    positive(m.moe.expert_ffn, f.expert_ffn);
+    if (m.moe.shared_expert_ffn < 0) {
+      throw error(f.shared_expert_ffn, std::to_string(m.moe.shared_expert_ffn) + " must not be negative");
+    }
+    if (m.moe.first_dense_layers < 0 || m.moe.first_dense_layers >= m.num_layers) {
+      throw error(f.first_dense_layers, std::to_string(m.moe.first_dense_layers) + " must be between 0 and " +
+                                            std::to_string(m.num_layers - 1) + " (the number of layers - 1)");
+    }
+    positive(m.moe.layer_frequency, f.layer_frequency);
+  }
+  int dense_layers = 0;
+  for (int i = 0; i < m.num_layers; ++i) dense_layers += m.is_moe_layer(i) ? 0 : 1;
+  if (dense_layers > 0 && m.ffn_hidden <= 0) {
+    throw error(f.ffn_hidden, "a positive dense FFN width is required: " + std::to_string(dense_layers) +
+                                  " of the " + std::to_string(m.num_layers) + " layers have a dense FFN");
+  }
+  if (m.mla) {
+    positive(m.mla->kv_lora_rank, f.kv_lora_rank);
+    if (m.mla->q_lora_rank < 0) throw error(f.q_lora_rank, std::to_string(m.mla->q_lora_rank) + " must not be negative");
+    positive(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim, f.qk_head_dim);
+    positive(m.mla->v_head_dim, f.v_head_dim);
+  }
+}
+
+// 1-based line of the first occurrence of "key" in the JSON text; 0 when absent.
+int line_of_key(std::string_view text, std::string_view key) {
+  std::string needle;
+  needle.reserve(key.size() + 2);
+  needle.push_back('"');
+  needle.append(key);
+  needle.push_back('"');
+  const std::size_t pos = text.find(needle);
+  if (pos == std::string_view::npos) return 0;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+}
+
+int line_of_offset(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+/// Reads aliased fields of one JSON object, raising errors that name the file, line and key.
+class JsonFields {
+ public:
+  JsonFields(const json& object, std::string_view text, std::string file, std::string prefix = "")
+      : object_(object), text_(text), file_(std::move(file)), prefix_(std::move(prefix)) {}
+
+  [[nodiscard]] core::InputError error(const std::string& key, const std::string& message) const {
+    const std::string_view whole = key;
+    const std::size_t dot = whole.rfind('.');
+    const std::string_view leaf = dot == std::string_view::npos ? whole : whole.substr(dot + 1);
+    return core::InputError(file_, line_of_key(text_, leaf), key, message);
+  }
+
+  /// The first of `keys` present with a non-null value; its name goes to `used`.
+  const json* find(std::initializer_list<std::string_view> keys, std::string* used = nullptr) const {
+    for (std::string_view k : keys) {
+      const auto it = object_.find(std::string(k));
+      if (it != object_.end() && !it->is_null()) {
+        if (used) *used = prefix_ + std::string(k);
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  std::optional<std::int64_t> integer(std::initializer_list<std::string_view> keys, std::string* used = nullptr) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (used && v) *used = key;
+    if (!v) return std::nullopt;
+    if (v->is_number_integer()) return v->get<std::int64_t>();
+    if (v->is_number_float()) {
+      const double d = v->get<double>();
+      if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
+    }
+    throw error(key, "expected an integer, got " + v->dump());
+  }
+
+  std::optional<double> number(std::initializer_list<std::string_view> keys, std::string* used = nullptr) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (used && v) *used = key;
+    if (!v) return std::nullopt;
+    if (!v->is_number()) throw error(key, "expected a number, got " + v->dump());
+    return v->get<double>();
+  }
+
+  std::optional<bool> boolean(std::initializer_list<std::string_view> keys) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (!v) return std::nullopt;
+    if (!v->is_boolean()) throw error(key, "expected true or false, got " + v->dump());
+    return v->get<bool>();
+  }
+
+  std::optional<std::string> string(std::initializer_list<std::string_view> keys) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) throw error(key, "expected a string, got " + v->dump());
+    return v->get<std::string>();
+  }
+
+  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] std::string_view text() const { return text_; }
+
+ private:
+  const json& object_;
+  std::string_view text_;
+  std::string file_;
+  std::string prefix_;
+};
+
+/// Architecture defaults per HF model_type, for what config.json files leave implicit.
+struct Family {
+  std::string_view model_type;
+  MlpKind mlp;
+  PositionKind position;
+  NormKind norm;
+  bool attention_bias;
+  bool mlp_bias;
+  bool tied;
+  bool qk_norm;
+  int ffn_multiple;  ///< FFN width = multiple * hidden when the file gives none; 0 = required
+};
+
+constexpr Family kFamilies[] = {
+    {"llama", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
+    {"mistral", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
+    {"mixtral", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
+    {"qwen2", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, true, false, false, false, 0},
+    {"qwen2_moe", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, true, false, false, false, 0},
+    {"qwen3", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, true, 0},
+    {"qwen3_moe", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, true, 0},
+    {"deepseek_v2", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
+    {"deepseek_v3", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
+    {"gpt_oss", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, true, true, false, false, 0},
+    {"gpt2", MlpKind::Gelu, PositionKind::Learned, NormKind::LayerNorm, true, true, true, false, 4},
+    {"gpt_neox", MlpKind::Gelu, PositionKind::Rope, NormKind::LayerNorm, true, true, false, false, 0},
+    {"bloom", MlpKind::Gelu, PositionKind::Alibi, NormKind::LayerNorm, true, true, true, false, 4},
+    {"mpt", MlpKind::Gelu, PositionKind::Learned, NormKind::LayerNorm, true, true, true, false, 4},
+};
+
+const Family* find_family(std::string_view model_type) {
+  for (const Family& f : kFamilies) {
+    if (f.model_type == model_type) return &f;
+  }
+  return nullptr;
+}
+
+std::string known_families() {
+  std::vector<std::string> names;
+  for (const Family& f : kFamilies) names.emplace_back(f.model_type);
+  return core::join(names, ", ");
+}
+
+int to_int(std::int64_t v, const JsonFields& j, const std::string& key) {
+  if (v > std::numeric_limits<int>::max() || v < std::numeric_limits<int>::min()) {
+    throw j.error(key, std::to_string(v) + " is out of range");
+  }
+  return static_cast<int>(v);
+}
+
+/// Sliding-window layout from GPT-OSS style `layer_types`: every k-th layer full, the rest sliding.
+int sliding_pattern_from_layer_types(const json& types, int num_layers, const JsonFields& j) {
+  if (!types.is_array()) throw j.error("layer_types", "expected a list of \"sliding_attention\" / \"full_attention\"");
+  if (static_cast<int>(types.size()) != num_layers) {
+    throw j.error("layer_types", "has " + std::to_string(types.size()) + " entries for " +
+                                     std::to_string(num_layers) + " layers");
+  }
+  std::vector<bool> full;
+  for (const json& t : types) {
+    if (t == "full_attention") {
+      full.push_back(true);
+    } else if (t == "sliding_attention") {
+      full.push_back(false);
+    } else {
+      throw j.error("layer_types", "unknown layer type " + t.dump() +
+                                       "; allowed: \"sliding_attention\", \"full_attention\"");
+    }
+  }
+  if (std::none_of(full.begin(), full.end(), [](bool b) { return b; })) return num_layers + 1;
+  for (int k = 1; k <= num_layers; ++k) {
+    bool fits = true;
+    for (int i = 0; i < num_layers && fits; ++i) fits = full[static_cast<std::size_t>(i)] == (i % k == k - 1);
+    if (fits) return k;
+  }
+  throw j.error("layer_types", "only a periodic layout (every k-th layer full attention, the others sliding) is supported");
+}
+
+}  // namespace
+
+void validate_model(const ModelSpec& model, const std::string& file) {
+  validate(model, FieldNames{}, [&](const std::string& field, const std::string& message) {
+    return core::InputError(file, 0, field, message);
+  });
+}
+
+ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_label, const std::string& name) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    const std::string what = e.what();
+    // nlohmann's message starts "[json.exception.parse_error.101] parse error at line L, column C: ".
+    const std::size_t colon = what.find(": ", what.find("parse error"));
+    const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    const int line = e.byte == 0 ? 1 : line_of_offset(json_text, e.byte - 1);
+    throw core::InputError(file_label, line, "", "malformed JSON: " + detail);
+  }
+  if (!root.is_object()) throw core::InputError(file_label, 1, "", "expected a JSON object (a Hugging Face config.json)");
+  const JsonFields j(root, json_text, file_label);
+
+  ModelSpec m;
+  m.name = name;
+  m.source = j.string({"_source"}).value_or(file_label);
+  std::string model_type = j.string({"model_type"}).value_or("");
+  if (model_type.empty()) {
+    if (const json* arch = j.find({"architectures"}); arch && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
+      model_type = core::to_lower((*arch)[0].get<std::string>());
+    }
+  }
+  m.family = model_type.empty() ? "unknown" : model_type;
+  const Family* family = find_family(model_type);
+
+  FieldNames f;
+  std::vector<std::string> missing;
+  auto required = [&](std::optional<std::int64_t> v, std::string_view aliases) -> std::int64_t {
+    if (!v) {
+      missing.emplace_back(aliases);
+      return 0;
+    }
+    return *v;
+  };
+  const auto hidden = j.integer({"hidden_size", "n_embd", "d_model"}, &f.hidden);
+  const auto layers = j.integer({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, &f.num_layers);
+  const auto heads = j.integer({"num_attention_heads", "n_head", "n_heads", "num_heads"}, &f.num_heads);
+  const auto vocab = j.integer({"vocab_size", "padded_vocab_size", "n_vocab"}, &f.vocab);
+  auto ffn = j.integer({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "d_ff"}, &f.ffn_hidden);
+  const auto experts = j.integer({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, &f.num_experts);
+  const auto expert_ffn = j.integer({"moe_intermediate_size", "moe_ffn_hidden_size"}, &f.expert_ffn);
+  if (!ffn && model_type == "mpt" && hidden) {
+    const double ratio = j.number({"expansion_ratio"}, &f.ffn_hidden).value_or(4.0);
+    ffn = static_cast<std::int64_t>(ratio * static_cast<double>(*hidden));
+  }
+  if (!ffn && family && family->ffn_multiple > 0 && hidden) ffn = family->ffn_multiple * *hidden;
+
+  m.hidden = required(hidden, "hidden_size (or n_embd, d_model)");
+  m.num_layers = to_int(required(layers, "num_hidden_layers (or n_layer, n_layers, num_layers)"), j, f.num_layers);
+  m.num_heads = to_int(required(heads, "num_attention_heads (or n_head, n_heads)"), j, f.num_heads);
+  m.vocab = required(vocab, "vocab_size");
+  const bool moe_width_given = experts && *experts > 0 && expert_ffn;
+  if (!ffn && !moe_width_given) missing.emplace_back("intermediate_size (or n_inner, ffn_hidden_size)");
+  m.ffn_hidden = ffn.value_or(0);
+  if (!missing.empty()) {
+    std::string message = (missing.size() == 1 ? "missing required field " : "missing required fields ") +
+                          core::join(missing, ", ");
+    if (!family) {
+      message = (model_type.empty() ? std::string("no model_type") : "unknown model_type '" + model_type + "'") +
+                " (known: " + known_families() + ") and " + message;
+    }
+    throw core::InputError(file_label, 0, "", message);
+  }
+
+  if (family) {
+    m.mlp = family->mlp;
+    m.position = family->position;
+    m.norm = family->norm;
+    m.attention_bias = family->attention_bias;
+    m.mlp_bias = family->mlp_bias;
+    m.tied_embeddings = family->tied;
+    m.qk_norm = family->qk_norm;
+  } else {
+    // Unknown architecture: gated FFN when the activation is SiLU (the Llama pattern), else GeLU.
+    const std::string act = core::to_lower(j.string({"hidden_act", "activation_function"}).value_or("silu"));
+    m.mlp = (act == "silu" || act == "swish" || act == "swiglu") ? MlpKind::SwiGlu : MlpKind::Gelu;
+  }
+  m.attention_bias = j.boolean({"attention_bias", "add_qkv_bias", "qkv_bias"}).value_or(m.attention_bias);
+  m.mlp_bias = j.boolean({"mlp_bias"}).value_or(m.mlp_bias);
+  m.tied_embeddings = j.boolean({"tie_word_embeddings"}).value_or(m.tied_embeddings);
+  m.max_position = j.integer({"max_position_embeddings", "n_positions", "max_seq_len", "n_ctx", "seq_length",
+                              "max_sequence_length"}, &f.max_position).value_or(0);
+
+  // Key/value heads: MHA unless stated (MPT keeps them in attn_config).
+  std::optional<std::int64_t> kv = j.integer({"num_key_value_heads", "num_kv_heads", "n_kv_heads", "num_query_groups"}, &f.num_kv_heads);
+  if (model_type == "mpt") {
+    if (const json* attn = j.find({"attn_config"}); attn && attn->is_object()) {
+      const JsonFields a(*attn, json_text, file_label, "attn_config.");
+      if (!kv) kv = a.integer({"kv_n_heads"}, &f.num_kv_heads);
+      if (a.boolean({"alibi"}).value_or(false)) m.position = PositionKind::Alibi;
+    }
+    if (m.position != PositionKind::Alibi && !j.boolean({"learned_pos_emb"}).value_or(true)) m.position = PositionKind::None;
+    const bool no_bias = j.boolean({"no_bias"}).value_or(false);
+    m.attention_bias = m.mlp_bias = !no_bias;
+  }
+  m.num_kv_heads = kv ? to_int(*kv, j, f.num_kv_heads) : m.num_heads;
+  if (model_type == "gpt2" || model_type == "bloom") m.num_kv_heads = m.num_heads;
+
+  if (const auto hd = j.integer({"head_dim", "kv_channels"}, &f.head_dim)) {
+    m.head_dim = to_int(*hd, j, f.head_dim);
+  } else if (m.num_heads > 0) {
+    if (m.hidden % m.num_heads != 0) {
+      throw j.error(f.num_heads, std::to_string(m.num_heads) + " heads do not divide hidden size " +
+                                     std::to_string(m.hidden) + "; give head_dim explicitly");
+    }
+    m.head_dim = static_cast<int>(m.hidden / m.num_heads);
+  }
+
+  // Multi-head latent attention (DeepSeek-V2/V3).
+  if (const auto kv_rank = j.integer({"kv_lora_rank"}, &f.kv_lora_rank)) {
+    workload::MlaSpec mla;
+    mla.kv_lora_rank = to_int(*kv_rank, j, f.kv_lora_rank);
+    mla.q_lora_rank = to_int(j.integer({"q_lora_rank"}, &f.q_lora_rank).value_or(0), j, f.q_lora_rank);
+    mla.qk_nope_head_dim = to_int(j.integer({"qk_nope_head_dim"}, &f.qk_head_dim).value_or(0), j, f.qk_head_dim);
+    mla.qk_rope_head_dim = to_int(j.integer({"qk_rope_head_dim"}).value_or(0), j, "qk_rope_head_dim");
+    mla.v_head_dim = to_int(j.integer({"v_head_dim"}, &f.v_head_dim).value_or(0), j, f.v_head_dim);
+    m.mla = mla;
+    m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    f.head_dim = f.qk_head_dim;
+  }
+  m.mtp_layers = to_int(j.integer({"num_nextn_predict_layers"}).value_or(0), j, "num_nextn_predict_layers");
+
+  // Mixture of experts.
+  if (experts && *experts > 0) {
+    m.moe.num_experts = to_int(*experts, j, f.num_experts);
+    const auto top_k = j.integer({"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk",
+                                  "moe_top_k", "moe_router_topk"}, &f.top_k);
+    if (!top_k) throw core::InputError(file_label, 0, "", "missing required field num_experts_per_tok (or experts_per_token, moe_topk) for a model with " + std::to_string(m.moe.num_experts) + " experts");
+    m.moe.top_k = to_int(*top_k, j, f.top_k);
+    if (expert_ffn) {
+      m.moe.expert_ffn = *expert_ffn;
+    } else {
+      // Mixtral and GPT-OSS give the expert width as intermediate_size.
+      m.moe.expert_ffn = m.ffn_hidden;
+      f.expert_ffn = f.ffn_hidden;
+    }
+    if (const auto shared = j.integer({"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"}, &f.shared_expert_ffn)) {
+      m.moe.shared_expert_ffn = *shared;
+    } else if (const auto n_shared = j.integer({"n_shared_experts", "num_shared_experts"}, &f.shared_expert_ffn)) {
+      m.moe.shared_expert_ffn = *n_shared * m.moe.expert_ffn;
+    }
+    int first_dense = to_int(j.integer({"first_k_dense_replace"}, &f.first_dense_layers).value_or(0), j, f.first_dense_layers);
+    if (const json* only = j.find({"mlp_only_layers"}); only && only->is_array() && !only->empty()) {
+      // Qwen MoE: explicit dense layers; a leading run 0..k-1 maps onto first_dense_layers.
+      for (std::size_t i = 0; i < only->size(); ++i) {
+        if (!(*only)[i].is_number_integer() || (*only)[i].get<std::int64_t>() != static_cast<std::int64_t>(i)) {
+          throw j.error("mlp_only_layers", "only a leading run of dense layers (0, 1, ..., k-1) is supported");
+        }
+      }
+      first_dense = std::max(first_dense, static_cast<int>(only->size()));
+      f.first_dense_layers = "mlp_only_layers";
+    }
+    int frequency = 1;
+    std::string freq_key;
+    if (const auto step = j.integer({"decoder_sparse_step"}, &freq_key)) {
+      // Qwen: layer i is sparse when (i + 1) % step == 0, i.e. layers step-1, 2·step-1, ...
+      frequency = to_int(*step, j, freq_key);
+      if (frequency > 1) first_dense = std::max(first_dense, frequency - 1);
+    } else if (const auto freq = j.integer({"moe_layer_freq"}, &freq_key)) {
+      // DeepSeek: layer i is MoE when i >= first_k_dense_replace and i % freq == 0.
+      frequency = to_int(*freq, j, freq_key);
+      if (frequency > 1) first_dense = (first_dense + frequency - 1) / frequency * frequency;
+    }
+    if (!freq_key.empty()) f.layer_frequency = freq_key;
+    m.moe.first_dense_layers = first_dense;
+    m.moe.layer_frequency = frequency;
+  }
+
+  // Sliding-window attention.
+  const auto window = j.integer({"sliding_window", "window_size"}, &f.sliding_window);
+  if (window && *window > 0) {
+    const bool enabled = model_type.rfind("qwen", 0) == 0 ? j.boolean({"use_sliding_window"}).value_or(false) : true;
+    if (enabled) {
+      m.sliding_window = to_int(*window, j, f.sliding_window);
+      const json* types = j.find({"layer_types"});
+      m.sliding_window_pattern = types ? sliding_pattern_from_layer_types(*types, m.num_layers, j) : m.num_layers + 1;
+      if (m.sliding_window_pattern == 1) m.sliding_window = 0;
+    }
+  }
+
+  validate(m, f, [&](const std::string& field, const std::string& message) { return j.error(field, message); });
+  return m;
+}
+
+std::vector<std::string> preset_model_names() {
+  std::vector<std::string> names;
+  for (const core::EmbeddedFile& file : core::embedded_files()) {
+    const std::string_view p = file.path;
+    if (p.size() > kPresetDir.size() + kPresetExt.size() && p.substr(0, kPresetDir.size()) == kPresetDir &&
+        p.substr(p.size() - kPresetExt.size()) == kPresetExt &&
+        p.find('/', kPresetDir.size()) == std::string_view::npos) {
+      names.emplace_back(p.substr(kPresetDir.size(), p.size() - kPresetDir.size() - kPresetExt.size()));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ModelSpec load_model(const std::string& name_or_path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!name_or_path.empty() && fs::exists(name_or_path, ec)) {
+    fs::path file = name_or_path;
+    std::string name = file.stem().string();
+    if (fs::is_directory(file, ec)) {
+      name = file.filename().empty() ? file.parent_path().filename().string() : file.filename().string();
+      file /= "config.json";
+      if (!fs::exists(file, ec)) {
+        throw core::InputError::flag(flag, "directory '" + name_or_path + "' holds no config.json");
+      }
+    } else if (file.filename() == "config.json" && file.has_parent_path()) {
+      name = file.parent_path().filename().string();
+    }
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw core::InputError::flag(flag, "cannot read '" + file.string() + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_hf_config(text.str(), file.string(), name);
+  }
+  const std::string key = core::to_lower(name_or_path);
+  const std::string path = std::string(kPresetDir) + key + std::string(kPresetExt);
+  if (const auto text = core::embedded_file(path)) {
+    return parse_hf_config(std::string(*text), "data/" + path, key);
+  }
+  if (name_or_path.find('/') != std::string::npos || key.ends_with(".json")) {
+    throw core::InputError::flag(flag, "no such file or directory: '" + name_or_path + "'");
+  }
+  throw core::InputError::flag(flag, core::unknown_name_message("model", name_or_path, preset_model_names()) +
+                                         " (or give a path to a Hugging Face config.json)");
+}
+
+ModelSpec model_from_dimensions(const ModelDimensions& d, const std::string& source) {
+  ModelSpec m;
+  m.name = d.name;
+  m.family = d.family;
+  m.source = source;
+  m.num_layers = d.num_layers;
+  m.hidden = d.hidden;
+  m.ffn_hidden = d.ffn_hidden;
+  m.num_heads = d.num_heads;
+  m.num_kv_heads = d.num_kv_heads > 0 ? d.num_kv_heads : d.num_heads;
+  m.vocab = d.vocab;
+  m.mlp = d.mlp;
+  m.tied_embeddings = d.tied_embeddings;
+  m.max_position = d.max_position;
+  m.moe.num_experts = d.num_experts;
+  m.moe.top_k = d.top_k;
+  m.moe.expert_ffn = d.expert_ffn > 0 ? d.expert_ffn : d.ffn_hidden;
+  m.moe.shared_expert_ffn = d.shared_expert_ffn;
+  m.moe.first_dense_layers = d.first_dense_layers;
+  m.moe.layer_frequency = d.moe_layer_frequency;
+  FieldNames f;
+  f.ffn_hidden = "ffn_hidden";
+  f.num_experts = "num_experts";
+  f.top_k = "top_k";
+  f.expert_ffn = "expert_ffn";
+  f.shared_expert_ffn = "shared_expert_ffn";
+  f.first_dense_layers = "first_dense_layers";
+  f.layer_frequency = "moe_layer_frequency";
+  auto error = [&](const std::string& field, const std::string& message) {
+    return core::InputError(source, 0, field, message);
+  };
+  if (d.head_dim > 0) {
+    m.head_dim = d.head_dim;
+  } else if (d.num_heads > 0 && d.hidden > 0) {
+    if (d.hidden % d.num_heads != 0) {
+      throw error(f.num_heads, std::to_string(d.num_heads) + " heads do not divide hidden size " +
+                                   std::to_string(d.hidden) + "; give head_dim explicitly");
+    }
+    m.head_dim = static_cast<int>(d.hidden / d.num_heads);
+  }
+  if (d.num_heads <= 0) m.head_dim = 1;  // let validate() report num_heads rather than head_dim
+  validate(m, f, error);
+  return m;
+}
+
+}  // namespace fmsim::config

@@ -1,0 +1,355 @@
+// Parsing data/reliability/*.yaml and the reliability flags into specs.
+#include "config/reliability_loader.hpp"
+
+#include <fmt/format.h>
+
+#include "config/cluster_loader.hpp"
+#include "config/model_loader.hpp"
+#include "config/yaml_reader.hpp"
+#include "core/embedded_data.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "workload/parameter_count.hpp"
+
+namespace fmsim::config {
+namespace {
+
+constexpr const char* kFailuresFile = "reliability/failures.yaml";
+constexpr const char* kCheckpointingFile = "reliability/checkpointing.yaml";
+
+std::string embedded_text(const char* path) {
+  const auto text = core::embedded_file(path);
+  FMSIM_CHECK(text.has_value(), std::string("missing embedded data file ") + path);
+  return std::string(*text);
+}
+
+reliability::ComponentClass parse_class(const YamlNode& node) {
+  const std::string v =
+      node.as_enum({"gpu", "hbm", "network", "switch", "host", "software", "maintenance", "unknown"});
+  if (v == "gpu") return reliability::ComponentClass::Gpu;
+  if (v == "hbm") return reliability::ComponentClass::Hbm;
+  if (v == "network") return reliability::ComponentClass::Network;
+  if (v == "switch") return reliability::ComponentClass::Switch;
+  if (v == "host") return reliability::ComponentClass::Host;
+  if (v == "software") return reliability::ComponentClass::Software;
+  if (v == "maintenance") return reliability::ComponentClass::Maintenance;
+  return reliability::ComponentClass::Unknown;
+}
+
+reliability::FailureModel parse_model(const YamlNode& node, bool shipped) {
+  node.check_keys({"name", "source", "observation", "causes"});
+  reliability::FailureModel m;
+  m.name = node["name"].as_string();
+  if (const auto source = node.find("source")) m.source = source->as_string();
+  if (shipped && m.source.empty()) node.fail("missing 'source'");
+  const YamlNode obs = node["observation"];
+  obs.check_keys({"nodes", "duration"});
+  m.observed_nodes = read_sourced(obs["nodes"], shipped).value.as_number(Bound::Positive);
+  m.observed_duration = read_sourced(obs["duration"], shipped).value.as_duration();
+  for (const YamlNode& item : node["causes"].items()) {
+    item.check_keys({"name", "label", "class", "count", "replace", "planned", "source"});
+    reliability::FailureCause c;
+    c.name = item["name"].as_string();
+    c.component = parse_class(item["class"]);
+    c.count = item["count"].as_number(Bound::NonNegative);
+    if (const auto replace = item.find("replace")) c.replace_node = replace->as_bool();
+    if (const auto planned = item.find("planned")) c.planned = planned->as_bool();
+    if (shipped && !item.has("source")) item.fail("missing 'source'");
+    m.causes.push_back(c);
+  }
+  if (m.count(false) <= 0.0) node["causes"].fail("needs at least one unplanned cause with a positive count");
+  return m;
+}
+
+void apply(FailureData& data, const YamlDocument& doc, bool shipped) {
+  const YamlNode root = doc.node();
+  root.check_keys({"kind", "models", "rates", "recovery"});
+  if (root["kind"].as_string() != "FailureModels") root["kind"].fail("expected 'FailureModels'");
+  if (const auto models = root.find("models")) {
+    for (const YamlNode& item : models->items()) {
+      reliability::FailureModel m = parse_model(item, shipped);
+      bool replaced = false;
+      for (auto& existing : data.models) {
+        if (core::to_lower(existing.name) == core::to_lower(m.name)) {
+          existing = m;
+          replaced = true;
+        }
+      }
+      if (!replaced) data.models.push_back(std::move(m));
+    }
+  }
+  if (const auto rates = root.find("rates")) {
+    for (const YamlNode& item : rates->items()) {
+      item.check_keys({"name", "value", "unit", "source"});
+      NamedRate r;
+      r.name = item["name"].as_string();
+      const double value = item["value"].as_number(Bound::Positive);
+      const std::string unit = item["unit"].as_enum({"per 1000 node-days", "per node-hour"});
+      r.per_node_hour = unit == "per node-hour" ? value : reliability::per_node_hour_from_per_1000_node_days(value);
+      if (const auto source = item.find("source")) r.source = source->as_string();
+      if (shipped && r.source.empty()) item.fail("missing 'source'");
+      bool replaced = false;
+      for (auto& existing : data.rates) {
+        if (core::to_lower(existing.name) == core::to_lower(r.name)) {
+          existing = r;
+          replaced = true;
+        }
+      }
+      if (!replaced) data.rates.push_back(r);
+    }
+  }
+  if (const auto rec = root.find("recovery")) {
+    rec->check_keys({"detect", "replace", "restart", "repair", "spares"});
+    auto duration = [&](const char* key, core::Seconds& out) {
+      if (const auto v = rec->find(key)) out = read_sourced(*v, shipped).value.as_duration(Bound::NonNegative);
+    };
+    duration("detect", data.recovery.detect);
+    duration("replace", data.recovery.replace);
+    duration("restart", data.recovery.restart);
+    duration("repair", data.recovery.repair);
+    if (const auto v = rec->find("spares")) data.recovery.spares = v->as_int(Bound::NonNegative);
+  }
+}
+
+}  // namespace
+
+FailureData parse_failure_data(std::string_view text, const std::string& file) {
+  FailureData data;
+  apply(data, load_yaml_text(text, file), false);
+  return data;
+}
+
+FailureData load_failure_data(const std::string& user_file, const std::string& flag) {
+  FailureData data;
+  apply(data, load_yaml_text(embedded_text(kFailuresFile), std::string("data/") + kFailuresFile), true);
+  if (!user_file.empty()) apply(data, load_yaml_file(user_file, flag), false);
+  return data;
+}
+
+const reliability::FailureModel& find_failure_model(const FailureData& data, const std::string& name,
+                                                    const std::string& flag) {
+  std::vector<std::string> names;
+  for (const auto& m : data.models) {
+    if (core::to_lower(m.name) == core::to_lower(name)) return m;
+    names.push_back(m.name);
+  }
+  throw core::InputError::flag(flag, core::unknown_name_message("failure model", name, names));
+}
+
+CheckpointDefaults parse_checkpoint_defaults(std::string_view text, const std::string& file) {
+  const YamlDocument doc = load_yaml_text(text, file);
+  const YamlNode root = doc.node();
+  root.check_keys({"kind", "contents", "engine", "client"});
+  if (root["kind"].as_string() != "CheckpointDefaults") root["kind"].fail("expected 'CheckpointDefaults'");
+  CheckpointDefaults d;
+  const YamlNode contents = root["contents"];
+  contents.check_keys({"bytes_per_param", "weight_bytes_per_param"});
+  d.bytes_per_param = read_sourced(contents["bytes_per_param"], true).value.as_number(Bound::Positive);
+  d.weight_bytes_per_param = read_sourced(contents["weight_bytes_per_param"], true).value.as_number(Bound::Positive);
+  if (d.weight_bytes_per_param > d.bytes_per_param) contents["weight_bytes_per_param"].fail("exceeds bytes_per_param");
+  const YamlNode engine = root["engine"];
+  engine.check_keys({"device_to_host", "writer_throughput", "reader_throughput"});
+  d.engine.device_to_host = read_sourced(engine["device_to_host"], true).value.as_bandwidth();
+  d.engine.writer_throughput = read_sourced(engine["writer_throughput"], true).value.as_bandwidth();
+  d.engine.reader_throughput = read_sourced(engine["reader_throughput"], true).value.as_bandwidth();
+  const YamlNode client = root["client"];
+  client.check_keys({"s3_connections_per_node", "s3_part_size", "nvme_write_per_node", "nvme_read_per_node"});
+  d.client.connections_per_node = read_sourced(client["s3_connections_per_node"], true).value.as_int(Bound::Positive);
+  d.client.part_size = read_sourced(client["s3_part_size"], true).value.as_bytes();
+  d.client.nvme_write_per_node = read_sourced(client["nvme_write_per_node"], true).value.as_bandwidth();
+  d.client.nvme_read_per_node = read_sourced(client["nvme_read_per_node"], true).value.as_bandwidth();
+  d.client.host_copy = d.engine.device_to_host;
+  return d;
+}
+
+CheckpointDefaults load_checkpoint_defaults() {
+  return parse_checkpoint_defaults(embedded_text(kCheckpointingFile), std::string("data/") + kCheckpointingFile);
+}
+
+double parse_count_flag(const std::string& text, const std::string& flag) {
+  const auto v = core::parse_count(text);
+  if (!v || *v.value <= 0.0) {
+    throw core::InputError::flag(flag, fmt::format("'{}' is not a positive count (e.g. 405B, 1.5e12)", text));
+  }
+  return *v.value;
+}
+
+core::Bytes parse_bytes_flag(const std::string& text, const std::string& flag) {
+  const auto v = core::parse_bytes(text);
+  if (!v || v.value->value() <= 0.0) throw core::InputError::flag(flag, v ? "must be greater than zero" : v.error);
+  return *v.value;
+}
+
+core::BytesPerSecond parse_bandwidth_flag(const std::string& text, const std::string& flag) {
+  const auto v = core::parse_bandwidth(text);
+  if (!v || v.value->value() <= 0.0) throw core::InputError::flag(flag, v ? "must be greater than zero" : v.error);
+  return *v.value;
+}
+
+core::Seconds parse_duration_flag(const std::string& text, const std::string& flag) {
+  const auto v = core::parse_duration(text);
+  if (!v || v.value->value() < 0.0) throw core::InputError::flag(flag, v ? "must not be negative" : v.error);
+  return *v.value;
+}
+
+storage::Sharding parse_sharding(const std::string& text, const std::string& flag) {
+  const std::string t = core::to_lower(text);
+  if (t == "none" || t == "ddp" || t == "zero0") return storage::Sharding::None;
+  if (t == "optimizer" || t == "zero1" || t == "zero2") return storage::Sharding::Optimizer;
+  if (t == "full" || t == "zero3" || t == "fsdp") return storage::Sharding::Full;
+  throw core::InputError::flag(
+      flag, fmt::format("unknown sharding '{}'; allowed: none (ddp), optimizer (zero1, zero2), full (zero3, fsdp)", text));
+}
+
+reliability::CheckpointStrategy parse_strategy(const std::string& text, const std::string& flag) {
+  const std::string t = core::to_lower(text);
+  if (t == "sync") return reliability::CheckpointStrategy::SyncDisk;
+  if (t == "async") return reliability::CheckpointStrategy::AsyncDisk;
+  if (t == "in-memory" || t == "memory") return reliability::CheckpointStrategy::InMemory;
+  if (t == "peer") return reliability::CheckpointStrategy::PeerReplica;
+  throw core::InputError::flag(flag, fmt::format("unknown strategy '{}'; allowed: sync, async, in-memory, peer", text));
+}
+
+double parse_node_failure_rate(const FailureData& data, const std::string& text, const std::string& flag) {
+  for (const auto& r : data.rates) {
+    if (core::to_lower(r.name) == core::to_lower(text)) return r.per_node_hour;
+  }
+  const auto v = core::parse_count(text);
+  if (v && *v.value > 0.0) return reliability::per_node_hour_from_per_1000_node_days(*v.value);
+  std::vector<std::string> names;
+  for (const auto& r : data.rates) names.push_back(r.name);
+  throw core::InputError::flag(flag, fmt::format("'{}' is neither a rate per 1000 node-days (e.g. 6.5) nor a known rate ({})",
+                                                 text, core::join(names, ", ")));
+}
+
+storage::TierPerformance resolve_tier(const hardware::Catalog& catalog, const hardware::ClusterSpec& cluster,
+                                      const std::string& name, const CheckpointJobFlags& flags,
+                                      const CheckpointDefaults& defaults, const std::string& flag) {
+  if (core::to_lower(name) == "host-memory" || core::to_lower(name) == "memory") {
+    return storage::host_memory_tier(cluster, defaults.client);
+  }
+  const hardware::StorageSpec* spec = catalog.find_storage(name);
+  if (spec == nullptr) {
+    std::vector<std::string> names = catalog.storage_names();
+    names.push_back("host-memory");
+    throw core::InputError::flag(flag, core::unknown_name_message("storage", name, names));
+  }
+  hardware::StorageAttachment attachment;
+  attachment.storage = spec->name;
+  for (const auto& a : cluster.storage) {
+    if (a.storage == spec->name) attachment = a;
+  }
+  if (!flags.capacity.empty()) attachment.capacity = parse_bytes_flag(flags.capacity, "--capacity");
+  if (!flags.throughput_per_tib.empty()) {
+    std::string text = flags.throughput_per_tib;
+    const auto slash = core::to_lower(text).rfind("/tib");
+    if (slash != std::string::npos) text = text.substr(0, slash);
+    attachment.throughput_per_tib = parse_bandwidth_flag(text, "--throughput-per-tib");
+  }
+  if (flags.prefixes > 0) attachment.prefixes = flags.prefixes;
+  if (spec->kind == hardware::StorageKind::FsxLustre && attachment.capacity.value() <= 0.0 &&
+      spec->min_capacity.value() <= 0.0) {
+    throw core::InputError::flag("--capacity", fmt::format("storage '{}' needs a provisioned capacity", spec->name));
+  }
+  return storage::tier_performance(*spec, attachment, cluster, defaults.client);
+}
+
+CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hardware::Catalog& catalog) {
+  CheckpointJob job;
+  job.defaults = load_checkpoint_defaults();
+  job.keep = flags.keep;
+
+  // Size of the job.
+  if (!flags.cluster.empty()) {
+    if (flags.nodes > 0 || flags.gpus > 0) {
+      throw core::InputError::flag("--cluster", "give either --cluster or --nodes/--gpus, not both");
+    }
+    job.cluster = parse_cluster(catalog, flags.cluster, "--cluster");
+  } else {
+    if (flags.gpus_per_node <= 0) throw core::InputError::flag("--gpus-per-node", "must be greater than zero");
+    int nodes = flags.nodes;
+    if (flags.gpus > 0) {
+      if (flags.gpus % flags.gpus_per_node != 0) {
+        throw core::InputError::flag("--gpus", fmt::format("{} GPUs do not fill whole nodes of {}", flags.gpus,
+                                                           flags.gpus_per_node));
+      }
+      if (nodes > 0 && nodes * flags.gpus_per_node != flags.gpus) {
+        throw core::InputError::flag("--gpus", "disagrees with --nodes x --gpus-per-node");
+      }
+      nodes = flags.gpus / flags.gpus_per_node;
+    }
+    if (nodes <= 0) throw core::InputError::flag("--nodes", "give --cluster, --nodes or --gpus");
+    job.cluster.name = "custom";
+    job.cluster.system.name = "custom";
+    job.cluster.system.gpus_per_node = flags.gpus_per_node;
+    job.cluster.count = nodes;
+  }
+  job.node_network = job.cluster.system.network_bandwidth;
+  if (!flags.node_network.empty()) job.node_network = parse_bandwidth_flag(flags.node_network, "--node-network");
+
+  // Layout.
+  const int ranks = job.cluster.gpus();
+  if (flags.tp <= 0 || flags.pp <= 0) throw core::InputError::flag("--tp", "--tp and --pp must be positive");
+  if (ranks % (flags.tp * flags.pp) != 0) {
+    throw core::InputError::flag("--tp", fmt::format("tp x pp = {} does not divide {} GPUs", flags.tp * flags.pp, ranks));
+  }
+  job.layout = storage::CheckpointLayout{.ranks = ranks,
+                                         .nodes = job.cluster.nodes(),
+                                         .data_parallel = ranks / (flags.tp * flags.pp),
+                                         .tensor_parallel = flags.tp,
+                                         .sharding = parse_sharding(flags.sharding, "--sharding")};
+
+  // Contents.
+  const double bytes_per_param = flags.bytes_per_param > 0.0 ? flags.bytes_per_param : job.defaults.bytes_per_param;
+  const double weight_bytes = flags.weight_bytes > 0.0 ? flags.weight_bytes : job.defaults.weight_bytes_per_param;
+  if (weight_bytes > bytes_per_param) throw core::InputError::flag("--weight-bytes", "exceeds --bytes-per-param");
+  if (!flags.model.empty() && !flags.params.empty()) {
+    throw core::InputError::flag("--params", "give either --model or --params, not both");
+  }
+  double params = 0.0;
+  if (!flags.model.empty()) {
+    const workload::ModelSpec model = load_model(flags.model, "--model");
+    params = static_cast<double>(workload::count_parameters(model).total);
+    job.model = model.name;
+  } else if (!flags.params.empty()) {
+    params = parse_count_flag(flags.params, "--params");
+  }
+  if (params > 0.0) {
+    job.contents = storage::checkpoint_contents(params, bytes_per_param, weight_bytes);
+    job.has_contents = true;
+  }
+
+  // Engine.
+  job.engine = job.defaults.engine;
+  job.engine.asynchronous = flags.async;
+  if (!flags.device_to_host.empty()) {
+    job.engine.device_to_host = parse_bandwidth_flag(flags.device_to_host, "--device-to-host");
+  }
+  if (!flags.writer_throughput.empty()) {
+    job.engine.writer_throughput = flags.writer_throughput == "0" || core::to_lower(flags.writer_throughput) == "unlimited"
+                                       ? core::BytesPerSecond(0.0)
+                                       : parse_bandwidth_flag(flags.writer_throughput, "--writer-throughput");
+  }
+
+  // Tier: the catalog's, or one given by numbers.
+  if (!flags.tier_bandwidth.empty()) {
+    if (!flags.storage.empty()) throw core::InputError::flag("--tier-bandwidth", "give either --storage or --tier-bandwidth");
+    const core::BytesPerSecond per_node = flags.tier_node_bandwidth.empty()
+                                              ? core::BytesPerSecond(0.0)
+                                              : parse_bandwidth_flag(flags.tier_node_bandwidth, "--tier-node-bandwidth");
+    const core::Bytes capacity = flags.capacity.empty() ? core::Bytes(0.0) : parse_bytes_flag(flags.capacity, "--capacity");
+    job.tier = storage::custom_tier("custom", parse_bandwidth_flag(flags.tier_bandwidth, "--tier-bandwidth"), per_node,
+                                    capacity);
+    job.has_tier = true;
+  } else {
+    std::string name = flags.storage;
+    if (name.empty() && !job.cluster.storage.empty()) name = job.cluster.storage.front().storage;
+    if (!name.empty()) {
+      job.tier = resolve_tier(catalog, job.cluster, name, flags, job.defaults, "--storage");
+      job.has_tier = true;
+    }
+  }
+  return job;
+}
+
+}  // namespace fmsim::config

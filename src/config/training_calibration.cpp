@@ -1,0 +1,84 @@
+// Parses the training calibration YAML into training::Calibration.
+#include "config/training_calibration.hpp"
+
+#include "config/yaml_reader.hpp"
+#include "core/embedded_data.hpp"
+#include "core/error.hpp"
+
+namespace fmsim::config {
+namespace {
+
+double number(const YamlNode& parent, std::string_view key, Bound bound) {
+  return read_sourced(parent[key], true).value.as_number(bound);
+}
+
+core::Seconds duration(const YamlNode& parent, std::string_view key) {
+  return read_sourced(parent[key], true).value.as_duration(Bound::NonNegative);
+}
+
+std::string source_of(const YamlNode& parent, std::initializer_list<std::string_view> keys) {
+  std::string out;
+  for (auto k : keys) {
+    const auto v = read_sourced(parent[k], true);
+    out += std::string(k) + ": " + v.source + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+training::Calibration load_training_calibration(const std::string& path) {
+  YamlDocument doc;
+  if (path.empty()) {
+    const auto text = core::embedded_file("calibration/training.yaml");
+    FMSIM_CHECK(text.has_value(), "data/calibration/training.yaml is not embedded");
+    doc = load_yaml_text(*text, "data/calibration/training.yaml");
+  } else {
+    doc = load_yaml_file(path, "--calibration");
+  }
+  const YamlNode root = doc.node();
+  root.check_keys({"gpus", "stacks"});
+  training::Calibration cal;
+  for (const auto& [name, node] : root["gpus"].entries()) {
+    hardware::Architecture arch;
+    if (name == "ampere") arch = hardware::Architecture::Ampere;
+    else if (name == "hopper") arch = hardware::Architecture::Hopper;
+    else if (name == "blackwell") arch = hardware::Architecture::Blackwell;
+    else if (name == "blackwell_ultra") arch = hardware::Architecture::BlackwellUltra;
+    else node.fail("unknown GPU architecture '" + name + "'; allowed: ampere, hopper, blackwell, blackwell_ultra");
+    node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "gemm_half_dim",
+                     "attention_fwd_efficiency", "attention_bwd_efficiency", "memory_efficiency", "kernel_overhead"});
+    training::GpuCalibration g;
+    g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
+    g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
+    g.gemm_efficiency_fp4 = number(node, "gemm_efficiency_fp4", Bound::Positive);
+    g.gemm_half_dim = number(node, "gemm_half_dim", Bound::NonNegative);
+    g.attention_fwd_efficiency = number(node, "attention_fwd_efficiency", Bound::Positive);
+    g.attention_bwd_efficiency = number(node, "attention_bwd_efficiency", Bound::Positive);
+    g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
+    g.kernel_overhead = duration(node, "kernel_overhead");
+    for (double v : {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,
+                     g.attention_bwd_efficiency, g.memory_efficiency}) {
+      if (v > 1.0) node.fail("efficiencies are fractions of peak and must be at most 1");
+    }
+    g.source = source_of(node, {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_fwd_efficiency"});
+    cal.gpus[arch] = g;
+  }
+  for (const auto& [name, node] : root["stacks"].entries()) {
+    node.check_keys({"description", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
+                     "layer_overhead"});
+    training::StackCalibration s;
+    s.name = name;
+    s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
+    s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);
+    if (s.tp_overlap > 1.0 || s.dp_overlap > 1.0) node.fail("overlap fractions must be at most 1");
+    s.elementwise_factor = number(node, "elementwise_factor", Bound::Positive);
+    s.step_overhead = duration(node, "step_overhead");
+    s.layer_overhead = duration(node, "layer_overhead");
+    s.source = source_of(node, {"tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead"});
+    cal.stacks[name] = s;
+  }
+  return cal;
+}
+
+}  // namespace fmsim::config

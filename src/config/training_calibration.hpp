@@ -1,0 +1,14 @@
+// Loading the training-step calibration (data/calibration/training.yaml).
+#pragma once
+
+#include <string>
+
+#include "training/calibration.hpp"
+
+namespace fmsim::config {
+
+/// The shipped calibration, or the one in `path` when given (same schema). Every value needs a
+/// source; errors name file:line: field.
+training::Calibration load_training_calibration(const std::string& path = "");
+
+}  // namespace fmsim::config

@@ -1,0 +1,309 @@
+// Lenient mapping of published training-run cells to catalog systems, models and layouts.
+#include "config/training_csv.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "config/cluster_loader.hpp"
+#include "config/model_loader.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
+namespace fmsim::config {
+namespace {
+
+bool contains(const std::string& haystack, std::string_view needle) {
+  return core::to_lower(haystack).find(core::to_lower(needle)) != std::string::npos;
+}
+
+std::optional<double> number(const std::string& cell) {
+  if (cell.empty()) return std::nullopt;
+  std::string s;
+  for (char c : cell) {
+    if (c != ',' && c != ' ') s += c;
+  }
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == 0 || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// GPU and system as published -> catalog keys.
+struct HardwareMatch {
+  std::string system;
+  std::string gpu;  // empty = the system's own GPU
+};
+
+std::optional<HardwareMatch> map_hardware(const std::string& hw) {
+  const std::string h = core::to_lower(hw);
+  if (contains(h, "gb300")) return HardwareMatch{"gb300-nvl72", ""};
+  if (contains(h, "gb200")) return HardwareMatch{"gb200-nvl72", ""};
+  if (contains(h, "b300")) return HardwareMatch{"dgx-b300", ""};
+  if (contains(h, "b200")) return HardwareMatch{"dgx-b200", ""};
+  if (contains(h, "h200")) return HardwareMatch{"p5en.48xlarge", ""};
+  if (contains(h, "h800")) return HardwareMatch{"dgx-h100", "h800-sxm"};
+  if (contains(h, "h100")) return HardwareMatch{"dgx-h100", ""};
+  if (contains(h, "a100") && contains(h, "40")) return HardwareMatch{"dgx-a100", "a100-sxm-40gb"};
+  if (contains(h, "a100")) return HardwareMatch{"dgx-a100", ""};
+  return std::nullopt;
+}
+
+std::string stack_of(const std::string& framework) {
+  if (contains(framework, "torchtitan")) return "torchtitan";
+  if (contains(framework, "composer") || contains(framework, "foundry")) return "llm-foundry";
+  return "megatron";  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
+}
+
+core::Precision precision_of(const std::string& p) {
+  if (contains(p, "fp4")) return core::Precision::FP4;
+  if (contains(p, "fp8")) return core::Precision::FP8;
+  return core::Precision::BF16;
+}
+
+workload::MlpKind mlp_of(const std::string& model) {
+  for (const char* gelu : {"gpt", "mpt", "bloom", "nemotron"}) {
+    if (contains(model, gelu) && !contains(model, "gpt-oss")) return workload::MlpKind::Gelu;
+  }
+  return workload::MlpKind::SwiGlu;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false;
+  int line = 1;
+  int row_line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          cell += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        cell += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(std::move(cell));
+      cell.clear();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      row.push_back(std::move(cell));
+      cell.clear();
+      if (!(row.size() == 1 && row[0].empty())) rows.push_back(std::move(row));
+      row.clear();
+      ++line;
+      row_line = line;
+    } else {
+      cell += c;
+    }
+  }
+  if (quoted) throw core::InputError(file, row_line, "", "unterminated quoted cell");
+  if (!cell.empty() || !row.empty()) {
+    row.push_back(std::move(cell));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError::flag("--csv", "cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto table = parse_csv(ss.str(), path);
+  if (table.empty()) throw core::InputError(path, 1, "", "empty file; expected a header row");
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < table[0].size(); ++i) col[table[0][i]] = i;
+  const std::vector<std::string> required{"row_id", "hardware", "num_gpus", "model", "num_layers", "hidden_size",
+                                          "num_attention_heads", "seq_len", "global_batch_size"};
+  for (const auto& r : required) {
+    if (!col.count(r)) throw core::InputError(path, 1, r, "required column missing from the header");
+  }
+
+  std::vector<TrainingRow> out;
+  // Lines: the CSV parser drops no rows, so row i of the table sits at line i+1 unless quoted
+  // cells span lines (none do in published tables); count newlines for exactness anyway.
+  for (std::size_t ri = 1; ri < table.size(); ++ri) {
+    const auto& cells = table[ri];
+    auto get = [&](const std::string& name) -> std::string {
+      auto it = col.find(name);
+      if (it == col.end() || it->second >= cells.size()) return "";
+      return cells[it->second];
+    };
+    auto num = [&](const std::string& name) { return number(get(name)); };
+    auto integer = [&](const std::string& name, int fallback) {
+      const auto v = num(name);
+      return v ? static_cast<int>(std::lround(*v)) : fallback;
+    };
+    TrainingRow row;
+    row.line = static_cast<int>(ri) + 1;
+    row.row_id = get("row_id");
+    row.source_id = get("source_id");
+    row.hardware = get("hardware");
+    row.model = get("model");
+    row.arch_type = get("arch_type");
+    row.precision = get("precision");
+    row.framework = get("framework");
+    row.task = get("task");
+    row.num_gpus = integer("num_gpus", 0);
+
+    const auto gbs = num("global_batch_size");
+    const auto seq = num("seq_len");
+    if (const auto st = num("step_time_s")) {
+      row.measured_step_time_s = *st;
+    } else if (const auto tps = num("tokens_per_s_per_gpu"); tps && gbs && seq && row.num_gpus > 0) {
+      row.measured_step_time_s = *gbs * *seq / (*tps * row.num_gpus);
+    }
+    auto reject = [&](std::string why) {
+      row.reason = std::move(why);
+      out.push_back(row);
+    };
+    if (!row.measured_step_time_s) {
+      reject("no step time or tokens/s/GPU measured (only TFLOPS/MFU, whose FLOP conventions differ)");
+      continue;
+    }
+    const auto hw = map_hardware(row.hardware);
+    if (!hw) {
+      reject("hardware '" + row.hardware + "' does not map to a catalog system");
+      continue;
+    }
+    if (row.num_gpus <= 0 || !gbs || !seq) {
+      reject("num_gpus, global_batch_size or seq_len missing");
+      continue;
+    }
+
+    training::TrainingJob job;
+    try {
+      ModelDimensions dims;
+      dims.name = row.model;
+      dims.num_layers = integer("num_layers", 0);
+      dims.hidden = static_cast<std::int64_t>(num("hidden_size").value_or(0));
+      dims.ffn_hidden = static_cast<std::int64_t>(num("ffn_hidden_size").value_or(0));
+      dims.num_heads = integer("num_attention_heads", 0);
+      dims.num_kv_heads = integer("num_kv_heads", 0);
+      dims.vocab = static_cast<std::int64_t>(num("vocab_size").value_or(32000));
+      dims.mlp = mlp_of(row.model);
+      dims.num_experts = integer("moe_num_experts", 0);
+      dims.top_k = integer("moe_topk", 0);
+      dims.expert_ffn = static_cast<std::int64_t>(num("moe_expert_ffn").value_or(0));
+      dims.shared_expert_ffn = static_cast<std::int64_t>(num("moe_shared_expert_ffn").value_or(0));
+      if (dims.ffn_hidden == 0 && dims.num_experts == 0) dims.ffn_hidden = 4 * dims.hidden;
+      job.model = model_from_dimensions(dims, fmt::format("{}:{}", path, row.line));
+      // Architectural details the CSV does not carry (head_dim, MLA, sliding windows, first dense
+      // layers) come from a preset of the same family when one matches the published dimensions.
+      for (const auto& preset : preset_model_names()) {
+        const auto p = load_model(preset);
+        if (p.num_layers == job.model.num_layers && p.hidden == job.model.hidden &&
+            p.num_heads == job.model.num_heads && p.moe.num_experts == job.model.moe.num_experts) {
+          const auto keep_vocab = job.model.vocab;
+          job.model = p;
+          job.model.vocab = keep_vocab;
+          job.model.name = row.model;
+          break;
+        }
+      }
+    } catch (const core::InputError& e) {
+      reject(std::string("model: ") + e.message());
+      continue;
+    }
+
+    const hardware::SystemSpec* sys = catalog.find_system(hw->system);
+    if (!sys) {
+      reject("catalog has no system '" + hw->system + "'");
+      continue;
+    }
+    row.system = hw->system;
+    const int units = (row.num_gpus + sys->gpus() - 1) / sys->gpus();
+    job.cluster = parse_cluster(catalog, fmt::format("{}:{}", hw->system, units));
+    if (!hw->gpu.empty()) {
+      if (const auto* g = catalog.find_gpu(hw->gpu)) job.cluster.gpu = *g;
+    }
+    job.gpus = row.num_gpus;
+    job.seq_len = static_cast<std::int64_t>(*seq);
+    job.stack = stack_of(row.framework);
+    job.task = contains(row.task, "lora") ? training::Task::Lora
+               : contains(row.task, "sft") ? training::Task::Sft
+                                           : training::Task::Pretrain;
+
+    parallelism::Layout& l = job.layout;
+    l.tp = integer("tp", 1);
+    l.pp = integer("pp", 1);
+    l.vp = std::max(1, integer("vp", 1));
+    l.cp = integer("cp", 1);
+    l.ep = integer("ep", 1);
+    l.etp = integer("etp", 1);
+    l.micro_batch = integer("micro_batch_size", 1);
+    l.global_batch = static_cast<std::int64_t>(*gbs);
+    l.precision = precision_of(row.precision);
+    l.sequence_parallel = l.tp > 1 && get("sp") != "0" && !contains(get("sp"), "false");
+    const std::string shard = get("fsdp_or_zero");
+    const std::string rc = core::to_lower(get("recompute"));
+    if (job.stack == "megatron") {
+      l.sharding = parallelism::Sharding::DistributedOptimizer;
+      l.overlap_tp_comm = l.tp > 1;
+      l.recompute = parallelism::Recompute::None;
+    } else {
+      l.sharding = parallelism::Sharding::Zero3;
+      l.recompute = job.stack == "torchtitan" ? parallelism::Recompute::Selective : parallelism::Recompute::Full;
+    }
+    if (contains(shard, "shard_grad_op")) l.sharding = parallelism::Sharding::Zero2;
+    else if (contains(shard, "fsdp")) l.sharding = parallelism::Sharding::Zero3;
+    else if (contains(shard, "zero-1") || contains(shard, "ddp (fsdp=0)")) l.sharding = parallelism::Sharding::DistributedOptimizer;
+    else if (core::to_lower(shard) == "ddp") l.sharding = parallelism::Sharding::None;
+    if (contains(shard, "pure")) l.bf16_grad_reduce = true;
+    if (!rc.empty()) {
+      if (contains(rc, "full")) l.recompute = parallelism::Recompute::Full;
+      else if (contains(rc, "selective")) l.recompute = parallelism::Recompute::Selective;
+      else if (contains(rc, "none") || contains(rc, "no")) l.recompute = parallelism::Recompute::None;
+    }
+    l = parallelism::with_dp(l, row.num_gpus);
+    if (l.sharding == parallelism::Sharding::Zero3) {
+      // "FSDP2 (8)" / "FSDP (64)": the shard group size; hybrid sharding when smaller than dp.
+      const auto open = shard.find('(');
+      if (open != std::string::npos) {
+        if (const auto n = number(shard.substr(open + 1, shard.find(')') - open - 1))) {
+          const int g = static_cast<int>(*n);
+          if (g > 0 && g < l.dp && l.dp % g == 0) l.shard_group = g;
+        }
+      }
+    }
+    // Published micro-batch/accumulation cells are sometimes relative to other conventions; keep
+    // the global batch and fall back to the largest micro-batch that divides it.
+    if (l.dp > 0 && l.global_batch % (static_cast<std::int64_t>(l.micro_batch) * l.dp) != 0) {
+      while (l.micro_batch > 1 && l.global_batch % (static_cast<std::int64_t>(l.micro_batch) * l.dp) != 0) --l.micro_batch;
+    }
+    row.layout_summary = fmt::format("tp{} pp{}{} cp{} ep{} dp{} mbs{} gbs{} {} {} {}", l.tp, l.pp,
+                                     l.vp > 1 ? fmt::format(" vp{}", l.vp) : "", l.cp, l.ep, l.dp, l.micro_batch,
+                                     l.global_batch, core::to_string(l.precision), parallelism::to_string(l.recompute),
+                                     parallelism::to_string(l.sharding));
+    if (auto why = parallelism::why_invalid(job.model, l, row.num_gpus, job.seq_len)) {
+      reject("layout: " + *why);
+      continue;
+    }
+    row.job = std::move(job);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace fmsim::config

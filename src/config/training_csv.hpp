@@ -1,0 +1,35 @@
+// Reading published training measurements (shared/validation/training.csv schema) into jobs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/catalog.hpp"
+#include "training/step_model.hpp"
+
+namespace fmsim::config {
+
+/// One row of a training-measurements CSV, as published, and the job fmsim builds from it.
+struct TrainingRow {
+  int line = 0;                 ///< 1-based line in the file
+  std::string row_id, source_id, hardware, model, arch_type, precision, framework, task;
+  int num_gpus = 0;
+  std::optional<double> measured_step_time_s;  ///< from step_time_s, else from tokens/s/GPU
+  std::optional<training::TrainingJob> job;    ///< nullopt when the row cannot be simulated
+  std::string reason;           ///< why not (when job is empty)
+  std::string system;           ///< catalog system the hardware cell maps to
+  std::string layout_summary;   ///< "tp8 pp4 vp5 dp16 mbs1 gbs512 fp8 sel zero1"
+};
+
+/// Reads the whole file. Column names follow shared/validation/README.md; missing required
+/// columns, a malformed CSV (unbalanced quotes) or an unreadable file are core::InputError naming
+/// the file (and line). Cells are read leniently (published spellings such as
+/// "H100-SXM-80GB (DGX-H100)", "FP8 current scaling (per-tensor)", "FSDP2 (shard group 8)");
+/// blank cells take the framework's documented defaults. A row that cannot be mapped keeps a reason.
+std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog);
+
+/// Splits CSV text into rows of cells (RFC 4180 quoting). Throws core::InputError(file, line).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file);
+
+}  // namespace fmsim::config

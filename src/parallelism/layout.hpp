@@ -1,0 +1,84 @@
+// Parallel layouts (DP, ZeRO/FSDP, TP+SP, PP with virtual stages, CP, EP with expert TP) and
+// their validity against a model and a GPU count.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/precision.hpp"
+#include "workload/model_spec.hpp"
+
+namespace fmsim::parallelism {
+
+/// How weights, gradients and optimizer states are sharded across data-parallel ranks.
+enum class Sharding {
+  None,                  ///< DDP: everything replicated
+  DistributedOptimizer,  ///< ZeRO-1 / Megatron distributed optimizer: optimizer states sharded
+  Zero2,                 ///< + gradients sharded (FSDP SHARD_GRAD_OP)
+  Zero3,                 ///< + weights sharded, gathered per layer (FSDP FULL_SHARD, FSDP2)
+};
+
+/// Activation recomputation policy.
+enum class Recompute {
+  None,       ///< keep every activation
+  Selective,  ///< recompute cheap, memory-heavy ops (attention core, activations)
+  Full,       ///< keep only each layer's input; recompute the whole forward in backward
+};
+
+/// Pipeline schedule.
+enum class PipelineSchedule { OneFOneB, Interleaved };
+
+std::string_view to_string(Sharding s);
+std::string_view to_string(Recompute r);
+
+/// One parallel layout. dp is derived: gpus / (tp * pp * cp). Megatron conventions: EP is carved
+/// out of DP*CP (and TP when etp < tp), rank order TP innermost, then CP, DP, PP outermost.
+struct Layout {
+  int tp = 1;
+  int pp = 1;
+  int vp = 1;                  ///< virtual stages (model chunks) per pipeline rank; 1 = plain 1F1B
+  int cp = 1;
+  int ep = 1;
+  int etp = 1;                 ///< expert tensor parallelism
+  int dp = 1;                  ///< derived by make_layout / validate
+  bool sequence_parallel = true;
+  Sharding sharding = Sharding::DistributedOptimizer;
+  int shard_group = 0;         ///< FSDP hybrid sharding: shard within groups of this many DP ranks (0 = all)
+  int micro_batch = 1;         ///< sequences per micro-batch
+  std::int64_t global_batch = 1;  ///< sequences per optimizer step
+  core::Precision precision = core::Precision::BF16;
+  Recompute recompute = Recompute::Selective;
+  // Overlaps (the usual framework defaults: on).
+  bool overlap_dp_comm = true;     ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward
+  bool overlap_tp_comm = false;    ///< TP communication overlapped with GEMMs (userbuffers / async TP)
+  bool overlap_pp_comm = true;     ///< PP send/recv overlapped with compute
+  bool fsdp_prefetch = true;       ///< FSDP all-gathers the next layer while computing this one
+  bool bf16_grad_reduce = false;   ///< reduce gradients in 16-bit (FSDP "pure" mixed precision) instead of fp32
+
+  [[nodiscard]] int model_parallel() const { return tp * pp * cp; }
+  [[nodiscard]] int gpus() const { return tp * pp * cp * dp; }
+  /// Micro-batches per optimizer step on each pipeline (gradient accumulation steps).
+  [[nodiscard]] std::int64_t micro_batches() const {
+    return global_batch / (static_cast<std::int64_t>(micro_batch) * dp);
+  }
+  /// Data-parallel ranks that each expert is replicated over.
+  [[nodiscard]] int expert_dp() const { return (tp * cp * dp) / (ep * etp); }
+  [[nodiscard]] int fsdp_shard_size() const { return shard_group > 0 && shard_group < dp ? shard_group : dp; }
+  [[nodiscard]] PipelineSchedule schedule() const {
+    return vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+  }
+};
+
+/// Why a layout cannot run this model on this many GPUs, or nullopt when it can.
+/// Checks: sizes positive; tp*pp*cp divides gpus; tp divides heads and KV heads (or KV heads divide
+/// tp with replication); pp*vp divides layers; ep divides experts and tp*cp*dp; etp divides expert
+/// FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance).
+std::optional<std::string> why_invalid(const workload::ModelSpec& model, const Layout& layout, int gpus,
+                                       std::int64_t seq_len);
+
+/// Fills layout.dp from the GPU count (gpus / (tp*pp*cp), or 0 when it does not divide).
+Layout with_dp(Layout layout, int gpus);
+
+}  // namespace fmsim::parallelism

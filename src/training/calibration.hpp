@@ -1,0 +1,58 @@
+// Named calibration parameters of the training-step model, per GPU architecture and per software stack.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/precision.hpp"
+#include "core/units.hpp"
+#include "hardware/specs.hpp"
+
+namespace fmsim::training {
+
+/// Per GPU architecture: how close kernels get to the datasheet peaks.
+/// GEMM time = FLOPs / (peak * gemm_efficiency * g(m) g(n) g(k)) with g(x) = x / (x + gemm_half_dim):
+/// large GEMMs approach gemm_efficiency, a dimension of gemm_half_dim halves it (tile and wave
+/// quantisation, memory-bound skinny shapes).
+struct GpuCalibration {
+  double gemm_efficiency_bf16 = 0.75;
+  double gemm_efficiency_fp8 = 0.65;
+  double gemm_efficiency_fp4 = 0.55;
+  double gemm_half_dim = 64.0;
+  double attention_fwd_efficiency = 0.55;  ///< fused attention forward, fraction of the BF16 peak
+  double attention_bwd_efficiency = 0.40;  ///< fused attention backward
+  double memory_efficiency = 0.80;         ///< achieved fraction of HBM bandwidth for elementwise kernels
+  core::Seconds kernel_overhead = core::us(3.0);  ///< launch + tail per kernel not hidden by the stream
+  std::string source;                      ///< the measurements behind these values
+
+  [[nodiscard]] double gemm_efficiency(core::Precision p) const {
+    switch (p) {
+      case core::Precision::FP8: return gemm_efficiency_fp8;
+      case core::Precision::FP4: return gemm_efficiency_fp4;
+      default: return gemm_efficiency_bf16;
+    }
+  }
+};
+
+/// Per software stack (Megatron-Core/NeMo, torchtitan, LLM Foundry/Composer FSDP, DeepSpeed):
+/// what the framework overlaps and fuses.
+struct StackCalibration {
+  std::string name;
+  double tp_overlap = 0.0;        ///< fraction of TP communication hidden behind GEMMs when overlap is on
+  double dp_overlap = 0.9;        ///< fraction of DP/FSDP communication that can hide behind compute
+  double elementwise_factor = 1.0;///< memory traffic of elementwise work relative to fused kernels
+  core::Seconds step_overhead = core::ms(20.0);  ///< per optimizer step: launch gaps, logging, data
+  core::Seconds layer_overhead = core::us(0.0);  ///< per layer per micro-batch, forward+backward (host/framework)
+  std::string source;
+};
+
+/// All calibration data: per architecture and per stack.
+struct Calibration {
+  std::map<hardware::Architecture, GpuCalibration> gpus;
+  std::map<std::string, StackCalibration> stacks;
+
+  [[nodiscard]] const GpuCalibration& gpu(hardware::Architecture a) const;
+  [[nodiscard]] const StackCalibration& stack(const std::string& name) const;
+};
+
+}  // namespace fmsim::training

@@ -1,0 +1,620 @@
+// Training-step costing: per-layer operator times, communication exposure, pipeline schedule.
+#include "training/step_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "engine/task_graph.hpp"
+#include "workload/operators.hpp"
+
+namespace fmsim::training {
+namespace {
+
+using core::Seconds;
+using parallelism::Recompute;
+using parallelism::Sharding;
+using workload::OpKind;
+
+// Per micro-batch times of one layer on one GPU (seconds).
+struct LayerCost {
+  double fwd = 0;        // forward kernels
+  double bwd = 0;        // backward kernels
+  double recompute = 0;  // forward work repeated in backward by the recompute policy
+  double tp_fwd = 0, tp_bwd = 0;  // exposed TP communication
+  double ep_fwd = 0, ep_bwd = 0;  // exposed all-to-all
+  double cp_fwd = 0, cp_bwd = 0;  // exposed context-parallel exchange
+  double weight_bytes = 0;        // 16-bit weights of the layer on this GPU (FSDP gathers)
+  double dense_params = 0, expert_params = 0;
+  double tp_bytes = 0, ep_bytes = 0, cp_bytes = 0;  // sent per micro-batch (fwd+bwd)
+
+  [[nodiscard]] double forward_total() const { return fwd + tp_fwd + ep_fwd + cp_fwd; }
+  [[nodiscard]] double backward_total() const { return bwd + recompute + tp_bwd + ep_bwd + cp_bwd; }
+};
+
+// Per micro-batch costs of one pipeline stage (all its chunks together) and per chunk.
+struct StageCost {
+  LayerCost sum;  // summed over the stage's layers, plus embedding/head
+  std::vector<double> chunk_fwd, chunk_bwd;  // per virtual chunk, totals including exposed comm
+  double dense_params = 0, expert_params = 0;
+  double largest_layer_bytes = 0;
+  int layers = 0;
+};
+
+// Ranks of a (size, stride) group that share one node.
+int members_per_node(int size, int stride, int gpus_per_node) {
+  if (stride >= gpus_per_node) return 1;
+  return std::max(1, std::min(size, gpus_per_node / std::max(1, stride)));
+}
+
+class Costing {
+ public:
+  Costing(const TrainingJob& job, const Calibration& cal, const CommCostFn& comm)
+      : job_(job),
+        l_(job.layout),
+        gpu_(job.cluster.gpu),
+        gc_(cal.gpu(job.cluster.gpu.architecture)),
+        sc_(cal.stack(job.stack)),
+        comm_(comm),
+        ctx_{l_.micro_batch, job.seq_len, l_.tp, l_.cp, l_.ep, l_.etp, l_.sequence_parallel} {}
+
+  double comm_time(CommOp op, CommGroup g, double bytes) const {
+    if (g.size <= 1 || bytes <= 0) return 0.0;
+    const int gpn = job_.cluster.gpus_per_node();
+    const int per_node = members_per_node(g.size, g.stride, gpn);
+    const int concurrent = std::max(1, gpn / per_node);
+    return comm_(op, g, core::Bytes(bytes), concurrent).value();
+  }
+
+  CommGroup tp_group() const { return {l_.tp, 1}; }
+  CommGroup cp_group() const { return {l_.cp, l_.tp}; }
+  CommGroup dp_group() const { return {l_.dp, l_.tp * l_.cp}; }
+  CommGroup fsdp_group() const { return {l_.fsdp_shard_size(), l_.tp * l_.cp}; }
+  CommGroup ep_group() const { return {l_.ep, l_.etp}; }
+  CommGroup edp_group() const { return {l_.expert_dp(), l_.ep * l_.etp}; }
+  CommGroup pp_group() const { return {l_.pp, l_.tp * l_.cp * l_.dp}; }
+
+  double shape_factor(double x) const { return x / (x + gc_.gemm_half_dim); }
+
+  double gemm_time(const workload::Operator& op, core::Precision p) const {
+    const double peak = gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value();
+    const double eff = gc_.gemm_efficiency(p) * shape_factor(op.m) * shape_factor(op.n) * shape_factor(op.k);
+    return op.flops / (peak * eff) + gc_.kernel_overhead.value() * op.groups;
+  }
+
+  double memory_time(double bytes) const {
+    return bytes * sc_.elementwise_factor / (gpu_.hbm_bandwidth.value() * gc_.memory_efficiency) +
+           gc_.kernel_overhead.value();
+  }
+
+  // Costs one layer (or the embedding/head op list when layer < 0).
+  LayerCost cost_ops(const std::vector<workload::Operator>& ops, int layer) const {
+    LayerCost c;
+    const bool lora = job_.task == Task::Lora;
+    const core::Precision p = l_.precision;
+    const bool low_precision = p == core::Precision::FP8 || p == core::Precision::FP4;
+    double recomputable = 0.0;  // forward time of ops that selective recompute repeats
+    double attention_fwd = 0.0, attention_bwd = 0.0;
+    for (const auto& op : ops) {
+      switch (op.kind) {
+        case OpKind::Gemm:
+        case OpKind::GroupedGemm: {
+          // The output head and the router stay in 16-bit in FP8 recipes (Transformer Engine).
+          const bool keep16 = op.name == "lm_head" || op.name == "router";
+          const core::Precision gp = keep16 ? core::Precision::BF16 : p;
+          const double t = gemm_time(op, gp);
+          c.fwd += t;
+          c.bwd += lora ? t : 2.0 * t;  // dgrad + wgrad; LoRA: frozen weights, dgrad only
+          if (low_precision && !keep16) {
+            // Quantise inputs (read 16-bit, write 8-bit, and a transposed copy for backward).
+            const double cast = memory_time(3.0 * op.m * op.k) - gc_.kernel_overhead.value() * 0.0;
+            c.fwd += cast;
+            c.bwd += memory_time(3.0 * op.m * op.n);
+          }
+          (op.expert ? c.expert_params : c.dense_params) += op.weights;
+          c.weight_bytes += op.weights * 2.0;
+          break;
+        }
+        case OpKind::Attention: {
+          const double peak = gpu_.bf16.value();
+          const double g = shape_factor(op.n);
+          attention_fwd = op.flops / (peak * gc_.attention_fwd_efficiency * g) + gc_.kernel_overhead.value();
+          attention_bwd = 2.5 * op.flops / (peak * gc_.attention_bwd_efficiency * g) + gc_.kernel_overhead.value();
+          c.fwd += attention_fwd;
+          c.bwd += attention_bwd;
+          break;
+        }
+        case OpKind::Memory: {
+          const double t = memory_time(op.bytes);
+          c.fwd += t;
+          c.bwd += 2.0 * t;
+          if (op.name == "activation" || op.name == "expert_act" || op.name == "shared_act") recomputable += t;
+          c.dense_params += op.weights;
+          c.weight_bytes += op.weights * 2.0;
+          break;
+        }
+        case OpKind::AllToAll: {
+          // Dispatch or combine: forward once, backward once.
+          const double t = comm_time(CommOp::AllToAll, ep_group(), op.bytes);
+          c.ep_fwd += t;
+          c.ep_bwd += t;
+          c.ep_bytes += 2.0 * op.bytes * (l_.ep - 1.0) / l_.ep;
+          break;
+        }
+      }
+    }
+    if (layer >= 0) {
+      // Tensor parallelism: with SP, an all-gather before and a reduce-scatter after attention and
+      // the MLP (2 + 2 per layer); without SP, two all-reduces. MoE layers with etp == 1 replace the
+      // MLP's pair by the all-to-all. Same volume again in backward.
+      const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
+      const double act_bytes = tokens * static_cast<double>(job_.model.hidden) * 2.0;
+      if (l_.tp > 1) {
+        const bool moe = job_.model.is_moe_layer(layer) && l_.etp == 1;
+        const double pairs = moe ? 1.0 : 2.0;
+        double t_tp;
+        if (l_.sequence_parallel) {
+          t_tp = pairs * (comm_time(CommOp::AllGather, tp_group(), act_bytes) +
+                          comm_time(CommOp::ReduceScatter, tp_group(), act_bytes));
+        } else {
+          t_tp = pairs * comm_time(CommOp::AllReduce, tp_group(), act_bytes);
+        }
+        const double exposed = l_.overlap_tp_comm ? (1.0 - sc_.tp_overlap) : 1.0;
+        c.tp_fwd = t_tp * exposed;
+        c.tp_bwd = t_tp * exposed;
+        c.tp_bytes = 2.0 * pairs * 2.0 * act_bytes * (l_.tp - 1.0) / l_.tp;
+      }
+      if (l_.cp > 1) {
+        // Ring attention: cp-1 exchanges of this rank's K and V, overlapped with attention blocks.
+        const auto& m = job_.model;
+        const double hd = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / m.num_heads;
+        const double kv_bytes = tokens * 2.0 * std::max(1, m.num_kv_heads) * hd * 2.0 / l_.tp;
+        const double t_cp = (l_.cp - 1.0) * comm_time(CommOp::SendRecv, cp_group(), kv_bytes);
+        c.cp_fwd = std::max(0.0, t_cp - attention_fwd * (l_.cp - 1.0) / l_.cp);
+        c.cp_bwd = std::max(0.0, 2.0 * t_cp - attention_bwd * (l_.cp - 1.0) / l_.cp);
+        c.cp_bytes = 3.0 * (l_.cp - 1.0) * kv_bytes;
+      }
+      switch (l_.recompute) {
+        case Recompute::None: break;
+        case Recompute::Selective: c.recompute = recomputable; break;
+        case Recompute::Full:
+          c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd;
+          break;
+      }
+      const double per_layer = sc_.layer_overhead.value();
+      c.fwd += per_layer / 3.0;
+      c.bwd += per_layer * 2.0 / 3.0;
+    }
+    return c;
+  }
+
+  static void accumulate(LayerCost& into, const LayerCost& c) {
+    into.fwd += c.fwd;
+    into.bwd += c.bwd;
+    into.recompute += c.recompute;
+    into.tp_fwd += c.tp_fwd;
+    into.tp_bwd += c.tp_bwd;
+    into.ep_fwd += c.ep_fwd;
+    into.ep_bwd += c.ep_bwd;
+    into.cp_fwd += c.cp_fwd;
+    into.cp_bwd += c.cp_bwd;
+    into.weight_bytes += c.weight_bytes;
+    into.dense_params += c.dense_params;
+    into.expert_params += c.expert_params;
+    into.tp_bytes += c.tp_bytes;
+    into.ep_bytes += c.ep_bytes;
+    into.cp_bytes += c.cp_bytes;
+  }
+
+  // Stage costs. Layers are costed once per distinct kind (dense/MoE x full/sliding).
+  std::vector<StageCost> stages() const {
+    const auto& m = job_.model;
+    const int chunks = l_.pp * l_.vp;
+    const int per_chunk = m.num_layers / chunks;
+    std::array<std::optional<LayerCost>, 4> cache;
+    auto layer_cost = [&](int i) -> const LayerCost& {
+      const int key = (m.is_moe_layer(i) ? 2 : 0) + (m.is_sliding_layer(i) ? 1 : 0);
+      auto& slot = cache[static_cast<std::size_t>(key)];
+      if (!slot) slot = cost_ops(workload::layer_operators(m, i, ctx_), i);
+      return *slot;
+    };
+    const LayerCost embed = cost_ops(workload::embedding_operators(m, ctx_), -1);
+    const LayerCost head = cost_ops(workload::head_operators(m, ctx_), -1);
+
+    std::vector<StageCost> out(static_cast<std::size_t>(l_.pp));
+    for (int s = 0; s < l_.pp; ++s) {
+      StageCost& sc = out[static_cast<std::size_t>(s)];
+      sc.chunk_fwd.assign(static_cast<std::size_t>(l_.vp), 0.0);
+      sc.chunk_bwd.assign(static_cast<std::size_t>(l_.vp), 0.0);
+      for (int c = 0; c < l_.vp; ++c) {
+        LayerCost chunk;
+        const int first = (c * l_.pp + s) * per_chunk;
+        for (int i = first; i < first + per_chunk; ++i) {
+          const LayerCost& lc = layer_cost(i);
+          accumulate(chunk, lc);
+          sc.largest_layer_bytes = std::max(sc.largest_layer_bytes, lc.weight_bytes);
+          ++sc.layers;
+        }
+        if (s == 0 && c == 0) accumulate(chunk, embed);
+        if (s == l_.pp - 1 && c == l_.vp - 1) accumulate(chunk, head);
+        sc.chunk_fwd[static_cast<std::size_t>(c)] = chunk.forward_total();
+        sc.chunk_bwd[static_cast<std::size_t>(c)] = chunk.backward_total();
+        accumulate(sc.sum, chunk);
+      }
+      sc.dense_params = sc.sum.dense_params;
+      sc.expert_params = sc.sum.expert_params;
+    }
+    return out;
+  }
+
+  double p2p_time() const {
+    if (l_.pp <= 1) return 0.0;
+    const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
+    const double bytes = tokens * static_cast<double>(job_.model.hidden) * 2.0 / (l_.sequence_parallel ? l_.tp : 1);
+    return comm_time(CommOp::SendRecv, pp_group(), bytes);
+  }
+
+  double p2p_bytes() const {
+    if (l_.pp <= 1) return 0.0;
+    const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
+    return tokens * static_cast<double>(job_.model.hidden) * 2.0 / (l_.sequence_parallel ? l_.tp : 1);
+  }
+
+  // Data-parallel communication of one stage per step and how much of it stays exposed.
+  struct DpCost {
+    double exposed = 0;     // on the critical path after the pipeline drains
+    double per_mb_fsdp = 0; // FSDP: exposed per micro-batch (gathers not hidden by layer compute)
+    double bytes = 0;
+  };
+  DpCost dp_cost(const StageCost& st) const {
+    DpCost d;
+    if (l_.dp <= 1 && l_.expert_dp() <= 1) return d;
+    const double grad_b = l_.bf16_grad_reduce ? 2.0 : 4.0;
+    const double bucket_params = 40e6;  // Megatron DDP default bucket size (parameters)
+    const double window_b = sc_.dp_overlap * (st.sum.bwd + st.sum.recompute) / std::max(1, l_.vp);
+    const double window_f = sc_.dp_overlap * st.sum.fwd / std::max(1, l_.vp);
+    auto exposed_after = [&](double t, double params, double window) {
+      if (!l_.overlap_dp_comm) return t;
+      const double last_bucket = t * std::min(1.0, bucket_params / std::max(1.0, params));
+      return std::max(last_bucket, t - window);
+    };
+    if (l_.sharding == Sharding::Zero3) {
+      // FSDP: gather each layer's weights in forward and again in backward, reduce-scatter its
+      // gradients in backward; prefetch hides them behind the layer's compute.
+      const CommGroup g = fsdp_group();
+      const double layers = std::max(1, st.layers);
+      const double layer_bytes = st.sum.weight_bytes / layers;
+      const double ag = comm_time(CommOp::AllGather, g, layer_bytes);
+      const double rs = comm_time(CommOp::ReduceScatter, g, layer_bytes / 2.0 * grad_b);
+      const double f_layer = st.sum.fwd / layers;
+      const double b_layer = (st.sum.bwd + st.sum.recompute) / layers;
+      const double hide = l_.fsdp_prefetch ? sc_.dp_overlap : 0.0;
+      const double fwd_exposed = std::max(0.0, ag - hide * f_layer);
+      const double bwd_exposed = std::max(0.0, ag + rs - hide * b_layer);
+      d.per_mb_fsdp = layers * (fwd_exposed + bwd_exposed) + ag;  // the first gather is never hidden
+      d.bytes = (2.0 * st.sum.weight_bytes + st.sum.weight_bytes / 2.0 * grad_b) *
+                static_cast<double>(std::max<std::int64_t>(1, l_.micro_batches()));
+      if (l_.fsdp_shard_size() < l_.dp) {
+        // Hybrid sharding: all-reduce gradient shards across the replica groups once per step.
+        const CommGroup rep{l_.dp / l_.fsdp_shard_size(), l_.tp * l_.cp * l_.fsdp_shard_size()};
+        d.exposed += comm_time(CommOp::AllReduce, rep, st.sum.weight_bytes / 2.0 * grad_b / l_.fsdp_shard_size());
+      }
+      return d;
+    }
+    const double dense_grad_bytes = st.dense_params * grad_b;
+    const double expert_grad_bytes = st.expert_params * grad_b;
+    double t_grad = 0, t_param = 0;
+    if (l_.sharding == Sharding::None) {
+      t_grad = comm_time(CommOp::AllReduce, dp_group(), dense_grad_bytes) +
+               comm_time(CommOp::AllReduce, edp_group(), expert_grad_bytes);
+    } else {
+      t_grad = comm_time(CommOp::ReduceScatter, dp_group(), dense_grad_bytes) +
+               comm_time(CommOp::ReduceScatter, edp_group(), expert_grad_bytes);
+      t_param = comm_time(CommOp::AllGather, dp_group(), st.dense_params * 2.0) +
+                comm_time(CommOp::AllGather, edp_group(), st.expert_params * 2.0);
+    }
+    const double params = st.dense_params + st.expert_params;
+    d.exposed = exposed_after(t_grad, params, window_b) + exposed_after(t_param, params, window_f);
+    d.bytes = dense_grad_bytes + expert_grad_bytes + (t_param > 0 ? 2.0 * params : 0.0);
+    return d;
+  }
+
+  double optimizer_time(const StageCost& st) const {
+    if (job_.task == Task::Lora) return gc_.kernel_overhead.value() * 10;
+    const double dp = std::max(1, l_.dp);
+    const double edp = std::max(1, l_.expert_dp());
+    const bool sharded = l_.sharding != Sharding::None;
+    const double local = sharded ? st.dense_params / (l_.sharding == Sharding::Zero3 ? l_.fsdp_shard_size() : dp) +
+                                       st.expert_params / edp
+                                 : st.dense_params + st.expert_params;
+    // Adam: read fp32 master, m, v and the gradient; write master, m, v and the 16-bit weights.
+    return memory_time(local * 30.0) + 10 * gc_.kernel_overhead.value();
+  }
+
+  const TrainingJob& job_;
+  const parallelism::Layout& l_;
+  const hardware::GpuSpec& gpu_;
+  const GpuCalibration& gc_;
+  const StackCalibration& sc_;
+  const CommCostFn& comm_;
+  workload::ShardContext ctx_;
+};
+
+// Validity and memory: shared by both paths. Returns false (with result.reason) when invalid.
+bool prepare(const TrainingJob& job, StepResult& r) {
+  const auto& l = job.layout;
+  if (auto why = parallelism::why_invalid(job.model, l, job.job_gpus(), job.seq_len)) {
+    r.feasible = false;
+    r.reason = *why;
+    return false;
+  }
+  if (job.job_gpus() > job.cluster.gpus()) {
+    r.reason = fmt::format("the job needs {} GPUs but the cluster has {}", job.job_gpus(), job.cluster.gpus());
+    return false;
+  }
+  r.feasible = true;
+  r.micro_batches = l.micro_batches();
+  parallelism::StateBytes state;
+  if (job.task == Task::Lora) {
+    state.gradients = 0.0;
+    state.optimizer = 0.0;
+  }
+  if (l.bf16_grad_reduce) state.gradients = 2.0;
+  r.memory = parallelism::estimate_memory(job.model, l, job.seq_len, state);
+  r.memory_capacity = job.cluster.gpu.hbm_usable.value() > 0 ? job.cluster.gpu.hbm_usable : job.cluster.gpu.hbm_capacity;
+  r.fits_memory = r.memory.total() <= r.memory_capacity;
+  return true;
+}
+
+void finish(const TrainingJob& job, StepResult& r) {
+  const auto& l = job.layout;
+  r.step_time = r.breakdown.total();
+  const double tokens = static_cast<double>(l.global_batch) * static_cast<double>(job.seq_len);
+  const int gpus = job.job_gpus();
+  r.tokens_per_s_per_gpu = tokens / (r.step_time.value() * gpus);
+  r.model_flops_per_step = model_flops_per_step(job.model, l.global_batch, job.seq_len);
+  r.model_tflops_per_gpu = r.model_flops_per_step / (r.step_time.value() * gpus) / 1e12;
+  const double peak = job.cluster.gpu.peak(l.precision).value() > 0 ? job.cluster.gpu.peak(l.precision).value()
+                                                                      : job.cluster.gpu.bf16.value();
+  r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
+}
+
+// Closed-form pipeline: m micro-batches through pp stages with vp chunks each (Narayanan et al. 2021):
+// time = m * max_stage(F+B) + (pp-1)/vp * mean_stage(F+B), plus the exposed p2p on the fill/drain path.
+void analytical(const TrainingJob& job, const Costing& costing, const std::vector<StageCost>& stages, StepResult& r) {
+  const auto& l = job.layout;
+  const double m = static_cast<double>(std::max<std::int64_t>(1, l.micro_batches()));
+  std::size_t slowest = 0;
+  double slowest_t = -1, mean_t = 0;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const double t = stages[s].sum.forward_total() + stages[s].sum.backward_total();
+    mean_t += t / static_cast<double>(stages.size());
+    if (t > slowest_t) {
+      slowest_t = t;
+      slowest = s;
+    }
+  }
+  const StageCost& st = stages[slowest];
+  const double p2p = costing.p2p_time();
+  const double fill = (l.pp - 1.0) / l.vp * mean_t;
+  const double p2p_exposed = l.pp > 1 ? (l.overlap_pp_comm ? 2.0 * (l.pp * l.vp - 1.0) * p2p / l.vp
+                                                           : 2.0 * (l.pp * l.vp - 1.0 + m * l.vp) * p2p)
+                                      : 0.0;
+  auto dp = costing.dp_cost(st);
+
+  StepBreakdown& b = r.breakdown;
+  b.compute = Seconds(m * (st.sum.fwd + st.sum.bwd + st.sum.recompute));
+  b.tp_comm = Seconds(m * (st.sum.tp_fwd + st.sum.tp_bwd));
+  b.ep_comm = Seconds(m * (st.sum.ep_fwd + st.sum.ep_bwd));
+  b.cp_comm = Seconds(m * (st.sum.cp_fwd + st.sum.cp_bwd));
+  b.bubble = Seconds(fill);
+  b.pp_comm = Seconds(p2p_exposed);
+  b.dp_comm = Seconds(dp.exposed + m * dp.per_mb_fsdp);
+  b.optimizer = Seconds(costing.optimizer_time(st));
+  b.other = costing.sc_.step_overhead;
+  r.comm.tp = core::Bytes(m * st.sum.tp_bytes);
+  r.comm.ep = core::Bytes(m * st.sum.ep_bytes);
+  r.comm.cp = core::Bytes(m * st.sum.cp_bytes);
+  r.comm.pp = core::Bytes(l.pp > 1 ? 2.0 * m * l.vp * costing.p2p_bytes() : 0.0);
+  r.comm.dp = core::Bytes(dp.bytes);
+}
+
+}  // namespace
+
+const GpuCalibration& Calibration::gpu(hardware::Architecture a) const {
+  auto it = gpus.find(a);
+  FMSIM_CHECK(it != gpus.end(), "no calibration for this GPU architecture");
+  return it->second;
+}
+
+const StackCalibration& Calibration::stack(const std::string& name) const {
+  auto it = stacks.find(name);
+  FMSIM_CHECK(it != stacks.end(), "no calibration for software stack '" + name + "'");
+  return it->second;
+}
+
+double model_flops_per_step(const workload::ModelSpec& model, std::int64_t global_batch, std::int64_t seq_len) {
+  // Forward FLOPs of every operator on one unsharded GPU, times 3 (forward + 2x backward).
+  workload::ShardContext ctx{1, seq_len, 1, 1, 1, 1, false};
+  double fwd = 0.0;
+  std::array<std::optional<double>, 4> cache;
+  for (int i = 0; i < model.num_layers; ++i) {
+    const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
+    auto& slot = cache[static_cast<std::size_t>(key)];
+    if (!slot) {
+      double f = 0.0;
+      for (const auto& op : workload::layer_operators(model, i, ctx)) f += op.flops;
+      slot = f;
+    }
+    fwd += *slot;
+  }
+  for (const auto& op : workload::head_operators(model, ctx)) fwd += op.flops;
+  return 3.0 * fwd * static_cast<double>(global_batch);
+}
+
+StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm) {
+  StepResult r;
+  if (!prepare(job, r)) return r;
+  Costing costing(job, calibration, comm);
+  const auto stages = costing.stages();
+  analytical(job, costing, stages, r);
+  finish(job, r);
+  return r;
+}
+
+StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,
+                         engine::TraceSink* trace) {
+  StepResult r;
+  if (!prepare(job, r)) return r;
+  Costing costing(job, calibration, comm);
+  const auto stages = costing.stages();
+  // The analytical pass fills the breakdown's per-component figures; the event simulation
+  // replaces the pipeline part (compute + exposed comm + bubble) by the played schedule.
+  analytical(job, costing, stages, r);
+
+  const auto& l = job.layout;
+  const int pp = l.pp;
+  const int vp = l.vp;
+  const int m = static_cast<int>(std::max<std::int64_t>(1, l.micro_batches()));
+  const double p2p = costing.p2p_time();
+  auto ns = [](double s) { return core::SimTime::from_seconds(Seconds(s)); };
+
+  engine::TaskGraph g;
+  std::vector<engine::StreamId> compute(static_cast<std::size_t>(pp)), send(static_cast<std::size_t>(pp)),
+      dp_stream(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) {
+    const std::string proc = fmt::format("pp stage {} (rank {})", s, s * l.tp * l.cp * l.dp);
+    compute[static_cast<std::size_t>(s)] = g.add_stream(proc, "compute");
+    send[static_cast<std::size_t>(s)] = g.add_stream(proc, "pp");
+    dp_stream[static_cast<std::size_t>(s)] = g.add_stream(proc, "dp");
+  }
+  // Task ids of forward/backward of (stage, chunk, micro-batch) and of the send that follows it.
+  const auto idx = [&](int s, int c, int mb) {
+    return (static_cast<std::size_t>(s) * static_cast<std::size_t>(vp) + static_cast<std::size_t>(c)) *
+               static_cast<std::size_t>(m) + static_cast<std::size_t>(mb);
+  };
+  const std::size_t total = static_cast<std::size_t>(pp) * static_cast<std::size_t>(vp) * static_cast<std::size_t>(m);
+  std::vector<engine::TaskId> fwd_done(total, -1), bwd_done(total, -1);
+
+  // Per-stage issue order (Megatron): 1F1B with warm-up pp-s-1 forwards, or the interleaved order.
+  struct Item { bool forward; int chunk; int mb; };
+  std::vector<std::vector<Item>> order(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) {
+    auto& o = order[static_cast<std::size_t>(s)];
+    const int n = m * vp;
+    const auto fwd_item = [&](int k) {
+      const int chunk = (k / pp) % vp;
+      const int mb = (k / (pp * vp)) * pp + k % pp;
+      return Item{true, chunk, mb};
+    };
+    const auto bwd_item = [&](int k) {
+      const int chunk = vp - 1 - (k / pp) % vp;
+      const int mb = (k / (pp * vp)) * pp + k % pp;
+      return Item{false, chunk, mb};
+    };
+    int warmup = vp > 1 ? std::min(n, (pp - s - 1) * 2 + (vp - 1) * pp) : std::min(n, pp - s - 1);
+    if (vp > 1 && m % pp != 0) warmup = n;  // Megatron requires m % pp == 0 for interleaving; fall back to all-forward-first
+    int f = 0, bk = 0;
+    for (; f < warmup; ++f) o.push_back(fwd_item(f));
+    while (f < n) {
+      o.push_back(fwd_item(f++));
+      o.push_back(bwd_item(bk++));
+    }
+    while (bk < n) o.push_back(bwd_item(bk++));
+  }
+  // Tasks must be added after their dependencies: iterate stages round-robin, adding an item
+  // once its cross-stage dependency exists.
+  std::vector<std::size_t> cursor(static_cast<std::size_t>(pp), 0);
+  std::vector<engine::TaskId> send_fwd(total, -1), send_bwd(total, -1);
+  std::size_t remaining = 0;
+  for (const auto& o : order) remaining += o.size();
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int s = 0; s < pp; ++s) {
+      auto& cur = cursor[static_cast<std::size_t>(s)];
+      const auto& o = order[static_cast<std::size_t>(s)];
+      while (cur < o.size()) {
+        const Item it = o[cur];
+        std::vector<engine::TaskId> deps;
+        if (it.forward) {
+          if (s > 0) {
+            const auto prev = send_fwd[idx(s - 1, it.chunk, it.mb)];
+            if (prev < 0) break;
+            deps.push_back(prev);
+          } else if (it.chunk > 0) {
+            const auto prev = send_fwd[idx(pp - 1, it.chunk - 1, it.mb)];
+            if (prev < 0) break;
+            deps.push_back(prev);
+          }
+        } else {
+          if (s < pp - 1) {
+            const auto next = send_bwd[idx(s + 1, it.chunk, it.mb)];
+            if (next < 0) break;
+            deps.push_back(next);
+          } else if (it.chunk < vp - 1) {
+            const auto next = send_bwd[idx(0, it.chunk + 1, it.mb)];
+            if (next < 0) break;
+            deps.push_back(next);
+          }
+          const auto own = fwd_done[idx(s, it.chunk, it.mb)];
+          if (own < 0) break;
+          deps.push_back(own);
+        }
+        const StageCost& st = stages[static_cast<std::size_t>(s)];
+        const double dur = it.forward ? st.chunk_fwd[static_cast<std::size_t>(it.chunk)]
+                                      : st.chunk_bwd[static_cast<std::size_t>(it.chunk)];
+        const auto task = g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), deps,
+                                     fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.mb, it.chunk),
+                                     "compute");
+        const auto i = idx(s, it.chunk, it.mb);
+        (it.forward ? fwd_done : bwd_done)[i] = task;
+        // Hand the activation (or its gradient) to the neighbouring stage.
+        const bool has_next = it.forward ? !(s == pp - 1 && it.chunk == vp - 1) : !(s == 0 && it.chunk == 0);
+        const double link = has_next && pp > 1 ? p2p : 0.0;
+        const auto sent = l.overlap_pp_comm
+                              ? g.add_task(send[static_cast<std::size_t>(s)], ns(link), {task},
+                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.mb), "comm")
+                              : g.add_task(compute[static_cast<std::size_t>(s)], ns(link), {task},
+                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.mb), "comm");
+        (it.forward ? send_fwd : send_bwd)[i] = sent;
+        ++cur;
+        --remaining;
+        progressed = true;
+      }
+    }
+    FMSIM_CHECK(progressed, "pipeline schedule deadlocked");
+  }
+  // Gradient synchronisation after each stage's last backward, then the optimizer step.
+  std::vector<double> stage_dp(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) {
+    const auto& st = stages[static_cast<std::size_t>(s)];
+    const auto dp = costing.dp_cost(st);
+    const auto last = bwd_done[idx(s, 0, m - 1)];
+    const auto sync = g.add_task(dp_stream[static_cast<std::size_t>(s)], ns(dp.exposed + m * dp.per_mb_fsdp), {last},
+                                 "gradient sync", "comm");
+    g.add_task(compute[static_cast<std::size_t>(s)], ns(costing.optimizer_time(st)), {sync}, "optimizer", "optimizer");
+  }
+  const auto played = g.run(trace);
+  r.simulated_tasks = g.task_count();
+
+  // Attribute: the slowest stage's busy compute stays "compute + exposed comm"; the rest of the
+  // makespan before its optimizer is bubble (and p2p waits).
+  const double makespan = played.makespan.to_seconds().value();
+  StepBreakdown& b = r.breakdown;
+  const double accounted = (b.compute + b.tp_comm + b.ep_comm + b.cp_comm + b.dp_comm + b.optimizer).value();
+  const double rest = std::max(0.0, makespan - accounted);
+  const double analytic_rest = (b.bubble + b.pp_comm).value();
+  if (analytic_rest > 0) {
+    b.bubble = Seconds(rest * b.bubble.value() / analytic_rest);
+    b.pp_comm = Seconds(rest - b.bubble.value());
+  } else {
+    b.bubble = Seconds(rest);
+  }
+  finish(job, r);
+  return r;
+}
+
+}  // namespace fmsim::training

@@ -1,0 +1,66 @@
+// Per-operator FLOPs, bytes and weights of one transformer layer on one GPU, after sharding.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "workload/model_spec.hpp"
+
+namespace fmsim::workload {
+
+enum class OpKind {
+  Gemm,         ///< dense matmul: m x k times k x n
+  GroupedGemm,  ///< expert matmuls: `groups` GEMMs of m x k times k x n (m = tokens per expert)
+  Attention,    ///< fused (flash) attention core: QK^T, softmax, PV
+  Memory,       ///< memory-bound elementwise work (norms, activations, residuals, RoPE, casts)
+  AllToAll,     ///< marker for MoE token dispatch/combine (the bytes; time comes from the network)
+};
+
+/// One operator of the forward pass on one GPU. Backward costs follow from the kind:
+/// GEMMs 2x (input and weight gradients), attention 2.5x (flash backward), memory ops 2x.
+struct Operator {
+  std::string_view name;
+  OpKind kind = OpKind::Gemm;
+  double m = 0, n = 0, k = 0;  ///< GEMM shape on this GPU (m = tokens)
+  int groups = 1;              ///< grouped GEMM: number of expert GEMMs on this GPU
+  double flops = 0;            ///< forward FLOPs on this GPU
+  double bytes = 0;            ///< forward HBM bytes of memory-bound work (16-bit activations)
+  double weights = 0;          ///< parameters of this op held on this GPU
+  bool expert = false;         ///< belongs to routed experts (sharded by ep*etp, not tp)
+};
+
+/// How one layer is split across GPUs for one micro-batch.
+struct ShardContext {
+  std::int64_t micro_batch = 1;  ///< sequences
+  std::int64_t seq_len = 2048;
+  int tp = 1;
+  int cp = 1;
+  int ep = 1;
+  int etp = 1;
+  bool sequence_parallel = true;
+};
+
+/// Forward operators of transformer layer `layer` (0-based) on one GPU.
+/// Assumptions: causal attention computed by a fused kernel (FLOPs = 4*b*s*s_kv*heads*head_dim with
+/// s_kv = s/2 for full causal, min(window, s) for sliding layers), balanced MoE routing (every
+/// expert gets tokens*top_k/experts tokens), Megatron sharding (column-parallel QKV/FC1,
+/// row-parallel O/FC2; experts split ep ways, each expert's FFN etp ways).
+std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const ShardContext& ctx);
+
+/// Input embedding (first pipeline stage): a lookup, memory-bound.
+std::vector<Operator> embedding_operators(const ModelSpec& model, const ShardContext& ctx);
+
+/// Output head and loss (last pipeline stage): vocab-parallel GEMM, softmax and cross-entropy.
+std::vector<Operator> head_operators(const ModelSpec& model, const ShardContext& ctx);
+
+/// Bytes of activations one layer stores for backward, per micro-batch on one GPU (16-bit
+/// values), by what the recompute policy keeps. `full` keeps only the layer input.
+struct ActivationBytes {
+  double none = 0;       ///< everything (flash attention: no s^2 terms)
+  double selective = 0;  ///< attention core and activation-function outputs recomputed
+  double full = 0;       ///< layer input only
+};
+ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx);
+
+}  // namespace fmsim::workload

@@ -1,0 +1,273 @@
+// Hugging Face config.json import: alias normalisation, presets, and the errors bad files get.
+#include "config/model_loader.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../workload/test_models.hpp"
+#include "core/error.hpp"
+#include "workload/parameter_count.hpp"
+
+namespace fmsim::config {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using workload::ModelSpec;
+
+// The message of the InputError `fn` throws ("" if it throws none).
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string write_temp(const std::string& relative, const std::string& text) {
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "fmsim_model_loader" / relative;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// Compares everything but the name/family/source labels.
+void expect_same_architecture(ModelSpec actual, ModelSpec expected) {
+  actual.name = expected.name = "";
+  actual.family = expected.family = "";
+  actual.source = expected.source = "";
+  EXPECT_TRUE(actual == expected) << "layers " << actual.num_layers << " hidden " << actual.hidden << " ffn "
+                                  << actual.ffn_hidden << " heads " << actual.num_heads << "/" << actual.num_kv_heads
+                                  << " head_dim " << actual.head_dim << " vocab " << actual.vocab;
+}
+
+TEST(ModelLoader, EveryPresetLoads) {
+  // The issue lists 13 named presets plus the MPT and GPT sizes of training.csv; all must parse.
+  const auto names = preset_model_names();
+  EXPECT_GE(names.size(), 13U + 6U + 2U + 9U + 10U);
+  for (const std::string& name : names) {
+    const ModelSpec m = load_model(name);
+    EXPECT_EQ(m.name, name);
+    EXPECT_FALSE(m.source.empty()) << name << " has no _source";
+    EXPECT_GT(workload::count_parameters(m).total, 0) << name;
+  }
+}
+
+TEST(ModelLoader, PresetsNormaliseToTheirArchitectures) {
+  // Each preset's config.json fields, normalised, equal the architecture written out by hand.
+  namespace t = workload::testing;
+  ModelSpec llama = t::llama31_70b();
+  expect_same_architecture(load_model("llama3.1-70b"), llama);
+  expect_same_architecture(load_model("mixtral-8x7b"), t::mixtral_8x7b());
+  ModelSpec a22b = t::qwen3_moe(94, 4096, 1536, 64, 4);
+  a22b.ffn_hidden = 12288;  // intermediate_size: the dense width Qwen3-MoE would use for mlp_only_layers
+  a22b.max_position = 40960;
+  expect_same_architecture(load_model("qwen3-235b-a22b"), a22b);
+  ModelSpec ds = t::deepseek_v3();
+  ds.max_position = 163840;
+  expect_same_architecture(load_model("deepseek-v3"), ds);
+  ModelSpec oss = t::gpt_oss(36, 128);
+  expect_same_architecture(load_model("gpt-oss-120b"), oss);
+  expect_same_architecture(load_model("gpt3-175b"), t::gpt3_175b());
+}
+
+TEST(ModelLoader, PresetNamesAreCaseInsensitiveWithDidYouMean) {
+  EXPECT_EQ(load_model("LLaMA3.1-70B").num_layers, 80);
+  EXPECT_THAT(error_of([] { load_model("llama3.1-70"); }),
+              AllOf(HasSubstr("--model"), HasSubstr("unknown model 'llama3.1-70'"), HasSubstr("llama3.1-70b")));
+  EXPECT_THAT(error_of([] { load_model("no/such/config.json"); }), HasSubstr("no such file"));
+}
+
+TEST(ModelLoader, LoadsFileAndDirectory) {
+  const std::string text = R"({"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 4,
+    "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 1000})";
+  const std::string file = write_temp("tiny/config.json", text);
+  const ModelSpec from_file = load_model(file);
+  EXPECT_EQ(from_file.name, "tiny");  // config.json takes its directory's name
+  EXPECT_EQ(from_file.hidden, 512);
+  const ModelSpec from_dir = load_model(std::filesystem::path(file).parent_path().string());
+  EXPECT_EQ(from_dir.num_layers, 4);
+  EXPECT_EQ(from_dir.num_kv_heads, 8);  // num_key_value_heads absent: MHA
+  EXPECT_EQ(from_dir.head_dim, 64);     // hidden / heads
+  const std::string empty_dir = std::filesystem::path(write_temp("empty/x.txt", "")).parent_path().string();
+  EXPECT_THAT(error_of([&] { load_model(empty_dir); }), HasSubstr("holds no config.json"));
+}
+
+TEST(ModelLoader, Gpt2AliasesAndDefaults) {
+  // GPT-2: n_embd / n_layer / n_head / n_positions; n_inner null means 4·n_embd; tied, learned positions.
+  const ModelSpec m = parse_hf_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+    "n_inner": null, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new"})", "gpt2.json", "gpt2");
+  EXPECT_EQ(m.hidden, 768);
+  EXPECT_EQ(m.num_layers, 12);
+  EXPECT_EQ(m.ffn_hidden, 4 * 768);
+  EXPECT_EQ(m.mlp, workload::MlpKind::Gelu);
+  EXPECT_EQ(m.position, workload::PositionKind::Learned);
+  EXPECT_EQ(m.norm, workload::NormKind::LayerNorm);
+  EXPECT_TRUE(m.tied_embeddings);
+  // GPT-2 small has 124,439,808 parameters (HF gpt2 safetensors total).
+  EXPECT_EQ(workload::count_parameters(m).total, 124439808);
+}
+
+TEST(ModelLoader, MptAliases) {
+  // MPT: d_model / n_layers / n_heads, FFN = expansion_ratio·d_model, kv heads in attn_config.
+  const ModelSpec m = parse_hf_config(R"({"model_type": "mpt", "d_model": 4096, "n_layers": 32, "n_heads": 32,
+    "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50368,
+    "attn_config": {"kv_n_heads": 8, "alibi": true}, "no_bias": true})", "mpt.json", "mpt");
+  EXPECT_EQ(m.ffn_hidden, 16384);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.position, workload::PositionKind::Alibi);
+  EXPECT_FALSE(m.attention_bias);
+  EXPECT_FALSE(m.mlp_bias);
+  // The shipped llm-foundry mpt-7b preset reproduces its benchmark NumParams, 6658859008.
+  EXPECT_EQ(workload::count_parameters(load_model("mpt-7b")).total, 6658859008);
+}
+
+TEST(ModelLoader, MoeAliases) {
+  // Qwen2-MoE: num_experts, shared_expert_intermediate_size, decoder_sparse_step 2 = layers 1, 3, ...
+  const ModelSpec q = parse_hf_config(R"({"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+    "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
+    "decoder_sparse_step": 2, "vocab_size": 151936})", "q.json", "q");
+  EXPECT_EQ(q.moe.num_experts, 60);
+  EXPECT_EQ(q.moe.top_k, 4);
+  EXPECT_EQ(q.moe.expert_ffn, 1408);
+  EXPECT_EQ(q.moe.shared_expert_ffn, 5632);
+  EXPECT_FALSE(q.is_moe_layer(0));
+  EXPECT_TRUE(q.is_moe_layer(1));
+  EXPECT_FALSE(q.is_moe_layer(2));
+  EXPECT_TRUE(q.is_moe_layer(3));
+  EXPECT_TRUE(q.attention_bias);  // Qwen2 q/k/v projections always carry biases
+  // DeepSeek: n_shared_experts·moe_intermediate_size; first_k_dense_replace; moe_topk alias.
+  const ModelSpec d = parse_hf_config(R"({"model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27,
+    "num_attention_heads": 16, "intermediate_size": 10944, "moe_intermediate_size": 1408, "n_shared_experts": 2,
+    "n_routed_experts": 64, "moe_topk": 6, "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": null,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400})", "d.json", "d");
+  EXPECT_EQ(d.moe.shared_expert_ffn, 2 * 1408);
+  EXPECT_EQ(d.moe.top_k, 6);
+  EXPECT_EQ(d.moe.first_dense_layers, 1);
+  ASSERT_TRUE(d.mla.has_value());
+  EXPECT_EQ(d.mla->q_lora_rank, 0);  // null: queries not compressed
+  EXPECT_EQ(d.head_dim, 192);
+  // Mixtral / GPT-OSS: intermediate_size is the expert width.
+  EXPECT_EQ(load_model("mixtral-8x22b").moe.expert_ffn, 16384);
+  EXPECT_EQ(load_model("gpt-oss-20b").moe.expert_ffn, 2880);
+}
+
+TEST(ModelLoader, SlidingWindowLayouts) {
+  // GPT-OSS layer_types alternate sliding/full: every 2nd layer is full attention.
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  EXPECT_EQ(oss.sliding_window, 128);
+  EXPECT_EQ(oss.sliding_window_pattern, 2);
+  EXPECT_TRUE(oss.is_sliding_layer(0));
+  EXPECT_FALSE(oss.is_sliding_layer(1));
+  // Mistral 7B v0.1: sliding_window on every layer.
+  const ModelSpec mistral = parse_hf_config(R"({"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+    "sliding_window": 4096})", "m.json", "m");
+  for (int i = 0; i < 32; ++i) EXPECT_TRUE(mistral.is_sliding_layer(i)) << i;
+  // Qwen: sliding_window is ignored unless use_sliding_window is true.
+  EXPECT_EQ(parse_hf_config(R"({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+    "intermediate_size": 3072, "vocab_size": 100, "sliding_window": 4096, "use_sliding_window": false})", "q.json", "q")
+                .sliding_window,
+            0);
+}
+
+TEST(ModelLoader, UnknownModelTypeListsEveryMissingField) {
+  const std::string message = error_of([] {
+    parse_hf_config(R"({"model_type": "mamba", "vocab_size": 50280})", "mamba/config.json", "mamba");
+  });
+  EXPECT_THAT(message, AllOf(HasSubstr("mamba/config.json"), HasSubstr("unknown model_type 'mamba'"),
+                             HasSubstr("hidden_size"), HasSubstr("num_hidden_layers"),
+                             HasSubstr("num_attention_heads"), HasSubstr("intermediate_size")));
+  // An unknown type with every generic field is accepted.
+  const ModelSpec m = parse_hf_config(R"({"model_type": "newarch", "hidden_size": 256, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 100, "hidden_act": "gelu"})", "n.json", "n");
+  EXPECT_EQ(m.mlp, workload::MlpKind::Gelu);
+  EXPECT_EQ(m.family, "newarch");
+}
+
+TEST(ModelLoader, MalformedJsonNamesFileAndLine) {
+  const std::string message = error_of([] {
+    parse_hf_config("{\n  \"hidden_size\": 4096,\n  \"num_hidden_layers\": ,\n}", "bad/config.json", "bad");
+  });
+  EXPECT_THAT(message, AllOf(HasSubstr("bad/config.json:3:"), HasSubstr("malformed JSON")));
+  EXPECT_THAT(error_of([] { parse_hf_config("[1, 2]", "list.json", "x"); }), HasSubstr("expected a JSON object"));
+}
+
+// A valid Llama-style config with one field replaced.
+std::string llama_with(const std::string& key, const std::string& value) {
+  std::string text = R"({
+  "model_type": "llama",
+  "hidden_size": 4096,
+  "num_hidden_layers": 32,
+  "num_attention_heads": 32,
+  "num_key_value_heads": 8,
+  "intermediate_size": 14336,
+  "vocab_size": 128256
+})";
+  const std::string needle = "\"" + key + "\": ";
+  const std::size_t pos = text.find(needle);
+  if (pos == std::string::npos) return text;
+  const std::size_t end = text.find_first_of(",\n", pos + needle.size());
+  return text.substr(0, pos + needle.size()) + value + text.substr(end);
+}
+
+TEST(ModelLoader, InvalidValuesNameFieldAndLine) {
+  EXPECT_THAT(error_of([] { parse_hf_config(llama_with("num_hidden_layers", "0"), "c.json", "c"); }),
+              HasSubstr("c.json:4: num_hidden_layers: 0 must be a positive integer"));
+  EXPECT_THAT(error_of([] { parse_hf_config(llama_with("num_attention_heads", "-2"), "c.json", "c"); }),
+              HasSubstr("c.json:5: num_attention_heads:"));
+  EXPECT_THAT(error_of([] { parse_hf_config(llama_with("num_attention_heads", "30"), "c.json", "c"); }),
+              HasSubstr("30 heads do not divide hidden size 4096"));
+  EXPECT_THAT(error_of([] { parse_hf_config(llama_with("num_key_value_heads", "5"), "c.json", "c"); }),
+              HasSubstr("num_key_value_heads: 5 key/value heads do not divide 32 attention heads"));
+  EXPECT_THAT(error_of([] { parse_hf_config(llama_with("hidden_size", "\"big\""), "c.json", "c"); }),
+              HasSubstr("c.json:3: hidden_size: expected an integer"));
+  EXPECT_THAT(error_of([] { parse_hf_config(llama_with("intermediate_size", "null"), "c.json", "c"); }),
+              HasSubstr("missing required field intermediate_size"));
+  const std::string top_k = R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "intermediate_size": 14336, "vocab_size": 32000,
+    "num_local_experts": 8, "num_experts_per_tok": 9})";
+  EXPECT_THAT(error_of([&] { parse_hf_config(top_k, "moe.json", "moe"); }),
+              HasSubstr("num_experts_per_tok: 9 must be between 1 and the 8 experts"));
+  const std::string no_top_k = R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8})";
+  EXPECT_THAT(error_of([&] { parse_hf_config(no_top_k, "moe.json", "moe"); }),
+              HasSubstr("missing required field num_experts_per_tok"));
+}
+
+TEST(ModelLoader, ModelFromDimensions) {
+  // training.csv row V042: Mixtral-8x7B, 32 layers, hidden 4096, 32/8 heads, vocab 32000,
+  // 8 experts top-2 of width 14336 (dense FFN blank): 46.7B parameters.
+  ModelDimensions d;
+  d.name = "Mixtral-8x7B";
+  d.num_layers = 32;
+  d.hidden = 4096;
+  d.num_heads = 32;
+  d.num_kv_heads = 8;
+  d.vocab = 32000;
+  d.num_experts = 8;
+  d.top_k = 2;
+  d.expert_ffn = 14336;
+  const ModelSpec m = model_from_dimensions(d, "training.csv");
+  EXPECT_NEAR(static_cast<double>(workload::count_parameters(m).total) / 46.7e9, 1.0, 0.005);
+
+  ModelDimensions dense = d;
+  dense.num_experts = 0;
+  EXPECT_THAT(error_of([&] { model_from_dimensions(dense, "training.csv"); }),
+              HasSubstr("training.csv: ffn_hidden: a positive dense FFN width is required"));
+  ModelDimensions bad_k = d;
+  bad_k.top_k = 0;
+  EXPECT_THAT(error_of([&] { model_from_dimensions(bad_k, "training.csv"); }), HasSubstr("top_k: 0 must be between 1"));
+  ModelDimensions no_layers = d;
+  no_layers.num_layers = 0;
+  EXPECT_THAT(error_of([&] { model_from_dimensions(no_layers); }), HasSubstr("num_layers: 0 must be a positive integer"));
+}
+
+}  // namespace
+}  // namespace fmsim::config

@@ -1,0 +1,129 @@
+// The HTML report in a real headless Chromium: it loads without errors, the charts are in the
+// DOM, and a screenshot is a non-blank PNG of the requested size. Skipped when /usr/bin/chromium
+// is absent (`make test-deps` installs Debian's chromium package).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report/document.hpp"
+#include "sample_report.hpp"
+
+namespace fmsim::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_all(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::uint32_t big_endian_u32(const std::string& bytes, std::size_t at) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(bytes.at(at + i));
+  return v;
+}
+
+// A fresh directory per test run; removed afterwards unless FMSIM_KEEP_BROWSER_ARTIFACTS is set.
+class BrowserTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kChromium)) {
+      GTEST_SKIP() << kChromium << " not found: install Debian's chromium package (make test-deps) to run the browser test";
+    }
+    std::random_device random;
+    dir_ = fs::temp_directory_path() / ("fmsim_browser_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
+    fs::create_directories(dir_);
+  }
+
+  void TearDown() override {
+    if (dir_.empty()) return;
+    if (std::getenv("FMSIM_KEEP_BROWSER_ARTIFACTS") != nullptr || HasFailure()) {
+      std::cout << "browser test artifacts kept in " << dir_ << "\n";
+      return;
+    }
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  // Runs headless Chromium on `page` with `args`, stdout and stderr to files; a fresh profile
+  // each time, no network features, and a 60 s limit so a hung browser cannot stall CI.
+  int chromium(const std::string& name, const fs::path& page, const std::string& args) {
+    const fs::path profile = dir_ / ("profile-" + name);
+    const std::string command = "timeout 60 " + std::string(kChromium) +
+                                " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                                " --disable-background-networking --disable-component-update --disable-sync"
+                                " --disable-dev-shm-usage --disable-extensions --hide-scrollbars"
+                                " --user-data-dir='" + profile.string() + "' " + args + " 'file://" + page.string() +
+                                "' > '" + (dir_ / (name + ".out")).string() + "' 2> '" + (dir_ / (name + ".err")).string() + "'";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  fs::path dir_;
+};
+
+// --dump-dom prints the DOM after load: the probe script marked <body data-fmsim-loaded="1">, no
+// error was recorded on <html> (script error or CSP violation), the console logged nothing, and
+// each chart is an <svg> with its data-chart attribute and drawn elements.
+TEST_F(BrowserTest, ReportLoadsWithoutErrorsAndHasCharts) {
+  const fs::path page = dir_ / "report.html";
+  write_all(page, render_html(testing::sample_report()));
+  ASSERT_EQ(chromium("dom", page, "--enable-logging=stderr --v=0 --dump-dom"), 0) << read_all(dir_ / "dom.err");
+  const std::string dom = read_all(dir_ / "dom.out");
+  const std::string log = read_all(dir_ / "dom.err");
+  EXPECT_NE(dom.find("data-fmsim-loaded=\"1\""), std::string::npos) << dom.substr(0, 2000);
+  const std::size_t html_tag = dom.find("<html");
+  ASSERT_NE(html_tag, std::string::npos);
+  const std::string html_attributes = dom.substr(html_tag, dom.find('>', html_tag) - html_tag);
+  EXPECT_EQ(html_attributes.find("data-fmsim-error"), std::string::npos) << html_attributes;
+  EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Uncaught"), std::string::npos) << log;
+  for (const char* id : {"breakdown", "memory", "scaling", "systems"}) {
+    EXPECT_NE(dom.find(std::string("data-chart=\"") + id + "\""), std::string::npos) << id;
+  }
+  EXPECT_GE(std::count(dom.begin(), dom.end(), '<'), 500);
+  EXPECT_NE(dom.find("class=\"segment\""), std::string::npos);
+  EXPECT_NE(dom.find("class=\"marker\""), std::string::npos);
+}
+
+// The page is drawn (not blank): a 1280x2000 screenshot is a PNG (8-byte signature, IHDR first
+// with width 1280 and height 2000) well above the size of a blank page. Measured with Chromium
+// 156: a blank 1280x2000 page compresses to 11.6 KB (flat colour), the sample report to ~180 KB;
+// 60 KB sits well between the two.
+TEST_F(BrowserTest, ScreenshotIsANonBlankPng) {
+  const fs::path page = dir_ / "report.html";
+  write_all(page, render_html(testing::sample_report()));
+  const fs::path png = dir_ / "report.png";
+  ASSERT_EQ(chromium("shot", page, "--window-size=1280,2000 --screenshot='" + png.string() + "'"), 0)
+      << read_all(dir_ / "shot.err");
+  const std::string bytes = read_all(png);
+  ASSERT_GE(bytes.size(), 33u);
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(bytes.substr(12, 4), "IHDR");
+  EXPECT_EQ(big_endian_u32(bytes, 16), 1280u);
+  EXPECT_EQ(big_endian_u32(bytes, 20), 2000u);
+  EXPECT_GT(bytes.size(), 60'000u) << "a near-blank screenshot: the charts or text did not render";
+}
+
+}  // namespace
+}  // namespace fmsim::report
