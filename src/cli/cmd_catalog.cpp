@@ -2,6 +2,8 @@
 // source; a cluster spec resolved against the catalog.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -42,6 +44,25 @@ std::string format_decimal_bytes(core::Bytes b) {
 
 std::string format_gbps(core::BytesPerSecond r) { return fmt::format("{:g} Gbps", r.value() * 8.0 / 1e9); }
 
+/// Up to 5 significant digits with the largest prefix that keeps the number at least 1, so a
+/// value reads as the catalog wrote it: "989.4 TFLOP/s", "3.35 TB/s", "75 us".
+std::string format_prefixed(double v, std::initializer_list<std::pair<double, std::string_view>> prefixes) {
+  for (const auto& [factor, unit] : prefixes) {
+    if (std::fabs(v) >= factor) return fmt::format("{:.5g} {}", v / factor, unit);
+  }
+  const auto& last = *(prefixes.end() - 1);
+  return fmt::format("{:.5g} {}", v / last.first, last.second);
+}
+std::string format_flops(core::FlopsPerSecond r) {
+  return format_prefixed(r.value(), {{1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}});
+}
+std::string format_rate(core::BytesPerSecond r) {
+  return format_prefixed(r.value(), {{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1.0, "B/s"}});
+}
+std::string format_time(core::Seconds t) {
+  return format_prefixed(t.value(), {{1.0, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}});
+}
+
 /// One value of a spec, for `show` and --json: its SI number (or text/bool) and a rendering.
 struct Field {
   std::string key;
@@ -57,16 +78,16 @@ Field bytes_field(std::string key, core::Bytes b, bool decimal) {
   return quantity(std::move(key), b.value(), "B", decimal ? format_decimal_bytes(b) : core::format_bytes(b));
 }
 Field bandwidth_field(std::string key, core::BytesPerSecond r) {
-  return quantity(std::move(key), r.value(), "B/s", core::format_bandwidth(r));
+  return quantity(std::move(key), r.value(), "B/s", format_rate(r));
 }
 Field nic_field(std::string key, core::BytesPerSecond r) {
   return quantity(std::move(key), r.value(), "B/s", format_gbps(r));
 }
 Field flops_field(std::string key, core::FlopsPerSecond r) {
-  return quantity(std::move(key), r.value(), "FLOP/s", r.value() > 0 ? core::format_flops_rate(r) : "0 (unsupported)");
+  return quantity(std::move(key), r.value(), "FLOP/s", r.value() > 0 ? format_flops(r) : "0 (unsupported)");
 }
 Field duration_field(std::string key, core::Seconds t) {
-  return quantity(std::move(key), t.value(), "s", core::format_duration(t));
+  return quantity(std::move(key), t.value(), "s", format_time(t));
 }
 Field count_field(std::string key, double n) {
   return Field{std::move(key), n, "", fmt::format("{:g}", n)};
@@ -325,14 +346,14 @@ void print_fabrics(const Catalog& catalog) {
 }
 
 void print_storage(const Catalog& catalog) {
-  Table t({{"NAME"}, {"KIND"}, {"MB/s/TiB", true}, {"NET BASE", true}, {"NET BURST", true}, {"MIN TiB", true},
+  Table t({{"NAME"}, {"KIND"}, {"MB/s/TiB", true}, {"NET BASE", true}, {"NET BURST", true}, {"MIN GiB", true},
            {"EFA"}, {"GET/s", true}, {"PUT/s", true}, {"CONN MB/s", true}, {"LATENCY ms", true}});
   for (const auto& s : catalog.storage()) {
     const auto& p = s.provenance;
     t.add({s.name, std::string(config::to_string(s.kind)), cell(s.throughput_per_tib.value() / 1e6, p, "throughput_per_tib"),
            cell(s.network_baseline_per_tib.value() / 1e6, p, "network_baseline_per_tib"),
            cell(s.network_burst_per_tib.value() / 1e6, p, "network_burst_per_tib"),
-           cell(s.min_capacity.value() / core::tib(1).value(), p, "min_capacity", "{:.3g}"),
+           cell(s.min_capacity.value() / core::gib(1).value(), p, "min_capacity", "{:.0f}"),
            s.efa_capable ? "yes" : "no", cell(s.get_requests_per_s, p, "get_requests_per_s"),
            cell(s.put_requests_per_s, p, "put_requests_per_s"),
            cell(s.per_connection_throughput.value() / 1e6, p, "per_connection_throughput"),

@@ -195,7 +195,7 @@ void print_show(const ModelSpec& m, std::int64_t seq_len) {
     std::cout << fmt::format("sliding window {} tokens; {}\n", m.sliding_window,
                              m.sliding_window_pattern > m.num_layers
                                  ? std::string("every layer")
-                                 : fmt::format("every {}th layer full attention", m.sliding_window_pattern));
+                                 : fmt::format("1 of every {} layers full attention", m.sliding_window_pattern));
   }
   if (m.mtp_layers > 0) std::cout << fmt::format("mtp modules: {}\n", m.mtp_layers);
 

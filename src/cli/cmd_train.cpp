@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/train_report.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
@@ -111,7 +112,9 @@ void apply_job_file(TrainOptions& o, CLI::App& cmd) {
 
 std::string pct(double part, double whole) { return whole > 0 ? fmt::format("{:5.1f}%", 100.0 * part / whole) : ""; }
 
-void print_text(const training::TrainingJob& job, const training::StepResult& r) {
+}  // namespace
+
+void print_step(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& l = job.layout;
   const auto& c = job.cluster;
   fmt::print("fmsim train: {} on {} x {} ({} x {}, {} GPUs used)\n", job.model.name, c.count, c.system.name, c.gpus(),
@@ -144,6 +147,8 @@ void print_text(const training::TrainingJob& job, const training::StepResult& r)
   for (const auto& [name, v] : mem) fmt::print("  {:<24}{:>12}\n", name, core::format_bytes(v));
   if (r.simulated_tasks > 0) fmt::print("\n(discrete-event simulation of {} tasks)\n", r.simulated_tasks);
 }
+
+namespace {
 
 nlohmann::json to_json(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& l = job.layout;
@@ -314,7 +319,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
     if (o.json) {
       std::cout << to_json(job, result).dump(2) << "\n";
     } else {
-      print_text(job, result);
+      print_step(job, result);
     }
     if (!result.fits_memory) ctx.exit_code = 0;  // an out-of-memory verdict is a result, not an error
   });

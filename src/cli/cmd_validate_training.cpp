@@ -14,6 +14,7 @@
 #include "config/training_csv.hpp"
 #include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
+#include "cli/train_report.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -24,6 +25,7 @@ struct Options {
   bool markdown = false;
   bool analytical = false;
   std::string calibration;
+  std::vector<std::string> rows;
 };
 
 struct Outcome {
@@ -80,6 +82,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
   cmd->add_flag("--markdown", opts->markdown, "Markdown tables (for docs/validation.md)");
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
+  cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. V041,V280), each with its full breakdown")
+      ->delimiter(',');
   cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")->check(CLI::ExistingFile);
   cmd->callback([opts, &ctx]() {
     const auto start = std::chrono::steady_clock::now();
@@ -88,6 +92,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     std::vector<Outcome> outcomes;
     std::map<std::string, training::CommCostFn> comm_by_cluster;
     for (const auto& row : rows) {
+      if (!opts->rows.empty() && std::find(opts->rows.begin(), opts->rows.end(), row.row_id) == opts->rows.end()) continue;
       Outcome o;
       o.row = row;
       if (row.job) {
@@ -97,6 +102,12 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
         const auto r = opts->analytical ? training::estimate_step(job, calibration, it->second)
                                         : training::simulate_step(job, calibration, it->second);
+        if (!opts->rows.empty() && !opts->json) {
+          fmt::print("=== {} ({}, {} on {} GPUs of {}): measured {:.3f} s\n", row.row_id, row.source_id, row.model,
+                     row.num_gpus, row.system, row.measured_step_time_s.value_or(0.0));
+          print_step(job, r);
+          fmt::print("\n");
+        }
         if (r.feasible) {
           o.ok = true;
           o.predicted = r.step_time.value();

@@ -93,21 +93,32 @@ int line_of(const YAML::Node& node) {
 
 YamlNode::YamlNode(std::string file, YAML::Node node, std::string path, int fallback_line)
     : file_(std::move(file)), node_(std::move(node)), path_(std::move(path)) {
-  defined_ = node_.IsDefined();
-  const int line = defined_ ? line_of(node_) : 0;
+  defined_ = node_->IsDefined();
+  const int line = defined_ ? line_of(*node_) : 0;
   line_ = line > 0 ? line : fallback_line;
+}
+
+YamlNode& YamlNode::operator=(const YamlNode& other) {
+  if (this == &other) return *this;
+  file_ = other.file_;
+  node_.reset();
+  node_.emplace(*other.node_);  // copy-construct: shares the node, never writes through it
+  path_ = other.path_;
+  line_ = other.line_;
+  defined_ = other.defined_;
+  return *this;
 }
 
 void YamlNode::fail(const std::string& message) const { throw core::InputError(file_, line_, path_, message); }
 
 bool YamlNode::has(std::string_view key) const {
-  return is_map() && node_[std::string(key)].IsDefined();
+  return is_map() && (*node_)[std::string(key)].IsDefined();
 }
 
 YamlNode YamlNode::operator[](std::string_view key) const {
   const std::string child_path = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
   if (!is_map()) return YamlNode(file_, YAML::Node(YAML::NodeType::Undefined), child_path, line_);
-  const YAML::Node& self = node_;  // const lookup: a missing key must not insert into the document
+  const YAML::Node& self = *node_;  // const lookup: a missing key must not insert into the document
   return YamlNode(file_, self[std::string(key)], child_path, line_);
 }
 
@@ -119,25 +130,25 @@ std::optional<YamlNode> YamlNode::find(std::string_view key) const {
 
 std::vector<YamlNode> YamlNode::items() const {
   if (!defined_) fail("missing required field; expected a list");
-  if (!node_.IsSequence()) fail("expected a list, got " + kind_of(node_));
+  if (!node_->IsSequence()) fail("expected a list, got " + kind_of(*node_));
   std::vector<YamlNode> out;
-  out.reserve(node_.size());
-  for (std::size_t i = 0; i < node_.size(); ++i) {
-    out.emplace_back(file_, node_[i], fmt::format("{}[{}]", path_, i), line_);
+  out.reserve(node_->size());
+  for (std::size_t i = 0; i < node_->size(); ++i) {
+    out.emplace_back(file_, (*node_)[i], fmt::format("{}[{}]", path_, i), line_);
   }
   return out;
 }
 
 void YamlNode::expect_map(std::string_view what) const {
   if (!defined_) fail(fmt::format("missing required field; expected {}", what));
-  if (!node_.IsMap()) fail(fmt::format("expected {} (a mapping of key: value), got {}", what, kind_of(node_)));
+  if (!node_->IsMap()) fail(fmt::format("expected {} (a mapping of key: value), got {}", what, kind_of(*node_)));
 }
 
 std::vector<std::pair<std::string, YamlNode>> YamlNode::entries() const {
   expect_map("a mapping");
   std::vector<std::pair<std::string, YamlNode>> out;
   std::set<std::string> seen;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
+  for (auto it = node_->begin(); it != node_->end(); ++it) {
     const int key_line = line_of(it->first);
     if (!it->first.IsScalar()) {
       throw core::InputError(file_, key_line > 0 ? key_line : line_, path_, "keys must be plain names");
@@ -172,8 +183,8 @@ void YamlNode::check_keys(const std::vector<std::string>& allowed) const {
 
 std::string YamlNode::as_string() const {
   if (!defined_) fail("missing required field");
-  if (!node_.IsScalar()) fail("expected a single value, got " + kind_of(node_));
-  const std::string text(trim(node_.Scalar()));
+  if (!node_->IsScalar()) fail("expected a single value, got " + kind_of(*node_));
+  const std::string text(trim(node_->Scalar()));
   if (text.empty()) fail("value is empty");
   return text;
 }

@@ -60,18 +60,22 @@ int line_of(const YAML::Node& node);
 class YamlNode {
  public:
   YamlNode(std::string file, YAML::Node node, std::string path, int fallback_line = 0);
+  YamlNode(const YamlNode& other) = default;
+  /// Rebinds this YamlNode to `other`'s node. (Plain YAML::Node assignment would instead
+  /// overwrite the node this one refers to, inside its document.)
+  YamlNode& operator=(const YamlNode& other);
 
   [[nodiscard]] const std::string& file() const { return file_; }
   /// Dotted field path for messages: "gpus[3].bf16"; empty for a document root.
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] int line() const { return line_; }
-  [[nodiscard]] const YAML::Node& raw() const { return node_; }
+  [[nodiscard]] const YAML::Node& raw() const { return *node_; }
 
   [[nodiscard]] bool is_defined() const { return defined_; }
-  [[nodiscard]] bool is_null() const { return defined_ && node_.IsNull(); }
-  [[nodiscard]] bool is_map() const { return defined_ && node_.IsMap(); }
-  [[nodiscard]] bool is_sequence() const { return defined_ && node_.IsSequence(); }
-  [[nodiscard]] bool is_scalar() const { return defined_ && node_.IsScalar(); }
+  [[nodiscard]] bool is_null() const { return defined_ && node_->IsNull(); }
+  [[nodiscard]] bool is_map() const { return defined_ && node_->IsMap(); }
+  [[nodiscard]] bool is_sequence() const { return defined_ && node_->IsSequence(); }
+  [[nodiscard]] bool is_scalar() const { return defined_ && node_->IsScalar(); }
 
   /// Throws core::InputError(file, line, path, message).
   [[noreturn]] void fail(const std::string& message) const;
@@ -131,7 +135,7 @@ class YamlNode {
   T parse_quantity(core::Parsed<T> (*parse)(std::string_view), Bound bound, std::string_view example) const;
 
   std::string file_;
-  YAML::Node node_;
+  std::optional<YAML::Node> node_;  // always engaged; optional only so assignment can rebind
   std::string path_;
   int line_ = 0;
   bool defined_ = false;

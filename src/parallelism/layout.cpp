@@ -45,9 +45,10 @@ std::optional<std::string> why_invalid(const workload::ModelSpec& model, const L
   if (model.num_kv_heads % l.tp != 0 && l.tp % model.num_kv_heads != 0) {
     return fmt::format("tp {} and {} KV heads: neither divides the other", l.tp, model.num_kv_heads);
   }
-  if (model.num_layers % (l.pp * l.vp) != 0) {
-    // Megatron allows uneven first/last stages; we require an even split for a clear model.
-    return fmt::format("pp*vp = {} does not divide {} layers", l.pp * l.vp, model.num_layers);
+  if (model.num_layers < l.pp * l.vp) {
+    // Uneven splits are allowed (Megatron/torchtitan put the remainder on some stages), but every
+    // model chunk needs at least one layer.
+    return fmt::format("pp*vp = {} is more than the {} layers", l.pp * l.vp, model.num_layers);
   }
   if (l.vp > 1 && l.pp == 1) return "virtual stages (vp > 1) need pipeline parallelism (pp > 1)";
   if (model.is_moe()) {

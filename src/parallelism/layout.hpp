@@ -73,7 +73,7 @@ struct Layout {
 
 /// Why a layout cannot run this model on this many GPUs, or nullopt when it can.
 /// Checks: sizes positive; tp*pp*cp divides gpus; tp divides heads and KV heads (or KV heads divide
-/// tp with replication); pp*vp divides layers; ep divides experts and tp*cp*dp; etp divides expert
+/// tp with replication); pp*vp at most the layers (uneven splits allowed); ep divides experts and tp*cp*dp; etp divides expert
 /// FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance).
 std::optional<std::string> why_invalid(const workload::ModelSpec& model, const Layout& layout, int gpus,
                                        std::int64_t seq_len);

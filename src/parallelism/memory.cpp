@@ -10,7 +10,7 @@ namespace fmsim::parallelism {
 MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& l, std::int64_t seq_len,
                                 const StateBytes& state) {
   workload::ShardContext ctx{l.micro_batch, seq_len, l.tp, l.cp, l.ep, l.etp, l.sequence_parallel};
-  const int layers_per_stage = model.num_layers / std::max(1, l.pp);
+  const int layers_per_stage = (model.num_layers + std::max(1, l.pp) - 1) / std::max(1, l.pp);
 
   // Parameters on a first-stage GPU: its layers (all vp chunks) plus the embedding; split into
   // dense (sharded over DP) and expert (sharded over expert-DP) parts.

@@ -1,30 +1,70 @@
-// Temporary alpha-beta communication model (replaced by the collectives library binding).
+// Binding of the training simulator's CommCostFn to the collectives model on the cluster topology.
 #include "training/comm_adapter.hpp"
 
-#include <algorithm>
+#include <bit>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "collectives/cost_model.hpp"
+#include "topology/group.hpp"
+#include "topology/topology.hpp"
 
 namespace fmsim::training {
+namespace {
+
+collectives::Op to_collective(CommOp op) {
+  switch (op) {
+    case CommOp::AllReduce: return collectives::Op::AllReduce;
+    case CommOp::AllGather: return collectives::Op::AllGather;
+    case CommOp::ReduceScatter: return collectives::Op::ReduceScatter;
+    case CommOp::AllToAll: return collectives::Op::AllToAll;
+    case CommOp::SendRecv: return collectives::Op::SendRecv;
+  }
+  return collectives::Op::AllReduce;
+}
+
+struct Key {
+  int op, size, stride;
+  std::uint64_t bytes;
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
+    std::size_t h = std::hash<std::uint64_t>()(k.bytes);
+    h ^= (static_cast<std::size_t>(k.op) * 0x9e3779b97f4a7c15ULL) + (static_cast<std::size_t>(k.size) << 20) +
+         static_cast<std::size_t>(k.stride);
+    return h;
+  }
+};
+
+// Shared by every copy of the CommCostFn; the mutex makes it safe for the planner's threads.
+struct State {
+  topology::Topology topology;
+  collectives::Calibration calibration;
+  std::mutex mutex;
+  std::unordered_map<Key, double, KeyHash> memo;
+};
+
+}  // namespace
 
 CommCostFn make_comm_cost(const hardware::ClusterSpec& cluster) {
-  return [cluster](CommOp op, CommGroup g, core::Bytes bytes, int concurrent) {
-    const int gpn = cluster.gpus_per_node();
-    const int domain = cluster.nvlink_domain_gpus();
-    const bool inside = static_cast<long>(g.size) * g.stride <= domain;
-    const double nvl = cluster.gpu.nvlink_per_direction().value() * 0.8;
-    const double nic = cluster.system.network_bandwidth.value() * cluster.fabric.efficiency / std::max(1, gpn) *
-                       std::min(1.0, static_cast<double>(gpn) / std::max(1, concurrent) / std::max(1, gpn));
-    const double bw = inside ? nvl : std::max(1.0, nic * std::max(1, gpn) / std::max(1, concurrent));
-    const double n = g.size;
-    double factor = 1.0;
-    switch (op) {
-      case CommOp::AllReduce: factor = 2.0 * (n - 1) / n; break;
-      case CommOp::AllGather:
-      case CommOp::ReduceScatter:
-      case CommOp::AllToAll: factor = (n - 1) / n; break;
-      case CommOp::SendRecv: factor = 1.0; break;
+  auto state = std::make_shared<State>();
+  state->topology = topology::build_topology(cluster);
+  return [state](CommOp op, CommGroup group, core::Bytes bytes, int /*concurrent*/) {
+    // Concurrent groups of a rail-optimised node use different NICs (each GPU's own rail), which
+    // the topology's per-group NIC count already captures.
+    const Key key{static_cast<int>(op), group.size, group.stride, std::bit_cast<std::uint64_t>(bytes.value())};
+    {
+      std::lock_guard lock(state->mutex);
+      if (auto it = state->memo.find(key); it != state->memo.end()) return core::Seconds(it->second);
     }
-    const double latency = inside ? 10e-6 : 40e-6;
-    return core::Seconds(latency + bytes.value() * factor / bw);
+    const auto shape = topology::classify(state->topology, topology::Group::strided(0, group.size, group.stride));
+    const auto cost = collectives::estimate(state->topology, state->calibration, shape, to_collective(op), bytes);
+    const double t = cost.feasible ? cost.time.value() : 0.0;
+    std::lock_guard lock(state->mutex);
+    state->memo.emplace(key, t);
+    return core::Seconds(t);
   };
 }
 

@@ -213,7 +213,6 @@ class Costing {
   std::vector<StageCost> stages() const {
     const auto& m = job_.model;
     const int chunks = l_.pp * l_.vp;
-    const int per_chunk = m.num_layers / chunks;
     std::array<std::optional<LayerCost>, 4> cache;
     auto layer_cost = [&](int i) -> const LayerCost& {
       const int key = (m.is_moe_layer(i) ? 2 : 0) + (m.is_sliding_layer(i) ? 1 : 0);
@@ -231,8 +230,11 @@ class Costing {
       sc.chunk_bwd.assign(static_cast<std::size_t>(l_.vp), 0.0);
       for (int c = 0; c < l_.vp; ++c) {
         LayerCost chunk;
-        const int first = (c * l_.pp + s) * per_chunk;
-        for (int i = first; i < first + per_chunk; ++i) {
+        // Chunk k = c*pp + s holds layers [k*L/chunks, (k+1)*L/chunks): uneven splits spread the remainder.
+        const int k = c * l_.pp + s;
+        const int first = k * m.num_layers / chunks;
+        const int last = (k + 1) * m.num_layers / chunks;
+        for (int i = first; i < last; ++i) {
           const LayerCost& lc = layer_cost(i);
           accumulate(chunk, lc);
           sc.largest_layer_bytes = std::max(sc.largest_layer_bytes, lc.weight_bytes);

@@ -5,8 +5,9 @@
 //             (arXiv:2104.04473) eq. 3 and Appendix, 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) for a
 //             GPT with MHA and a 4h GeLU FFN; generalised to GQA, SwiGLU, MoE, MLA and sliding
 //             windows by counting every GEMM as Megatron-LM `num_floating_point_operations` and
-//             Megatron-Bridge `flop_utils.py` do. The causal mask is selectable: NeMo <= 25.02 and
-//             the SC21 paper count the full s x s score matrix, Megatron-Bridge counts half.
+//             Megatron-Bridge `flop_utils.py` do. The mask is selectable: the SC21 paper, Megatron-LM
+//             `training.py` and NeMo `flops_formulas.py` count the full s x s score matrix,
+//             Megatron-Bridge counts half (causal).
 //   SixN      6·N per token (Kaplan et al. 2020), N = active parameters without lookup tables.
 //   PaLM      6·N + 12·l·H·Q·s per token (Chowdhery et al. 2022, PaLM, Appendix B); torchtitan's
 //             MFU. Full (non-causal) attention.
@@ -26,8 +27,8 @@ namespace fmsim::workload {
 
 /// How the score and value matmuls of attention are counted.
 enum class AttentionMask {
-  Causal,  ///< each query attends to s/2 keys on average (Megatron-Bridge, NeMo >= 25.04)
-  Full,    ///< each query attends to s keys (SC21 paper, Megatron-LM before 2025, NeMo <= 25.02)
+  Causal,  ///< each query attends to s/2 keys on average (Megatron-Bridge flop_utils.py)
+  Full,    ///< each query attends to s keys (SC21 paper, Megatron-LM training.py, NeMo flops_formulas.py)
 };
 
 /// Which published FLOP count to reproduce.

@@ -32,7 +32,7 @@ TEST(ModelFlops, MegatronFullMaskIsNarayananEquation) {
 }
 
 TEST(ModelFlops, MegatronFullMaskIsNemoLlama3Formula) {
-  // NeMo 24.07 nemo/utils/flops_formulas.py llama3(): B·s·l·h²·(12 + 12·g/n + 18·f/h + 12·s/h
+  // NeMo nemo/utils/flops_formulas.py llama3(): B·s·l·h²·(12 + 12·g/n + 18·f/h + 12·s/h
   // + 6·V/(l·h)), g = KV heads, n = heads (full s x s attention). Llama 3.1 70B, B = 512, s = 8192.
   const ModelSpec m = llama31_70b();
   const double b = 512, s = 8192, l = 80, h = 8192, f = 28672, g = 8, n = 64, v = 128256;
