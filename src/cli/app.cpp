@@ -47,6 +47,7 @@ int run(int argc, char** argv) {
   add_goodput_command(app, ctx);
   add_models_command(app, ctx);
   add_validate_command(app, ctx);
+  add_calibrate_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -750,7 +751,10 @@ void run_against_csv(Context& ctx, const PlanOptions& o) {
     r.framework.overlap_tp_comm = job0.layout.overlap_tp_comm || job0.stack == "megatron";
     r.framework.bf16_grad_reduce = job0.layout.bf16_grad_reduce;
 
-    Line line{g.model, g.system, std::string(core::to_string(job0.layout.precision))};
+    Line line;
+    line.model = g.model;
+    line.system = g.system;
+    line.precision = std::string(core::to_string(job0.layout.precision));
     line.gpus = g.gpus;
     line.seq = r.seq_len;
     line.gbs = r.global_batch;

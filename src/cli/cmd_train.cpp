@@ -38,6 +38,7 @@ struct TrainOptions {
   std::string stack = "megatron";
   std::string task = "pretrain";
   bool no_sp = false;
+  std::string power_limit;
   bool tp_overlap = false;
   bool analytical = false;
   bool json = false;
@@ -251,6 +252,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--stack", opts->stack, "Software stack calibration: megatron, torchtitan, llm-foundry")->capture_default_str();
   cmd->add_option("--task", opts->task, "pretrain, sft or lora")->capture_default_str();
   cmd->add_flag("--no-sp", opts->no_sp, "Disable sequence parallelism");
+  cmd->add_option("--power-limit", opts->power_limit, "GPU power cap, e.g. 500W (default: TDP)");
   cmd->add_flag("--tp-overlap", opts->tp_overlap, "Overlap TP communication with GEMMs (userbuffers / async TP)");
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
   cmd->add_flag("--json", opts->json, "Machine-readable output");
@@ -266,6 +268,13 @@ void add_train_command(CLI::App& app, Context& ctx) {
     job.model = config::load_model(o.model);
     job.cluster = config::parse_cluster(ctx.catalog(), o.cluster);
     job.gpus = o.gpus;
+    if (!o.power_limit.empty()) {
+      const auto p = core::parse_power(o.power_limit);
+      if (!p || p.value->value() <= 0) {
+        throw core::InputError::flag("--power-limit", p ? "must be positive" : p.error);
+      }
+      job.cluster.gpu.power_limit = *p.value;
+    }
     if (o.gpus > job.cluster.gpus()) {
       throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, job.cluster.gpus()));
     }

@@ -15,6 +15,8 @@
 #include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 #include "cli/train_report.hpp"
+#include "cli/training_fit_data.hpp"
+#include "training/calibration_fit.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -26,6 +28,7 @@ struct Options {
   bool analytical = false;
   std::string calibration;
   std::vector<std::string> rows;
+  bool holdout = false;
 };
 
 struct Outcome {
@@ -82,6 +85,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
   cmd->add_flag("--markdown", opts->markdown, "Markdown tables (for docs/validation.md)");
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
+  cmd->add_flag("--holdout", opts->holdout,
+                "Leave-one-source-out: refit the calibration without each source, then predict that source");
   cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. V041,V280), each with its full breakdown")
       ->delimiter(',');
   cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")->check(CLI::ExistingFile);
@@ -89,6 +94,21 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     const auto start = std::chrono::steady_clock::now();
     const auto rows = config::read_training_csv(opts->csv, ctx.catalog());
     const auto calibration = config::load_training_calibration(opts->calibration);
+    // Leave-one-source-out: the calibration used for a row's source is fitted without that source.
+    std::map<std::string, training::Calibration> held_out;
+    if (opts->holdout) {
+      std::map<std::string, int> sources;
+      for (const auto& row : rows) {
+        if (row.job && row.measured_step_time_s) ++sources[row.source_id];
+      }
+      for (const auto& [source, n] : sources) {
+        auto cal = calibration;
+        auto data = measurements_from_csv(opts->csv, ctx, {source});
+        (void)training::fit_calibration(cal, data, 4);
+        held_out.emplace(source, std::move(cal));
+        if (!opts->json) std::cerr << fmt::format("refitted without {} ({} rows)\n", source, n);
+      }
+    }
     std::vector<Outcome> outcomes;
     std::map<std::string, training::CommCostFn> comm_by_cluster;
     for (const auto& row : rows) {
@@ -100,8 +120,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         const std::string key = fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
         auto it = comm_by_cluster.find(key);
         if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
-        const auto r = opts->analytical ? training::estimate_step(job, calibration, it->second)
-                                        : training::simulate_step(job, calibration, it->second);
+        const auto& cal = opts->holdout ? held_out.at(row.source_id) : calibration;
+        const auto r = opts->analytical ? training::estimate_step(job, cal, it->second)
+                                        : training::simulate_step(job, cal, it->second);
         if (!opts->rows.empty() && !opts->json) {
           fmt::print("=== {} ({}, {} on {} GPUs of {}): measured {:.3f} s\n", row.row_id, row.source_id, row.model,
                      row.num_gpus, row.system, row.measured_step_time_s.value_or(0.0));

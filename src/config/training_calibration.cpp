@@ -66,7 +66,7 @@ training::Calibration load_training_calibration(const std::string& path) {
   }
   for (const auto& [name, node] : root["stacks"].entries()) {
     node.check_keys({"description", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
-                     "layer_overhead"});
+                     "layer_overhead", "moe_layer_overhead"});
     training::StackCalibration s;
     s.name = name;
     s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
@@ -74,7 +74,8 @@ training::Calibration load_training_calibration(const std::string& path) {
     if (s.tp_overlap > 1.0 || s.dp_overlap > 1.0) node.fail("overlap fractions must be at most 1");
     s.elementwise_factor = number(node, "elementwise_factor", Bound::Positive);
     s.step_overhead = duration(node, "step_overhead");
-    s.layer_overhead = duration(node, "layer_overhead");
+    s.layer_overhead_us = duration(node, "layer_overhead").value() * 1e6;
+    s.moe_layer_overhead_us = duration(node, "moe_layer_overhead").value() * 1e6;
     s.source = source_of(node, {"tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead"});
     cal.stacks[name] = s;
   }

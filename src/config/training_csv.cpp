@@ -140,6 +140,8 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
     if (!col.count(r)) throw core::InputError(path, 1, r, "required column missing from the header");
   }
 
+  std::vector<workload::ModelSpec> presets;
+  for (const auto& name : preset_model_names()) presets.push_back(load_model(name));
   std::vector<TrainingRow> out;
   // Lines: the CSV parser drops no rows, so row i of the table sits at line i+1 unless quoted
   // cells span lines (none do in published tables); count newlines for exactness anyway.
@@ -211,10 +213,13 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
       job.model = model_from_dimensions(dims, fmt::format("{}:{}", path, row.line));
       // Architectural details the CSV does not carry (head_dim, MLA, sliding windows, first dense
       // layers) come from a preset of the same family when one matches the published dimensions.
-      for (const auto& preset : preset_model_names()) {
-        const auto p = load_model(preset);
+      for (const auto& p : presets) {
         if (p.num_layers == job.model.num_layers && p.hidden == job.model.hidden &&
-            p.num_heads == job.model.num_heads && p.moe.num_experts == job.model.moe.num_experts) {
+            p.num_heads == job.model.num_heads && p.num_kv_heads == job.model.num_kv_heads &&
+            p.mlp == job.model.mlp && p.moe.num_experts == job.model.moe.num_experts &&
+            p.moe.top_k == job.model.moe.top_k &&
+            (job.model.moe.enabled() ? p.moe.expert_ffn == job.model.moe.expert_ffn
+                                     : p.ffn_hidden == job.model.ffn_hidden)) {
           const auto keep_vocab = job.model.vocab;
           job.model = p;
           job.model.vocab = keep_vocab;
@@ -237,6 +242,16 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
     job.cluster = parse_cluster(catalog, fmt::format("{}:{}", hw->system, units));
     if (!hw->gpu.empty()) {
       if (const auto* g = catalog.find_gpu(hw->gpu)) job.cluster.gpu = *g;
+    }
+    // "500W power limit": a capped GPU sustains a lower clock (GpuSpec::power_clock_factor).
+    {
+      const std::string hwl = core::to_lower(row.hardware);
+      const auto w = hwl.find("w power");
+      if (w != std::string::npos) {
+        auto b = w;
+        while (b > 0 && std::isdigit(static_cast<unsigned char>(hwl[b - 1]))) --b;
+        if (const auto watts = number(hwl.substr(b, w - b))) job.cluster.gpu.power_limit = core::watts(*watts);
+      }
     }
     job.gpus = row.num_gpus;
     job.seq_len = static_cast<std::int64_t>(*seq);
@@ -266,9 +281,9 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
       l.sharding = parallelism::Sharding::Zero3;
       l.recompute = job.stack == "torchtitan" ? parallelism::Recompute::Selective : parallelism::Recompute::Full;
     }
-    if (contains(shard, "shard_grad_op")) l.sharding = parallelism::Sharding::Zero2;
+    if (contains(shard, "fsdp=0") || contains(shard, "zero-1")) l.sharding = parallelism::Sharding::DistributedOptimizer;
+    else if (contains(shard, "shard_grad_op")) l.sharding = parallelism::Sharding::Zero2;
     else if (contains(shard, "fsdp")) l.sharding = parallelism::Sharding::Zero3;
-    else if (contains(shard, "zero-1") || contains(shard, "ddp (fsdp=0)")) l.sharding = parallelism::Sharding::DistributedOptimizer;
     else if (core::to_lower(shard) == "ddp") l.sharding = parallelism::Sharding::None;
     if (contains(shard, "pure")) l.bf16_grad_reduce = true;
     if (!rc.empty()) {

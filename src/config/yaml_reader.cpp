@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -170,14 +171,17 @@ void YamlNode::check_keys(std::initializer_list<std::string_view> allowed) const
 
 void YamlNode::check_keys(const std::vector<std::string>& allowed) const {
   for (const auto& [key, value] : entries()) {
-    bool known = false;
-    for (const auto& a : allowed) known = known || a == key;
-    if (known) continue;
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
     const auto close = core::closest_matches(key, allowed);
     std::string message = fmt::format("unknown key '{}'", key);
     message += close.empty() ? fmt::format("; allowed keys: {}", core::join(allowed, ", "))
                              : fmt::format("; did you mean {}?", core::join(close, " or "));
-    throw core::InputError(file_, value.line(), value.path(), message);
+    // Report the key's own line: a nested value (a list under the key) starts on the next one.
+    int key_line = value.line();
+    for (auto it = node_->begin(); it != node_->end(); ++it) {
+      if (it->first.Scalar() == key && line_of(it->first) > 0) key_line = line_of(it->first);
+    }
+    throw core::InputError(file_, key_line, value.path(), message);
   }
 }
 

@@ -2,6 +2,7 @@
 // reference machines), scale-out fabrics, storage services, and a cluster built from them.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,7 +49,15 @@ struct GpuSpec {
   int nvlink_links = 0;
   core::BytesPerSecond nvlink_bandwidth{};  ///< per GPU, bidirectional, as NVIDIA quotes it
   core::Watts tdp{};
+  core::Watts power_limit{};        ///< administrator power cap; zero = run at TDP
   ProvenanceMap provenance;
+
+  /// Sustained compute clock under the power cap relative to TDP operation: dynamic power scales
+  /// as f*V^2 with V roughly proportional to f, so f ~ P^(1/3). 1 when uncapped.
+  [[nodiscard]] double power_clock_factor() const {
+    if (power_limit.value() <= 0 || tdp.value() <= 0 || power_limit >= tdp) return 1.0;
+    return std::cbrt(power_limit.value() / tdp.value());
+  }
 
   /// Dense peak in precision p (zero if unsupported).
   [[nodiscard]] core::FlopsPerSecond peak(core::Precision p) const {

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -305,11 +306,19 @@ Plan assemble(const PlanRequest& request, const training::Calibration& calibrati
     for (const auto& sc : so.scenarios) {
       if (sc.system == s && ranked(sc.gpus)) sp.stats.shapes += sc.shapes.size();
     }
-    const std::size_t n = std::min<std::size_t>(records.size(), static_cast<std::size_t>(request.top));
-    std::partial_sort(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(n), records.end(), record_less);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto p = planned_from(request, calibration, so, records[i]);
-      p.rank = static_cast<int>(i) + 1;
+    std::sort(records.begin(), records.end(), record_less);
+    std::vector<std::array<int, 5>> seen;
+    for (const auto& rec : records) {
+      if (sp.top.size() >= static_cast<std::size_t>(request.top)) break;
+      const auto& sc = so.scenarios[rec.scenario];
+      const Shape& shape = sc.shapes[rec.shape];
+      const std::array<int, 5> key{sc.gpus, shape.tp, shape.pp, shape.cp, shape.ep};
+      if (request.distinct_shapes) {
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(key);
+      }
+      auto p = planned_from(request, calibration, so, rec);
+      p.rank = static_cast<int>(sp.top.size()) + 1;
       sp.top.push_back(std::move(p));
     }
     const int shown_gpus = !sp.top.empty()                        ? sp.top.front().gpus

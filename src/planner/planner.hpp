@@ -53,6 +53,9 @@ struct PlanRequest {
   SearchSpace space;
   FrameworkSettings framework;                 ///< overlaps etc., the same for every candidate
   int top = 3;                                 ///< layouts kept per system
+  /// Keep at most one layout per (GPUs, tp, pp, cp, ep) in SystemPlan::top, so the runners-up are
+  /// different shapes rather than the best one with another micro-batch or ZeRO stage.
+  bool distinct_shapes = true;
   int threads = 0;                             ///< 0 = std::thread::hardware_concurrency()
 };
 

@@ -42,7 +42,8 @@ struct StackCalibration {
   double dp_overlap = 0.9;        ///< fraction of DP/FSDP communication that can hide behind compute
   double elementwise_factor = 1.0;///< memory traffic of elementwise work relative to fused kernels
   core::Seconds step_overhead = core::ms(20.0);  ///< per optimizer step: launch gaps, logging, data
-  core::Seconds layer_overhead = core::us(0.0);  ///< per layer per micro-batch, forward+backward (host/framework)
+  double layer_overhead_us = 0.0;       ///< per layer per micro-batch, forward+backward (host/framework), us
+  double moe_layer_overhead_us = 0.0;   ///< per MoE layer per micro-batch: router, permutation, dispatcher syncs, us
   std::string source;
 };
 

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "engine/task_graph.hpp"
+#include "workload/model_flops.hpp"
 #include "workload/operators.hpp"
 
 namespace fmsim::training {
@@ -80,7 +81,7 @@ class Costing {
   double shape_factor(double x) const { return x / (x + gc_.gemm_half_dim); }
 
   double gemm_time(const workload::Operator& op, core::Precision p) const {
-    const double peak = gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value();
+    const double peak = (gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value()) * gpu_.power_clock_factor();
     const double eff = gc_.gemm_efficiency(p) * shape_factor(op.m) * shape_factor(op.n) * shape_factor(op.k);
     return op.flops / (peak * eff) + gc_.kernel_overhead.value() * op.groups;
   }
@@ -119,7 +120,7 @@ class Costing {
           break;
         }
         case OpKind::Attention: {
-          const double peak = gpu_.bf16.value();
+          const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
           const double g = shape_factor(op.n);
           attention_fwd = op.flops / (peak * gc_.attention_fwd_efficiency * g) + gc_.kernel_overhead.value();
           attention_bwd = 2.5 * op.flops / (peak * gc_.attention_bwd_efficiency * g) + gc_.kernel_overhead.value();
@@ -184,7 +185,8 @@ class Costing {
           c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd;
           break;
       }
-      const double per_layer = sc_.layer_overhead.value();
+      const double per_layer = 1e-6 * (sc_.layer_overhead_us +
+                                       (job_.model.is_moe_layer(layer) ? sc_.moe_layer_overhead_us : 0.0));
       c.fwd += per_layer / 3.0;
       c.bwd += per_layer * 2.0 / 3.0;
     }
@@ -377,7 +379,7 @@ void finish(const TrainingJob& job, StepResult& r) {
   const double tokens = static_cast<double>(l.global_batch) * static_cast<double>(job.seq_len);
   const int gpus = job.job_gpus();
   r.tokens_per_s_per_gpu = tokens / (r.step_time.value() * gpus);
-  r.model_flops_per_step = model_flops_per_step(job.model, l.global_batch, job.seq_len);
+  r.model_flops_per_step = workload::model_flops_per_step(job.model, l.global_batch, job.seq_len).value();
   r.model_tflops_per_gpu = r.model_flops_per_step / (r.step_time.value() * gpus) / 1e12;
   const double peak = job.cluster.gpu.peak(l.precision).value() > 0 ? job.cluster.gpu.peak(l.precision).value()
                                                                       : job.cluster.gpu.bf16.value();
@@ -436,25 +438,6 @@ const StackCalibration& Calibration::stack(const std::string& name) const {
   auto it = stacks.find(name);
   FMSIM_CHECK(it != stacks.end(), "no calibration for software stack '" + name + "'");
   return it->second;
-}
-
-double model_flops_per_step(const workload::ModelSpec& model, std::int64_t global_batch, std::int64_t seq_len) {
-  // Forward FLOPs of every operator on one unsharded GPU, times 3 (forward + 2x backward).
-  workload::ShardContext ctx{1, seq_len, 1, 1, 1, 1, false};
-  double fwd = 0.0;
-  std::array<std::optional<double>, 4> cache;
-  for (int i = 0; i < model.num_layers; ++i) {
-    const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
-    auto& slot = cache[static_cast<std::size_t>(key)];
-    if (!slot) {
-      double f = 0.0;
-      for (const auto& op : workload::layer_operators(model, i, ctx)) f += op.flops;
-      slot = f;
-    }
-    fwd += *slot;
-  }
-  for (const auto& op : workload::head_operators(model, ctx)) fwd += op.flops;
-  return 3.0 * fwd * static_cast<double>(global_batch);
 }
 
 StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm) {

@@ -66,16 +66,12 @@ struct StepResult {
   bool fits_memory = false;
   CommVolume comm;
   double tokens_per_s_per_gpu = 0.0;
-  double model_flops_per_step = 0.0;  ///< Megatron model FLOPs (no recompute), whole job
+  double model_flops_per_step = 0.0;  ///< workload::model_flops_per_step (Megatron convention, causal), whole job
   double model_tflops_per_gpu = 0.0;
-  double mfu = 0.0;                   ///< model TFLOP/s per GPU / dense peak in the job's precision... see docs
+  double mfu = 0.0;                   ///< model TFLOP/s per GPU / dense peak in the job's precision
   std::int64_t micro_batches = 0;
   std::size_t simulated_tasks = 0;    ///< discrete-event tasks played (0 for the analytical path)
 };
-
-/// Model FLOPs of one step (Megatron convention: 3 x forward GEMM and attention FLOPs, causal
-/// attention counted at half, no recompute), summed over the whole job.
-double model_flops_per_step(const workload::ModelSpec& model, std::int64_t global_batch, std::int64_t seq_len);
 
 /// Analytical step time: closed-form pipeline schedule over per-stage micro-batch costs.
 /// Microseconds per call; the planner's path.

@@ -1,0 +1,130 @@
+// Coordinate-descent fit of the calibration parameters on the analytical step model.
+#include "training/calibration_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace fmsim::training {
+namespace {
+
+std::string_view arch_name(hardware::Architecture a) {
+  switch (a) {
+    case hardware::Architecture::Ampere: return "ampere";
+    case hardware::Architecture::Hopper: return "hopper";
+    case hardware::Architecture::Blackwell: return "blackwell";
+    case hardware::Architecture::BlackwellUltra: return "blackwell_ultra";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Measurement>& measurements) {
+  std::set<std::pair<hardware::Architecture, core::Precision>> used_precisions;
+  std::set<hardware::Architecture> used_archs;
+  std::set<std::string> used_stacks, moe_stacks;
+  for (const auto& m : measurements) {
+    auto a = m.job.cluster.gpu.architecture;
+    if (a == hardware::Architecture::BlackwellUltra) a = hardware::Architecture::Blackwell;
+    used_archs.insert(a);
+    auto p = m.job.layout.precision;
+    if (p == core::Precision::FP16 || p == core::Precision::TF32) p = core::Precision::BF16;
+    used_precisions.insert({a, p});
+    used_stacks.insert(m.job.stack);
+    if (m.job.model.is_moe()) moe_stacks.insert(m.job.stack);
+  }
+  std::vector<FitParameter> out;
+  for (auto& [arch, g] : cal.gpus) {
+    if (!used_archs.count(arch) || arch == hardware::Architecture::BlackwellUltra) continue;
+    const std::string n(arch_name(arch));
+    GpuCalibration* ultra = nullptr;
+    if (arch == hardware::Architecture::Blackwell && cal.gpus.count(hardware::Architecture::BlackwellUltra)) {
+      ultra = &cal.gpus[hardware::Architecture::BlackwellUltra];
+    }
+    auto link = [&](double GpuCalibration::*field) {
+      return ultra ? std::vector<double*>{&(ultra->*field)} : std::vector<double*>{};
+    };
+    if (used_precisions.count({arch, core::Precision::BF16})) {
+      out.push_back({n + ".gemm_efficiency_bf16", &g.gemm_efficiency_bf16, 0.45, 0.90, link(&GpuCalibration::gemm_efficiency_bf16)});
+    }
+    if (used_precisions.count({arch, core::Precision::FP8})) {
+      out.push_back({n + ".gemm_efficiency_fp8", &g.gemm_efficiency_fp8, 0.40, 0.90, link(&GpuCalibration::gemm_efficiency_fp8)});
+    }
+    if (used_precisions.count({arch, core::Precision::FP4})) {
+      out.push_back({n + ".gemm_efficiency_fp4", &g.gemm_efficiency_fp4, 0.35, 0.90, link(&GpuCalibration::gemm_efficiency_fp4)});
+    }
+  }
+  for (auto& [name, s] : cal.stacks) {
+    if (!used_stacks.count(name)) continue;
+    out.push_back({name + ".layer_overhead_us", nullptr, 0.0, 500.0});
+    out.back().value = nullptr;
+    if (moe_stacks.count(name)) out.push_back({name + ".moe_layer_overhead_us", nullptr, 0.0, 5000.0});
+  }
+  // Stack overheads are stored in microseconds.
+  for (auto& p : out) {
+    if (p.value != nullptr) continue;
+    const auto dot = p.name.find('.');
+    auto& s = cal.stacks[p.name.substr(0, dot)];
+    p.value = p.name.ends_with("moe_layer_overhead_us") ? &s.moe_layer_overhead_us : &s.layer_overhead_us;
+  }
+  return out;
+}
+
+double fit_loss(const Calibration& cal, const std::vector<Measurement>& measurements) {
+  std::vector<double> errs;
+  errs.reserve(measurements.size());
+  double sum = 0.0;
+  for (const auto& m : measurements) {
+    const auto r = estimate_step(m.job, cal, m.comm);
+    if (!r.feasible) continue;
+    const double e = std::fabs(std::log(r.step_time.value() / m.measured_step_time_s));
+    errs.push_back(e);
+    sum += e;
+  }
+  if (errs.empty()) return 0.0;
+  std::nth_element(errs.begin(), errs.begin() + static_cast<long>(errs.size() / 2), errs.end());
+  return errs[errs.size() / 2] + sum / static_cast<double>(errs.size());
+}
+
+FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& measurements, int rounds) {
+  FitReport rep;
+  auto params = fit_parameters(cal, measurements);
+  double best = fit_loss(cal, measurements);
+  rep.loss_before = best;
+  double step = 0.25;
+  for (int round = 0; round < rounds; ++round) {
+    for (auto& p : params) {
+      for (int dir : {+1, -1}) {
+        for (int tries = 0; tries < 6; ++tries) {
+          const double old = *p.value;
+          double candidate;
+          if (p.name.ends_with("_us")) {
+            candidate = std::clamp(old + dir * step * std::max(50.0, old), p.min, p.max);
+          } else {
+            candidate = std::clamp(old * (1.0 + dir * step), p.min, p.max);
+          }
+          if (candidate == old) break;
+          *p.value = candidate;
+          for (double* l : p.linked) *l = candidate;
+          const double loss = fit_loss(cal, measurements);
+          ++rep.evaluations;
+          if (loss + 1e-12 < best) {
+            best = loss;
+          } else {
+            *p.value = old;
+            for (double* l : p.linked) *l = old;
+            break;
+          }
+        }
+      }
+    }
+    step *= 0.5;
+  }
+  rep.loss_after = best;
+  return rep;
+}
+
+}  // namespace fmsim::training

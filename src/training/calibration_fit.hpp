@@ -1,0 +1,51 @@
+// Fitting the training calibration's named parameters to measured step times, and the
+// leave-one-source-out check that the fit generalises.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "training/calibration.hpp"
+#include "training/step_model.hpp"
+
+namespace fmsim::training {
+
+/// One measured run: the job, its measured step time, and the source it was published in.
+struct Measurement {
+  TrainingJob job;
+  double measured_step_time_s = 0.0;
+  std::string source;
+  CommCostFn comm;
+};
+
+/// A named, bounded calibration parameter (e.g. "hopper.gemm_efficiency_fp8").
+struct FitParameter {
+  std::string name;
+  double* value;
+  double min;
+  double max;
+  std::vector<double*> linked = {};  ///< moved together with `value` (Blackwell Ultra follows Blackwell)
+};
+
+/// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4), and
+/// per stack the per-layer and MoE dispatch overheads. Attention efficiencies stay at their kernel
+/// benchmark priors (step times alone cannot tell them from GEMM efficiency). Blackwell Ultra
+/// shares Blackwell's tensor cores and software, so it follows Blackwell's values. Only parameters
+/// used by `measurements` are returned (the rest stay at their priors).
+std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::vector<Measurement>& measurements);
+
+/// Robust loss: median over rows of |ln(predicted / measured)|, plus the mean to break ties.
+double fit_loss(const Calibration& calibration, const std::vector<Measurement>& measurements);
+
+struct FitReport {
+  double loss_before = 0.0;
+  double loss_after = 0.0;
+  int evaluations = 0;
+};
+
+/// Coordinate descent with shrinking multiplicative steps over `fit_parameters`, starting from
+/// the given calibration (the priors from kernel benchmarks). Deterministic.
+FitReport fit_calibration(Calibration& calibration, const std::vector<Measurement>& measurements, int rounds = 6);
+
+}  // namespace fmsim::training
