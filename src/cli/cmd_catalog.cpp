@@ -501,7 +501,7 @@ void add_catalog_command(CLI::App& app, Context& ctx) {
       "  fmsim catalog show p5en.48xlarge\n"
       "  fmsim catalog show H100 --json\n"
       "  fmsim catalog cluster u-p6e-gb200x72:4\n"
-      "  fmsim --catalog examples/custom_catalog.yaml catalog show h100-sxm-500w");
+      "  fmsim --catalog examples/custom_catalog.yaml catalog show h100-sxm-96gb-500w");
 
   struct ListCommand {
     const char* name;

@@ -185,14 +185,14 @@ void check_pins(const planner::SearchSpace& space, const workload::ModelSpec& m,
     }
   }
   for (int pp : space.pp) {
-    if (m.num_layers % pp != 0) {
-      throw core::InputError::flag("--pp", fmt::format("{} does not divide {}'s {} layers", pp, m.name, m.num_layers));
+    if (pp > m.num_layers) {
+      throw core::InputError::flag("--pp", fmt::format("{} is more than {}'s {} layers", pp, m.name, m.num_layers));
     }
     if (pp > space.max_pp) throw core::InputError::flag("--pp", fmt::format("{} is above --max-pp {}", pp, space.max_pp));
   }
   for (int vp : space.vp) {
-    if (m.num_layers % vp != 0) {
-      throw core::InputError::flag("--vp", fmt::format("{} does not divide {}'s {} layers", vp, m.name, m.num_layers));
+    if (vp > m.num_layers) {
+      throw core::InputError::flag("--vp", fmt::format("{} is more than {}'s {} layers", vp, m.name, m.num_layers));
     }
   }
   for (int cp : space.cp) {
@@ -699,6 +699,26 @@ void run_plan(Context& ctx, const PlanOptions& o) {
 // ---------------------------------------------------------------------------------------------
 // --against-csv: the planner's best layout vs the best published layout, both predicted.
 
+/// Why a published layout is not among the candidates the planner enumerates (empty when it is).
+std::string outside_search_space(const planner::PlanRequest& r, const hardware::ClusterSpec& cluster, int gpus,
+                                 const parallelism::Layout& l) {
+  const auto sized = planner::sized_cluster(cluster, gpus);
+  const auto shapes = planner::enumerate_shapes(r.model, gpus, r.seq_len, r.space, sized);
+  const auto variants = planner::enumerate_variants(r.space, sized.gpu);
+  std::vector<std::string> why;
+  if (l.shard_group > 0) why.push_back(fmt::format("hybrid FSDP shard group {} is not searched", l.shard_group));
+  if (l.etp > 1) why.push_back(fmt::format("expert tensor parallelism etp {} is not searched", l.etp));
+  const planner::Shape shape{.tp = l.tp, .pp = l.pp, .vp = l.vp, .cp = l.cp, .ep = l.ep, .etp = 1, .dp = l.dp};
+  if (l.etp == 1 && std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) {
+    why.push_back(fmt::format("shape tp{} pp{} vp{} cp{} ep{} is not among the default candidates", l.tp, l.pp, l.vp,
+                              l.cp, l.ep));
+  }
+  const bool mbs_searched = std::any_of(variants.begin(), variants.end(),
+                                        [&](const planner::Variant& v) { return v.micro_batch == l.micro_batch; });
+  if (!mbs_searched) why.push_back(fmt::format("micro-batch {} is not searched (1, 2, 4, 8)", l.micro_batch));
+  return core::join(why, "; ");
+}
+
 struct CsvGroup {
   std::string model, system;
   int gpus = 0;
@@ -794,7 +814,9 @@ void run_against_csv(Context& ctx, const PlanOptions& o) {
       } else if (!line.published_fits) {
         line.verdict = "published layout exceeds the memory model; planner keeps to what fits";
       } else {
-        line.verdict = "planner slower: published layout is outside the search space";
+        const auto why = outside_search_space(r, published_row->job->cluster, g.gpus, published->layout);
+        line.verdict = "planner slower: " + (why.empty() ? std::string("published layout is outside the search space")
+                                                         : why);
       }
       if (!line.published_fits && ratio <= 1.0 + 1e-9) line.verdict += " (published layout exceeds the memory model)";
     }

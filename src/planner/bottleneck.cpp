@@ -94,10 +94,9 @@ std::string describe_component(Component c, const parallelism::Layout& l, std::i
     case Component::Pp: return fmt::format("PP send/recv (pp {}) {}", l.pp, where(c));
     case Component::Dp: {
       const auto g = component_group(c, l);
-      const std::string_view what =
-          l.sharding == parallelism::Sharding::Zero3 ? "FSDP gathers and gradient reduce-scatter"
-          : l.sharding == parallelism::Sharding::None ? "DP gradient all-reduce"
-                                                      : "DP gradient reduce-scatter and parameter all-gather";
+      const std::string_view what = l.sharding == parallelism::Sharding::Zero3  ? "FSDP gather/reduce-scatter"
+                                    : l.sharding == parallelism::Sharding::None ? "DP gradient all-reduce"
+                                                                                : "DP reduce-scatter/all-gather";
       return fmt::format("{} (dp {}) {}", what, g.size, where(c));
     }
     case Component::Bubble:
@@ -129,7 +128,7 @@ Bottleneck find_bottleneck(const training::StepResult& step, const parallelism::
   b.compute_bound = b.share < kComputeBoundShare;
   const std::string what = describe_component(b.component, layout, step.micro_batches, cluster);
   if (b.compute_bound) {
-    b.sentence = fmt::format("compute-bound: {:.0f}% of the step in kernels; largest overhead: {} {:.0f}%",
+    b.sentence = fmt::format("compute-bound ({:.0f}% of the step in kernels); next: {}, {:.0f}%",
                              100.0 * b.compute_share, what, 100.0 * b.share);
   } else {
     b.sentence = fmt::format("{}: {:.0f}% of the step", what, 100.0 * b.share);

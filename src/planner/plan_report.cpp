@@ -50,8 +50,7 @@ std::vector<std::string> layout_row(const PlannedLayout& p) {
           fmt::format("{:.1f}", p.step.memory.total().value() / kGiB),
           fmt::format("{:.1f}", p.headroom_bytes / kGiB),
           fmt::format("{:.1f}", days(p.train_seconds)),
-          money(p.cost_usd),
-          p.bottleneck.sentence};
+          money(p.cost_usd)};
 }
 
 const std::vector<std::string>& layout_header() {
@@ -64,8 +63,7 @@ const std::vector<std::string>& layout_header() {
                                                 "memory (GiB)",
                                                 "headroom (GiB)",
                                                 "days to train",
-                                                "cost to train",
-                                                "bottleneck"};
+                                                "cost to train"};
   return kHeader;
 }
 
@@ -89,25 +87,28 @@ report::Section summary_section(const PlanRequest& request, const Plan& plan) {
   }
   report::Table t;
   t.caption = "Best layout per system";
-  t.header = {"system", "rented", "GPU", "layout", "step time (s)", "tokens/s/GPU", "MFU", "days to train",
-              "cost to train", "bottleneck"};
+  t.header = {"system", "rented", "layout", "step time (s)", "tokens/s/GPU", "MFU", "days to train", "cost to train"};
+  t.align = {report::Align::Left, report::Align::Left, report::Align::Left};
+  std::vector<std::string> bottlenecks;
   for (std::size_t i = 0; i < plan.systems.size(); ++i) {
     const auto& sp = plan.systems[i];
     if (sp.top.empty()) {
-      t.rows.push_back({system_label(sp.cluster), units_text(sp), sp.cluster.gpu.name, "-", "-", "-", "-", "-", "-",
-                        sp.empty_reason});
+      t.rows.push_back({system_label(sp.cluster), units_text(sp), "-", "-", "-", "-", "-", "-"});
+      bottlenecks.push_back(fmt::format("{}: {}", system_label(sp.cluster), sp.empty_reason));
       continue;
     }
     const auto& b = sp.top.front();
-    t.rows.push_back({system_label(sp.cluster), units_text(sp), sp.cluster.gpu.name, b.label(),
-                      fmt::format("{:.2f}", b.step.step_time.value()), thousands(b.step.tokens_per_s_per_gpu),
-                      fmt::format("{:.1f}%", 100.0 * b.step.mfu), fmt::format("{:.1f}", days(b.train_seconds)),
-                      money(b.cost_usd), b.bottleneck.sentence});
+    t.rows.push_back({system_label(sp.cluster), units_text(sp), b.label(), fmt::format("{:.2f}", b.step.step_time.value()),
+                      thousands(b.step.tokens_per_s_per_gpu), fmt::format("{:.1f}%", 100.0 * b.step.mfu),
+                      fmt::format("{:.1f}", days(b.train_seconds)), money(b.cost_usd)});
+    bottlenecks.push_back(fmt::format("{}: {}", system_label(sp.cluster), b.bottleneck.sentence));
     if (plan.best_system && *plan.best_system == i) t.highlight_row = t.rows.size() - 1;
   }
   t.note = "Rented = whole instances or UltraServers; the job uses the requested GPU count. Time and cost assume "
            "no failures, restarts or checkpoint stalls.";
   s.add(std::move(t));
+  s.add(report::Paragraph{"Bottleneck of each system's best layout:"});
+  for (auto& line : bottlenecks) s.add(report::Paragraph{std::move(line), report::ParagraphStyle::Note});
   return s;
 }
 
@@ -227,8 +228,12 @@ report::Section scaling_section(const Plan& plan) {
       a.y.push_back(p.best->step.tokens_per_s_per_gpu);
       b.x.push_back(p.gpus);
       b.y.push_back(days(p.best->train_seconds));
-      const bool knee = sc.knee && *sc.knee == i;
-      t.rows.push_back({sc.system, std::to_string(p.gpus) + (knee ? " (stops paying after)" : ""), p.best->label(),
+      // Mark the knee only when a later count exists that no longer paid.
+      bool knee = false;
+      if (sc.knee && *sc.knee == i) {
+        for (std::size_t k = i + 1; k < sc.points.size(); ++k) knee = knee || sc.points[k].best.has_value();
+      }
+      t.rows.push_back({sc.system, std::to_string(p.gpus) + (knee ? " (last that pays)" : ""), p.best->label(),
                         fmt::format("{:.2f}", p.best->step.step_time.value()),
                         thousands(p.best->step.tokens_per_s_per_gpu),
                         p.speedup > 0 ? fmt::format("{:.2f}x", p.speedup) : "-",
@@ -273,6 +278,10 @@ report::Section layouts_section(const Plan& plan) {
                          thousands(static_cast<double>(sp.stats.pruned_memory)),
                          thousands(static_cast<double>(sp.stats.evaluated)));
     s.add(std::move(t));
+    for (const auto& p : sp.top) {
+      s.add(report::Paragraph{fmt::format("#{} bottleneck: {}", p.rank, p.bottleneck.sentence),
+                              report::ParagraphStyle::Note});
+    }
   }
   return s;
 }
@@ -304,11 +313,10 @@ report::Section method_section(const PlanRequest& request, const Plan& plan, con
 
 report::Document build_plan_report(const PlanRequest& request, const Plan& plan, const PlanReportContext& context) {
   report::Document doc;
+  const auto& counts = request.ranked_gpu_counts.empty() ? request.gpu_counts : request.ranked_gpu_counts;
   doc.title = fmt::format("Training plan: {} on {} GPUs", request.model.name,
-                          fmt::format("{}", request.gpu_counts.size() == 1
-                                                ? std::to_string(request.gpu_counts.front())
-                                                : fmt::format("{}-{}", request.gpu_counts.front(),
-                                                              request.gpu_counts.back())));
+                          counts.size() == 1 ? std::to_string(counts.front())
+                                             : fmt::format("{}-{}", counts.front(), counts.back()));
   doc.subtitle = fmt::format("{:.3g}T tokens, sequence length {}, global batch {} sequences, ranked by {}",
                              request.tokens / 1e12, request.seq_len, request.global_batch,
                              to_string(request.objective));

@@ -27,9 +27,8 @@ std::vector<int> tp_candidates(const SearchSpace& space, const hardware::Cluster
 std::vector<int> pp_candidates(const SearchSpace& space, const workload::ModelSpec& model) {
   std::vector<int> out;
   if (space.pp.empty()) {
-    for (int v = 1; v <= std::min(space.max_pp, model.num_layers); ++v) {
-      if (model.num_layers % v == 0) out.push_back(v);
-    }
+    // Uneven splits are allowed (the remainder goes to some stages); the GPU count filters pp further.
+    for (int v = 1; v <= std::min(space.max_pp, model.num_layers); ++v) out.push_back(v);
   } else {
     for (int v : space.pp) {
       if (v >= 1 && v <= space.max_pp) out.push_back(v);
@@ -40,11 +39,11 @@ std::vector<int> pp_candidates(const SearchSpace& space, const workload::ModelSp
 
 std::vector<int> vp_candidates(const SearchSpace& space, const workload::ModelSpec& model, int pp) {
   if (!space.vp.empty()) return space.vp;
+  // Interleaving only where pp*vp splits the layers evenly (Megatron's interleaved schedule).
   std::vector<int> out{1};
-  if (pp <= 1 || model.num_layers % pp != 0) return out;
-  const int per_stage = model.num_layers / pp;
-  for (int v = 2; v <= std::min(per_stage, kMaxVirtualStages); ++v) {
-    if (per_stage % v == 0) out.push_back(v);
+  if (pp <= 1) return out;
+  for (int v = 2; v <= kMaxVirtualStages && pp * v <= model.num_layers; ++v) {
+    if (model.num_layers % (pp * v) == 0) out.push_back(v);
   }
   return out;
 }
@@ -85,7 +84,7 @@ std::vector<Shape> enumerate_shapes(const workload::ModelSpec& model, int gpus, 
         if (mp > gpus || gpus % mp != 0) continue;
         const int dp = static_cast<int>(gpus / mp);
         for (int vp : vp_candidates(space, model, pp)) {
-          if (vp < 1 || model.num_layers % (pp * vp) != 0) continue;
+          if (vp < 1 || pp * vp > model.num_layers) continue;
           if (vp > 1 && pp == 1) continue;
           for (int ep : eps) {
             if (ep < 1) continue;

@@ -17,8 +17,8 @@ namespace fmsim::planner {
 /// default_* below); a non-empty list pins the dimension to exactly those values.
 struct SearchSpace {
   std::vector<int> tp;           ///< default: powers of 2 up to the NVLink domain (at least 8)
-  std::vector<int> pp;           ///< default: 1..max_pp dividing the layers
-  std::vector<int> vp;           ///< default: divisors of layers/pp up to kMaxVirtualStages
+  std::vector<int> pp;           ///< default: 1..max_pp (at most the layers; uneven splits allowed)
+  std::vector<int> vp;           ///< default: 1, and 2..kMaxVirtualStages where pp*vp divides the layers
   std::vector<int> cp;           ///< default: powers of 2 keeping >= kMinCpChunk tokens per rank
   std::vector<int> ep;           ///< default (MoE only): powers of 2 dividing the experts
   std::vector<int> micro_batch;  ///< default: 1, 2, 4, 8

@@ -93,7 +93,7 @@ TEST(CollectiveCli, BadInputExitsTwoWithAReason) {
 TEST(ValidateCollectivesCli, JsonEndsWithTheSummary) {
   const auto r = run_fmsim({"validate", "collectives", "--csv", shared_path("validation/collectives.csv"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json j = json::parse(r.out);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);  // keeps the printed key order
   ASSERT_TRUE(j.contains("summary"));
   std::string last_key;
   for (const auto& [k, v] : j.items()) last_key = k;

@@ -1,0 +1,108 @@
+// fmsim train: text and JSON output, trace and metrics files, bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_cli.hpp"
+
+namespace {
+
+using fmsim::testing::run_fmsim;
+using ::testing::HasSubstr;
+
+const std::vector<std::string> kJob = {"train", "--model", "llama3.1-70b", "--cluster", "p5.48xlarge:64", "--tp", "8",
+                                       "--pp", "4", "--vp", "5", "--gbs", "512", "--mbs", "1", "--seq", "8192",
+                                       "--precision", "fp8", "--recompute", "selective"};
+
+TEST(TrainCli, PrintsStepBreakdownAndMemory) {
+  const auto r = run_fmsim(kJob);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("step time"));
+  EXPECT_THAT(r.out, HasSubstr("tokens/s/GPU"));
+  EXPECT_THAT(r.out, HasSubstr("pipeline bubble"));
+  EXPECT_THAT(r.out, HasSubstr("memory per GPU"));
+  EXPECT_THAT(r.out, HasSubstr("tp8 pp4 vp5"));
+}
+
+// JSON: the breakdown sums to the step time; tokens/s/GPU = gbs x seq / (time x GPUs).
+TEST(TrainCli, JsonIsConsistent) {
+  auto args = kJob;
+  args.push_back("--json");
+  const auto r = run_fmsim(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  double sum = 0;
+  for (const auto& [k, v] : j["breakdown_s"].items()) sum += v.get<double>();
+  EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-6 * sum);
+  EXPECT_NEAR(j["tokens_per_s_per_gpu"].get<double>(), 512.0 * 8192 / (j["step_time_s"].get<double>() * 512), 1e-6);
+  EXPECT_EQ(j["layout"]["dp"], 16);
+  EXPECT_GT(j["mfu"].get<double>(), 0.05);
+  EXPECT_LT(j["mfu"].get<double>(), 0.7);
+}
+
+TEST(TrainCli, WritesPerfettoTraceAndPrometheusMetrics) {
+  const auto dir = std::filesystem::temp_directory_path() / "fmsim_train_cli";
+  std::filesystem::create_directories(dir);
+  const auto trace = (dir / "step.json").string();
+  const auto metrics = (dir / "step.prom").string();
+  auto args = kJob;
+  args.insert(args.end(), {"--trace", trace, "--metrics", metrics});
+  const auto r = run_fmsim(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream t(trace);
+  const auto j = nlohmann::json::parse(t);
+  ASSERT_TRUE(j.contains("traceEvents"));
+  int complete = 0;
+  for (const auto& e : j["traceEvents"]) complete += e["ph"] == "X";
+  EXPECT_GT(complete, 100);
+  std::ifstream m(metrics);
+  std::stringstream ss;
+  ss << m.rdbuf();
+  EXPECT_THAT(ss.str(), HasSubstr("# TYPE fmsim_step_time_seconds gauge"));
+  EXPECT_THAT(ss.str(), HasSubstr("fmsim_memory_bytes{"));
+}
+
+TEST(TrainCli, JobFileWithFlagOverride) {
+  const auto r = run_fmsim({"train", "--job", fmsim::testing::source_path("examples/llama70b_job.yaml"), "--pp", "8",
+                            "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["layout"]["pp"], 8);
+  EXPECT_EQ(j["model"], "llama3.1-70b");
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string expected;
+};
+
+class TrainCliBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(TrainCliBadInput, ExitsTwoWithReason) {
+  const auto r = run_fmsim(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(GetParam().expected));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TrainCliBadInput,
+    ::testing::Values(
+        BadCase{{"train", "--model", "llama3.1-70b", "--cluster", "p5.48xlarge:3", "--tp", "3"}, "attention heads"},
+        BadCase{{"train", "--model", "llama3.1-7b"}, "did you mean"},
+        BadCase{{"train", "--cluster", "p5.48xlarg:2"}, "did you mean p5.48xlarge"},
+        BadCase{{"train", "--precision", "fp9"}, "--precision"},
+        BadCase{{"train", "--recompute", "some"}, "--recompute"},
+        BadCase{{"train", "--sharding", "zero9"}, "--sharding"},
+        BadCase{{"train", "--cluster", "p4d.24xlarge:1", "--precision", "fp8"}, "no fp8"},
+        BadCase{{"train", "--cluster", "p5.48xlarge:1", "--gpus", "16"}, "--gpus"},
+        BadCase{{"train", "--cluster", "p5.48xlarge:1", "--gbs", "7"}, "global batch"},
+        BadCase{{"train", "--power-limit", "500"}, "--power-limit"},
+        BadCase{{"train", "--stack", "jax"}, "unknown stack"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
+
+}  // namespace

@@ -1,0 +1,161 @@
+// The training-step model: schedule formulas, exposure rules, verdicts and determinism.
+#include "training/step_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_fixtures.hpp"
+
+namespace fmsim::training {
+namespace {
+
+using testing::fixed_network;
+using testing::free_network;
+using testing::test_calibration;
+using testing::test_job;
+
+parallelism::Layout layout(int tp, int pp, int vp, int mbs, std::int64_t gbs) {
+  parallelism::Layout l;
+  l.tp = tp;
+  l.pp = pp;
+  l.vp = vp;
+  l.micro_batch = mbs;
+  l.global_batch = gbs;
+  l.recompute = parallelism::Recompute::None;
+  return l;
+}
+
+// Without pipelining and with a free network, the step is m micro-batches of (F + B) plus the
+// optimizer: doubling the global batch (m) doubles the compute part exactly.
+TEST(StepModel, ComputeScalesWithMicroBatches) {
+  const auto cal = test_calibration();
+  const auto a = estimate_step(test_job(1, layout(1, 1, 1, 1, 8)), cal, free_network());
+  const auto b = estimate_step(test_job(1, layout(1, 1, 1, 1, 16)), cal, free_network());
+  ASSERT_TRUE(a.feasible) << a.reason;
+  EXPECT_EQ(a.micro_batches, 1);
+  EXPECT_EQ(b.micro_batches, 2);
+  EXPECT_NEAR(b.breakdown.compute.value(), 2.0 * a.breakdown.compute.value(), 1e-12);
+}
+
+// Forward GEMM time = FLOPs / (peak x efficiency); a dense layer's GEMMs dominate, so the compute
+// per micro-batch is at least 3 x 2 x tokens x weights / (peak x 0.5) (forward + 2x backward).
+TEST(StepModel, ComputeIsAtLeastTheGemmRoofline) {
+  const auto cal = test_calibration();
+  const auto job = test_job(1, layout(1, 1, 1, 1, 8));
+  const auto r = estimate_step(job, cal, free_network());
+  const auto& m = job.model;
+  const double tokens = 4096.0;
+  const double layer_weights = static_cast<double>(m.hidden) * (m.num_heads + 2 * m.num_kv_heads) * m.head_dim +
+                               static_cast<double>(m.num_heads) * m.head_dim * m.hidden +
+                               3.0 * static_cast<double>(m.hidden) * m.ffn_hidden;
+  const double gemm = 3.0 * 2.0 * tokens * layer_weights * m.num_layers / (1000e12 * 0.5);
+  EXPECT_GT(r.breakdown.compute.value(), gemm);
+  EXPECT_LT(r.breakdown.compute.value(), 1.6 * gemm);  // attention, head and elementwise are the rest
+}
+
+// 1F1B bubble (Narayanan et al. 2021): (pp - 1) / vp x (F + B) of one micro-batch. The
+// discrete-event schedule must reproduce the closed form for uniform stages.
+TEST(StepModel, PipelineBubbleMatchesClosedForm) {
+  const auto cal = test_calibration();
+  for (int vp : {1, 2}) {
+    auto job = test_job(1, layout(1, 4, vp, 1, 16));  // pp 4, dp 2, m = 8
+    const auto analytic = estimate_step(job, cal, free_network());
+    const auto simulated = simulate_step(job, cal, free_network());
+    ASSERT_TRUE(analytic.feasible) << analytic.reason;
+    EXPECT_GT(simulated.simulated_tasks, 0u);
+    const double rel = std::fabs(simulated.step_time.value() - analytic.step_time.value()) / analytic.step_time.value();
+    EXPECT_LT(rel, 0.08) << "vp=" << vp << " analytic " << analytic.step_time.value() << " simulated "
+                         << simulated.step_time.value();
+    EXPECT_GT(analytic.breakdown.bubble.value(), 0.0);
+  }
+}
+
+// Interleaving (vp > 1) divides the bubble by vp.
+TEST(StepModel, InterleavingShrinksTheBubble) {
+  const auto cal = test_calibration();
+  const auto plain = estimate_step(test_job(1, layout(1, 4, 1, 1, 16)), cal, free_network());
+  const auto inter = estimate_step(test_job(1, layout(1, 4, 2, 1, 16)), cal, free_network());
+  EXPECT_NEAR(inter.breakdown.bubble.value(), plain.breakdown.bubble.value() / 2.0,
+              0.05 * plain.breakdown.bubble.value());
+}
+
+// TP communication is on the critical path unless overlapped: with a 1 ms collective, tp 2 and
+// SP, each layer has 2 all-gathers + 2 reduce-scatters forward and the same backward.
+TEST(StepModel, TensorParallelCommIsExposedWithoutOverlap) {
+  const auto cal = test_calibration();
+  auto l = layout(2, 1, 1, 1, 4);
+  l.sequence_parallel = true;
+  l.sharding = parallelism::Sharding::None;
+  l.overlap_dp_comm = false;
+  const auto r = estimate_step(test_job(1, l), cal, fixed_network(1e-3));
+  EXPECT_NEAR(r.breakdown.tp_comm.value(), 16 * 8 * 1e-3, 1e-9);  // 16 layers x 8 collectives
+}
+
+// A group of one rank never communicates: with dp = 1 and tp = pp = 1 nothing is exposed.
+TEST(StepModel, SingleGpuHasNoCommunication) {
+  const auto cal = test_calibration();
+  auto job = test_job(1, layout(1, 1, 1, 1, 1));
+  job.gpus = 1;
+  job.layout = parallelism::with_dp(job.layout, 1);
+  const auto r = estimate_step(job, cal, fixed_network(1.0));
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.breakdown.tp_comm.value() + r.breakdown.dp_comm.value() + r.breakdown.pp_comm.value(), 0.0);
+}
+
+// Invalid layouts are values with a reason, not exceptions.
+TEST(StepModel, InvalidLayoutIsReported) {
+  const auto r = estimate_step(test_job(3, layout(3, 1, 1, 1, 8)), test_calibration(), free_network());
+  EXPECT_FALSE(r.feasible);
+  EXPECT_NE(r.reason.find("attention heads"), std::string::npos) << r.reason;
+}
+
+// tokens/s/GPU = global batch x seq / (step time x GPUs); MFU = model FLOPs / (time x GPUs x peak).
+TEST(StepModel, ThroughputAndMfuDefinitions) {
+  const auto job = test_job(1, layout(1, 1, 1, 1, 8));
+  const auto r = estimate_step(job, test_calibration(), free_network());
+  EXPECT_NEAR(r.tokens_per_s_per_gpu, 8.0 * 4096 / (r.step_time.value() * 8), 1e-9);
+  EXPECT_NEAR(r.mfu, r.model_flops_per_step / (r.step_time.value() * 8 * 1000e12), 1e-12);
+  EXPECT_GT(r.mfu, 0.0);
+  EXPECT_LT(r.mfu, 0.5);  // cannot beat the 0.5 GEMM efficiency of the test calibration
+}
+
+// A model that cannot fit is still simulated, with an out-of-memory verdict.
+TEST(StepModel, OutOfMemoryVerdict) {
+  auto job = test_job(1, layout(1, 1, 1, 8, 64));
+  job.cluster.gpu.hbm_usable = core::gib(8);
+  const auto r = estimate_step(job, test_calibration(), free_network());
+  EXPECT_TRUE(r.feasible);
+  EXPECT_FALSE(r.fits_memory);
+  EXPECT_GT(r.memory.total(), r.memory_capacity);
+}
+
+// A power cap lowers the sustained clock as P^(1/3): 500 W of 700 W -> compute x (7/5)^(1/3).
+TEST(StepModel, PowerCapSlowsCompute) {
+  const auto cal = test_calibration();
+  auto job = test_job(1, layout(1, 1, 1, 1, 8));
+  const auto full = estimate_step(job, cal, free_network());
+  job.cluster.gpu.power_limit = core::watts(500);
+  const auto capped = estimate_step(job, cal, free_network());
+  EXPECT_GT(capped.breakdown.compute.value(), full.breakdown.compute.value() * 1.05);
+  EXPECT_LT(capped.breakdown.compute.value(), full.breakdown.compute.value() * std::cbrt(7.0 / 5.0) + 1e-9);
+}
+
+// Same input, same output; and the trace has one track per stream per stage.
+TEST(StepModel, DeterministicAndTraced) {
+  const auto cal = test_calibration();
+  const auto job = test_job(1, layout(1, 2, 1, 1, 16));
+  engine::TraceBuffer trace;
+  const auto a = simulate_step(job, cal, fixed_network(1e-4), &trace);
+  const auto b = simulate_step(job, cal, fixed_network(1e-4));
+  EXPECT_EQ(a.step_time.value(), b.step_time.value());
+  bool stage0 = false, stage1 = false;
+  for (const auto& e : trace.events()) {
+    stage0 |= e.process.find("stage 0") != std::string::npos;
+    stage1 |= e.process.find("stage 1") != std::string::npos;
+  }
+  EXPECT_TRUE(stage0 && stage1);
+}
+
+}  // namespace
+}  // namespace fmsim::training

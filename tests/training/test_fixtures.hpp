@@ -1,0 +1,83 @@
+// Hand-built specs for training tests: an 8-GPU H100-like node, a small dense model, a calibration.
+#pragma once
+
+#include "hardware/specs.hpp"
+#include "training/calibration.hpp"
+#include "training/comm_model.hpp"
+#include "training/step_model.hpp"
+#include "workload/model_spec.hpp"
+
+namespace fmsim::testing {
+
+inline hardware::ClusterSpec test_cluster(int nodes) {
+  hardware::ClusterSpec c;
+  c.gpu.name = "test-gpu";
+  c.gpu.display_name = "Test GPU";
+  c.gpu.architecture = hardware::Architecture::Hopper;
+  c.gpu.bf16 = core::tflops(1000);
+  c.gpu.fp8 = core::tflops(2000);
+  c.gpu.hbm_bandwidth = core::tb_per_s(3);
+  c.gpu.hbm_capacity = core::gib(80);
+  c.gpu.hbm_usable = core::gib(80);
+  c.gpu.tdp = core::watts(700);
+  c.system.name = "test-node";
+  c.system.gpus_per_node = 8;
+  c.system.nvlink_domain_gpus = 8;
+  c.count = nodes;
+  return c;
+}
+
+inline workload::ModelSpec test_model() {
+  workload::ModelSpec m;
+  m.name = "test-llama";
+  m.num_layers = 16;
+  m.hidden = 4096;
+  m.ffn_hidden = 14336;
+  m.num_heads = 32;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.vocab = 128256;
+  return m;
+}
+
+inline training::Calibration test_calibration() {
+  training::Calibration cal;
+  training::GpuCalibration g;
+  g.gemm_efficiency_bf16 = 0.5;
+  g.gemm_efficiency_fp8 = 0.5;
+  g.gemm_half_dim = 0.0;  // no shape penalty: GEMM time = FLOPs / (peak * 0.5) + overhead
+  g.attention_fwd_efficiency = 0.5;
+  g.attention_bwd_efficiency = 0.5;
+  g.memory_efficiency = 1.0;
+  g.kernel_overhead = core::Seconds(0.0);
+  cal.gpus[hardware::Architecture::Hopper] = g;
+  training::StackCalibration s;
+  s.name = "test";
+  s.step_overhead = core::Seconds(0.0);
+  cal.stacks["test"] = s;
+  return cal;
+}
+
+/// A network that costs nothing: isolates compute and scheduling.
+inline training::CommCostFn free_network() {
+  return [](training::CommOp, training::CommGroup, core::Bytes, int) { return core::Seconds(0.0); };
+}
+
+/// A network with a fixed time per collective.
+inline training::CommCostFn fixed_network(double seconds) {
+  return [seconds](training::CommOp, training::CommGroup g, core::Bytes, int) {
+    return core::Seconds(g.size > 1 ? seconds : 0.0);
+  };
+}
+
+inline training::TrainingJob test_job(int nodes, parallelism::Layout layout, std::int64_t seq = 4096) {
+  training::TrainingJob job;
+  job.model = test_model();
+  job.cluster = test_cluster(nodes);
+  job.seq_len = seq;
+  job.stack = "test";
+  job.layout = parallelism::with_dp(layout, job.cluster.gpus());
+  return job;
+}
+
+}  // namespace fmsim::testing
