@@ -42,9 +42,10 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The main job on the embedded default data.
+# The main job on the embedded default data: plan Llama 3.1 70B on 512 GPUs (15T tokens) across
+# P5, P5en, P6-B200 and P6e-GB200, print the ranked layouts and write the HTML report.
 run: build
-	$(FMSIM) catalog systems
+	$(FMSIM) plan --report $(BUILD_DIR)/plan.html
 
 test: test-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)

@@ -146,14 +146,23 @@ report::Section breakdown_section(const Plan& plan) {
   chart.title = "Where each top layout's step time goes";
   chart.value_label = "time per step (s)";
   chart.unit = "s";
-  for (Component c : all_components()) chart.segments.emplace_back(to_string(c));
+  // Optimizer and the fixed per-step overhead share one segment: eight segments fit the palette.
+  for (Component c : all_components()) {
+    if (c != Component::Other) chart.segments.emplace_back(c == Component::Optimizer ? "optimizer + other" : to_string(c));
+  }
   for (std::size_t i = 0; i < plan.systems.size(); ++i) {
     const auto& sp = plan.systems[i];
     for (const auto& p : sp.top) {
       if (plan.best_system && *plan.best_system == i && p.rank == 1) chart.highlight_bar = chart.bars.size();
       chart.bars.push_back(fmt::format("{} #{}: {}", system_label(sp.cluster), p.rank, p.label()));
       std::vector<double> v;
-      for (Component c : all_components()) v.push_back(component_seconds(p.step.breakdown, c));
+      for (Component c : all_components()) {
+        if (c == Component::Other) {
+          v.back() += component_seconds(p.step.breakdown, c);
+        } else {
+          v.push_back(component_seconds(p.step.breakdown, c));
+        }
+      }
       chart.values.push_back(std::move(v));
     }
   }
