@@ -233,9 +233,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     print_groups("arch", by_arch);
     std::cout << fmt::format(
         "\n{}summary: {} rows with a measurement, {} predicted ({:.0f}%), median |error| {:.1f}%, p90 {:.1f}%, max {:.1f}%, "
-        "mean signed {:+.1f}% ({:.2f} s)\n",
+        "mean signed {:+.1f}% ({:.2f} s){}\n",
         md ? "**" : "", all.rows, all.predicted, all.rows ? 100.0 * all.predicted / all.rows : 0.0, all.median, all.p90,
-        all.max, all.mean_signed, elapsed);
+        all.max, all.mean_signed, elapsed, md ? "**" : "");
   });
 }
 

@@ -65,10 +65,11 @@ training::Calibration load_training_calibration(const std::string& path) {
     cal.gpus[arch] = g;
   }
   for (const auto& [name, node] : root["stacks"].entries()) {
-    node.check_keys({"description", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
+    node.check_keys({"description", "compute_efficiency", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
                      "layer_overhead", "moe_layer_overhead"});
     training::StackCalibration s;
     s.name = name;
+    s.compute_efficiency = node.has("compute_efficiency") ? number(node, "compute_efficiency", Bound::Positive) : 1.0;
     s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
     s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);
     if (s.tp_overlap > 1.0 || s.dp_overlap > 1.0) node.fail("overlap fractions must be at most 1");

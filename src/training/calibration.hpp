@@ -38,6 +38,7 @@ struct GpuCalibration {
 /// what the framework overlaps and fuses.
 struct StackCalibration {
   std::string name;
+  double compute_efficiency = 1.0;///< stack's kernels relative to the architecture's GEMM/attention efficiency
   double tp_overlap = 0.0;        ///< fraction of TP communication hidden behind GEMMs when overlap is on
   double dp_overlap = 0.9;        ///< fraction of DP/FSDP communication that can hide behind compute
   double elementwise_factor = 1.0;///< memory traffic of elementwise work relative to fused kernels

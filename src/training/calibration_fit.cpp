@@ -59,6 +59,8 @@ std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Mea
   }
   for (auto& [name, s] : cal.stacks) {
     if (!used_stacks.count(name)) continue;
+    // Megatron is the reference stack (its kernels define the architecture's efficiencies).
+    if (name != "megatron") out.push_back({name + ".compute_efficiency", &s.compute_efficiency, 0.6, 1.2});
     out.push_back({name + ".layer_overhead_us", nullptr, 0.0, 500.0});
     out.back().value = nullptr;
     if (moe_stacks.count(name)) out.push_back({name + ".moe_layer_overhead_us", nullptr, 0.0, 5000.0});

@@ -82,7 +82,8 @@ class Costing {
 
   double gemm_time(const workload::Operator& op, core::Precision p) const {
     const double peak = (gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value()) * gpu_.power_clock_factor();
-    const double eff = gc_.gemm_efficiency(p) * shape_factor(op.m) * shape_factor(op.n) * shape_factor(op.k);
+    const double eff = gc_.gemm_efficiency(p) * sc_.compute_efficiency * shape_factor(op.m) * shape_factor(op.n) *
+                       shape_factor(op.k);
     return op.flops / (peak * eff) + gc_.kernel_overhead.value() * op.groups;
   }
 
@@ -121,7 +122,7 @@ class Costing {
         }
         case OpKind::Attention: {
           const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
-          const double g = shape_factor(op.n);
+          const double g = shape_factor(op.n) * sc_.compute_efficiency;
           attention_fwd = op.flops / (peak * gc_.attention_fwd_efficiency * g) + gc_.kernel_overhead.value();
           attention_bwd = 2.5 * op.flops / (peak * gc_.attention_bwd_efficiency * g) + gc_.kernel_overhead.value();
           c.fwd += attention_fwd;

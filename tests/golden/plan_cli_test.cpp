@@ -176,6 +176,11 @@ struct BadFlag {
   std::string message;  // expected in stderr
 };
 
+// Test names show the command line, not the struct's bytes.
+void PrintTo(const BadFlag& f, std::ostream* os) {
+  for (const auto& a : f.args) *os << a << ' ';
+}
+
 class PlanBadFlags : public ::testing::TestWithParam<BadFlag> {};
 
 TEST_P(PlanBadFlags, ExitTwoWithAClearMessage) {

@@ -18,9 +18,9 @@ nlohmann::json run_validation(const std::vector<std::string>& extra = {}) {
   return nlohmann::json::parse(r.out);
 }
 
-// Issue targets: at least 95% of measured rows predicted. Error bounds below are regression
-// guards at the level reached (median 10.6%, p90 32.4% in-sample); the issue's targets of 10% /
-// 25% are not met yet (docs/validation.md lists the worst rows and why).
+// Issue targets: at least 95% of measured rows predicted and a median |error| of at most 10%
+// (both met). The issue's p90 target of 25% is not met yet (31% reached); the p90 bound below is
+// a regression guard at that level, and docs/validation.md lists the worst rows and why.
 TEST(TrainingValidation, CoverageAndErrorBands) {
   const auto j = run_validation();
   const auto& s = j["summary"];
@@ -28,8 +28,8 @@ TEST(TrainingValidation, CoverageAndErrorBands) {
   const double predicted = s["predicted"].get<double>();
   EXPECT_GE(rows, 200);
   EXPECT_GE(predicted / rows, 0.95);
-  EXPECT_LE(s["median_abs_error_pct"].get<double>(), 12.0);
-  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 35.0);
+  EXPECT_LE(s["median_abs_error_pct"].get<double>(), 10.0);
+  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 33.0);
   // Dense models, the bulk of the data, are held to the issue's median target.
   EXPECT_LE(j["by_arch"]["dense"]["median_abs_error_pct"].get<double>(), 10.0);
 }
