@@ -9,6 +9,11 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "config/model_loader.hpp"
+#include "config/training_calibration.hpp"
+#include "parallelism/layout.hpp"
+#include "training/comm_adapter.hpp"
+#include "training/step_model.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "reliability/checkpoint_interval.hpp"
@@ -38,6 +43,9 @@ struct GoodputFlags {
   int spares = -1;
   std::string duration = "30d";
   std::string step_time;
+  long long gbs = 0;             ///< with --model and --cluster: predict the step time
+  long long seq = 8192;
+  std::string precision = "bf16";
   int replications = 1000;
   std::uint64_t seed = 20240723;
   int threads = 2;
@@ -76,6 +84,32 @@ void run_goodput(const GoodputFlags& f, Context& ctx) {
   s.horizon = config::parse_duration_flag(f.duration, "--duration");
   if (s.horizon.value() <= 0.0) throw core::InputError::flag("--duration", "must be greater than zero");
   s.step_time = duration_or(f.step_time, "--step-time", core::Seconds(0.0));
+  // Without --step-time, the training simulator predicts it from the job (model, cluster, tp/pp, gbs).
+  std::string step_note;
+  if (s.step_time.value() <= 0.0 && f.gbs > 0) {
+    if (f.job.model.empty() || f.job.cluster.empty()) {
+      throw core::InputError::flag("--gbs", "predicting the step time needs --model and --cluster too");
+    }
+    training::TrainingJob tj;
+    tj.model = config::load_model(f.job.model);
+    tj.cluster = job.cluster;
+    tj.seq_len = f.seq;
+    auto& l = tj.layout;
+    l.tp = f.job.tp;
+    l.pp = f.job.pp;
+    l.global_batch = f.gbs;
+    const auto prec = core::parse_precision(f.precision);
+    if (!prec) throw core::InputError::flag("--precision", "'" + f.precision + "' is not one of bf16, fp16, fp8, fp4");
+    l.precision = *prec;
+    l.sequence_parallel = l.tp > 1;
+    l = parallelism::with_dp(l, tj.job_gpus());
+    if (auto why = parallelism::why_invalid(tj.model, l, tj.job_gpus(), tj.seq_len)) throw core::InputError::flag("--gbs", *why);
+    const auto r = training::estimate_step(tj, config::load_training_calibration(), training::make_comm_cost(tj.cluster));
+    s.step_time = r.step_time;
+    step_note = fmt::format("Step: {} predicted by the training model (tp{} pp{} dp{}, gbs {}, seq {}, {}; {:.0f} tokens/s/GPU)\n",
+                            core::format_duration(r.step_time), l.tp, l.pp, l.dp, l.global_batch, tj.seq_len,
+                            core::to_string(l.precision), r.tokens_per_s_per_gpu);
+  }
   s.weibull_shape = f.weibull_shape;
   if (s.weibull_shape <= 0.0) throw core::InputError::flag("--weibull-shape", "must be greater than zero");
 
@@ -195,6 +229,7 @@ void run_goodput(const GoodputFlags& f, Context& ctx) {
                            s.recovery.spares < 0 ? std::string("unlimited") : std::to_string(s.recovery.spares));
   std::cout << fmt::format("Interval: Young {}, Daly {}, optimum {}; using {}\n", core::format_duration(young),
                            core::format_duration(daly), core::format_duration(best), core::format_duration(t.interval));
+  std::cout << step_note;
   std::cout << fmt::format("Run: {} on {} GPUs = {:.4g} GPU-hours\n\n", core::format_duration(s.horizon), gpus, gpu_hours);
   std::cout << fmt::format("{:<22}{:>14}{:>26}\n", "", "analytic", fmt::format("monte carlo ({} runs)", mc.replications));
   std::cout << fmt::format("{:<22}{:>13.2f}%{:>17.2f}% +- {:.2f}%\n", "ETTR", 100.0 * analytic.ettr, 100.0 * mc.ettr,
@@ -247,7 +282,13 @@ void add_goodput_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--spares", flags->spares, "Hot spare nodes (default -1: never short)");
   cmd->add_option("--repair", flags->repair, "Mean time to repair a failed node (default 48 h)")->type_name("DURATION");
   cmd->add_option("--duration", flags->duration, "Wall-clock length of the run (default 30d)")->type_name("DURATION");
-  cmd->add_option("--step-time", flags->step_time, "Training step time (peer recovery, step counts)")
+  cmd->add_option("--gbs", flags->gbs, "Global batch (sequences): predict the step time with the training model")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seq", flags->seq, "Sequence length for the predicted step time")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--precision", flags->precision, "Precision for the predicted step time (bf16, fp8, fp4)")
+      ->capture_default_str();
+  cmd->add_option("--step-time", flags->step_time, "Training step time (peer recovery, step counts); default: predicted with --gbs")
       ->type_name("DURATION");
   cmd->add_option("--replications", flags->replications, "Monte Carlo runs (default 1000)");
   cmd->add_option("--seed", flags->seed, "Monte Carlo seed (default 20240723)");
