@@ -18,19 +18,26 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
   double expert = 0.0;
   double largest_layer = 0.0;
   double act_per_mb = 0.0;
+  // Each distinct layer kind (dense/MoE x full/sliding attention) is costed once.
+  struct Kind {
+    bool ready = false;
+    double dense = 0, expert = 0, act = 0;
+  };
+  Kind kinds[4];
   for (int i = 0; i < layers_per_stage; ++i) {
     // Stage 0 holds layers 0.. of each chunk; MoE/dense mix is taken from the first layers.
-    const int layer = i;
-    double layer_params = 0.0;
-    for (const auto& op : workload::layer_operators(model, layer, ctx)) {
-      (op.expert ? expert : dense) += op.weights;
-      layer_params += op.weights;
+    const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
+    Kind& k = kinds[key];
+    if (!k.ready) {
+      for (const auto& op : workload::layer_operators(model, i, ctx)) (op.expert ? k.expert : k.dense) += op.weights;
+      const auto act = workload::layer_activation_bytes(model, i, ctx);
+      k.act = l.recompute == Recompute::None ? act.none : l.recompute == Recompute::Selective ? act.selective : act.full;
+      k.ready = true;
     }
-    largest_layer = std::max(largest_layer, layer_params);
-    const auto act = workload::layer_activation_bytes(model, layer, ctx);
-    act_per_mb += l.recompute == Recompute::None ? act.none
-                  : l.recompute == Recompute::Selective ? act.selective
-                                                        : act.full;
+    dense += k.dense;
+    expert += k.expert;
+    largest_layer = std::max(largest_layer, k.dense + k.expert);
+    act_per_mb += k.act;
   }
   for (const auto& op : workload::embedding_operators(model, ctx)) dense += op.weights;
   if (l.pp == 1) {
