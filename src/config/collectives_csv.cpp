@@ -1,6 +1,8 @@
 // CSV reading for the collective validation table.
 #include "config/collectives_csv.hpp"
 
+#include "config/csv.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -14,35 +16,6 @@ namespace fmsim::config {
 
 namespace {
 
-/// Splits one CSV record (RFC 4180 quoting; no embedded newlines in this file format).
-std::vector<std::string> split_record(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell.push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell.push_back(c);
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(cell);
-      cell.clear();
-    } else if (c != '\r') {
-      cell.push_back(c);
-    }
-  }
-  out.push_back(cell);
-  return out;
-}
-
 std::optional<double> to_number(const std::string& s) {
   if (s.empty()) return std::nullopt;
   double v = 0.0;
@@ -54,17 +27,13 @@ std::optional<double> to_number(const std::string& s) {
 }  // namespace
 
 std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text, const std::string& file) {
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
   std::map<std::string, std::size_t> column;
   std::vector<CollectiveMeasurement> rows;
   const std::vector<std::string> required = {"id", "instance_type", "nodes", "gpus", "collective", "algorithm",
                                              "bytes", "busbw_GBps", "time_us"};
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line == "\r") continue;
-    const std::vector<std::string> cells = split_record(line);
+  for (const CsvRecord& record : parse_csv(text, file)) {
+    const int line_no = record.line;
+    const std::vector<std::string>& cells = record.cells;
     if (column.empty()) {
       for (std::size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
       for (const std::string& name : required) {

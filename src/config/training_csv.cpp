@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "config/cluster_loader.hpp"
+#include "config/csv.hpp"
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -77,54 +78,6 @@ workload::MlpKind mlp_of(const std::string& model) {
 
 }  // namespace
 
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string cell;
-  bool quoted = false;
-  int line = 1;
-  int row_line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          cell += '"';
-          ++i;
-        } else {
-          quoted = false;
-        }
-      } else {
-        if (c == '\n') ++line;
-        cell += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      row.push_back(std::move(cell));
-      cell.clear();
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      row.push_back(std::move(cell));
-      cell.clear();
-      if (!(row.size() == 1 && row[0].empty())) rows.push_back(std::move(row));
-      row.clear();
-      ++line;
-      row_line = line;
-    } else {
-      cell += c;
-    }
-  }
-  if (quoted) throw core::InputError(file, row_line, "", "unterminated quoted cell");
-  if (!cell.empty() || !row.empty()) {
-    row.push_back(std::move(cell));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::InputError::flag("--csv", "cannot read '" + path + "'");
@@ -133,7 +86,7 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
   const auto table = parse_csv(ss.str(), path);
   if (table.empty()) throw core::InputError(path, 1, "", "empty file; expected a header row");
   std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < table[0].size(); ++i) col[table[0][i]] = i;
+  for (std::size_t i = 0; i < table[0].cells.size(); ++i) col[table[0].cells[i]] = i;
   const std::vector<std::string> required{"row_id", "hardware", "num_gpus", "model", "num_layers", "hidden_size",
                                           "num_attention_heads", "seq_len", "global_batch_size"};
   for (const auto& r : required) {
@@ -143,10 +96,8 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
   std::vector<workload::ModelSpec> presets;
   for (const auto& name : preset_model_names()) presets.push_back(load_model(name));
   std::vector<TrainingRow> out;
-  // Lines: the CSV parser drops no rows, so row i of the table sits at line i+1 unless quoted
-  // cells span lines (none do in published tables); count newlines for exactness anyway.
   for (std::size_t ri = 1; ri < table.size(); ++ri) {
-    const auto& cells = table[ri];
+    const auto& cells = table[ri].cells;
     auto get = [&](const std::string& name) -> std::string {
       auto it = col.find(name);
       if (it == col.end() || it->second >= cells.size()) return "";
@@ -158,7 +109,7 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
       return v ? static_cast<int>(std::lround(*v)) : fallback;
     };
     TrainingRow row;
-    row.line = static_cast<int>(ri) + 1;
+    row.line = table[ri].line;
     row.row_id = get("row_id");
     row.source_id = get("source_id");
     row.hardware = get("hardware");

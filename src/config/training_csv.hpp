@@ -29,7 +29,4 @@ struct TrainingRow {
 /// blank cells take the framework's documented defaults. A row that cannot be mapped keeps a reason.
 std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog);
 
-/// Splits CSV text into rows of cells (RFC 4180 quoting). Throws core::InputError(file, line).
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file);
-
 }  // namespace fmsim::config

@@ -1,0 +1,56 @@
+// RFC 4180 CSV parsing shared by the validation readers.
+#include "config/csv.hpp"
+
+#include "core/error.hpp"
+
+namespace fmsim::config {
+
+std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file) {
+  std::vector<CsvRecord> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false;
+  int line = 1;
+  int row_line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          cell += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        cell += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(std::move(cell));
+      cell.clear();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      row.push_back(std::move(cell));
+      cell.clear();
+      if (!(row.size() == 1 && row[0].empty())) rows.push_back(CsvRecord{row_line, std::move(row)});
+      row.clear();
+      ++line;
+      row_line = line;
+    } else {
+      cell += c;
+    }
+  }
+  if (quoted) throw core::InputError(file, row_line, "", "unterminated quoted cell");
+  if (!cell.empty() || !row.empty()) {
+    row.push_back(std::move(cell));
+    rows.push_back(CsvRecord{row_line, std::move(row)});
+  }
+  return rows;
+}
+
+}  // namespace fmsim::config

@@ -1,0 +1,19 @@
+// RFC 4180 CSV parsing (quoted cells, doubled quotes, newlines inside quotes, CRLF).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fmsim::config {
+
+/// One record and the 1-based line it starts on.
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> cells;
+};
+
+/// Splits CSV text into records; blank lines are skipped. An unterminated quote is a
+/// core::InputError naming `file` and the line the record started on.
+std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file);
+
+}  // namespace fmsim::config
