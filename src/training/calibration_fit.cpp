@@ -56,6 +56,13 @@ std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Mea
     if (used_precisions.count({arch, core::Precision::FP4})) {
       out.push_back({n + ".gemm_efficiency_fp4", &g.gemm_efficiency_fp4, 0.35, 0.90, link(&GpuCalibration::gemm_efficiency_fp4)});
     }
+    FitParameter att{n + ".attention_fwd_efficiency", &g.attention_fwd_efficiency, 0.30, 0.80,
+                     link(&GpuCalibration::attention_fwd_efficiency)};
+    att.scaled.push_back({&g.attention_bwd_efficiency, g.attention_bwd_efficiency / g.attention_fwd_efficiency});
+    if (ultra) {
+      att.scaled.push_back({&ultra->attention_bwd_efficiency, ultra->attention_bwd_efficiency / ultra->attention_fwd_efficiency});
+    }
+    out.push_back(att);
   }
   for (auto& [name, s] : cal.stacks) {
     if (!used_stacks.count(name)) continue;
@@ -111,6 +118,7 @@ FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& meas
           if (candidate == old) break;
           *p.value = candidate;
           for (double* l : p.linked) *l = candidate;
+          for (auto& [ptr, ratio] : p.scaled) *ptr = candidate * ratio;
           const double loss = fit_loss(cal, measurements);
           ++rep.evaluations;
           if (loss + 1e-12 < best) {
@@ -118,6 +126,7 @@ FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& meas
           } else {
             *p.value = old;
             for (double* l : p.linked) *l = old;
+            for (auto& [ptr, ratio] : p.scaled) *ptr = old * ratio;
             break;
           }
         }

@@ -25,13 +25,15 @@ struct FitParameter {
   double* value;
   double min;
   double max;
-  std::vector<double*> linked = {};  ///< moved together with `value` (Blackwell Ultra follows Blackwell)
+  std::vector<double*> linked = {};  ///< set to `value` too (Blackwell Ultra follows Blackwell)
+  std::vector<std::pair<double*, double>> scaled = {};  ///< set to `value` x ratio (attention backward)
 };
 
-/// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4), and
-/// per stack the per-layer and MoE dispatch overheads. Attention efficiencies stay at their kernel
-/// benchmark priors (step times alone cannot tell them from GEMM efficiency). Blackwell Ultra
-/// shares Blackwell's tensor cores and software, so it follows Blackwell's values. Only parameters
+/// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4) and the
+/// attention forward efficiency (backward keeps its prior ratio to forward; long-sequence rows
+/// identify it), per non-reference stack the compute efficiency, and per stack the per-layer and
+/// MoE dispatch overheads. Blackwell Ultra shares Blackwell's tensor cores and software, so it
+/// follows Blackwell's values. Only parameters
 /// used by `measurements` are returned (the rest stay at their priors).
 std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::vector<Measurement>& measurements);
 
