@@ -19,8 +19,9 @@ nlohmann::json run_validation(const std::vector<std::string>& extra = {}) {
 }
 
 // Issue targets: at least 95% of measured rows predicted and a median |error| of at most 10%
-// (both met). The issue's p90 target of 25% is not met yet (31% reached); the p90 bound below is
-// a regression guard at that level, and docs/validation.md lists the worst rows and why.
+// (both met). The issue's p90 target of 25% is met for dense models but not overall (27.7%,
+// MoE rows); the overall p90 bound is a regression guard at that level, and docs/validation.md
+// lists the worst rows and why.
 TEST(TrainingValidation, CoverageAndErrorBands) {
   const auto j = run_validation();
   const auto& s = j["summary"];
@@ -29,9 +30,10 @@ TEST(TrainingValidation, CoverageAndErrorBands) {
   EXPECT_GE(rows, 200);
   EXPECT_GE(predicted / rows, 0.95);
   EXPECT_LE(s["median_abs_error_pct"].get<double>(), 10.0);
-  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 33.0);
-  // Dense models, the bulk of the data, are held to the issue's median target.
+  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 29.0);
+  // Dense models, the bulk of the data, are held to the issue's targets.
   EXPECT_LE(j["by_arch"]["dense"]["median_abs_error_pct"].get<double>(), 10.0);
+  EXPECT_LE(j["by_arch"]["dense"]["p90_abs_error_pct"].get<double>(), 25.0);
 }
 
 // Every row is listed: predicted, or skipped with a reason (never dropped silently).
