@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/text_table.hpp"
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
 #include "core/error.hpp"
@@ -232,43 +233,6 @@ json to_json(const StorageSpec& s) {
 // ---------------------------------------------------------------------------------------------
 // Tables
 
-/// Columns are padded to their widest cell; numeric columns are right-aligned.
-class Table {
- public:
-  struct Column {
-    std::string header;
-    bool right = false;
-  };
-  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
-  void add(std::vector<std::string> row) {
-    FMSIM_CHECK(row.size() == columns_.size(), "table row has the wrong number of cells");
-    rows_.push_back(std::move(row));
-  }
-  void print(std::ostream& out) const {
-    std::vector<std::size_t> width(columns_.size());
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      width[c] = columns_[c].header.size();
-      for (const auto& r : rows_) width[c] = std::max(width[c], r[c].size());
-    }
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string s;
-      for (std::size_t c = 0; c < cells.size(); ++c) {
-        if (c) s += "  ";
-        s += columns_[c].right ? fmt::format("{:>{}}", cells[c], width[c]) : fmt::format("{:<{}}", cells[c], width[c]);
-      }
-      while (!s.empty() && s.back() == ' ') s.pop_back();
-      out << s << "\n";
-    };
-    std::vector<std::string> headers;
-    for (const auto& c : columns_) headers.push_back(c.header);
-    line(headers);
-    for (const auto& r : rows_) line(r);
-  }
-
- private:
-  std::vector<Column> columns_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 /// A number for a table cell, "-" when zero (unknown or unsupported), starred when unverified.
 std::string cell(double v, const ProvenanceMap& p, const std::string& key, std::string_view format = "{:g}") {
@@ -286,7 +250,7 @@ void print_footer(std::ostream& out) {
 }
 
 void print_gpus(const Catalog& catalog) {
-  Table t({{"NAME"}, {"ARCH"}, {"BF16 TF", true}, {"FP8 TF", true}, {"FP4 TF", true}, {"TF32 TF", true},
+  TextTable t({{"NAME"}, {"ARCH"}, {"BF16 TF", true}, {"FP8 TF", true}, {"FP4 TF", true}, {"TF32 TF", true},
            {"HBM GB", true}, {"USABLE GiB", true}, {"HBM TB/s", true}, {"NVLINK", true}, {"NVL GB/s", true},
            {"TDP W", true}, {"SMS", true}});
   for (const auto& g : catalog.gpus()) {
@@ -306,7 +270,7 @@ void print_gpus(const Catalog& catalog) {
 }
 
 void print_systems(const Catalog& catalog) {
-  Table t({{"NAME"}, {"KIND"}, {"GPU"}, {"GPUS", true}, {"NODES", true}, {"NVL DOMAIN", true}, {"NVLS"}, {"FABRIC"},
+  TextTable t({{"NAME"}, {"KIND"}, {"GPU"}, {"GPUS", true}, {"NODES", true}, {"NVL DOMAIN", true}, {"NVLS"}, {"FABRIC"},
            {"NICS/NODE"}, {"GBPS/NODE", true}, {"VCPUS", true}, {"HOST GiB", true}, {"NVME TB", true},
            {"USD/H", true}, {"PRICE"}});
   for (const auto& s : catalog.systems()) {
@@ -331,7 +295,7 @@ void print_systems(const Catalog& catalog) {
 }
 
 void print_fabrics(const Catalog& catalog) {
-  Table t({{"NAME"}, {"KIND"}, {"GEN", true}, {"LATENCY us", true}, {"MSG LATENCY us", true}, {"EFFICIENCY", true},
+  TextTable t({{"NAME"}, {"KIND"}, {"GEN", true}, {"LATENCY us", true}, {"MSG LATENCY us", true}, {"EFFICIENCY", true},
            {"GPUDIRECT"}, {"DESCRIPTION"}});
   for (const auto& f : catalog.fabrics()) {
     const auto& p = f.provenance;
@@ -346,7 +310,7 @@ void print_fabrics(const Catalog& catalog) {
 }
 
 void print_storage(const Catalog& catalog) {
-  Table t({{"NAME"}, {"KIND"}, {"MB/s/TiB", true}, {"NET BASE", true}, {"NET BURST", true}, {"MIN GiB", true},
+  TextTable t({{"NAME"}, {"KIND"}, {"MB/s/TiB", true}, {"NET BASE", true}, {"NET BURST", true}, {"MIN GiB", true},
            {"EFA"}, {"GET/s", true}, {"PUT/s", true}, {"CONN MB/s", true}, {"LATENCY ms", true}});
   for (const auto& s : catalog.storage()) {
     const auto& p = s.provenance;
@@ -374,7 +338,7 @@ void print_entry(std::string_view type, const std::string& name, const std::stri
   std::cout << fmt::format("{} {}: {}\n", type, name, display_name);
   if (!aliases.empty()) std::cout << fmt::format("aliases: {}\n", core::join(aliases, ", "));
   std::cout << "\n";
-  Table t({{"FIELD"}, {"VALUE"}, {"SOURCE"}, {"NOTE"}});
+  TextTable t({{"FIELD"}, {"VALUE"}, {"SOURCE"}, {"NOTE"}});
   bool any_unverified = false;
   for (const auto& f : fields) {
     const auto p = provenance.find(f.key);

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/text_table.hpp"
+#include "core/strings.hpp"
 #include "cli/output.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
@@ -247,69 +249,7 @@ class ProgressBar {
 // ---------------------------------------------------------------------------------------------
 // Text output
 
-/// Columns padded to their widest cell; numeric columns right-aligned.
-class TextTable {
- public:
-  struct Column {
-    std::string header;
-    bool right = false;
-  };
-  explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
-  void add(std::vector<std::string> row, std::string note = "") {
-    FMSIM_CHECK(row.size() == columns_.size(), "table row has the wrong number of cells");
-    rows_.push_back({std::move(row), std::move(note)});
-  }
-  void print(std::ostream& out, const std::string& indent = "") const {
-    std::vector<std::size_t> width(columns_.size());
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      width[c] = columns_[c].header.size();
-      for (const auto& r : rows_) width[c] = std::max(width[c], r.cells[c].size());
-    }
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string s = indent;
-      for (std::size_t c = 0; c < cells.size(); ++c) {
-        if (c) s += "  ";
-        s += columns_[c].right ? fmt::format("{:>{}}", cells[c], width[c]) : fmt::format("{:<{}}", cells[c], width[c]);
-      }
-      while (!s.empty() && s.back() == ' ') s.pop_back();
-      out << s << "\n";
-    };
-    std::vector<std::string> headers;
-    for (const auto& c : columns_) headers.push_back(c.header);
-    line(headers);
-    for (const auto& r : rows_) {
-      line(r.cells);
-      if (!r.note.empty()) out << indent << "    " << r.note << "\n";
-    }
-  }
 
- private:
-  struct Row {
-    std::vector<std::string> cells;
-    std::string note;
-  };
-  std::vector<Column> columns_;
-  std::vector<Row> rows_;
-};
-
-std::string thousands(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  const auto n = static_cast<long long>(std::llround(v));
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
-std::string money(double usd) {
-  if (!std::isfinite(usd)) return "n/a";
-  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-  if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
-  return fmt::format("${:.0f}", usd);
-}
 
 std::string system_heading(const planner::SystemPlan& sp) {
   const auto& c = sp.cluster;
@@ -340,13 +280,13 @@ void print_layouts(std::ostream& out, const planner::SystemPlan& sp, planner::Ob
                                  p.label(),
                                  std::to_string(p.gpus),
                                  fmt::format("{:.2f}", p.step.step_time.value()),
-                                 thousands(p.step.tokens_per_s_per_gpu),
+                                 core::format_thousands(p.step.tokens_per_s_per_gpu),
                                  fmt::format("{:.1f}%", 100.0 * p.step.mfu),
                                  fmt::format("{:.1f}", p.step.memory.total().value() / kGiB),
                                  fmt::format("{:.1f}", p.headroom_bytes / kGiB),
                                  fmt::format("{:.1f}", p.train_seconds / 86400.0),
-                                 money(p.cost_usd)};
-    if (tpd) row.push_back(thousands(p.tokens_per_dollar));
+                                 core::format_usd(p.cost_usd)};
+    if (tpd) row.push_back(core::format_thousands(p.tokens_per_dollar));
     t.add(std::move(row), "bottleneck: " + p.bottleneck.sentence);
   }
   t.print(out, "  ");
@@ -395,9 +335,9 @@ void print_scaling(std::ostream& out, const planner::Plan& plan, std::int64_t gb
         continue;
       }
       t.add({std::to_string(p.gpus), p.best->label(), fmt::format("{:.2f}", p.best->step.step_time.value()),
-             thousands(p.best->step.tokens_per_s_per_gpu), p.speedup > 0 ? fmt::format("{:.2f}x", p.speedup) : "-",
+             core::format_thousands(p.best->step.tokens_per_s_per_gpu), p.speedup > 0 ? fmt::format("{:.2f}x", p.speedup) : "-",
              p.speedup > 0 ? fmt::format("{:.0f}%", 100.0 * p.marginal_efficiency) : "-",
-             fmt::format("{:.1f}", p.best->train_seconds / 86400.0), money(p.best->cost_usd)});
+             fmt::format("{:.1f}", p.best->train_seconds / 86400.0), core::format_usd(p.best->cost_usd)});
     }
     t.print(out, "  ");
     if (sc.knee) {
@@ -666,10 +606,10 @@ void run_plan(Context& ctx, const PlanOptions& o) {
                              request.global_batch, planner::to_string(request.objective));
     std::cout << fmt::format("Searched {} layouts on {} systems in {:.2f} s ({} threads): {} did not divide the batch, "
                              "{} exceeded memory, {} costed.\n\n",
-                             thousands(static_cast<double>(plan.stats.candidates)), plan.systems.size(),
-                             plan.stats.seconds, threads, thousands(static_cast<double>(plan.stats.pruned_batch)),
-                             thousands(static_cast<double>(plan.stats.pruned_memory)),
-                             thousands(static_cast<double>(plan.stats.evaluated)));
+                             core::format_thousands(static_cast<double>(plan.stats.candidates)), plan.systems.size(),
+                             plan.stats.seconds, threads, core::format_thousands(static_cast<double>(plan.stats.pruned_batch)),
+                             core::format_thousands(static_cast<double>(plan.stats.pruned_memory)),
+                             core::format_thousands(static_cast<double>(plan.stats.evaluated)));
     if (!o.scaling) {
       for (const auto& sp : plan.systems) print_layouts(std::cout, sp, request.objective);
     }
@@ -679,7 +619,7 @@ void run_plan(Context& ctx, const PlanOptions& o) {
       const auto& b = sp.top.front();
       std::cout << fmt::format("Best by {}: {} x {} with {} — {:.2f} s/step, {:.1f} days, {} to train {} tokens.\n",
                                planner::to_string(request.objective), b.units, sp.cluster.system.name, b.label(),
-                               b.step.step_time.value(), b.train_seconds / 86400.0, money(b.cost_usd), o.tokens);
+                               b.step.step_time.value(), b.train_seconds / 86400.0, core::format_usd(b.cost_usd), o.tokens);
       const auto line = cross_system_line(plan);
       if (!line.empty() && plan.systems.size() > 1) std::cout << line << "\n";
     }

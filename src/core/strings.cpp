@@ -1,7 +1,10 @@
 // Closest-name suggestions and small string utilities.
 #include "core/strings.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <numeric>
 
@@ -63,6 +66,25 @@ std::string unknown_name_message(std::string_view kind, std::string_view name,
     msg += "; known: " + join(candidates, ", ");
   }
   return msg;
+}
+
+std::string format_thousands(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  const auto n = static_cast<long long>(std::llround(v));
+  const std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string format_usd(double usd) {
+  if (!std::isfinite(usd)) return "n/a";
+  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
+  if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
+  return fmt::format("${:.0f}", usd);
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {

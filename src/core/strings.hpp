@@ -19,6 +19,12 @@ std::vector<std::string> closest_matches(std::string_view name, const std::vecto
 std::string unknown_name_message(std::string_view kind, std::string_view name,
                                  const std::vector<std::string>& candidates);
 
+/// 1234567 -> "1,234,567" (rounded; "n/a" when not finite).
+std::string format_thousands(double v);
+
+/// US dollars with a magnitude suffix: "$11.39M", "$12.3k", "$950" ("n/a" when not finite).
+std::string format_usd(double usd);
+
 /// Lower-cases ASCII.
 std::string to_lower(std::string_view s);
 

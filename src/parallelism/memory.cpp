@@ -65,7 +65,7 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
   double in_flight = 1.0;
   if (l.pp > 1) {
     in_flight = l.vp > 1 ? l.pp * (1.0 + (l.pp - 1.0) / (l.pp * l.vp)) : l.pp;
-    in_flight = std::min(in_flight, mbs_total * (l.vp > 1 ? 1.0 : 1.0));
+    in_flight = std::min(in_flight, mbs_total);
   }
   double activations = act_per_mb * in_flight;
   if (l.recompute == Recompute::Full) {

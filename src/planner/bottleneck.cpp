@@ -47,14 +47,13 @@ double component_seconds(const training::StepBreakdown& b, Component c) {
 }
 
 training::CommGroup component_group(Component c, const parallelism::Layout& l) {
+  const auto g = training::groups_of(l);
   switch (c) {
-    case Component::Tp: return {l.tp, 1};
-    case Component::Cp: return {l.cp, l.tp};
-    case Component::Ep: return {l.ep, l.etp};
-    case Component::Pp: return {l.pp, l.tp * l.cp * l.dp};
-    case Component::Dp:
-      return l.sharding == parallelism::Sharding::Zero3 ? training::CommGroup{l.fsdp_shard_size(), l.tp * l.cp}
-                                                        : training::CommGroup{l.dp, l.tp * l.cp};
+    case Component::Tp: return g.tp;
+    case Component::Cp: return g.cp;
+    case Component::Ep: return g.ep;
+    case Component::Pp: return g.pp;
+    case Component::Dp: return l.sharding == parallelism::Sharding::Zero3 ? g.fsdp : g.dp;
     default: return {1, 1};
   }
 }

@@ -1,6 +1,8 @@
 // Assembles the plan report from ranked layouts, scaling points and search statistics.
 #include "planner/plan_report.hpp"
 
+#include "core/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -14,24 +16,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double days(double seconds) { return seconds / 86400.0; }
 
-std::string money(double usd) {
-  if (!std::isfinite(usd)) return "n/a";
-  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-  if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
-  return fmt::format("${:.0f}", usd);
-}
-
-std::string thousands(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  const auto n = static_cast<long long>(std::llround(v));
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
 
 std::string system_label(const hardware::ClusterSpec& c) { return c.system.name; }
 
@@ -45,12 +29,12 @@ std::vector<std::string> layout_row(const PlannedLayout& p) {
           p.label(),
           std::to_string(p.gpus),
           fmt::format("{:.2f}", p.step.step_time.value()),
-          thousands(p.step.tokens_per_s_per_gpu),
+          core::format_thousands(p.step.tokens_per_s_per_gpu),
           fmt::format("{:.1f}%", 100.0 * p.step.mfu),
           fmt::format("{:.1f}", p.step.memory.total().value() / kGiB),
           fmt::format("{:.1f}", p.headroom_bytes / kGiB),
           fmt::format("{:.1f}", days(p.train_seconds)),
-          money(p.cost_usd)};
+          core::format_usd(p.cost_usd)};
 }
 
 const std::vector<std::string>& layout_header() {
@@ -76,7 +60,7 @@ report::Section summary_section(const PlanRequest& request, const Plan& plan) {
                               {"layout", best.label()},
                               {"step time", fmt::format("{:.2f} s", best.step.step_time.value())},
                               {"time to train", fmt::format("{:.1f} days", days(best.train_seconds))},
-                              {"cost to train", money(best.cost_usd)},
+                              {"cost to train", core::format_usd(best.cost_usd)},
                               {"MFU", fmt::format("{:.1f}%", 100.0 * best.step.mfu)}}});
     s.add(report::Paragraph{fmt::format(
         "Ranked by {}. The best layout on {} is limited by: {}.", to_string(request.objective),
@@ -99,8 +83,8 @@ report::Section summary_section(const PlanRequest& request, const Plan& plan) {
     }
     const auto& b = sp.top.front();
     t.rows.push_back({system_label(sp.cluster), units_text(sp), b.label(), fmt::format("{:.2f}", b.step.step_time.value()),
-                      thousands(b.step.tokens_per_s_per_gpu), fmt::format("{:.1f}%", 100.0 * b.step.mfu),
-                      fmt::format("{:.1f}", days(b.train_seconds)), money(b.cost_usd)});
+                      core::format_thousands(b.step.tokens_per_s_per_gpu), fmt::format("{:.1f}%", 100.0 * b.step.mfu),
+                      fmt::format("{:.1f}", days(b.train_seconds)), core::format_usd(b.cost_usd)});
     bottlenecks.push_back(fmt::format("{}: {}", system_label(sp.cluster), b.bottleneck.sentence));
     if (plan.best_system && *plan.best_system == i) t.highlight_row = t.rows.size() - 1;
   }
@@ -244,10 +228,10 @@ report::Section scaling_section(const Plan& plan) {
       }
       t.rows.push_back({sc.system, std::to_string(p.gpus) + (knee ? " (last that pays)" : ""), p.best->label(),
                         fmt::format("{:.2f}", p.best->step.step_time.value()),
-                        thousands(p.best->step.tokens_per_s_per_gpu),
+                        core::format_thousands(p.best->step.tokens_per_s_per_gpu),
                         p.speedup > 0 ? fmt::format("{:.2f}x", p.speedup) : "-",
                         p.speedup > 0 ? fmt::format("{:.0f}%", 100.0 * p.marginal_efficiency) : "-",
-                        fmt::format("{:.1f}", days(p.best->train_seconds)), money(p.best->cost_usd)});
+                        fmt::format("{:.1f}", days(p.best->train_seconds)), core::format_usd(p.best->cost_usd)});
     }
     if (!a.x.empty()) {
       throughput.series.push_back(std::move(a));
@@ -282,10 +266,10 @@ report::Section layouts_section(const Plan& plan) {
     }
     t.highlight_row = 0;
     t.note = fmt::format("Searched {} layouts: {} did not divide the global batch, {} exceeded memory, {} costed.",
-                         thousands(static_cast<double>(sp.stats.candidates)),
-                         thousands(static_cast<double>(sp.stats.pruned_batch)),
-                         thousands(static_cast<double>(sp.stats.pruned_memory)),
-                         thousands(static_cast<double>(sp.stats.evaluated)));
+                         core::format_thousands(static_cast<double>(sp.stats.candidates)),
+                         core::format_thousands(static_cast<double>(sp.stats.pruned_batch)),
+                         core::format_thousands(static_cast<double>(sp.stats.pruned_memory)),
+                         core::format_thousands(static_cast<double>(sp.stats.evaluated)));
     s.add(std::move(t));
     for (const auto& p : sp.top) {
       s.add(report::Paragraph{fmt::format("#{} bottleneck: {}", p.rank, p.bottleneck.sentence),
@@ -304,7 +288,7 @@ report::Section method_section(const PlanRequest& request, const Plan& plan, con
       "estimated memory exceeds usable HBM; and costed the rest with the analytical training-step model "
       "({} stack calibration). {} layouts were considered and {} costed in {:.2f} s.",
       request.model.is_moe() ? " and expert (EP)" : "", request.stack,
-      thousands(static_cast<double>(plan.stats.candidates)), thousands(static_cast<double>(plan.stats.evaluated)),
+      core::format_thousands(static_cast<double>(plan.stats.candidates)), core::format_thousands(static_cast<double>(plan.stats.evaluated)),
       plan.stats.seconds)});
   s.add(report::Paragraph{
       "Time to train = optimizer steps for the token budget x predicted step time; cost = that time x the hourly "

@@ -68,16 +68,8 @@ std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Mea
     if (!used_stacks.count(name)) continue;
     // Megatron is the reference stack (its kernels define the architecture's efficiencies).
     if (name != "megatron") out.push_back({name + ".compute_efficiency", &s.compute_efficiency, 0.6, 1.2});
-    out.push_back({name + ".layer_overhead_us", nullptr, 0.0, 500.0});
-    out.back().value = nullptr;
-    if (moe_stacks.count(name)) out.push_back({name + ".moe_layer_overhead_us", nullptr, 0.0, 5000.0});
-  }
-  // Stack overheads are stored in microseconds.
-  for (auto& p : out) {
-    if (p.value != nullptr) continue;
-    const auto dot = p.name.find('.');
-    auto& s = cal.stacks[p.name.substr(0, dot)];
-    p.value = p.name.ends_with("moe_layer_overhead_us") ? &s.moe_layer_overhead_us : &s.layer_overhead_us;
+    out.push_back({name + ".layer_overhead_us", &s.layer_overhead_us, 0.0, 500.0});
+    if (moe_stacks.count(name)) out.push_back({name + ".moe_layer_overhead_us", &s.moe_layer_overhead_us, 0.0, 5000.0});
   }
   return out;
 }

@@ -51,9 +51,7 @@ struct State {
 CommCostFn make_comm_cost(const hardware::ClusterSpec& cluster) {
   auto state = std::make_shared<State>();
   state->topology = topology::build_topology(cluster);
-  return [state](CommOp op, CommGroup group, core::Bytes bytes, int /*concurrent*/) {
-    // Concurrent groups of a rail-optimised node use different NICs (each GPU's own rail), which
-    // the topology's per-group NIC count already captures.
+  return [state](CommOp op, CommGroup group, core::Bytes bytes) {
     const Key key{static_cast<int>(op), group.size, group.stride, std::bit_cast<std::uint64_t>(bytes.value())};
     {
       std::lock_guard lock(state->mutex);

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/units.hpp"
+#include "parallelism/layout.hpp"
 
 namespace fmsim::training {
 
@@ -16,10 +17,25 @@ struct CommGroup {
   int stride = 1;
 };
 
+/// Every communication group of a layout, in Megatron rank order (TP innermost, then CP, then DP
+/// with EP carved from it, PP outermost). The one definition the step model and the planner share.
+struct CommGroups {
+  CommGroup tp, cp, dp, fsdp, ep, expert_dp, pp;
+};
+inline CommGroups groups_of(const parallelism::Layout& l) {
+  return CommGroups{.tp = {l.tp, 1},
+                    .cp = {l.cp, l.tp},
+                    .dp = {l.dp, l.tp * l.cp},
+                    .fsdp = {l.fsdp_shard_size(), l.tp * l.cp},
+                    .ep = {l.ep, l.etp},
+                    .expert_dp = {l.expert_dp(), l.ep * l.etp},
+                    .pp = {l.pp, l.tp * l.cp * l.dp}};
+}
+
 /// Time of one collective of `bytes` (nccl-tests size convention: all-reduce buffer, all-gather
 /// output, reduce-scatter input, all-to-all send buffer per rank, send/recv message) on `group`.
-/// `concurrent` is how many identical groups run the same collective at once sharing the
-/// node's NICs (e.g. all TP*CP DP-groups of a node reduce gradients together).
-using CommCostFn = std::function<core::Seconds(CommOp op, CommGroup group, core::Bytes bytes, int concurrent)>;
+/// Identical groups running at once (all DP groups of a node) use different NIC rails, which the
+/// collectives model's per-group NIC count already captures.
+using CommCostFn = std::function<core::Seconds(CommOp op, CommGroup group, core::Bytes bytes)>;
 
 }  // namespace fmsim::training

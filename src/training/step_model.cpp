@@ -45,12 +45,6 @@ struct StageCost {
   int layers = 0;
 };
 
-// Ranks of a (size, stride) group that share one node.
-int members_per_node(int size, int stride, int gpus_per_node) {
-  if (stride >= gpus_per_node) return 1;
-  return std::max(1, std::min(size, gpus_per_node / std::max(1, stride)));
-}
-
 class Costing {
  public:
   Costing(const TrainingJob& job, const Calibration& cal, const CommCostFn& comm)
@@ -60,23 +54,21 @@ class Costing {
         gc_(cal.gpu(job.cluster.gpu.architecture)),
         sc_(cal.stack(job.stack)),
         comm_(comm),
-        ctx_{l_.micro_batch, job.seq_len, l_.tp, l_.cp, l_.ep, l_.etp, l_.sequence_parallel} {}
+        ctx_{l_.micro_batch, job.seq_len, l_.tp, l_.cp, l_.ep, l_.etp, l_.sequence_parallel},
+        groups_(groups_of(l_)) {}
 
   double comm_time(CommOp op, CommGroup g, double bytes) const {
     if (g.size <= 1 || bytes <= 0) return 0.0;
-    const int gpn = job_.cluster.gpus_per_node();
-    const int per_node = members_per_node(g.size, g.stride, gpn);
-    const int concurrent = std::max(1, gpn / per_node);
-    return comm_(op, g, core::Bytes(bytes), concurrent).value();
+    return comm_(op, g, core::Bytes(bytes)).value();
   }
 
-  CommGroup tp_group() const { return {l_.tp, 1}; }
-  CommGroup cp_group() const { return {l_.cp, l_.tp}; }
-  CommGroup dp_group() const { return {l_.dp, l_.tp * l_.cp}; }
-  CommGroup fsdp_group() const { return {l_.fsdp_shard_size(), l_.tp * l_.cp}; }
-  CommGroup ep_group() const { return {l_.ep, l_.etp}; }
-  CommGroup edp_group() const { return {l_.expert_dp(), l_.ep * l_.etp}; }
-  CommGroup pp_group() const { return {l_.pp, l_.tp * l_.cp * l_.dp}; }
+  CommGroup tp_group() const { return groups_.tp; }
+  CommGroup cp_group() const { return groups_.cp; }
+  CommGroup dp_group() const { return groups_.dp; }
+  CommGroup fsdp_group() const { return groups_.fsdp; }
+  CommGroup ep_group() const { return groups_.ep; }
+  CommGroup edp_group() const { return groups_.expert_dp; }
+  CommGroup pp_group() const { return groups_.pp; }
 
   double shape_factor(double x) const { return x / (x + gc_.gemm_half_dim); }
 
@@ -112,8 +104,7 @@ class Costing {
           c.bwd += lora ? t : 2.0 * t;  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (low_precision && !keep16) {
             // Quantise inputs (read 16-bit, write 8-bit, and a transposed copy for backward).
-            const double cast = memory_time(3.0 * op.m * op.k) - gc_.kernel_overhead.value() * 0.0;
-            c.fwd += cast;
+            c.fwd += memory_time(3.0 * op.m * op.k);
             c.bwd += memory_time(3.0 * op.m * op.n);
           }
           (op.expert ? c.expert_params : c.dense_params) += op.weights;
@@ -346,6 +337,7 @@ class Costing {
   const StackCalibration& sc_;
   const CommCostFn& comm_;
   workload::ShardContext ctx_;
+  CommGroups groups_;
 };
 
 // Validity and memory: shared by both paths. Returns false (with result.reason) when invalid.

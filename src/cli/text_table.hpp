@@ -1,0 +1,61 @@
+// Aligned plain-text tables for command output.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace fmsim::cli {
+
+/// Columns padded to their widest cell; numeric columns right-aligned. A row may carry a note
+/// printed on its own line below it.
+class TextTable {
+ public:
+  struct Column {
+    std::string header;
+    bool right = false;
+  };
+  explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  void add(std::vector<std::string> row, std::string note = "") {
+    FMSIM_CHECK(row.size() == columns_.size(), "table row has the wrong number of cells");
+    rows_.push_back({std::move(row), std::move(note)});
+  }
+  void print(std::ostream& out, const std::string& indent = "") const {
+    std::vector<std::size_t> width(columns_.size());
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      width[c] = columns_[c].header.size();
+      for (const auto& r : rows_) width[c] = std::max(width[c], r.cells[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string s = indent;
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        if (c) s += "  ";
+        s += columns_[c].right ? fmt::format("{:>{}}", cells[c], width[c]) : fmt::format("{:<{}}", cells[c], width[c]);
+      }
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      out << s << "\n";
+    };
+    std::vector<std::string> headers;
+    for (const auto& c : columns_) headers.push_back(c.header);
+    line(headers);
+    for (const auto& r : rows_) {
+      line(r.cells);
+      if (!r.note.empty()) out << indent << "    " << r.note << "\n";
+    }
+  }
+
+ private:
+  struct Row {
+    std::vector<std::string> cells;
+    std::string note;
+  };
+  std::vector<Column> columns_;
+  std::vector<Row> rows_;
+};
+
+}  // namespace fmsim::cli
