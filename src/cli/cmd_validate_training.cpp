@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "config/training_calibration.hpp"
+#include "core/error.hpp"
 #include "core/strings.hpp"
 #include "config/training_csv.hpp"
 #include "training/comm_adapter.hpp"
@@ -93,6 +94,11 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->callback([opts, &ctx]() {
     const auto start = std::chrono::steady_clock::now();
     const auto rows = config::read_training_csv(opts->csv, ctx.catalog());
+    for (const auto& id : opts->rows) {
+      if (std::none_of(rows.begin(), rows.end(), [&](const config::TrainingRow& r) { return r.row_id == id; })) {
+        throw core::InputError::flag("--rows", "no row '" + id + "' in " + opts->csv);
+      }
+    }
     const auto calibration = config::load_training_calibration(opts->calibration);
     // Leave-one-source-out: the calibration used for a row's source is fitted without that source.
     std::map<std::string, training::Calibration> held_out;

@@ -64,6 +64,11 @@ training::Calibration load_training_calibration(const std::string& path) {
     g.source = source_of(node, {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_fwd_efficiency"});
     cal.gpus[arch] = g;
   }
+  for (const char* arch : {"ampere", "hopper", "blackwell", "blackwell_ultra"}) {
+    const bool present = root["gpus"].has(arch);
+    if (!present) root["gpus"].fail(std::string("missing architecture '") + arch +
+                                    "'; a calibration needs ampere, hopper, blackwell and blackwell_ultra");
+  }
   for (const auto& [name, node] : root["stacks"].entries()) {
     node.check_keys({"description", "compute_efficiency", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
                      "layer_overhead", "moe_layer_overhead"});

@@ -102,7 +102,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"train", "--cluster", "p5.48xlarge:1", "--gpus", "16"}, "--gpus"},
         BadCase{{"train", "--cluster", "p5.48xlarge:1", "--gbs", "7"}, "global batch"},
         BadCase{{"train", "--power-limit", "500"}, "--power-limit"},
-        BadCase{{"train", "--stack", "jax"}, "unknown stack"}),
+        BadCase{{"train", "--stack", "jax"}, "unknown stack"},
+        BadCase{{"train", "--calibration", FMSIM_SOURCE_DIR "/tests/data/training/calibration_missing_arch.yaml"},
+                "missing architecture 'ampere'"},
+        BadCase{{"validate", "training", "--csv", FMSIM_SHARED_DIR "/validation/training.csv", "--rows", "V999"},
+                "no row 'V999'"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
 
 }  // namespace
