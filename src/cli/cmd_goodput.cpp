@@ -23,9 +23,6 @@
 
 namespace fmsim::cli {
 
-// Defined in cmd_checkpoint.cpp: the flags of the job whose checkpoint is modelled.
-void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f);
-
 namespace {
 
 struct GoodputFlags {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
+#include "config/reliability_loader.hpp"
 
 namespace fmsim::cli {
 
@@ -19,6 +20,10 @@ void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);
 void add_validate_training(CLI::App& validate, Context& ctx);
+
+/// The job flags `checkpoint` and `goodput` share (model or parameter count, cluster, layout,
+/// storage tier); defined in cmd_checkpoint.cpp.
+void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f);
 
 /// Runs fmsim with these arguments; returns the exit status (0 ok, 2 bad input, 70 internal error).
 int run(int argc, char** argv);
