@@ -37,6 +37,7 @@ int run(int argc, char** argv) {
       "  fmsim collective --cluster p5.48xlarge:2 --op all_reduce\n"
       "  fmsim train --model llama3.1-70b --cluster p5.48xlarge:64 --tp 8 --pp 4 --gbs 512\n"
       "  fmsim plan --model llama3.1-70b --gpus 512 --tokens 15T\n"
+      "  fmsim run --job examples/llama70b_job.yaml --storage fsx-persistent2-1000 --capacity 120TiB\n"
       "Run 'fmsim COMMAND --help' for the options of a command.");
 
   add_catalog_command(app, ctx);
@@ -45,6 +46,7 @@ int run(int argc, char** argv) {
   add_plan_command(app, ctx);
   add_checkpoint_command(app, ctx);
   add_goodput_command(app, ctx);
+  add_run_command(app, ctx);
   add_models_command(app, ctx);
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/reliability_report.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "storage/checkpoint_io.hpp"
@@ -21,9 +22,6 @@ void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
   cmd.add_option("--model", f.model, "Model preset or config.json (parameter count from its dimensions)")
       ->type_name("NAME");
   cmd.add_option("--params", f.params, "Parameter count instead of --model, e.g. 405B")->type_name("COUNT");
-  cmd.add_option("--bytes-per-param", f.bytes_per_param,
-                 "Checkpoint bytes per parameter (default 14: bf16 weights + fp32 master + Adam m, v)");
-  cmd.add_option("--weight-bytes", f.weight_bytes, "Of which working weights (default 2: bf16)");
   cmd.add_option("--cluster", f.cluster, "Cluster, e.g. p5.48xlarge:2048, or a cluster YAML")->type_name("SPEC");
   cmd.add_option("--nodes", f.nodes, "Nodes (without --cluster)");
   cmd.add_option("--gpus", f.gpus, "GPUs (without --cluster)");
@@ -31,6 +29,15 @@ void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
   cmd.add_option("--tp", f.tp, "Tensor-parallel size (ranks innermost on a node; default 1)");
   cmd.add_option("--pp", f.pp, "Pipeline-parallel size (default 1); data parallel = GPUs / (tp x pp)");
   cmd.add_option("--sharding", f.sharding, "none (ddp) | optimizer (zero1, zero2; default) | full (zero3, fsdp)");
+  add_checkpoint_storage_flags(cmd, f);
+}
+
+/// The flags describing what is saved and where (contents, tier, engine); shared with `fmsim run`,
+/// which takes the job's size and layout from its training flags.
+void add_checkpoint_storage_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
+  cmd.add_option("--bytes-per-param", f.bytes_per_param,
+                 "Checkpoint bytes per parameter (default 14: bf16 weights + fp32 master + Adam m, v)");
+  cmd.add_option("--weight-bytes", f.weight_bytes, "Of which working weights (default 2: bf16)");
   cmd.add_option("--storage", f.storage,
                  "Checkpoint tier from the catalog (e.g. fsx-persistent2-1000, s3, s3-express, instance-nvme) "
                  "or host-memory; default: the cluster's first attached storage")
@@ -44,11 +51,15 @@ void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
   cmd.add_option("--tier-node-bandwidth", f.tier_node_bandwidth, "Per-node limit of that tier")->type_name("BW");
   cmd.add_option("--node-network", f.node_network, "One node's network egress (default: the system's)")
       ->type_name("BW");
-  cmd.add_flag("--async", f.async, "Asynchronous save: only the GPU-to-host copy blocks training");
+  cmd.add_flag("--async", f.async, "Asynchronous save: only the copy into pinned host memory blocks training");
   cmd.add_option("--writer-throughput", f.writer_throughput,
                  "One rank's serialise-and-write stream (default 0.7 GB/s, torch.save; 0 = unbounded)")
       ->type_name("BW");
-  cmd.add_option("--device-to-host", f.device_to_host, "GPU-to-host copy per GPU (default 50 GB/s)")->type_name("BW");
+  cmd.add_option("--device-to-host", f.device_to_host,
+                 "GPU-to-pinned-host copy per GPU, async staging (default 50 GB/s)")->type_name("BW");
+  cmd.add_option("--pageable-copy", f.pageable_copy,
+                 "GPU-to-pageable-host copy per GPU, what a synchronous torch.save pays (default 1.4 GB/s)")
+      ->type_name("BW");
   cmd.add_option("--keep", f.keep, "Checkpoints kept on the tier (capacity check; default 2)");
 }
 
@@ -67,6 +78,7 @@ struct CheckpointFlags {
 nlohmann::json io_json(const storage::IoTime& t) {
   return {{"total_s", t.total.value()},
           {"bottleneck", storage::to_string(t.bottleneck)},
+          {"rank_stream_s", t.rank_stream.value()},
           {"gpu_to_host_s", t.device_copy.value()},
           {"writer_stream_s", t.writer_stream.value()},
           {"node_network_s", t.node_network.value()},
@@ -78,15 +90,15 @@ nlohmann::json io_json(const storage::IoTime& t) {
 
 std::string stage(core::Seconds s) { return s.value() > 0.0 ? core::format_duration(s) : "-"; }
 
-std::string rate(core::BytesPerSecond r) { return r.value() > 0.0 ? core::format_bandwidth(r) : "unbounded"; }
-
-void print_io(const char* title, const storage::IoTime& t) {
-  std::cout << fmt::format("{:<6} {:>12}   bottleneck: {}\n", title, core::format_duration(t.total),
+void print_io(const char* title, const storage::IoTime& t, const char* stream_detail) {
+  std::cout << fmt::format("{:<14} {:>12}   bottleneck: {}\n", title, core::format_duration(t.total),
                            storage::to_string(t.bottleneck));
-  std::cout << fmt::format("  gpu-to-host copy {:>12}   writer stream {:>12}   node network {:>12}\n",
-                           stage(t.device_copy), stage(t.writer_stream), stage(t.node_network));
-  std::cout << fmt::format("  tier per node    {:>12}   tier aggregate {:>11}   tier requests {:>11}\n",
-                           stage(t.node_tier), stage(t.tier_bandwidth), stage(t.tier_requests));
+  std::cout << fmt::format("  rank stream  {:>12}   (gpu-host copy {} + {} {})\n", stage(t.rank_stream),
+                           stage(t.device_copy), stream_detail, stage(t.writer_stream));
+  std::cout << fmt::format("  node network {:>12}\n", stage(t.node_network));
+  std::cout << fmt::format("  tier/node    {:>12}\n", stage(t.node_tier));
+  std::cout << fmt::format("  tier total   {:>12}\n", stage(t.tier_bandwidth));
+  std::cout << fmt::format("  tier reqs    {:>12}\n", stage(t.tier_requests));
 }
 
 void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
@@ -127,26 +139,18 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
 
   std::string dra_text;
   if (!f.s3.empty()) {
-    if (job.tier.kind != hardware::StorageKind::FsxLustre) {
-      throw core::InputError::flag("--s3", "a data repository association links an FSx for Lustre tier to S3");
-    }
-    const auto s3 = config::resolve_tier(ctx.catalog(), job.cluster, f.s3, f.job, job.defaults, "--s3");
+    const auto s3 = resolve_dra_s3(job, f.job, f.s3, "--s3", ctx);
     if (!f.interval.empty()) {
       const auto interval = config::parse_duration_flag(f.interval, "--interval");
-      const auto x = storage::estimate_export(e.plan.total, e.save.total, interval, job.tier, s3);
-      out["export"] = {{"rate_bytes_per_s", x.rate.value()}, {"export_s", x.export_time.value()},
-                       {"interval_s", interval.value()},     {"utilisation", x.utilisation},
-                       {"keeps_up", x.keeps_up},             {"limit", x.limit}};
-      dra_text += fmt::format("Export to {}: {} at {} ({}); save + export = {:.0f}% of the {} interval: {}\n",
-                              s3.name, core::format_duration(x.export_time), rate(x.rate), x.limit,
-                              100.0 * x.utilisation, core::format_duration(interval),
-                              x.keeps_up ? "keeps up" : "falls behind");
+      const auto x = export_report(storage::estimate_export(e.plan.total, e.save.total, interval, job.tier, s3), s3.name);
+      out["export"] = x.json;
+      dra_text += x.text;
     }
     if (!f.dataset.empty()) {
       const auto l = storage::estimate_lazy_load(config::parse_bytes_flag(f.dataset, "--dataset"), job.tier, s3);
       out["lazy_load"] = {{"rate_bytes_per_s", l.rate.value()}, {"time_s", l.time.value()}, {"limit", l.limit}};
       dra_text += fmt::format("Lazy load from {}: first read of the dataset takes {} at {} ({})\n", s3.name,
-                              core::format_duration(l.time), rate(l.rate), l.limit);
+                              core::format_duration(l.time), format_rate(l.rate), l.limit);
     }
   }
   std::string loading_text;
@@ -154,14 +158,9 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
     const storage::DataLoadingDemand demand{.tokens_per_s = config::parse_count_flag(f.tokens_per_s, "--tokens-per-s"),
                                             .bytes_per_token = f.bytes_per_token,
                                             .nodes = job.layout.nodes};
-    const auto c = storage::check_data_loading(demand, job.tier);
-    out["data_loading"] = {{"required_bytes_per_s", c.required.value()},
-                           {"delivered_bytes_per_s", c.delivered.value()},
-                           {"headroom", c.headroom},
-                           {"starves", c.starves}};
-    loading_text = fmt::format("Data loading: needs {} ({} per node), tier delivers {}: {}\n", rate(c.required),
-                               rate(c.required_per_node), rate(c.delivered),
-                               c.starves ? "STARVES the GPUs" : fmt::format("headroom x{:.1f}", c.headroom));
+    const auto c = data_loading_report(storage::check_data_loading(demand, job.tier));
+    out["data_loading"] = c.json;
+    loading_text = c.text;
   }
 
   if (f.json) {
@@ -177,10 +176,10 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
                            storage::to_string(job.layout.sharding), e.plan.writers,
                            core::format_bytes(e.plan.max_writer_bytes), core::format_bytes(e.plan.max_node_bytes));
   std::cout << fmt::format("Tier: {} ({}): aggregate write {}, per node {}, node network {}\n", job.tier.name,
-                           storage::to_string(job.tier.kind), rate(job.tier.aggregate_write),
-                           rate(job.tier.per_node_write), rate(job.node_network));
-  print_io(job.engine.asynchronous ? "Save (async)" : "Save", e.save);
-  print_io("Load", e.load);
+                           storage::to_string(job.tier.kind), format_rate(job.tier.aggregate_write),
+                           format_rate(job.tier.per_node_write), format_rate(job.node_network));
+  print_io(job.engine.asynchronous ? "Save (async)" : "Save", e.save, "serialise and write");
+  print_io("Load", e.load, "read and deserialise");
   std::cout << fmt::format("Training stalls {} per checkpoint; restorable {} after it starts\n",
                            core::format_duration(e.blocking), core::format_duration(e.persist));
   std::cout << fmt::format("Capacity: {} checkpoints = {}{}\n", job.keep, core::format_bytes(e.retained),

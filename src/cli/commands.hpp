@@ -14,6 +14,7 @@ void add_train_command(CLI::App& app, Context& ctx);
 void add_plan_command(CLI::App& app, Context& ctx);
 void add_checkpoint_command(CLI::App& app, Context& ctx);
 void add_goodput_command(CLI::App& app, Context& ctx);
+void add_run_command(CLI::App& app, Context& ctx);
 void add_models_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 /// `fmsim validate <what>`: each validation registers under the same parent.
@@ -24,6 +25,14 @@ void add_validate_training(CLI::App& validate, Context& ctx);
 /// The job flags `checkpoint` and `goodput` share (model or parameter count, cluster, layout,
 /// storage tier); defined in cmd_checkpoint.cpp.
 void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f);
+
+/// Of those, the flags about contents, tier and engine (--bytes-per-param, --storage, --capacity,
+/// --async, ...), which `run` adds to its training-job flags; defined in cmd_checkpoint.cpp.
+void add_checkpoint_storage_flags(CLI::App& cmd, config::CheckpointJobFlags& f);
+
+/// The failure, strategy, recovery, duration and Monte Carlo flags `goodput` and `run` share;
+/// defined in cmd_goodput.cpp.
+void add_goodput_flags(CLI::App& cmd, config::GoodputFlags& f);
 
 /// Runs fmsim with these arguments; returns the exit status (0 ok, 2 bad input, 70 internal error).
 int run(int argc, char** argv);

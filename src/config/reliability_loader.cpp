@@ -9,6 +9,7 @@
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "reliability/checkpoint_interval.hpp"
 #include "workload/parameter_count.hpp"
 
 namespace fmsim::config {
@@ -16,6 +17,10 @@ namespace {
 
 constexpr const char* kFailuresFile = "reliability/failures.yaml";
 constexpr const char* kCheckpointingFile = "reliability/checkpointing.yaml";
+
+core::Seconds duration_or(const std::string& text, const char* flag, core::Seconds fallback) {
+  return text.empty() ? fallback : parse_duration_flag(text, flag);
+}
 
 std::string embedded_text(const char* path) {
   const auto text = core::embedded_file(path);
@@ -148,8 +153,9 @@ CheckpointDefaults parse_checkpoint_defaults(std::string_view text, const std::s
   d.weight_bytes_per_param = read_sourced(contents["weight_bytes_per_param"], true).value.as_number(Bound::Positive);
   if (d.weight_bytes_per_param > d.bytes_per_param) contents["weight_bytes_per_param"].fail("exceeds bytes_per_param");
   const YamlNode engine = root["engine"];
-  engine.check_keys({"device_to_host", "writer_throughput", "reader_throughput"});
+  engine.check_keys({"device_to_host", "device_to_pageable", "writer_throughput", "reader_throughput"});
   d.engine.device_to_host = read_sourced(engine["device_to_host"], true).value.as_bandwidth();
+  d.engine.pageable_copy = read_sourced(engine["device_to_pageable"], true).value.as_bandwidth();
   d.engine.writer_throughput = read_sourced(engine["writer_throughput"], true).value.as_bandwidth();
   d.engine.reader_throughput = read_sourced(engine["reader_throughput"], true).value.as_bandwidth();
   const YamlNode client = root["client"];
@@ -256,8 +262,6 @@ storage::TierPerformance resolve_tier(const hardware::Catalog& catalog, const ha
 
 CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hardware::Catalog& catalog) {
   CheckpointJob job;
-  job.defaults = load_checkpoint_defaults();
-  job.keep = flags.keep;
 
   // Size of the job.
   if (!flags.cluster.empty()) {
@@ -284,8 +288,6 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
     job.cluster.system.gpus_per_node = flags.gpus_per_node;
     job.cluster.count = nodes;
   }
-  job.node_network = job.cluster.system.network_bandwidth;
-  if (!flags.node_network.empty()) job.node_network = parse_bandwidth_flag(flags.node_network, "--node-network");
 
   // Layout.
   const int ranks = job.cluster.gpus();
@@ -300,9 +302,6 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
                                          .sharding = parse_sharding(flags.sharding, "--sharding")};
 
   // Contents.
-  const double bytes_per_param = flags.bytes_per_param > 0.0 ? flags.bytes_per_param : job.defaults.bytes_per_param;
-  const double weight_bytes = flags.weight_bytes > 0.0 ? flags.weight_bytes : job.defaults.weight_bytes_per_param;
-  if (weight_bytes > bytes_per_param) throw core::InputError::flag("--weight-bytes", "exceeds --bytes-per-param");
   if (!flags.model.empty() && !flags.params.empty()) {
     throw core::InputError::flag("--params", "give either --model or --params, not both");
   }
@@ -314,8 +313,22 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
   } else if (!flags.params.empty()) {
     params = parse_count_flag(flags.params, "--params");
   }
-  if (params > 0.0) {
-    job.contents = storage::checkpoint_contents(params, bytes_per_param, weight_bytes);
+  resolve_checkpoint_storage(job, params, flags, catalog);
+  return job;
+}
+
+void resolve_checkpoint_storage(CheckpointJob& job, double parameters, const CheckpointJobFlags& flags,
+                                const hardware::Catalog& catalog) {
+  job.defaults = load_checkpoint_defaults();
+  job.keep = flags.keep;
+  job.node_network = job.cluster.system.network_bandwidth;
+  if (!flags.node_network.empty()) job.node_network = parse_bandwidth_flag(flags.node_network, "--node-network");
+
+  const double bytes_per_param = flags.bytes_per_param > 0.0 ? flags.bytes_per_param : job.defaults.bytes_per_param;
+  const double weight_bytes = flags.weight_bytes > 0.0 ? flags.weight_bytes : job.defaults.weight_bytes_per_param;
+  if (weight_bytes > bytes_per_param) throw core::InputError::flag("--weight-bytes", "exceeds --bytes-per-param");
+  if (parameters > 0.0) {
+    job.contents = storage::checkpoint_contents(parameters, bytes_per_param, weight_bytes);
     job.has_contents = true;
   }
 
@@ -324,6 +337,9 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
   job.engine.asynchronous = flags.async;
   if (!flags.device_to_host.empty()) {
     job.engine.device_to_host = parse_bandwidth_flag(flags.device_to_host, "--device-to-host");
+  }
+  if (!flags.pageable_copy.empty()) {
+    job.engine.pageable_copy = parse_bandwidth_flag(flags.pageable_copy, "--pageable-copy");
   }
   if (!flags.writer_throughput.empty()) {
     job.engine.writer_throughput = flags.writer_throughput == "0" || core::to_lower(flags.writer_throughput) == "unlimited"
@@ -349,7 +365,100 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
       job.has_tier = true;
     }
   }
-  return job;
+}
+
+GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& job, core::Seconds step_time) {
+  GoodputSetup setup;
+  const FailureData data = load_failure_data(f.failure_file, "--failure-file");
+  reliability::FailureModel model = find_failure_model(data, f.failures, "--failures");
+  if (!f.node_failure_rate.empty()) {
+    model = model.with_unexpected_rate(parse_node_failure_rate(data, f.node_failure_rate, "--node-failure-rate"));
+  }
+  setup.failure_model = model.name;
+  reliability::GoodputScenario& s = setup.scenario;
+  s.failures = reliability::job_failure_process(model, job.layout.nodes, f.include_planned);
+  if (!f.mtbf.empty()) {
+    const auto mtbf = parse_duration_flag(f.mtbf, "--mtbf");
+    if (mtbf.value() <= 0.0) throw core::InputError::flag("--mtbf", "must be greater than zero");
+    s.failures.rate_per_second = 1.0 / mtbf.value();
+  }
+  s.gpus = job.layout.ranks;
+  s.horizon = parse_duration_flag(f.duration, "--duration");
+  if (s.horizon.value() <= 0.0) throw core::InputError::flag("--duration", "must be greater than zero");
+  s.step_time = step_time;
+  s.weibull_shape = f.weibull_shape;
+  if (s.weibull_shape <= 0.0) throw core::InputError::flag("--weibull-shape", "must be greater than zero");
+  if (f.replications < 0) throw core::InputError::flag("--replications", "must be 0 or more");
+  if (f.threads < 1) throw core::InputError::flag("--threads", "must be 1 or more");
+  setup.monte_carlo = {.replications = f.replications, .seed = f.seed, .threads = f.threads};
+
+  // Recovery path.
+  s.recovery = data.recovery;
+  s.recovery.detect = duration_or(f.detect, "--detect", s.recovery.detect);
+  s.recovery.replace = duration_or(f.replace, "--replace", s.recovery.replace);
+  s.recovery.restart = duration_or(f.restart, "--restart", s.recovery.restart);
+  s.recovery.repair = duration_or(f.repair, "--repair", s.recovery.repair);
+  if (f.spares < -1) throw core::InputError::flag("--spares", "must be -1 (unlimited) or more");
+  s.recovery.spares = f.spares;
+
+  // Checkpoint timing: from the storage model when the job's checkpoint is described, else flags.
+  using reliability::CheckpointStrategy;
+  const auto strategy =
+      parse_strategy(f.strategy.empty() ? (job.engine.asynchronous ? "async" : "sync") : f.strategy, "--strategy");
+  setup.strategy = strategy;
+  reliability::CheckpointTiming& t = s.checkpoint;
+  if (f.replicas < 1) throw core::InputError::flag("--replicas", "must be 1 or more");
+  if (job.has_contents && job.has_tier) {
+    // Every strategy but sync stages the shard in pinned host memory and writes in the background.
+    storage::CheckpointEngine engine = job.engine;
+    engine.asynchronous = strategy != CheckpointStrategy::SyncDisk;
+    const auto e = storage::estimate_checkpoint(job.contents, job.layout, job.tier, engine, job.node_network, job.keep);
+    // A peer restore lands in the peer's pinned host memory and is copied back to the GPUs.
+    const auto from_peer = storage::peer_transfer_time(e.plan.max_node_load, 1, job.node_network) + e.pinned_restore;
+    switch (strategy) {
+      case CheckpointStrategy::SyncDisk:
+        t = {.interval = {}, .blocking = e.save.total, .persist = e.save.total, .load = e.load.total};
+        break;
+      case CheckpointStrategy::AsyncDisk:
+      case CheckpointStrategy::PeerReplica:
+        t = {.interval = {}, .blocking = e.staging_copy, .persist = e.save.total, .load = e.load.total};
+        s.peer_load = from_peer;
+        break;
+      case CheckpointStrategy::InMemory:
+        t = {.interval = {},
+             .blocking = e.staging_copy,
+             .persist = e.staging_copy + storage::peer_transfer_time(e.plan.max_node_bytes, f.replicas - 1, job.node_network),
+             .load = from_peer};
+        break;
+    }
+    setup.estimate = e;
+  } else if (f.save_time.empty()) {
+    throw core::InputError::flag("--save-time",
+                                 "give --save-time (and --load-time), or --model/--params with --storage to model it");
+  }
+  if (!f.save_time.empty()) {
+    const auto save = parse_duration_flag(f.save_time, "--save-time");
+    const bool background = strategy != CheckpointStrategy::SyncDisk;
+    t.persist = save;
+    t.blocking = background ? duration_or(f.copy_time, "--copy-time", core::Seconds(0.0)) : save;
+    t.load = duration_or(f.load_time, "--load-time", save);
+  } else {
+    t.load = duration_or(f.load_time, "--load-time", t.load);
+    t.blocking = duration_or(f.copy_time, "--copy-time", t.blocking);
+  }
+  if (t.persist < t.blocking) t.persist = t.blocking;
+  s.peer_recovery = strategy == CheckpointStrategy::PeerReplica;
+  s.peer_load = duration_or(f.peer_load_time, "--peer-load-time", s.peer_load);
+
+  // Interval: Young's and Daly's closed forms for reference; the optimum of the analytic model is used.
+  const core::Seconds mtbf = s.failures.mtbf();
+  setup.young = reliability::young_interval(t.blocking, mtbf);
+  setup.daly = reliability::daly_interval(t.blocking, mtbf);
+  t.interval = core::Seconds(1.0);
+  setup.optimum = reliability::optimal_interval(s);
+  t.interval = f.interval.empty() ? setup.optimum : parse_duration_flag(f.interval, "--interval");
+  if (t.interval.value() <= 0.0) throw core::InputError::flag("--interval", "must be greater than zero");
+  return setup;
 }
 
 }  // namespace fmsim::config

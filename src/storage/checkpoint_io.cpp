@@ -16,9 +16,10 @@ core::Seconds divide(core::Bytes b, core::BytesPerSecond r) {
 
 // Fills total and bottleneck from the stage times already set.
 void finish(IoTime& t) {
+  t.rank_stream = t.device_copy + t.writer_stream;
   const std::pair<core::Seconds, IoLimit> stages[] = {
-      {t.device_copy, IoLimit::DeviceCopy},       {t.writer_stream, IoLimit::WriterStream},
-      {t.node_network, IoLimit::NodeNetwork},     {t.node_tier, IoLimit::NodeTier},
+      {t.rank_stream, IoLimit::RankStream},       {t.node_network, IoLimit::NodeNetwork},
+      {t.node_tier, IoLimit::NodeTier},
       {t.tier_bandwidth, IoLimit::TierBandwidth}, {t.tier_requests, IoLimit::TierRequests}};
   core::Seconds slowest(0.0);
   t.bottleneck = IoLimit::None;
@@ -52,8 +53,7 @@ std::string to_string(Sharding sharding) {
 std::string to_string(IoLimit limit) {
   switch (limit) {
     case IoLimit::None: return "none";
-    case IoLimit::DeviceCopy: return "gpu-to-host copy";
-    case IoLimit::WriterStream: return "writer stream";
+    case IoLimit::RankStream: return "rank stream";
     case IoLimit::NodeNetwork: return "node network";
     case IoLimit::NodeTier: return "tier per-client limit";
     case IoLimit::TierBandwidth: return "tier aggregate bandwidth";
@@ -124,8 +124,14 @@ CheckpointEstimate estimate_checkpoint(const CheckpointContents& contents, const
   e.plan = plan_shards(contents, layout);
   const ShardPlan& p = e.plan;
 
+  // Synchronous saves and all loads go through pageable host memory; async saves stage in pinned.
+  const core::BytesPerSecond pageable =
+      engine.pageable_copy.value() > 0.0 ? engine.pageable_copy : engine.device_to_host;
+  e.staging_copy = divide(p.max_writer_bytes, engine.device_to_host);
+  e.pinned_restore = divide(p.max_rank_load, engine.device_to_host);
+
   IoTime& s = e.save;
-  s.device_copy = divide(p.max_writer_bytes, engine.device_to_host);
+  s.device_copy = engine.asynchronous ? e.staging_copy : divide(p.max_writer_bytes, pageable);
   s.writer_stream = divide(p.max_writer_bytes, engine.writer_throughput);
   if (tier.remote) s.node_network = divide(p.max_node_bytes, node_network);
   s.node_tier = divide(p.max_node_bytes, tier.per_node_write);
@@ -139,7 +145,7 @@ CheckpointEstimate estimate_checkpoint(const CheckpointContents& contents, const
   finish(s);
 
   IoTime& l = e.load;
-  l.device_copy = divide(p.max_rank_load, engine.device_to_host);
+  l.device_copy = divide(p.max_rank_load, pageable);
   l.writer_stream = divide(p.max_rank_load, engine.reader_throughput);
   if (tier.remote) l.node_network = divide(p.max_node_load, node_network);
   l.node_tier = divide(p.max_node_load, tier.per_node_read);
@@ -152,7 +158,7 @@ CheckpointEstimate estimate_checkpoint(const CheckpointContents& contents, const
   finish(l);
 
   e.persist = s.total;
-  e.blocking = engine.asynchronous ? s.device_copy : s.total;
+  e.blocking = engine.asynchronous ? e.staging_copy : s.total;
   e.retained = p.total * static_cast<double>(std::max(1, keep));
   e.fits = tier.capacity.value() <= 0.0 || e.retained <= tier.capacity;
   return e;

@@ -11,10 +11,14 @@
 //              weights written by data-parallel rank 0 only (Megatron-DeepSpeed, BLOOM).
 //   Full       ZeRO-3/FSDP or a deduplicating distributed checkpoint: all state over all ranks.
 //
-// Time: the stages run as a pipeline, so a save takes as long as its slowest stage plus one
-// request latency: GPU-to-host copy of the largest rank, the largest writer's serialisation
-// stream, the busiest node's network egress and the tier's per-client cap, and the tier's
-// aggregate bandwidth or request rate. An asynchronous save blocks training only for the copy.
+// Time: each rank copies its shard off the GPU and then serialises and writes it, one after the
+// other (torch.save and DCP copy a tensor to host memory before writing it; an asynchronous save
+// stages the whole shard first), so one rank's stream lasts copy + write. A synchronous save
+// copies into pageable memory (slow: the driver bounces it through a pinned buffer); an
+// asynchronous one into pinned staging buffers. Ranks, nodes and the tier work concurrently, so
+// a save takes as long as the slowest of: the largest rank's stream, the busiest node's network
+// egress and the tier's per-client cap, and the tier's aggregate bandwidth or request rate; plus
+// one request latency. An asynchronous save blocks training only for the staging copy.
 // Domain of validity: bulk sequential writes; metadata storms (millions of small files) are not
 // modelled. See docs/models/storage.md.
 #pragma once
@@ -74,22 +78,24 @@ ShardPlan plan_shards(const CheckpointContents& contents, const CheckpointLayout
 
 /// How ranks move state between GPU and storage.
 struct CheckpointEngine {
-  core::BytesPerSecond device_to_host{};     ///< per GPU (pinned copy); 0 = unbounded
+  core::BytesPerSecond device_to_host{};     ///< per GPU into pinned memory (async staging); 0 = unbounded
+  core::BytesPerSecond pageable_copy{};      ///< per GPU to/from pageable memory (sync torch.save/load); 0 = as pinned
   core::BytesPerSecond writer_throughput{};  ///< one rank's serialise-and-write stream; 0 = unbounded
   core::BytesPerSecond reader_throughput{};  ///< one rank's read-and-deserialise stream; 0 = unbounded
   bool asynchronous = false;                 ///< only the GPU-to-host copy blocks training
 };
 
-enum class IoLimit { None, DeviceCopy, WriterStream, NodeNetwork, NodeTier, TierBandwidth, TierRequests };
+enum class IoLimit { None, RankStream, NodeNetwork, NodeTier, TierBandwidth, TierRequests };
 
-/// "gpu-to-host copy", "writer stream", "node network", ...
+/// "rank stream", "node network", ...
 std::string to_string(IoLimit limit);
 
-/// Duration of each pipeline stage of one save or load, and the total.
+/// Duration of each concurrent stage of one save or load, and the total.
 struct IoTime {
   core::Seconds total{};
-  core::Seconds device_copy{};
-  core::Seconds writer_stream{};
+  core::Seconds rank_stream{};    ///< largest rank: device_copy + writer_stream, one after the other
+  core::Seconds device_copy{};    ///< GPU <-> host copy of the largest rank's shard
+  core::Seconds writer_stream{};  ///< its serialise-and-write (or read-and-deserialise) stream
   core::Seconds node_network{};
   core::Seconds node_tier{};
   core::Seconds tier_bandwidth{};
@@ -103,7 +109,9 @@ struct CheckpointEstimate {
   ShardPlan plan;
   IoTime save;
   IoTime load;
-  core::Seconds blocking{};  ///< training stall per save: the whole save, or the copy if async
+  core::Seconds staging_copy{};    ///< largest shard into pinned host memory (async / in-memory stall)
+  core::Seconds pinned_restore{};  ///< largest rank's state back from pinned host memory (peer restore)
+  core::Seconds blocking{};  ///< training stall per save: the whole save, or the staging copy if async
   core::Seconds persist{};   ///< from the start of a save until it can be restored
   core::Bytes retained{};    ///< bytes kept on the tier (`keep` checkpoints)
   bool fits = true;          ///< the tier's capacity holds `keep` checkpoints

@@ -52,14 +52,17 @@ TEST(PlanShards, DdpWritesFromOneReplica) {
 
 TEST(EstimateCheckpoint, SlowestStageWins) {
   // 1e12 B over 8 nodes of 8 ranks (full sharding): 15.625 GB per rank, 125 GB per node.
-  // copy 15.625/50 = 0.3125 s; writer 15.625/1 = 15.625 s; node 125/100 = 1.25 s; tier 1000/20 = 50 s.
+  // Synchronous: rank stream = pageable copy 15.625/5 = 3.125 s + writer 15.625/1 = 15.625 s
+  // = 18.75 s; node 125/100 = 1.25 s; tier 1000/20 = 50 s. The slowest concurrent stage wins.
   const auto c = checkpoint_contents(1e12 / 14.0);
   const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Full};
   const auto tier = custom_tier("test", gb_per_s(20), {});
-  const CheckpointEngine engine{.device_to_host = gb_per_s(50), .writer_throughput = gb_per_s(1)};
+  const CheckpointEngine engine{
+      .device_to_host = gb_per_s(50), .pageable_copy = gb_per_s(5), .writer_throughput = gb_per_s(1)};
   const auto e = estimate_checkpoint(c, layout, tier, engine, gb_per_s(100));
-  EXPECT_NEAR(e.save.device_copy.value(), 0.3125, 1e-9);
+  EXPECT_NEAR(e.save.device_copy.value(), 3.125, 1e-9);
   EXPECT_NEAR(e.save.writer_stream.value(), 15.625, 1e-9);
+  EXPECT_NEAR(e.save.rank_stream.value(), 18.75, 1e-9);
   EXPECT_NEAR(e.save.node_network.value(), 1.25, 1e-9);
   EXPECT_NEAR(e.save.tier_bandwidth.value(), 50.0, 1e-9);
   EXPECT_NEAR(e.save.total.value(), 50.0, 1e-9);
@@ -67,13 +70,26 @@ TEST(EstimateCheckpoint, SlowestStageWins) {
   EXPECT_DOUBLE_EQ(e.blocking.value(), e.save.total.value());
 }
 
-TEST(EstimateCheckpoint, AsyncBlocksOnlyForTheCopy) {
-  // Asynchronous: stall = GPU-to-host copy (0.3125 s), persist = whole save.
+TEST(EstimateCheckpoint, CopyThenWriteIsSerialPerRank) {
+  // A rank copies its shard off the GPU, then serialises and writes it: the stream is the sum.
+  // Unbounded tier: 15.625 GB / 1.25 GB/s + 15.625 GB / 0.625 GB/s = 12.5 + 25 = 37.5 s.
   const auto c = checkpoint_contents(1e12 / 14.0);
   const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Full};
-  const CheckpointEngine engine{.device_to_host = gb_per_s(50), .asynchronous = true};
+  const CheckpointEngine engine{.pageable_copy = gb_per_s(1.25), .writer_throughput = gb_per_s(0.625)};
+  const auto e = estimate_checkpoint(c, layout, custom_tier("t", {}, {}), engine, {});
+  EXPECT_NEAR(e.save.total.value(), 37.5, 1e-9);
+  EXPECT_EQ(e.save.bottleneck, IoLimit::RankStream);
+}
+
+TEST(EstimateCheckpoint, AsyncBlocksOnlyForTheStagingCopy) {
+  // Asynchronous: the stall is the copy into pinned memory (15.625 GB / 50 GB/s = 0.3125 s), not
+  // the pageable one (3.125 s); persist = the whole save (tier 50 s).
+  const auto c = checkpoint_contents(1e12 / 14.0);
+  const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Full};
+  const CheckpointEngine engine{.device_to_host = gb_per_s(50), .pageable_copy = gb_per_s(5), .asynchronous = true};
   const auto e = estimate_checkpoint(c, layout, custom_tier("t", gb_per_s(20), {}), engine, gb_per_s(100));
   EXPECT_NEAR(e.blocking.value(), 0.3125, 1e-9);
+  EXPECT_NEAR(e.save.device_copy.value(), 0.3125, 1e-9);
   EXPECT_NEAR(e.persist.value(), 50.0, 1e-9);
 }
 

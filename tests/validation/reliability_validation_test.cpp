@@ -112,11 +112,14 @@ TEST(ReliabilityValidation, Llama3Snapshot) {
 
 // BLOOM-176B (bigscience tr11-176B-ml README): 2.3 TB checkpoint (14 B/param), "checkpoint saving
 // ~40sec" on 48 nodes of 8 A100-80GB (TP 4, PP 12, DP 8, ZeRO-1; 4 Omni-Path 100 Gb/s links per
-// node; GPFS, whose full-flash tier Jean Zay quotes at close to 0.5 TB/s). The model's binding term
-// is the per-rank writer stream (0.7 GB/s torch.save, from other systems): the 48 DP-rank-0 ranks
-// each write 7.3 GB of bf16 weights + 5.5 GB of optimizer state -> 18.3 s, 54% below the
-// measurement. The 25% target is NOT met; the writer rate that reproduces 40 s (0.32 GB/s) is not
-// published for Jean Zay, so it is not fitted here. This test pins the prediction and its error.
+// node; GPFS, whose full-flash tier Jean Zay quotes at close to 0.5 TB/s), PyTorch 1.11 torch.save.
+// The binding term is the largest rank's stream: the 48 DP-rank-0 ranks each hold 7.3 GB of bf16
+// weights + 5.5 GB of optimizer state, copied into pageable host memory (1.4 GB/s, an A100
+// measurement) and then serialised and written (0.7 GB/s, H100-host torch.save reports):
+// 9.1 s + 18.3 s = 27.4 s, 31% below the measurement. Neither rate was fitted to this row. The
+// 25% target is NOT met; the rest is most likely the GPFS share of this job on a storage network
+// shared with other nodes (README: "Disc IO network: shared network with other types of nodes"),
+// which is not published. This test pins the prediction and its error.
 TEST(ReliabilityValidation, Bloom176bCheckpointSave) {
   const auto contents = storage::checkpoint_contents(176e9, 14.0, 2.0);
   EXPECT_NEAR(contents.total().value() / 1e12, 2.46, 0.01);  // 2.3 TiB
@@ -125,13 +128,14 @@ TEST(ReliabilityValidation, Bloom176bCheckpointSave) {
   const auto tier = storage::custom_tier("jean-zay-gpfs", core::tb_per_s(0.5), {});
   const auto defaults = config::load_checkpoint_defaults();
   storage::CheckpointEngine engine = defaults.engine;
-  engine.device_to_host = core::gb_per_s(25);  // PCIe Gen4 x16 on A100
+  engine.device_to_host = core::gb_per_s(25);  // PCIe Gen4 x16 on A100 (async staging only)
   const auto e = storage::estimate_checkpoint(contents, layout, tier, engine, core::gbps(400));
   const double measured = 40.0;
   const double error = e.save.total.value() / measured - 1.0;
-  EXPECT_EQ(e.save.bottleneck, storage::IoLimit::WriterStream);
-  EXPECT_NEAR(e.save.total.value(), (176e9 * 2 / 48 + 176e9 * 12 / 384) / 0.7e9, 1e-6);
-  EXPECT_NEAR(error, -0.54, 0.01);
+  const double shard = 176e9 * 2 / 48 + 176e9 * 12 / 384;
+  EXPECT_EQ(e.save.bottleneck, storage::IoLimit::RankStream);
+  EXPECT_NEAR(e.save.total.value(), shard / 1.4e9 + shard / 0.7e9, 1e-6);
+  EXPECT_NEAR(error, -0.31, 0.01);
 }
 
 }  // namespace

@@ -1,0 +1,172 @@
+// Training-job flags and job files into a validated training::TrainingJob.
+#include "cli/training_job_flags.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "config/cluster_loader.hpp"
+#include "config/model_loader.hpp"
+#include "config/training_calibration.hpp"
+#include "config/yaml_reader.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "parallelism/layout.hpp"
+
+namespace fmsim::cli {
+namespace {
+
+parallelism::Sharding parse_sharding(const std::string& s, const std::string& flag) {
+  const std::string v = core::to_lower(s);
+  if (v == "ddp" || v == "none") return parallelism::Sharding::None;
+  if (v == "zero1" || v == "distopt" || v == "distributed-optimizer") return parallelism::Sharding::DistributedOptimizer;
+  if (v == "zero2" || v == "shard-grad-op") return parallelism::Sharding::Zero2;
+  if (v == "zero3" || v == "fsdp" || v == "full-shard") return parallelism::Sharding::Zero3;
+  throw core::InputError::flag(flag, "'" + s + "' is not a sharding; allowed: ddp, zero1, zero2, zero3 (fsdp)");
+}
+
+parallelism::Recompute parse_recompute(const std::string& s, const std::string& flag) {
+  const std::string v = core::to_lower(s);
+  if (v == "none") return parallelism::Recompute::None;
+  if (v == "selective") return parallelism::Recompute::Selective;
+  if (v == "full") return parallelism::Recompute::Full;
+  throw core::InputError::flag(flag, "'" + s + "' is not a recompute policy; allowed: none, selective, full");
+}
+
+training::Task parse_task(const std::string& s, const std::string& flag) {
+  const std::string v = core::to_lower(s);
+  if (v == "pretrain") return training::Task::Pretrain;
+  if (v == "sft") return training::Task::Sft;
+  if (v == "lora") return training::Task::Lora;
+  throw core::InputError::flag(flag, "'" + s + "' is not a task; allowed: pretrain, sft, lora");
+}
+
+}  // namespace
+
+void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
+  cmd.add_option("--job", f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--model", f.model, "Preset name (fmsim models) or a Hugging Face config.json")->capture_default_str();
+  cmd.add_option("--cluster", f.cluster, "SYSTEM:COUNT (p5.48xlarge:64, u-p6e-gb200x72:4) or a cluster YAML")
+      ->capture_default_str();
+  cmd.add_option("--gpus", f.gpus, "GPUs the job uses (default: the whole cluster)")->check(CLI::PositiveNumber);
+  cmd.add_option("--tp", f.tp, "Tensor-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--pp", f.pp, "Pipeline-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--vp", f.vp, "Virtual pipeline stages per rank (interleaved 1F1B)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--cp", f.cp, "Context-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--ep", f.ep, "Expert-parallel size (MoE)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--etp", f.etp, "Expert tensor-parallel size (MoE)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--mbs", f.mbs, "Micro-batch size (sequences)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(CLI::PositiveNumber);
+  cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--precision", f.precision, "Compute precision: bf16, fp16, fp8, fp4")->capture_default_str();
+  cmd.add_option("--recompute", f.recompute, "Activation recomputation: none, selective, full")->capture_default_str();
+  cmd.add_option("--sharding", f.sharding, "ddp, zero1 (distributed optimizer), zero2, zero3/fsdp")->capture_default_str();
+  cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");
+  cmd.add_option("--stack", f.stack, "Software stack calibration: megatron, torchtitan, llm-foundry")->capture_default_str();
+  cmd.add_option("--task", f.task, "pretrain, sft or lora")->capture_default_str();
+  cmd.add_flag("--no-sp", f.no_sp, "Disable sequence parallelism");
+  cmd.add_option("--power-limit", f.power_limit, "GPU power cap, e.g. 500W (default: TDP)");
+  cmd.add_flag("--tp-overlap", f.tp_overlap, "Overlap TP communication with GEMMs (userbuffers / async TP)");
+  cmd.add_option("--calibration", f.calibration, "Calibration YAML replacing data/calibration/training.yaml")
+      ->check(CLI::ExistingFile);
+}
+
+// A job file holds the same settings as the flags, as YAML (kind: TrainingJob).
+void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
+  if (o.job_file.empty()) return;
+  const auto doc = config::load_yaml_file(o.job_file, "--job");
+  const auto root = doc.node();
+  root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "recompute",
+                   "stack", "task"});
+  if (const auto k = root.find("kind"); k && k->as_string() != "TrainingJob") k->fail("expected kind: TrainingJob");
+  auto flag_given = [&](const char* name) { return cmd.count(name) > 0; };
+  if (const auto n = root.find("model"); n && !flag_given("--model")) o.model = n->as_string();
+  if (const auto n = root.find("cluster"); n && !flag_given("--cluster")) o.cluster = n->as_string();
+  if (const auto n = root.find("gpus"); n && !flag_given("--gpus")) o.gpus = n->as_int(config::Bound::Positive);
+  if (const auto n = root.find("seq_len"); n && !flag_given("--seq")) o.seq = n->as_int(config::Bound::Positive);
+  if (const auto n = root.find("precision"); n && !flag_given("--precision")) o.precision = n->as_enum({"bf16", "fp16", "fp8", "fp4"});
+  if (const auto n = root.find("recompute"); n && !flag_given("--recompute")) o.recompute = n->as_enum({"none", "selective", "full"});
+  if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
+  if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_enum({"pretrain", "sft", "lora"});
+  if (const auto p = root.find("parallelism")) {
+    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap"});
+    auto set = [&](const char* key, const char* flag, int& into) {
+      if (const auto n = p->find(key); n && !flag_given(flag)) into = n->as_int(config::Bound::Positive);
+    };
+    set("tp", "--tp", o.tp);
+    set("pp", "--pp", o.pp);
+    set("vp", "--vp", o.vp);
+    set("cp", "--cp", o.cp);
+    set("ep", "--ep", o.ep);
+    set("etp", "--etp", o.etp);
+    if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group")) o.shard_group = n->as_int(config::Bound::NonNegative);
+    if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) o.no_sp = !n->as_bool();
+    if (const auto n = p->find("tp_overlap"); n && !flag_given("--tp-overlap")) o.tp_overlap = n->as_bool();
+    if (const auto n = p->find("sharding"); n && !flag_given("--sharding")) o.sharding = n->as_enum({"ddp", "zero1", "zero2", "zero3", "fsdp"});
+  }
+  if (const auto b = root.find("batch")) {
+    b->check_keys({"global", "micro"});
+    if (const auto n = b->find("global"); n && !flag_given("--gbs")) o.gbs = n->as_int(config::Bound::Positive);
+    if (const auto n = b->find("micro"); n && !flag_given("--mbs")) o.mbs = n->as_int(config::Bound::Positive);
+  }
+}
+
+training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx) {
+  training::TrainingJob job;
+  job.model = config::load_model(o.model);
+  job.cluster = config::parse_cluster(ctx.catalog(), o.cluster);
+  job.gpus = o.gpus;
+  if (!o.power_limit.empty()) {
+    const auto p = core::parse_power(o.power_limit);
+    if (!p || p.value->value() <= 0) {
+      throw core::InputError::flag("--power-limit", p ? "must be positive" : p.error);
+    }
+    job.cluster.gpu.power_limit = *p.value;
+  }
+  if (o.gpus > job.cluster.gpus()) {
+    throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, job.cluster.gpus()));
+  }
+  job.seq_len = o.seq;
+  job.stack = o.stack;
+  job.task = parse_task(o.task, "--task");
+  auto& l = job.layout;
+  l.tp = o.tp;
+  l.pp = o.pp;
+  l.vp = o.vp;
+  l.cp = o.cp;
+  l.ep = o.ep;
+  l.etp = o.etp;
+  l.micro_batch = o.mbs;
+  l.sequence_parallel = !o.no_sp && o.tp > 1;
+  l.overlap_tp_comm = o.tp_overlap;
+  l.sharding = parse_sharding(o.sharding, "--sharding");
+  l.shard_group = o.shard_group;
+  l.recompute = parse_recompute(o.recompute, "--recompute");
+  const auto prec = core::parse_precision(o.precision);
+  if (!prec) throw core::InputError::flag("--precision", "'" + o.precision + "' is not a precision; allowed: bf16, fp16, fp8, fp4");
+  l.precision = *prec;
+  if (job.cluster.gpu.peak(l.precision).value() <= 0) {
+    throw core::InputError::flag("--precision", fmt::format("{} has no {} tensor cores", job.cluster.gpu.display_name,
+                                                            core::to_string(l.precision)));
+  }
+  l = parallelism::with_dp(l, job.job_gpus());
+  l.global_batch = o.gbs > 0 ? o.gbs : static_cast<long long>(l.micro_batch) * std::max(1, l.dp);
+  if (auto why = parallelism::why_invalid(job.model, l, job.job_gpus(), job.seq_len)) {
+    throw core::InputError::flag("layout", *why);
+  }
+  return job;
+}
+
+training::Calibration load_stack_calibration(const std::string& file, const std::string& stack) {
+  auto calibration = config::load_training_calibration(file);
+  if (!calibration.stacks.count(stack)) {
+    std::vector<std::string> names;
+    for (const auto& [k, v] : calibration.stacks) names.push_back(k);
+    throw core::InputError::flag("--stack", core::unknown_name_message("stack", stack, names));
+  }
+  return calibration;
+}
+
+}  // namespace fmsim::cli

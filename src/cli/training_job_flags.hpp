@@ -1,0 +1,51 @@
+// The flags that describe a training job (model, cluster, parallel layout, batch, precision, or a
+// --job YAML file), shared by `fmsim train`, `fmsim run` and the step prediction of `fmsim goodput`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/context.hpp"
+#include "training/calibration.hpp"
+#include "training/step_model.hpp"
+
+namespace fmsim::cli {
+
+/// Raw flag values of a training job; the defaults are those of `fmsim train`.
+struct TrainingJobFlags {
+  std::string job_file;               ///< --job: YAML file (kind: TrainingJob); flags win over it
+  std::string model = "llama3.1-8b";  ///< preset or config.json
+  std::string cluster = "p5.48xlarge:1";
+  int gpus = 0;                       ///< 0 = the whole cluster
+  int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 1;
+  int mbs = 1;
+  long long gbs = 0;                  ///< 0 = micro-batch x dp
+  long long seq = 4096;
+  std::string precision = "bf16";
+  std::string recompute = "selective";
+  std::string sharding = "zero1";
+  int shard_group = 0;
+  std::string stack = "megatron";
+  std::string task = "pretrain";
+  bool no_sp = false;
+  std::string power_limit;            ///< "" = TDP
+  bool tp_overlap = false;
+  std::string calibration;            ///< "" = the shipped data/calibration/training.yaml
+};
+
+/// Registers --job, --model, --cluster, --gpus, --tp ... --tp-overlap and --calibration on `cmd`.
+void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f);
+
+/// Copies into `f` the values of its --job file that were not given as flags on `cmd`
+/// (no-op without --job). InputError naming file:line: field on a bad file.
+void apply_job_file(TrainingJobFlags& f, const CLI::App& cmd);
+
+/// The job the flags describe, its layout validated (dp derived from the GPUs). InputError naming
+/// the flag, or "layout" with the reason, on bad or inconsistent values.
+training::TrainingJob make_training_job(const TrainingJobFlags& f, Context& ctx);
+
+/// The training calibration (--calibration, or the shipped one), checked to hold `stack`;
+/// InputError on --stack with the known stacks otherwise.
+training::Calibration load_stack_calibration(const std::string& file, const std::string& stack);
+
+}  // namespace fmsim::cli
