@@ -49,6 +49,40 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
+/// Rows the simulator cannot tell apart (same model, system, GPU count, layout, sequence length,
+/// task and stack) whose measurements still differ, e.g. the same recipe in two container
+/// releases. A model that sees only these inputs predicts one time p for all of them; the worst
+/// |error| in the group, max(p / m_min - 1, 1 - p / m_max), is smallest at
+/// p = 2 m_min m_max / (m_min + m_max), where it is (m_max - m_min) / (m_max + m_min): the floor.
+struct RepeatGroup {
+  std::vector<const Outcome*> rows;
+  double min_s = 0.0, max_s = 0.0;
+  [[nodiscard]] double spread_pct() const { return 100.0 * (max_s / min_s - 1.0); }
+  [[nodiscard]] double floor_pct() const { return 100.0 * (max_s - min_s) / (max_s + min_s); }
+};
+
+/// Groups of indistinguishable rows whose measurements differ by more than `min_spread_pct`.
+std::vector<RepeatGroup> repeat_groups(const std::vector<const Outcome*>& measured, double min_spread_pct) {
+  std::map<std::string, RepeatGroup> by_inputs;
+  for (const Outcome* o : measured) {
+    if (!o->ok || !o->row.job) continue;
+    const auto& job = *o->row.job;
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", o->row.model, o->row.system, o->row.num_gpus,
+                                        o->row.layout_summary, job.seq_len, static_cast<int>(job.task), job.stack);
+    RepeatGroup& g = by_inputs[key];
+    const double m = *o->row.measured_step_time_s;
+    g.min_s = g.rows.empty() ? m : std::min(g.min_s, m);
+    g.max_s = g.rows.empty() ? m : std::max(g.max_s, m);
+    g.rows.push_back(o);
+  }
+  std::vector<RepeatGroup> out;
+  for (auto& [key, g] : by_inputs) {
+    if (g.rows.size() > 1 && g.spread_pct() > min_spread_pct) out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end(), [](const RepeatGroup& a, const RepeatGroup& b) { return a.spread_pct() > b.spread_pct(); });
+  return out;
+}
+
 struct Summary {
   int rows = 0;
   int predicted = 0;
@@ -159,6 +193,13 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       by_arch[o.row.arch_type].push_back(&o);
     }
     const Summary all = summarise(measured);
+    const auto repeats = repeat_groups(measured, 5.0);
+    auto repeat_ids = [](const RepeatGroup& g) {
+      std::vector<std::string> ids;
+      for (const Outcome* o : g.rows) ids.push_back(o->row.row_id);
+      return ids;
+    };
+    const auto over_25 = std::count_if(repeats.begin(), repeats.end(), [](const RepeatGroup& g) { return g.floor_pct() > 25.0; });
 
     if (opts->json) {
       nlohmann::json j;
@@ -189,6 +230,11 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       j["by_source"] = group_json(by_source);
       j["by_system"] = group_json(by_gpu);
       j["by_arch"] = group_json(by_arch);
+      j["repeatability"] = nlohmann::json::array();
+      for (const auto& g : repeats) {
+        j["repeatability"].push_back({{"rows", repeat_ids(g)}, {"measured_min_s", g.min_s}, {"measured_max_s", g.max_s},
+                                      {"spread_pct", g.spread_pct()}, {"floor_abs_error_pct", g.floor_pct()}});
+      }
       j["elapsed_s"] = elapsed;
       j["summary"] = {{"rows", all.rows}, {"predicted", all.predicted}, {"median_abs_error_pct", all.median},
                       {"p90_abs_error_pct", all.p90}};
@@ -237,6 +283,25 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     print_groups("source", by_source);
     print_groups("system", by_gpu);
     print_groups("arch", by_arch);
+    std::cout << (md ? "\n### Same inputs, different measurements\n\n"
+                       : "\nsame inputs, different measurements (spread > 5%):\n");
+    std::cout << (md ? "Rows the simulator cannot tell apart (same model, system, GPUs, layout, sequence length, task "
+                       "and stack) whose published step times differ, mostly the same recipe in different container "
+                       "releases. Any model given only these inputs predicts one time for the group, so at least one "
+                       "of its rows has an |error| of at least the floor, (max - min) / (max + min).\n\n"
+                       "| rows | measured min s | measured max s | spread | floor |\n|---|---:|---:|---:|---:|\n"
+                     : "");
+    for (const auto& g : repeats) {
+      const std::string ids = core::join(repeat_ids(g), " ");
+      if (md) {
+        std::cout << fmt::format("| {} | {:.3f} | {:.3f} | {:.1f}% | {:.1f}% |\n", ids, g.min_s, g.max_s, g.spread_pct(), g.floor_pct());
+      } else {
+        std::cout << fmt::format("  {:<40} {:>9.3f} .. {:>9.3f} s   spread {:5.1f}%   floor {:5.1f}%\n", ids, g.min_s, g.max_s,
+                                 g.spread_pct(), g.floor_pct());
+      }
+    }
+    std::cout << fmt::format("{}{} groups; in {} of them no single prediction is within 25% of every row\n", md ? "\n" : "  ",
+                             repeats.size(), over_25);
     std::cout << fmt::format(
         "\n{}summary: {} rows with a measurement, {} predicted ({:.0f}%), median |error| {:.1f}%, p90 {:.1f}%, max {:.1f}%, "
         "mean signed {:+.1f}% ({:.2f} s){}\n",

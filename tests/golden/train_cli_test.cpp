@@ -1,7 +1,9 @@
-// fmsim train: text and JSON output, trace and metrics files, bad input.
+// fmsim train and validate training: text and JSON output, trace and metrics files, bad input.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +67,28 @@ TEST(TrainCli, WritesPerfettoTraceAndPrometheusMetrics) {
   ss << m.rdbuf();
   EXPECT_THAT(ss.str(), HasSubstr("# TYPE fmsim_step_time_seconds gauge"));
   EXPECT_THAT(ss.str(), HasSubstr("fmsim_memory_bytes{"));
+}
+
+TEST(ValidateTrainingCli, SameInputsDifferentMeasurementsSetAFloor) {
+  // V080 and V131 are the same Qwen3-235B recipe on 256 GB200 in two NeMo containers (17.770 s and
+  // 23.076 s); V191 is a different layout. One prediction p for both has a worst |error| of at least
+  // (max - min) / (max + min) = 5.306 / 40.846 = 13.0%.
+  const auto r = run_fmsim({"validate", "training", "--csv", fmsim::testing::source_path("tests/data/training/same_inputs.csv"),
+                            "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["repeatability"].size(), 1u);
+  const auto& g = j["repeatability"][0];
+  EXPECT_EQ(g["rows"], nlohmann::json::array({"V080", "V131"}));
+  EXPECT_DOUBLE_EQ(g["measured_min_s"].get<double>(), 17.7701);
+  EXPECT_DOUBLE_EQ(g["measured_max_s"].get<double>(), 23.0761);
+  EXPECT_NEAR(g["floor_abs_error_pct"].get<double>(), 100.0 * (23.0761 - 17.7701) / (23.0761 + 17.7701), 1e-9);
+  // The floor is a bound on every predictor: the simulator's own worst error in the group is above it.
+  double worst = 0.0;
+  for (const auto& row : j["rows"]) {
+    if (row["row_id"] == "V080" || row["row_id"] == "V131") worst = std::max(worst, std::fabs(row["error_pct"].get<double>()));
+  }
+  EXPECT_GE(worst, g["floor_abs_error_pct"].get<double>());
 }
 
 TEST(TrainCli, JobFileWithFlagOverride) {
