@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "workload/model_flops.hpp"
 #include "workload/parameter_count.hpp"
 
@@ -18,15 +19,7 @@ namespace {
 using workload::ModelSpec;
 using workload::ParameterCount;
 
-/// "8.03B", "70.6B", "405.9B", "1.01T", "355M".
-std::string format_count(std::int64_t n) {
-  const double v = static_cast<double>(n);
-  if (v >= 1e12) return fmt::format("{:.2f}T", v / 1e12);
-  if (v >= 1e10) return fmt::format("{:.1f}B", v / 1e9);
-  if (v >= 1e9) return fmt::format("{:.2f}B", v / 1e9);
-  if (v >= 1e6) return fmt::format("{:.0f}M", v / 1e6);
-  return fmt::format("{}", n);
-}
+std::string format_count(std::int64_t n) { return core::format_count(static_cast<double>(n)); }
 
 std::string_view mlp_name(workload::MlpKind k) { return k == workload::MlpKind::SwiGlu ? "swiglu" : "gelu"; }
 

@@ -79,14 +79,6 @@ config::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const c
   return job;
 }
 
-// "1.23T", "456B", "7.8M": the suffixes `plan --tokens` reads.
-std::string format_tokens(double n) {
-  if (n >= 1e12) return fmt::format("{:.3g}T", n / 1e12);
-  if (n >= 1e9) return fmt::format("{:.3g}B", n / 1e9);
-  if (n >= 1e6) return fmt::format("{:.3g}M", n / 1e6);
-  return core::format_thousands(n);
-}
-
 // What one goodput result means for this run.
 struct RunOutcome {
   double tokens = 0.0;         ///< trained in the run: useful seconds x tokens/s of the job
@@ -221,10 +213,10 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
   if (dra_export) std::cout << dra_export->text;
   std::cout << fmt::format("Run: {} on {} GPUs = {:.4g} GPU-hours; {} tokens without failures\n\n",
                            core::format_duration(s.horizon), gpus, s.horizon.value() * gpus / 3600.0,
-                           format_tokens(step.tokens_per_s_per_gpu * gpus * s.horizon.value()));
+                           core::format_count(step.tokens_per_s_per_gpu * gpus * s.horizon.value()));
   std::vector<GoodputRow> rows;
   auto add = [&](const char* name, auto format) { rows.push_back({name, format(a), m ? format(*m) : ""}); };
-  add("tokens trained", [](const RunOutcome& o) { return format_tokens(o.tokens); });
+  add("tokens trained", [](const RunOutcome& o) { return core::format_count(o.tokens); });
   add("effective tokens/s", [](const RunOutcome& o) { return core::format_thousands(o.tokens_per_s); });
   add("steps", [](const RunOutcome& o) { return core::format_thousands(o.steps); });
   add("lost GPU-hours", [](const RunOutcome& o) { return fmt::format("{:.4g}", o.lost_gpu_hours); });

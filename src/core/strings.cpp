@@ -68,6 +68,14 @@ std::string unknown_name_message(std::string_view kind, std::string_view name,
   return msg;
 }
 
+std::string format_count(double v) {
+  if (v >= 1e12) return fmt::format("{:.2f}T", v / 1e12);
+  if (v >= 1e10) return fmt::format("{:.1f}B", v / 1e9);
+  if (v >= 1e9) return fmt::format("{:.2f}B", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.0f}M", v / 1e6);
+  return fmt::format("{:.0f}", v);
+}
+
 std::string format_thousands(double v) {
   if (!std::isfinite(v)) return "n/a";
   const auto n = static_cast<long long>(std::llround(v));

@@ -22,6 +22,10 @@ std::string unknown_name_message(std::string_view kind, std::string_view name,
 /// 1234567 -> "1,234,567" (rounded; "n/a" when not finite).
 std::string format_thousands(double v);
 
+/// A large count with an SI-style suffix, as model sizes and token budgets are written:
+/// "355M", "8.03B", "70.6B", "1.73T"; below a million, digits.
+std::string format_count(double v);
+
 /// US dollars with a magnitude suffix: "$11.39M", "$12.3k", "$950" ("n/a" when not finite).
 std::string format_usd(double usd);
 

@@ -78,5 +78,16 @@ TEST(Strings, SuggestsClosestName) {
             "unknown system 'p5.48xlarg'; did you mean p5.48xlarge or p5e.48xlarge?");
 }
 
+// Counts print with an SI-style suffix, three significant figures; thousands get separators.
+TEST(Strings, FormatsCountsAndThousands) {
+  EXPECT_EQ(format_count(355e6), "355M");
+  EXPECT_EQ(format_count(8.03e9), "8.03B");
+  EXPECT_EQ(format_count(70.55e9), "70.5B");
+  EXPECT_EQ(format_count(1.73e12), "1.73T");
+  EXPECT_EQ(format_count(42.0), "42");
+  EXPECT_EQ(format_thousands(668178.4), "668,178");
+  EXPECT_EQ(format_thousands(-1234.0), "-1,234");
+}
+
 }  // namespace
 }  // namespace fmsim::core
