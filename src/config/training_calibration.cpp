@@ -47,7 +47,8 @@ training::Calibration load_training_calibration(const std::string& path) {
     else if (name == "blackwell_ultra") arch = hardware::Architecture::BlackwellUltra;
     else node.fail("unknown GPU architecture '" + name + "'; allowed: ampere, hopper, blackwell, blackwell_ultra");
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "gemm_half_dim",
-                     "attention_fwd_efficiency", "attention_bwd_efficiency", "memory_efficiency", "kernel_overhead"});
+                     "attention_fwd_efficiency", "attention_bwd_efficiency", "flash2_fwd_efficiency", "flash2_bwd_efficiency",
+                     "memory_efficiency", "kernel_overhead"});
     training::GpuCalibration g;
     g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
     g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
@@ -55,10 +56,18 @@ training::Calibration load_training_calibration(const std::string& path) {
     g.gemm_half_dim = number(node, "gemm_half_dim", Bound::NonNegative);
     g.attention_fwd_efficiency = number(node, "attention_fwd_efficiency", Bound::Positive);
     g.attention_bwd_efficiency = number(node, "attention_bwd_efficiency", Bound::Positive);
+    if (node.has("flash2_fwd_efficiency") != node.has("flash2_bwd_efficiency")) {
+      node.fail("flash2_fwd_efficiency and flash2_bwd_efficiency go together (omit both: FA2 runs as the reference kernel)");
+    }
+    if (node.has("flash2_fwd_efficiency")) {
+      g.flash2_fwd_efficiency = number(node, "flash2_fwd_efficiency", Bound::Positive);
+      g.flash2_bwd_efficiency = number(node, "flash2_bwd_efficiency", Bound::Positive);
+    }
     g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
     g.kernel_overhead = duration(node, "kernel_overhead");
     for (double v : {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,
-                     g.attention_bwd_efficiency, g.memory_efficiency}) {
+                     g.attention_bwd_efficiency, g.flash2_fwd_efficiency, g.flash2_bwd_efficiency,
+                     g.memory_efficiency}) {
       if (v > 1.0) node.fail("efficiencies are fractions of peak and must be at most 1");
     }
     g.source = source_of(node, {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_fwd_efficiency"});
@@ -71,10 +80,16 @@ training::Calibration load_training_calibration(const std::string& path) {
   }
   for (const auto& [name, node] : root["stacks"].entries()) {
     node.check_keys({"description", "compute_efficiency", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
-                     "layer_overhead", "moe_layer_overhead"});
+                     "layer_overhead", "moe_layer_overhead", "attention_kernel"});
     training::StackCalibration s;
     s.name = name;
     s.compute_efficiency = node.has("compute_efficiency") ? number(node, "compute_efficiency", Bound::Positive) : 1.0;
+    if (node.has("attention_kernel")) {
+      const auto kernel = read_sourced(node["attention_kernel"], true).value.as_string();
+      if (kernel == "reference") s.attention_kernel = training::AttentionKernel::Reference;
+      else if (kernel == "flash-attention-2") s.attention_kernel = training::AttentionKernel::FlashAttention2;
+      else node["attention_kernel"].fail("unknown attention kernel '" + kernel + "'; allowed: reference, flash-attention-2");
+    }
     s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
     s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);
     if (s.tp_overlap > 1.0 || s.dp_overlap > 1.0) node.fail("overlap fractions must be at most 1");

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <string>
+#include <string_view>
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
@@ -19,8 +21,12 @@ struct GpuCalibration {
   double gemm_efficiency_fp8 = 0.65;
   double gemm_efficiency_fp4 = 0.55;
   double gemm_half_dim = 64.0;
-  double attention_fwd_efficiency = 0.55;  ///< fused attention forward, fraction of the BF16 peak
-  double attention_bwd_efficiency = 0.40;  ///< fused attention backward
+  double attention_fwd_efficiency = 0.55;  ///< reference fused attention forward (cuDNN / FA3; FA2 on Ampere), of the BF16 peak
+  double attention_bwd_efficiency = 0.40;  ///< reference fused attention backward
+  /// FlashAttention-2 on this architecture; 0 = same as the reference kernel (Ampere, where FA2
+  /// is the reference). On Hopper FA2 uses neither WGMMA nor TMA and reaches far less.
+  double flash2_fwd_efficiency = 0.0;
+  double flash2_bwd_efficiency = 0.0;
   double memory_efficiency = 0.80;         ///< achieved fraction of HBM bandwidth for elementwise kernels
   core::Seconds kernel_overhead = core::us(3.0);  ///< launch + tail per kernel not hidden by the stream
   std::string source;                      ///< the measurements behind these values
@@ -34,11 +40,37 @@ struct GpuCalibration {
   }
 };
 
+/// The attention kernel a software stack runs.
+enum class AttentionKernel {
+  Reference,        ///< the architecture's fused attention (cuDNN / FlashAttention-3 on Hopper and later)
+  FlashAttention2,  ///< the flash-attn 2.x package (Ampere-generation kernels)
+};
+
+/// Forward and backward efficiency of `kernel` on the architecture calibrated by `g`.
+[[nodiscard]] inline std::pair<double, double> attention_efficiency(const GpuCalibration& g, AttentionKernel kernel) {
+  if (kernel == AttentionKernel::FlashAttention2 && g.flash2_fwd_efficiency > 0.0) {
+    return {g.flash2_fwd_efficiency, g.flash2_bwd_efficiency};
+  }
+  return {g.attention_fwd_efficiency, g.attention_bwd_efficiency};
+}
+
+/// The key of an architecture in the calibration YAML ("ampere", ..., "blackwell_ultra").
+[[nodiscard]] inline std::string_view calibration_key(hardware::Architecture a) {
+  switch (a) {
+    case hardware::Architecture::Ampere: return "ampere";
+    case hardware::Architecture::Hopper: return "hopper";
+    case hardware::Architecture::Blackwell: return "blackwell";
+    case hardware::Architecture::BlackwellUltra: return "blackwell_ultra";
+  }
+  return "?";
+}
+
 /// Per software stack (Megatron-Core/NeMo, torchtitan, LLM Foundry/Composer FSDP, DeepSpeed):
 /// what the framework overlaps and fuses.
 struct StackCalibration {
   std::string name;
   double compute_efficiency = 1.0;///< stack's kernels relative to the architecture's GEMM/attention efficiency
+  AttentionKernel attention_kernel = AttentionKernel::Reference;
   double tp_overlap = 0.0;        ///< fraction of TP communication hidden behind GEMMs when overlap is on
   double dp_overlap = 0.9;        ///< fraction of DP/FSDP communication that can hide behind compute
   double elementwise_factor = 1.0;///< memory traffic of elementwise work relative to fused kernels

@@ -8,24 +8,12 @@
 #include <fmt/format.h>
 
 namespace fmsim::training {
-namespace {
-
-std::string_view arch_name(hardware::Architecture a) {
-  switch (a) {
-    case hardware::Architecture::Ampere: return "ampere";
-    case hardware::Architecture::Hopper: return "hopper";
-    case hardware::Architecture::Blackwell: return "blackwell";
-    case hardware::Architecture::BlackwellUltra: return "blackwell_ultra";
-  }
-  return "?";
-}
-
-}  // namespace
 
 std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Measurement>& measurements) {
   std::set<std::pair<hardware::Architecture, core::Precision>> used_precisions;
   std::set<hardware::Architecture> used_archs;
   std::set<std::string> used_stacks, moe_stacks;
+  std::set<hardware::Architecture> flash2_archs;  // architectures with runs of a FlashAttention-2 stack
   for (const auto& m : measurements) {
     auto a = m.job.cluster.gpu.architecture;
     if (a == hardware::Architecture::BlackwellUltra) a = hardware::Architecture::Blackwell;
@@ -34,12 +22,13 @@ std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Mea
     if (p == core::Precision::FP16 || p == core::Precision::TF32) p = core::Precision::BF16;
     used_precisions.insert({a, p});
     used_stacks.insert(m.job.stack);
+    if (cal.stack(m.job.stack).attention_kernel == AttentionKernel::FlashAttention2) flash2_archs.insert(a);
     if (m.job.model.is_moe()) moe_stacks.insert(m.job.stack);
   }
   std::vector<FitParameter> out;
   for (auto& [arch, g] : cal.gpus) {
     if (!used_archs.count(arch) || arch == hardware::Architecture::BlackwellUltra) continue;
-    const std::string n(arch_name(arch));
+    const std::string n(calibration_key(arch));
     GpuCalibration* ultra = nullptr;
     if (arch == hardware::Architecture::Blackwell && cal.gpus.count(hardware::Architecture::BlackwellUltra)) {
       ultra = &cal.gpus[hardware::Architecture::BlackwellUltra];
@@ -63,6 +52,11 @@ std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Mea
       att.scaled.push_back({&ultra->attention_bwd_efficiency, ultra->attention_bwd_efficiency / ultra->attention_fwd_efficiency});
     }
     out.push_back(att);
+    if (flash2_archs.count(arch) && g.flash2_fwd_efficiency > 0.0) {
+      FitParameter fa2{n + ".flash2_fwd_efficiency", &g.flash2_fwd_efficiency, 0.10, 0.80};
+      fa2.scaled.push_back({&g.flash2_bwd_efficiency, g.flash2_bwd_efficiency / g.flash2_fwd_efficiency});
+      out.push_back(fa2);
+    }
   }
   for (auto& [name, s] : cal.stacks) {
     if (!used_stacks.count(name)) continue;

@@ -30,8 +30,8 @@ struct FitParameter {
 };
 
 /// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4) and the
-/// attention forward efficiency (backward keeps its prior ratio to forward; long-sequence rows
-/// identify it), per non-reference stack the compute efficiency, and per stack the per-layer and
+/// attention forward efficiency of the reference kernel and, where a stack runs FlashAttention-2
+/// there, of FA2 (backward keeps its prior ratio to forward; long-sequence rows identify it), per non-reference stack the compute efficiency, and per stack the per-layer and
 /// MoE dispatch overheads. Blackwell Ultra shares Blackwell's tensor cores and software, so it
 /// follows Blackwell's values. Only parameters
 /// used by `measurements` are returned (the rest stay at their priors).

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "test_fixtures.hpp"
+#include "workload/model_flops.hpp"
 
 namespace fmsim::training {
 namespace {
@@ -139,6 +140,35 @@ TEST(StepModel, PowerCapSlowsCompute) {
   const auto capped = estimate_step(job, cal, free_network());
   EXPECT_GT(capped.breakdown.compute.value(), full.breakdown.compute.value() * 1.05);
   EXPECT_LT(capped.breakdown.compute.value(), full.breakdown.compute.value() * std::cbrt(7.0 / 5.0) + 1e-9);
+}
+
+// A stack running FlashAttention-2 takes the architecture's FA2 efficiencies instead of the
+// reference kernel's: with FA2 at half the reference efficiency, each layer's attention costs
+// (1 + 2.5) x F / (peak x eff) twice over, F = the layer's causal q.k^T and scores.v FLOPs
+// (backward = 2.5 x forward: FlashAttention recomputes the scores). Everything else is unchanged.
+TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
+  auto cal = test_calibration();
+  auto fa2 = cal.stacks["test"];
+  fa2.name = "test-fa2";
+  fa2.attention_kernel = AttentionKernel::FlashAttention2;
+  cal.stacks["test-fa2"] = fa2;
+  cal.gpus[hardware::Architecture::Hopper].flash2_fwd_efficiency = 0.25;
+  cal.gpus[hardware::Architecture::Hopper].flash2_bwd_efficiency = 0.25;
+  auto job = test_job(1, layout(1, 1, 1, 1, 8), 8192);
+  const auto ref = estimate_step(job, cal, free_network());
+  job.stack = "test-fa2";
+  const auto slow = estimate_step(job, cal, free_network());
+  ASSERT_TRUE(ref.feasible && slow.feasible);
+  const auto& m = job.model;
+  double extra = 0.0;
+  for (int layer = 0; layer < m.num_layers; ++layer) {
+    const double f = workload::layer_forward_flops(m, layer, job.seq_len, workload::AttentionMask::Causal).attention_core.value();
+    extra += 3.5 * f / (job.cluster.gpu.bf16.value() * 0.25) - 3.5 * f / (job.cluster.gpu.bf16.value() * 0.5);
+  }
+  EXPECT_NEAR(slow.breakdown.compute.value() - ref.breakdown.compute.value(), extra, 1e-9 * extra);
+  // Without FA2 figures (Ampere, where FA2 is the reference kernel) the stack runs the reference.
+  EXPECT_EQ(attention_efficiency(GpuCalibration{}, AttentionKernel::FlashAttention2),
+            attention_efficiency(GpuCalibration{}, AttentionKernel::Reference));
 }
 
 // Same input, same output; and the trace has one track per stream per stage.
