@@ -93,6 +93,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     std::string calibration;
     int rounds = 6;
     std::string write;
+    bool from_current = false;
+    double anchor = training::FitOptions{}.anchor;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--csv", o->csv, "Measurements CSV")->required()->check(CLI::ExistingFile);
@@ -100,6 +102,11 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--calibration", o->calibration, "Starting calibration YAML (default: the shipped one)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--rounds", o->rounds, "Coordinate-descent rounds")->check(CLI::Range(1, 20))->capture_default_str();
+  cmd->add_flag("--from-current", o->from_current,
+               "Start from the calibration's values instead of their priors (refine a fit)");
+  cmd->add_option("--anchor", o->anchor, "Weight of ln(value/prior)^2 per parameter in the loss (0 = none)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   cmd->add_option("--write", o->write,
                   "Write the starting calibration YAML with the fitted values to this file (sources and\n"
                   "comments kept; e.g. data/calibration/training.yaml to adopt the fit)");
@@ -107,14 +114,16 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     auto calibration = config::load_training_calibration(o->calibration);
     const auto before = calibration;
     const auto data = measurements_from_csv(o->csv, ctx, o->exclude);
-    const auto report = training::fit_calibration(calibration, data, o->rounds);
+    const auto report = training::fit_calibration(
+        calibration, data, training::FitOptions{.rounds = o->rounds, .from_priors = !o->from_current, .anchor = o->anchor});
     fmt::print("fitted {} rows: loss (median + mean |ln ratio|) {:.4f} -> {:.4f} in {} evaluations\n\n", data.size(),
                report.loss_before, report.loss_after, report.evaluations);
     auto params_before = training::fit_parameters(const_cast<training::Calibration&>(before), data);
     auto params_after = training::fit_parameters(calibration, data);
-    fmt::print("{:<44}{:>12}{:>12}\n", "parameter", "prior", "fitted");
+    fmt::print("{:<44}{:>12}{:>12}{:>12}\n", "parameter", "prior", "was", "fitted");
     for (std::size_t i = 0; i < params_after.size(); ++i) {
-      fmt::print("{:<44}{:>12.4g}{:>12.4g}\n", params_after[i].name, *params_before[i].value, *params_after[i].value);
+      fmt::print("{:<44}{:>12.4g}{:>12.4g}{:>12.4g}\n", params_after[i].name, params_after[i].prior,
+                 *params_before[i].value, *params_after[i].value);
     }
     if (!o->write.empty()) {
       std::string yaml;

@@ -30,6 +30,7 @@ struct Options {
   std::string calibration;
   std::vector<std::string> rows;
   bool holdout = false;
+  double anchor = training::FitOptions{}.anchor;
 };
 
 struct Outcome {
@@ -122,6 +123,10 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
   cmd->add_flag("--holdout", opts->holdout,
                 "Leave-one-source-out: refit the calibration without each source, then predict that source");
+  cmd->add_option("--anchor", opts->anchor,
+                  "With --holdout: weight of the priors in each refit (as in fmsim calibrate training)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. V041,V280), each with its full breakdown")
       ->delimiter(',');
   cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")->check(CLI::ExistingFile);
@@ -144,7 +149,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       for (const auto& [source, n] : sources) {
         auto cal = calibration;
         auto data = measurements_from_csv(opts->csv, ctx, {source});
-        (void)training::fit_calibration(cal, data, 4);
+        (void)training::fit_calibration(cal, data, training::FitOptions{.anchor = opts->anchor});
         held_out.emplace(source, std::move(cal));
         if (!opts->json) std::cerr << fmt::format("refitted without {} ({} rows)\n", source, n);
       }

@@ -16,6 +16,15 @@ core::Seconds duration(const YamlNode& parent, std::string_view key) {
   return read_sourced(parent[key], true).value.as_duration(Bound::NonNegative);
 }
 
+// Records `parent.key`'s optional `prior:` under the fit-parameter name `name` (durations in us).
+void record_prior(training::Calibration& cal, const std::string& name, const YamlNode& parent, std::string_view key,
+                  bool duration_us = false) {
+  if (!parent.has(key)) return;
+  const auto v = read_sourced(parent[key], true);
+  if (!v.prior) return;
+  cal.priors[name] = duration_us ? v.prior->as_duration(Bound::NonNegative).value() * 1e6 : v.prior->as_number(Bound::Positive);
+}
+
 std::string source_of(const YamlNode& parent, std::initializer_list<std::string_view> keys) {
   std::string out;
   for (auto k : keys) {
@@ -71,6 +80,10 @@ training::Calibration load_training_calibration(const std::string& path) {
       if (v > 1.0) node.fail("efficiencies are fractions of peak and must be at most 1");
     }
     g.source = source_of(node, {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_fwd_efficiency"});
+    for (const char* key : {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "attention_fwd_efficiency",
+                            "flash2_fwd_efficiency"}) {
+      record_prior(cal, name + "." + key, node, key);
+    }
     cal.gpus[arch] = g;
   }
   for (const char* arch : {"ampere", "hopper", "blackwell", "blackwell_ultra"}) {
@@ -80,7 +93,7 @@ training::Calibration load_training_calibration(const std::string& path) {
   }
   for (const auto& [name, node] : root["stacks"].entries()) {
     node.check_keys({"description", "compute_efficiency", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
-                     "layer_overhead", "moe_layer_overhead", "attention_kernel"});
+                     "layer_overhead", "moe_layer_overhead", "attention_kernel", "moe_dispatcher"});
     training::StackCalibration s;
     s.name = name;
     s.compute_efficiency = node.has("compute_efficiency") ? number(node, "compute_efficiency", Bound::Positive) : 1.0;
@@ -90,6 +103,12 @@ training::Calibration load_training_calibration(const std::string& path) {
       else if (kernel == "flash-attention-2") s.attention_kernel = training::AttentionKernel::FlashAttention2;
       else node["attention_kernel"].fail("unknown attention kernel '" + kernel + "'; allowed: reference, flash-attention-2");
     }
+    if (node.has("moe_dispatcher")) {
+      const auto d = read_sourced(node["moe_dispatcher"], true).value.as_string();
+      if (d == "alltoall") s.moe_dispatcher = training::MoeDispatcher::AllToAll;
+      else if (d == "deduplicated") s.moe_dispatcher = training::MoeDispatcher::Deduplicated;
+      else node["moe_dispatcher"].fail("unknown MoE dispatcher '" + d + "'; allowed: alltoall, deduplicated");
+    }
     s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
     s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);
     if (s.tp_overlap > 1.0 || s.dp_overlap > 1.0) node.fail("overlap fractions must be at most 1");
@@ -98,6 +117,9 @@ training::Calibration load_training_calibration(const std::string& path) {
     s.layer_overhead_us = duration(node, "layer_overhead").value() * 1e6;
     s.moe_layer_overhead_us = duration(node, "moe_layer_overhead").value() * 1e6;
     s.source = source_of(node, {"tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead"});
+    record_prior(cal, name + ".compute_efficiency", node, "compute_efficiency");
+    record_prior(cal, name + ".layer_overhead_us", node, "layer_overhead", true);
+    record_prior(cal, name + ".moe_layer_overhead_us", node, "moe_layer_overhead", true);
     cal.stacks[name] = s;
   }
   return cal;

@@ -289,10 +289,10 @@ SourcedValue read_sourced(const YamlNode& node, bool require_source) {
     if (require_source) {
       node.fail("expected {value: ..., source: ...}: every shipped value needs a unit and a source");
     }
-    return SourcedValue{node, "", true, false, ""};
+    return SourcedValue{node, std::nullopt, "", true, false, ""};
   }
-  node.check_keys({"value", "source", "verified", "derived", "note"});
-  SourcedValue out{node["value"], "", true, false, ""};
+  node.check_keys({"value", "source", "verified", "derived", "note", "prior"});
+  SourcedValue out{node["value"], node.find("prior"), "", true, false, ""};
   if (!out.value.is_defined()) node.fail("missing 'value'");
   if (const auto source = node.find("source")) out.source = source->as_string();
   if (require_source && out.source.empty()) node.fail("missing 'source' (a key of shared/reference/hardware.md)");

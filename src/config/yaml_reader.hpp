@@ -142,9 +142,11 @@ class YamlNode {
 };
 
 /// A data-file value with provenance, written `{value: "989.4 TFLOPS", source: "[GK-H100]"}`
-/// with optional `verified: false`, `derived: true` and `note: "..."`.
+/// with optional `verified: false`, `derived: true`, `note: "..."` and, for a fitted calibration
+/// value, `prior: x` (the benchmark figure the fit starts from and is anchored to).
 struct SourcedValue {
   YamlNode value;          ///< the `value` child (convert with as_bytes() etc.)
+  std::optional<YamlNode> prior;  ///< the `prior` child, when given
   std::string source;      ///< empty when the value was written as a plain scalar
   bool verified = true;
   bool derived = false;

@@ -1,6 +1,7 @@
 // Named calibration parameters of the training-step model, per GPU architecture and per software stack.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <string>
@@ -65,12 +66,33 @@ enum class AttentionKernel {
   return "?";
 }
 
+/// How a stack's MoE token dispatcher moves tokens between NVLink domains.
+enum class MoeDispatcher {
+  AllToAll,      ///< one copy per selected expert (NCCL all-to-all)
+  Deduplicated,  ///< one copy per destination domain, fanned out over NVLink (DeepEP, HybridEP)
+};
+
+/// Expected inter-domain bytes of a deduplicating dispatcher relative to a plain all-to-all, for
+/// balanced top-k routing over `experts` spread evenly over `domains` NVLink domains:
+/// plain sends k (D-1)/D copies of a token off its domain; deduplicated sends one per remote
+/// domain holding at least one of its experts, (D-1) (1 - P0), P0 = C(E - E/D, k) / C(E, k).
+[[nodiscard]] inline double dedup_ratio(int experts, int top_k, int domains) {
+  if (domains <= 1 || top_k <= 1 || experts <= 0) return 1.0;
+  const double e = experts, per = e / domains;
+  double p0 = 1.0;
+  for (int i = 0; i < top_k; ++i) p0 *= std::max(0.0, (e - per - i) / (e - i));
+  const double dedup = (domains - 1.0) * (1.0 - p0);
+  const double plain = top_k * (domains - 1.0) / domains;
+  return std::min(1.0, dedup / plain);
+}
+
 /// Per software stack (Megatron-Core/NeMo, torchtitan, LLM Foundry/Composer FSDP, DeepSpeed):
 /// what the framework overlaps and fuses.
 struct StackCalibration {
   std::string name;
   double compute_efficiency = 1.0;///< stack's kernels relative to the architecture's GEMM/attention efficiency
   AttentionKernel attention_kernel = AttentionKernel::Reference;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
   double tp_overlap = 0.0;        ///< fraction of TP communication hidden behind GEMMs when overlap is on
   double dp_overlap = 0.9;        ///< fraction of DP/FSDP communication that can hide behind compute
   double elementwise_factor = 1.0;///< memory traffic of elementwise work relative to fused kernels
@@ -84,6 +106,9 @@ struct StackCalibration {
 struct Calibration {
   std::map<hardware::Architecture, GpuCalibration> gpus;
   std::map<std::string, StackCalibration> stacks;
+  /// Benchmark priors of fitted values, by fit-parameter name ("hopper.gemm_efficiency_bf16",
+  /// "megatron.layer_overhead_us"): where a fit starts and what it is anchored to.
+  std::map<std::string, double> priors;
 
   [[nodiscard]] const GpuCalibration& gpu(hardware::Architecture a) const;
   [[nodiscard]] const StackCalibration& stack(const std::string& name) const;

@@ -65,8 +65,33 @@ std::vector<FitParameter> fit_parameters(Calibration& cal, const std::vector<Mea
     out.push_back({name + ".layer_overhead_us", &s.layer_overhead_us, 0.0, 500.0});
     if (moe_stacks.count(name)) out.push_back({name + ".moe_layer_overhead_us", &s.moe_layer_overhead_us, 0.0, 5000.0});
   }
+  for (auto& p : out) {
+    const auto it = cal.priors.find(p.name);
+    p.prior = it != cal.priors.end() ? it->second : *p.value;
+  }
   return out;
 }
+
+namespace {
+
+void set_value(const FitParameter& p, double v) {
+  *p.value = v;
+  for (double* l : p.linked) *l = v;
+  for (const auto& [ptr, ratio] : p.scaled) *ptr = v * ratio;
+}
+
+double prior_term(const std::vector<FitParameter>& params, double anchor) {
+  if (anchor <= 0.0) return 0.0;
+  double sum = 0.0;
+  for (const auto& p : params) {
+    const bool us = p.name.ends_with("_us");
+    const double d = us ? std::log((*p.value + 50.0) / (p.prior + 50.0)) : std::log(*p.value / p.prior);
+    sum += d * d;
+  }
+  return anchor * sum;
+}
+
+}  // namespace
 
 double fit_loss(const Calibration& cal, const std::vector<Measurement>& measurements) {
   std::vector<double> errs;
@@ -84,13 +109,16 @@ double fit_loss(const Calibration& cal, const std::vector<Measurement>& measurem
   return errs[errs.size() / 2] + sum / static_cast<double>(errs.size());
 }
 
-FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& measurements, int rounds) {
+FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& measurements, const FitOptions& options) {
   FitReport rep;
   auto params = fit_parameters(cal, measurements);
-  double best = fit_loss(cal, measurements);
-  rep.loss_before = best;
+  rep.loss_before = fit_loss(cal, measurements);
+  if (options.from_priors) {
+    for (const auto& p : params) set_value(p, std::clamp(p.prior, p.min, p.max));
+  }
+  double best = fit_loss(cal, measurements) + prior_term(params, options.anchor);
   double step = 0.25;
-  for (int round = 0; round < rounds; ++round) {
+  for (int round = 0; round < options.rounds; ++round) {
     for (auto& p : params) {
       for (int dir : {+1, -1}) {
         for (int tries = 0; tries < 6; ++tries) {
@@ -102,17 +130,13 @@ FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& meas
             candidate = std::clamp(old * (1.0 + dir * step), p.min, p.max);
           }
           if (candidate == old) break;
-          *p.value = candidate;
-          for (double* l : p.linked) *l = candidate;
-          for (auto& [ptr, ratio] : p.scaled) *ptr = candidate * ratio;
-          const double loss = fit_loss(cal, measurements);
+          set_value(p, candidate);
+          const double loss = fit_loss(cal, measurements) + prior_term(params, options.anchor);
           ++rep.evaluations;
           if (loss + 1e-12 < best) {
             best = loss;
           } else {
-            *p.value = old;
-            for (double* l : p.linked) *l = old;
-            for (auto& [ptr, ratio] : p.scaled) *ptr = old * ratio;
+            set_value(p, old);
             break;
           }
         }
@@ -120,7 +144,7 @@ FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& meas
     }
     step *= 0.5;
   }
-  rep.loss_after = best;
+  rep.loss_after = fit_loss(cal, measurements);
   return rep;
 }
 

@@ -27,6 +27,7 @@ struct FitParameter {
   double max;
   std::vector<double*> linked = {};  ///< set to `value` too (Blackwell Ultra follows Blackwell)
   std::vector<std::pair<double*, double>> scaled = {};  ///< set to `value` x ratio (attention backward)
+  double prior = 0.0;  ///< the benchmark prior (Calibration::priors), or the starting value without one
 };
 
 /// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4) and the
@@ -40,14 +41,28 @@ std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::ve
 /// Robust loss: median over rows of |ln(predicted / measured)|, plus the mean to break ties.
 double fit_loss(const Calibration& calibration, const std::vector<Measurement>& measurements);
 
+/// How a fit starts and how strongly it holds to the priors.
+struct FitOptions {
+  int rounds = 6;
+  /// Start every parameter from its prior (the default: a fit, and each leave-one-source-out
+  /// refit, then never starts from values that saw the data); false starts from the given values.
+  bool from_priors = true;
+  /// Weight of the prior term added to fit_loss: anchor x sum over parameters of
+  /// ln(value / prior)^2 (overheads: ln((v + 50 us) / (prior + 50 us))^2). A parameter the data
+  /// does not identify (a held-out source's only architecture, two parameters that trade off)
+  /// stays near its benchmark instead of drifting.
+  double anchor = 0.01;
+};
+
 struct FitReport {
   double loss_before = 0.0;
   double loss_after = 0.0;
   int evaluations = 0;
 };
 
-/// Coordinate descent with shrinking multiplicative steps over `fit_parameters`, starting from
-/// the given calibration (the priors from kernel benchmarks). Deterministic.
-FitReport fit_calibration(Calibration& calibration, const std::vector<Measurement>& measurements, int rounds = 6);
+/// Coordinate descent with shrinking multiplicative steps over `fit_parameters` on fit_loss plus
+/// the prior term. Deterministic. loss_before/loss_after in the report are fit_loss alone.
+FitReport fit_calibration(Calibration& calibration, const std::vector<Measurement>& measurements,
+                          const FitOptions& options = {});
 
 }  // namespace fmsim::training

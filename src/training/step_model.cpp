@@ -55,7 +55,18 @@ class Costing {
         sc_(cal.stack(job.stack)),
         comm_(comm),
         ctx_{l_.micro_batch, job.seq_len, l_.tp, l_.cp, l_.ep, l_.etp, l_.sequence_parallel},
-        groups_(groups_of(l_)) {}
+        groups_(groups_of(l_)),
+        ep_dedup_(sc_.moe_dispatcher == MoeDispatcher::Deduplicated
+                      ? dedup_ratio(job.model.moe.num_experts, job.model.moe.top_k, ep_domains())
+                      : 1.0) {}
+
+  // NVLink domains one EP group spans (its members are `stride` ranks apart, node-major).
+  int ep_domains() const {
+    const int domain = std::max(1, job_.cluster.nvlink_domain_gpus());
+    const long span = static_cast<long>(groups_.ep.size) * groups_.ep.stride;
+    if (span <= domain) return 1;
+    return static_cast<int>(std::min<long>(groups_.ep.size, (span + domain - 1) / domain));
+  }
 
   double comm_time(CommOp op, CommGroup g, double bytes) const {
     if (g.size <= 1 || bytes <= 0) return 0.0;
@@ -131,8 +142,9 @@ class Costing {
           break;
         }
         case OpKind::AllToAll: {
-          // Dispatch or combine: forward once, backward once.
-          const double t = comm_time(CommOp::AllToAll, ep_group(), op.bytes);
+          // Dispatch or combine: forward once, backward once. A deduplicating dispatcher sends a
+          // token once per remote NVLink domain instead of once per expert there.
+          const double t = comm_time(CommOp::AllToAll, ep_group(), op.bytes * ep_dedup_);
           c.ep_fwd += t;
           c.ep_bwd += t;
           c.ep_bytes += 2.0 * op.bytes * (l_.ep - 1.0) / l_.ep;
@@ -339,6 +351,7 @@ class Costing {
   const CommCostFn& comm_;
   workload::ShardContext ctx_;
   CommGroups groups_;
+  double ep_dedup_;  ///< inter-domain all-to-all bytes relative to a plain all-to-all
 };
 
 // Validity and memory: shared by both paths. Returns false (with result.reason) when invalid.

@@ -171,6 +171,34 @@ TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
             attention_efficiency(GpuCalibration{}, AttentionKernel::Reference));
 }
 
+// A deduplicating dispatcher sends each token once per remote NVLink domain: with all-to-all
+// time proportional to bytes, an EP group of 16 over two 8-GPU nodes costs dedup_ratio(E, k, 2)
+// of the plain all-to-all; inside one node both cost the same.
+TEST(StepModel, DeduplicatedDispatchScalesCrossNodeAllToAll) {
+  auto cal = test_calibration();
+  auto dedup = cal.stacks["test"];
+  dedup.name = "test-dedup";
+  dedup.moe_dispatcher = MoeDispatcher::Deduplicated;
+  cal.stacks["test-dedup"] = dedup;
+  const CommCostFn per_byte = [](CommOp op, CommGroup g, core::Bytes b) {
+    return core::Seconds(op == CommOp::AllToAll && g.size > 1 ? b.value() * 1e-9 : 0.0);
+  };
+  auto ep_time = [&](int nodes, int ep, const std::string& stack) {
+    auto l = layout(1, 1, 1, 1, 8 * nodes);
+    l.ep = ep;
+    auto job = test_job(nodes, l);
+    job.model.moe = workload::MoeSpec{.num_experts = 128, .top_k = 8, .expert_ffn = 768};
+    job.stack = stack;
+    const auto r = estimate_step(job, cal, per_byte);
+    EXPECT_TRUE(r.feasible) << r.reason;
+    return r.breakdown.ep_comm.value();
+  };
+  const double plain = ep_time(2, 16, "test"), dd = ep_time(2, 16, "test-dedup");
+  ASSERT_GT(plain, 0.0);
+  EXPECT_NEAR(dd / plain, dedup_ratio(128, 8, 2), 1e-9);
+  EXPECT_NEAR(ep_time(1, 8, "test-dedup"), ep_time(1, 8, "test"), 1e-12);
+}
+
 // Same input, same output; and the trace has one track per stream per stage.
 TEST(StepModel, DeterministicAndTraced) {
   const auto cal = test_calibration();

@@ -18,10 +18,8 @@ nlohmann::json run_validation(const std::vector<std::string>& extra = {}) {
   return nlohmann::json::parse(r.out);
 }
 
-// Issue targets: at least 95% of measured rows predicted and a median |error| of at most 10%
-// (both met). The issue's p90 target of 25% is met for dense models but not overall (26.4%,
-// MoE rows); the overall p90 bound is a regression guard at that level, and docs/validation.md
-// lists the worst rows and why.
+// Issue targets: at least 95% of measured rows predicted, a median |error| of at most 10% and a
+// p90 of at most 25% (all met: 100%, 6.2%, 24.1%); docs/validation.md lists the worst rows and why.
 TEST(TrainingValidation, CoverageAndErrorBands) {
   const auto j = run_validation();
   const auto& s = j["summary"];
@@ -30,7 +28,7 @@ TEST(TrainingValidation, CoverageAndErrorBands) {
   EXPECT_GE(rows, 200);
   EXPECT_GE(predicted / rows, 0.95);
   EXPECT_LE(s["median_abs_error_pct"].get<double>(), 10.0);
-  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 27.0);
+  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 25.0);
   // Dense models, the bulk of the data, are held to the issue's targets.
   EXPECT_LE(j["by_arch"]["dense"]["median_abs_error_pct"].get<double>(), 10.0);
   EXPECT_LE(j["by_arch"]["dense"]["p90_abs_error_pct"].get<double>(), 25.0);

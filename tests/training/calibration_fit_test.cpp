@@ -1,0 +1,93 @@
+// Fitting calibration parameters: recovery of a known value, the pull of the priors, and the
+// deduplicating MoE dispatcher's traffic ratio.
+#include "training/calibration_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_fixtures.hpp"
+
+namespace fmsim::training {
+namespace {
+
+using testing::free_network;
+using testing::test_calibration;
+using testing::test_job;
+
+parallelism::Layout layout(int mbs, std::int64_t gbs) {
+  parallelism::Layout l;
+  l.micro_batch = mbs;
+  l.global_batch = gbs;
+  l.recompute = parallelism::Recompute::None;
+  return l;
+}
+
+// Step times computed with GEMM efficiency 0.6 are "measurements"; a fit started from a prior of
+// 0.7 with no anchor recovers 0.6 (the step time is monotone in it), and the reported losses are
+// the data loss before and after.
+std::vector<Measurement> synthetic(double true_efficiency) {
+  auto truth = test_calibration();
+  truth.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16 = true_efficiency;
+  std::vector<Measurement> out;
+  for (std::int64_t seq : {512, 1024, 2048, 4096, 8192, 16384, 32768}) {
+    auto job = test_job(1, layout(1, 8), seq);
+    const auto r = estimate_step(job, truth, free_network());
+    out.push_back(Measurement{job, r.step_time.value(), "synthetic", free_network()});
+  }
+  return out;
+}
+
+TEST(CalibrationFit, RecoversAKnownEfficiencyFromItsPrior) {
+  const auto data = synthetic(0.6);
+  auto cal = test_calibration();
+  cal.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  const auto rep = fit_calibration(cal, data, FitOptions{.rounds = 12, .from_priors = true, .anchor = 0.0});
+  EXPECT_NEAR(cal.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16, 0.6, 0.6 * 0.02);
+  EXPECT_LT(rep.loss_after, 0.01);
+}
+
+// The prior term anchor x ln(value / prior)^2 holds a parameter near its benchmark when the data
+// barely prefers another value: with a heavy anchor the fit stays within 5% of the prior.
+TEST(CalibrationFit, HeavyAnchorHoldsThePrior) {
+  const auto data = synthetic(0.6);
+  auto cal = test_calibration();
+  cal.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  (void)fit_calibration(cal, data, FitOptions{.rounds = 12, .from_priors = true, .anchor = 100.0});
+  EXPECT_NEAR(cal.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16, 0.7, 0.7 * 0.05);
+}
+
+// fit_parameters carries the prior of each parameter, or its current value when none is given.
+TEST(CalibrationFit, ParametersCarryTheirPriors) {
+  const auto data = synthetic(0.6);
+  auto cal = test_calibration();
+  cal.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  for (const auto& p : fit_parameters(cal, data)) {
+    if (p.name == "hopper.gemm_efficiency_bf16") {
+      EXPECT_EQ(p.prior, 0.7);
+    }
+    if (p.name == "hopper.attention_fwd_efficiency") {
+      EXPECT_EQ(p.prior, 0.5);
+    }
+  }
+}
+
+// Deduplicated dispatch, balanced top-k over E experts on D domains: a token leaves its domain
+// k (D-1)/D times with all-to-all, and (D-1)(1 - P0) times deduplicated, P0 = C(E-E/D, k) / C(E, k).
+// Qwen3-30B-A3B (E 128, k 8) on 2 nodes: P0 = C(64,8)/C(128,8) = 0.00310, ratio = 0.9969 / 4.
+TEST(MoeDispatcher, DedupRatioMatchesTheCombinatorics) {
+  double p0 = 1.0;
+  for (int i = 0; i < 8; ++i) p0 *= (64.0 - i) / (128.0 - i);
+  EXPECT_NEAR(p0, 0.00310, 0.00001);
+  EXPECT_NEAR(dedup_ratio(128, 8, 2), (1.0 - p0) / 4.0, 1e-12);
+  // One domain, or top-1 routing: nothing to deduplicate.
+  EXPECT_EQ(dedup_ratio(128, 8, 1), 1.0);
+  EXPECT_EQ(dedup_ratio(64, 1, 4), 1.0);
+  // More domains, less to save: 4 domains keep (3 (1 - C(96,8)/C(128,8))) / 6 of the copies.
+  double q0 = 1.0;
+  for (int i = 0; i < 8; ++i) q0 *= (96.0 - i) / (128.0 - i);
+  EXPECT_NEAR(dedup_ratio(128, 8, 4), 3.0 * (1.0 - q0) / 6.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace fmsim::training
