@@ -41,7 +41,8 @@ std::string layout_line(const training::TrainingJob& job, const training::StepRe
                      "recompute {} | {} | stack {}",
                      l.tp, l.pp, l.vp, l.cp, l.ep, l.etp, l.dp, l.sequence_parallel && l.tp > 1 ? " +sp" : "",
                      l.micro_batch, l.global_batch, r.micro_batches, job.seq_len, core::to_string(l.precision),
-                     parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack);
+                     parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
+         (job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher)) : std::string());
 }
 
 nlohmann::json layout_json(const training::TrainingJob& job, const training::StepResult& r) {
@@ -50,7 +51,8 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"sequence_parallel", l.sequence_parallel}, {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
           {"micro_batches", r.micro_batches}, {"seq_len", job.seq_len}, {"precision", core::to_string(l.precision)},
           {"recompute", parallelism::to_string(l.recompute)}, {"sharding", parallelism::to_string(l.sharding)},
-          {"stack", job.stack}};
+          {"stack", job.stack},
+          {"moe_dispatcher", job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher)) : nlohmann::json()}};
 }
 
 void print_step(const training::TrainingJob& job, const training::StepResult& r) {

@@ -69,6 +69,9 @@ void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
   cmd.add_flag("--no-sp", f.no_sp, "Disable sequence parallelism");
   cmd.add_option("--power-limit", f.power_limit, "GPU power cap, e.g. 500W (default: TDP)");
   cmd.add_flag("--tp-overlap", f.tp_overlap, "Overlap TP communication with GEMMs (userbuffers / async TP)");
+  cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
+                 "MoE token dispatch across NVLink domains: alltoall (a copy per expert) or deduplicated\n"
+                 "(DeepEP/HybridEP: a copy per destination node); default: the stack's");
   cmd.add_option("--calibration", f.calibration, "Calibration YAML replacing data/calibration/training.yaml")
       ->check(CLI::ExistingFile);
 }
@@ -91,7 +94,7 @@ void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
   if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
   if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_enum({"pretrain", "sft", "lora"});
   if (const auto p = root.find("parallelism")) {
-    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap"});
+    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap", "moe_dispatcher"});
     auto set = [&](const char* key, const char* flag, int& into) {
       if (const auto n = p->find(key); n && !flag_given(flag)) into = n->as_int(config::Bound::Positive);
     };
@@ -104,6 +107,9 @@ void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
     if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group")) o.shard_group = n->as_int(config::Bound::NonNegative);
     if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) o.no_sp = !n->as_bool();
     if (const auto n = p->find("tp_overlap"); n && !flag_given("--tp-overlap")) o.tp_overlap = n->as_bool();
+    if (const auto n = p->find("moe_dispatcher"); n && !flag_given("--moe-dispatcher")) {
+      o.moe_dispatcher = n->as_enum({"alltoall", "deduplicated"});
+    }
     if (const auto n = p->find("sharding"); n && !flag_given("--sharding")) o.sharding = n->as_enum({"ddp", "zero1", "zero2", "zero3", "fsdp"});
   }
   if (const auto b = root.find("batch")) {
@@ -131,6 +137,11 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   job.seq_len = o.seq;
   job.stack = o.stack;
   job.task = parse_task(o.task, "--task");
+  if (o.moe_dispatcher == "alltoall") job.moe_dispatcher = training::MoeDispatcher::AllToAll;
+  else if (o.moe_dispatcher == "deduplicated") job.moe_dispatcher = training::MoeDispatcher::Deduplicated;
+  else if (!o.moe_dispatcher.empty()) {
+    throw core::InputError::flag("--moe-dispatcher", "'" + o.moe_dispatcher + "' is not a dispatcher; allowed: alltoall, deduplicated");
+  }
   auto& l = job.layout;
   l.tp = o.tp;
   l.pp = o.pp;

@@ -30,6 +30,7 @@ struct TrainingJobFlags {
   bool no_sp = false;
   std::string power_limit;            ///< "" = TDP
   bool tp_overlap = false;
+  std::string moe_dispatcher;         ///< "" = the stack's (alltoall or deduplicated)
   std::string calibration;            ///< "" = the shipped data/calibration/training.yaml
 };
 

@@ -72,6 +72,10 @@ enum class MoeDispatcher {
   Deduplicated,  ///< one copy per destination domain, fanned out over NVLink (DeepEP, HybridEP)
 };
 
+[[nodiscard]] inline std::string_view to_string(MoeDispatcher d) {
+  return d == MoeDispatcher::Deduplicated ? "deduplicated" : "alltoall";
+}
+
 /// Expected inter-domain bytes of a deduplicating dispatcher relative to a plain all-to-all, for
 /// balanced top-k routing over `experts` spread evenly over `domains` NVLink domains:
 /// plain sends k (D-1)/D copies of a token off its domain; deduplicated sends one per remote

@@ -31,6 +31,7 @@ struct TrainingJob {
   std::int64_t seq_len = 4096;
   Task task = Task::Pretrain;
   std::string stack = "megatron"; ///< key into Calibration::stacks
+  std::optional<MoeDispatcher> moe_dispatcher;  ///< overrides the stack's dispatcher when set
   int gpus = 0;                   ///< GPUs the job uses; 0 = the whole cluster
   [[nodiscard]] int job_gpus() const { return gpus > 0 ? gpus : cluster.gpus(); }
 };

@@ -100,6 +100,21 @@ TEST(TrainCli, JobFileWithFlagOverride) {
   EXPECT_EQ(j["model"], "llama3.1-70b");
 }
 
+// --moe-dispatcher: a deduplicating dispatcher sends a token once per destination node, so
+// expert parallelism across two nodes gets cheaper; inside one node (ep 8) nothing changes.
+TEST(TrainCli, MoeDispatcherMattersAcrossNodesOnly) {
+  auto ep_time = [](const std::string& cluster, const std::string& ep, const std::string& dispatcher) {
+    const auto r = run_fmsim({"train", "--model", "qwen3-30b-a3b", "--cluster", cluster, "--ep", ep, "--gbs", "256",
+                              "--precision", "fp8", "--recompute", "none", "--moe-dispatcher", dispatcher, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["layout"]["moe_dispatcher"], dispatcher);
+    return j["breakdown_s"]["ep_comm"].get<double>();
+  };
+  EXPECT_LT(ep_time("dgx-h100:2", "16", "deduplicated"), 0.5 * ep_time("dgx-h100:2", "16", "alltoall"));
+  EXPECT_DOUBLE_EQ(ep_time("dgx-h100:1", "8", "deduplicated"), ep_time("dgx-h100:1", "8", "alltoall"));
+}
+
 struct BadCase {
   std::vector<std::string> args;
   std::string expected;
@@ -127,6 +142,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"train", "--cluster", "p5.48xlarge:1", "--gbs", "7"}, "global batch"},
         BadCase{{"train", "--power-limit", "500"}, "--power-limit"},
         BadCase{{"train", "--stack", "jax"}, "unknown stack"},
+        BadCase{{"train", "--moe-dispatcher", "deepep"}, "allowed: alltoall, deduplicated"},
         BadCase{{"train", "--calibration", FMSIM_SOURCE_DIR "/tests/data/training/calibration_missing_arch.yaml"},
                 "missing architecture 'ampere'"},
         BadCase{{"validate", "training", "--csv", FMSIM_SHARED_DIR "/validation/training.csv", "--rows", "V999"},
