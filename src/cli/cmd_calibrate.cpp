@@ -86,7 +86,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cmd->footer(
       "Moves only the named physical parameters (GEMM and attention efficiency per GPU architecture,\n"
       "per-layer and MoE overheads per software stack), within physical bounds, by coordinate\n"
-      "descent on median + mean |ln(predicted/measured)| over the analytical step model.");
+      "descent on mean |ln(predicted/measured)| plus a pull toward each value's cited prior.");
   struct Opts {
     std::string csv;
     std::vector<std::string> exclude;
@@ -116,7 +116,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     const auto data = measurements_from_csv(o->csv, ctx, o->exclude);
     const auto report = training::fit_calibration(
         calibration, data, training::FitOptions{.rounds = o->rounds, .from_priors = !o->from_current, .anchor = o->anchor});
-    fmt::print("fitted {} rows: loss (median + mean |ln ratio|) {:.4f} -> {:.4f} in {} evaluations\n\n", data.size(),
+    fmt::print("fitted {} rows: loss (mean |ln ratio|) {:.4f} -> {:.4f} in {} evaluations\n\n", data.size(),
                report.loss_before, report.loss_after, report.evaluations);
     auto params_before = training::fit_parameters(const_cast<training::Calibration&>(before), data);
     auto params_after = training::fit_parameters(calibration, data);

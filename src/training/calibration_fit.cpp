@@ -94,19 +94,15 @@ double prior_term(const std::vector<FitParameter>& params, double anchor) {
 }  // namespace
 
 double fit_loss(const Calibration& cal, const std::vector<Measurement>& measurements) {
-  std::vector<double> errs;
-  errs.reserve(measurements.size());
   double sum = 0.0;
+  int n = 0;
   for (const auto& m : measurements) {
     const auto r = estimate_step(m.job, cal, m.comm);
     if (!r.feasible) continue;
-    const double e = std::fabs(std::log(r.step_time.value() / m.measured_step_time_s));
-    errs.push_back(e);
-    sum += e;
+    sum += std::fabs(std::log(r.step_time.value() / m.measured_step_time_s));
+    ++n;
   }
-  if (errs.empty()) return 0.0;
-  std::nth_element(errs.begin(), errs.begin() + static_cast<long>(errs.size() / 2), errs.end());
-  return errs[errs.size() / 2] + sum / static_cast<double>(errs.size());
+  return n > 0 ? sum / n : 0.0;
 }
 
 FitReport fit_calibration(Calibration& cal, const std::vector<Measurement>& measurements, const FitOptions& options) {

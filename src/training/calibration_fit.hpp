@@ -38,7 +38,8 @@ struct FitParameter {
 /// used by `measurements` are returned (the rest stay at their priors).
 std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::vector<Measurement>& measurements);
 
-/// Robust loss: median over rows of |ln(predicted / measured)|, plus the mean to break ties.
+/// Robust loss: mean over rows of |ln(predicted / measured)| (L1 in log space: a row's pull does
+/// not grow with its error, so rows the model cannot explain do not dominate).
 double fit_loss(const Calibration& calibration, const std::vector<Measurement>& measurements);
 
 /// How a fit starts and how strongly it holds to the priors.
@@ -51,7 +52,7 @@ struct FitOptions {
   /// ln(value / prior)^2 (overheads: ln((v + 50 us) / (prior + 50 us))^2). A parameter the data
   /// does not identify (a held-out source's only architecture, two parameters that trade off)
   /// stays near its benchmark instead of drifting.
-  double anchor = 0.01;
+  double anchor = 0.005;
 };
 
 struct FitReport {
