@@ -35,21 +35,37 @@ std::vector<training::Measurement> measurements_from_csv(const std::string& csv,
 
 namespace {
 
-// Sets `key`'s value inside the `section:` block of a calibration YAML (value on the next line, or
-// inline `{value: x, ...}`), leaving the sources and comments as they are.
-void set_yaml_value(std::string& yaml, const std::string& section, const std::string& key, const std::string& value) {
-  const auto start = yaml.find("\n  " + section + ":\n");
-  FMSIM_CHECK(start != std::string::npos, "calibration YAML has no section '" + section + "'");
-  const std::regex field("\n    " + key + ":(\\s*\\{?\\s*value:\\s*)([0-9.eE+-]+( us)?)");
+// Sets `key`'s value (number and unit, as `value` holds them) inside the `section:` block of a
+// calibration YAML, value on the next line or inline `{value: x, ...}`, leaving sources, priors and
+// comments as they are. The block ends at the next key of its indent or less; `origin` names the
+// file in the error when the key is not written there.
+void set_yaml_value(std::string& yaml, const std::string& origin, const std::string& section, const std::string& key,
+                    const std::string& value) {
+  const auto head = yaml.find("\n  " + section + ":\n");
+  if (head == std::string::npos) {
+    throw core::InputError::flag("--calibration", origin + " has no section '" + section + "' to write the fit into");
+  }
+  const auto start = head + 1;
+  std::smatch next;
+  const auto body = yaml.cbegin() + static_cast<long>(start) + 1;
+  const auto end = std::regex_search(body, yaml.cend(), next, std::regex("\n {0,2}[^ \n#]"))
+                       ? static_cast<std::size_t>(next.position(0) + (body - yaml.cbegin()))
+                       : yaml.size();
+  const std::regex field("\n    " + key + ":(\\s*\\{\\s*|\\s*\\n\\s+)value:\\s*\"?([^\\n,}\"]*[^\\s,}\"])");
   std::smatch m;
-  const auto from = yaml.cbegin() + static_cast<long>(start) + 1;
-  FMSIM_CHECK(std::regex_search(from, yaml.cend(), m, field), "calibration YAML has no '" + section + "." + key + "'");
+  const auto from = yaml.cbegin() + static_cast<long>(start);
+  const auto to = yaml.cbegin() + static_cast<long>(end);
+  if (!std::regex_search(from, to, m, field)) {
+    throw core::InputError::flag("--calibration", origin + " has no " + section + "." + key +
+                                                      " to write the fitted value into; add it as {value: ..., source: ...}");
+  }
   const auto pos = static_cast<std::size_t>(m.position(2) + (from - yaml.cbegin()));
   yaml.replace(pos, static_cast<std::size_t>(m.length(2)), value);
 }
 
 // The starting YAML with every value the fit moved (fitted, linked and scaled parameters) replaced.
-std::string fitted_yaml(std::string yaml, const training::Calibration& before, const training::Calibration& after) {
+std::string fitted_yaml(std::string yaml, const std::string& origin, const training::Calibration& before,
+                        const training::Calibration& after) {
   using G = training::GpuCalibration;
   static const std::pair<const char*, double G::*> gpu_fields[] = {
       {"gemm_efficiency_bf16", &G::gemm_efficiency_bf16},   {"gemm_efficiency_fp8", &G::gemm_efficiency_fp8},
@@ -59,19 +75,24 @@ std::string fitted_yaml(std::string yaml, const training::Calibration& before, c
   for (const auto& [arch, g] : after.gpus) {
     const auto& g0 = before.gpus.at(arch);
     for (const auto& [key, field] : gpu_fields) {
-      if (g.*field != g0.*field) set_yaml_value(yaml, std::string(training::calibration_key(arch)), key, fmt::format("{:.4g}", g.*field));
+      if (g.*field != g0.*field) {
+        set_yaml_value(yaml, origin, std::string(training::calibration_key(arch)), key, fmt::format("{:.4g}", g.*field));
+      }
     }
   }
   using S = training::StackCalibration;
-  static const std::pair<const char*, double S::*> stack_fields[] = {{"compute_efficiency", &S::compute_efficiency},
-                                                                     {"layer_overhead", &S::layer_overhead_us},
-                                                                     {"moe_layer_overhead", &S::moe_layer_overhead_us}};
+  struct StackField {
+    const char* key;
+    double S::*field;
+    const char* unit;  // the YAML unit of the struct's value
+  };
+  static const StackField stack_fields[] = {{"compute_efficiency", &S::compute_efficiency, ""},
+                                            {"layer_overhead", &S::layer_overhead_us, " us"},
+                                            {"moe_layer_overhead", &S::moe_layer_overhead_us, " us"}};
   for (const auto& [name, st] : after.stacks) {
     const auto& s0 = before.stacks.at(name);
-    for (const auto& [key, field] : stack_fields) {
-      if (st.*field == s0.*field) continue;
-      const bool us = std::string_view(key).ends_with("overhead");
-      set_yaml_value(yaml, name, key, fmt::format("{:.4g}", st.*field) + (us ? " us" : ""));
+    for (const auto& f : stack_fields) {
+      if (st.*f.field != s0.*f.field) set_yaml_value(yaml, origin, name, f.key, fmt::format("{:.4g}{}", st.*f.field, f.unit));
     }
   }
   return yaml;
@@ -84,9 +105,11 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cal->require_subcommand(1);
   auto* cmd = cal->add_subcommand("training", "Fit the training-step calibration to a training.csv-schema file");
   cmd->footer(
-      "Moves only the named physical parameters (GEMM and attention efficiency per GPU architecture,\n"
-      "per-layer and MoE overheads per software stack), within physical bounds, by coordinate\n"
-      "descent on mean |ln(predicted/measured)| plus a pull toward each value's cited prior.");
+      "Moves only the named physical parameters (per GPU architecture: GEMM efficiency per precision,\n"
+      "reference and FlashAttention-2 attention efficiency; per software stack: compute efficiency,\n"
+      "per-layer and per-MoE-layer overheads), within physical bounds, by coordinate descent on the\n"
+      "mean |ln(predicted/measured)| plus 0.005 x sum ln(value/prior)^2, starting from each value's\n"
+      "cited prior (`prior:` in the YAML).");
   struct Opts {
     std::string csv;
     std::vector<std::string> exclude;
@@ -112,13 +135,13 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
                   "comments kept; e.g. data/calibration/training.yaml to adopt the fit)");
   cmd->callback([o, &ctx]() {
     auto calibration = config::load_training_calibration(o->calibration);
-    const auto before = calibration;
+    auto before = calibration;
     const auto data = measurements_from_csv(o->csv, ctx, o->exclude);
     const auto report = training::fit_calibration(
         calibration, data, training::FitOptions{.rounds = o->rounds, .from_priors = !o->from_current, .anchor = o->anchor});
     fmt::print("fitted {} rows: loss (mean |ln ratio|) {:.4f} -> {:.4f} in {} evaluations\n\n", data.size(),
                report.loss_before, report.loss_after, report.evaluations);
-    auto params_before = training::fit_parameters(const_cast<training::Calibration&>(before), data);
+    auto params_before = training::fit_parameters(before, data);
     auto params_after = training::fit_parameters(calibration, data);
     fmt::print("{:<44}{:>12}{:>12}{:>12}\n", "parameter", "prior", "was", "fitted");
     for (std::size_t i = 0; i < params_after.size(); ++i) {
@@ -134,7 +157,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       } else {
         yaml = read_file(o->calibration, "--calibration");
       }
-      write_file_atomically(o->write, fitted_yaml(std::move(yaml), before, calibration), "--write");
+      const std::string origin = o->calibration.empty() ? "data/calibration/training.yaml" : o->calibration;
+      write_file_atomically(o->write, fitted_yaml(std::move(yaml), origin, before, calibration), "--write");
       fmt::print("\nwrote {}\n", o->write);
     }
   });

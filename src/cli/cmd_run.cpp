@@ -111,8 +111,9 @@ nlohmann::json outcome_json(const RunOutcome& o) {
 void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
   TrainingJobFlags tf = f.train;
   apply_job_file(tf, cmd);
-  const training::TrainingJob job = make_training_job(tf, ctx);
+  training::TrainingJob job = make_training_job(tf, ctx);
   const auto calibration = load_stack_calibration(tf.calibration, job.stack);
+  resolve_moe_dispatcher(job, calibration);
   const auto comm = training::make_comm_cost(job.cluster);
   const auto step = f.analytical ? training::estimate_step(job, calibration, comm)
                                  : training::simulate_step(job, calibration, comm);

@@ -42,7 +42,8 @@ std::string layout_line(const training::TrainingJob& job, const training::StepRe
                      l.tp, l.pp, l.vp, l.cp, l.ep, l.etp, l.dp, l.sequence_parallel && l.tp > 1 ? " +sp" : "",
                      l.micro_batch, l.global_batch, r.micro_batches, job.seq_len, core::to_string(l.precision),
                      parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
-         (job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher)) : std::string());
+         (job.model.is_moe() && job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher))
+                                                   : std::string());
 }
 
 nlohmann::json layout_json(const training::TrainingJob& job, const training::StepResult& r) {
@@ -52,7 +53,8 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"micro_batches", r.micro_batches}, {"seq_len", job.seq_len}, {"precision", core::to_string(l.precision)},
           {"recompute", parallelism::to_string(l.recompute)}, {"sharding", parallelism::to_string(l.sharding)},
           {"stack", job.stack},
-          {"moe_dispatcher", job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher)) : nlohmann::json()}};
+          {"moe_dispatcher", job.model.is_moe() && job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher))
+                                                                    : nlohmann::json()}};
 }
 
 void print_step(const training::TrainingJob& job, const training::StepResult& r) {
@@ -166,8 +168,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
   cmd->callback([opts, &ctx, cmd]() {
     TrainOptions o = *opts;
     apply_job_file(o.job, *cmd);
-    const training::TrainingJob job = make_training_job(o.job, ctx);
+    training::TrainingJob job = make_training_job(o.job, ctx);
     const auto calibration = load_stack_calibration(o.job.calibration, job.stack);
+    resolve_moe_dispatcher(job, calibration);
     const auto comm = training::make_comm_cost(job.cluster);
     engine::TraceBuffer buffer;
     const auto result = o.analytical ? training::estimate_step(job, calibration, comm)

@@ -123,10 +123,12 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
   cmd->add_flag("--holdout", opts->holdout,
                 "Leave-one-source-out: refit the calibration without each source, then predict that source");
+  auto* holdout_flag = cmd->get_option("--holdout");
   cmd->add_option("--anchor", opts->anchor,
                   "With --holdout: weight of the priors in each refit (as in fmsim calibrate training)")
       ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(holdout_flag);
   cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. V041,V280), each with its full breakdown")
       ->delimiter(',');
   cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")->check(CLI::ExistingFile);

@@ -137,10 +137,12 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   job.seq_len = o.seq;
   job.stack = o.stack;
   job.task = parse_task(o.task, "--task");
-  if (o.moe_dispatcher == "alltoall") job.moe_dispatcher = training::MoeDispatcher::AllToAll;
-  else if (o.moe_dispatcher == "deduplicated") job.moe_dispatcher = training::MoeDispatcher::Deduplicated;
-  else if (!o.moe_dispatcher.empty()) {
-    throw core::InputError::flag("--moe-dispatcher", "'" + o.moe_dispatcher + "' is not a dispatcher; allowed: alltoall, deduplicated");
+  if (!o.moe_dispatcher.empty()) {
+    job.moe_dispatcher = training::parse_moe_dispatcher(o.moe_dispatcher);
+    if (!job.moe_dispatcher) {
+      throw core::InputError::flag("--moe-dispatcher",
+                                   "'" + o.moe_dispatcher + "' is not a dispatcher; allowed: alltoall, deduplicated");
+    }
   }
   auto& l = job.layout;
   l.tp = o.tp;
@@ -178,6 +180,10 @@ training::Calibration load_stack_calibration(const std::string& file, const std:
     throw core::InputError::flag("--stack", core::unknown_name_message("stack", stack, names));
   }
   return calibration;
+}
+
+void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration) {
+  if (job.model.is_moe() && !job.moe_dispatcher) job.moe_dispatcher = calibration.stack(job.stack).moe_dispatcher;
 }
 
 }  // namespace fmsim::cli

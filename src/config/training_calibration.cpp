@@ -8,27 +8,47 @@
 namespace fmsim::config {
 namespace {
 
+// The values `fmsim calibrate training` fits: only these may carry a `prior:`.
+bool fitted_key(std::string_view key) {
+  for (std::string_view k : {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "attention_fwd_efficiency",
+                             "flash2_fwd_efficiency", "compute_efficiency", "layer_overhead", "moe_layer_overhead"}) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+SourcedValue sourced(const YamlNode& parent, std::string_view key) {
+  return read_sourced(parent[key], true, fitted_key(key));
+}
+
 double number(const YamlNode& parent, std::string_view key, Bound bound) {
-  return read_sourced(parent[key], true).value.as_number(bound);
+  return sourced(parent, key).value.as_number(bound);
 }
 
 core::Seconds duration(const YamlNode& parent, std::string_view key) {
-  return read_sourced(parent[key], true).value.as_duration(Bound::NonNegative);
+  return sourced(parent, key).value.as_duration(Bound::NonNegative);
 }
 
-// Records `parent.key`'s optional `prior:` under the fit-parameter name `name` (durations in us).
+// Records `parent.key`'s optional `prior:` under the fit-parameter name `name` (durations in us;
+// efficiencies are fractions of peak, at most 1).
 void record_prior(training::Calibration& cal, const std::string& name, const YamlNode& parent, std::string_view key,
                   bool duration_us = false) {
   if (!parent.has(key)) return;
-  const auto v = read_sourced(parent[key], true);
+  const auto v = sourced(parent, key);
   if (!v.prior) return;
-  cal.priors[name] = duration_us ? v.prior->as_duration(Bound::NonNegative).value() * 1e6 : v.prior->as_number(Bound::Positive);
+  if (duration_us) {
+    cal.priors[name] = v.prior->as_duration(Bound::NonNegative).value() * 1e6;
+    return;
+  }
+  const double prior = v.prior->as_number(Bound::Positive);
+  if (key != "compute_efficiency" && prior > 1.0) v.prior->fail("an efficiency is a fraction of peak: at most 1");
+  cal.priors[name] = prior;
 }
 
 std::string source_of(const YamlNode& parent, std::initializer_list<std::string_view> keys) {
   std::string out;
   for (auto k : keys) {
-    const auto v = read_sourced(parent[k], true);
+    const auto v = sourced(parent, k);
     out += std::string(k) + ": " + v.source + "\n";
   }
   return out;
@@ -105,9 +125,9 @@ training::Calibration load_training_calibration(const std::string& path) {
     }
     if (node.has("moe_dispatcher")) {
       const auto d = read_sourced(node["moe_dispatcher"], true).value.as_string();
-      if (d == "alltoall") s.moe_dispatcher = training::MoeDispatcher::AllToAll;
-      else if (d == "deduplicated") s.moe_dispatcher = training::MoeDispatcher::Deduplicated;
-      else node["moe_dispatcher"].fail("unknown MoE dispatcher '" + d + "'; allowed: alltoall, deduplicated");
+      const auto parsed = training::parse_moe_dispatcher(d);
+      if (!parsed) node["moe_dispatcher"].fail("unknown MoE dispatcher '" + d + "'; allowed: alltoall, deduplicated");
+      s.moe_dispatcher = *parsed;
     }
     s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
     s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);

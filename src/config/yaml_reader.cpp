@@ -284,14 +284,18 @@ double YamlNode::as_number_with_unit(std::initializer_list<std::pair<std::string
   fail(fmt::format("'{}' is not a number with a unit; allowed units: {}", text, core::join(names, ", ")));
 }
 
-SourcedValue read_sourced(const YamlNode& node, bool require_source) {
+SourcedValue read_sourced(const YamlNode& node, bool require_source, bool allow_prior) {
   if (!node.is_map()) {
     if (require_source) {
       node.fail("expected {value: ..., source: ...}: every shipped value needs a unit and a source");
     }
     return SourcedValue{node, std::nullopt, "", true, false, ""};
   }
-  node.check_keys({"value", "source", "verified", "derived", "note", "prior"});
+  if (allow_prior) {
+    node.check_keys({"value", "source", "verified", "derived", "note", "prior"});
+  } else {
+    node.check_keys({"value", "source", "verified", "derived", "note"});
+  }
   SourcedValue out{node["value"], node.find("prior"), "", true, false, ""};
   if (!out.value.is_defined()) node.fail("missing 'value'");
   if (const auto source = node.find("source")) out.source = source->as_string();

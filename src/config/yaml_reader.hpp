@@ -155,6 +155,7 @@ struct SourcedValue {
 
 /// Reads `node` as a sourced value. With `require_source`, a plain scalar or a mapping without a
 /// non-empty `source` is an error; without it a plain scalar is accepted (source left empty).
-SourcedValue read_sourced(const YamlNode& node, bool require_source);
+/// `prior` is an unknown key unless `allow_prior` (fitted calibration values only).
+SourcedValue read_sourced(const YamlNode& node, bool require_source, bool allow_prior = false);
 
 }  // namespace fmsim::config

@@ -59,8 +59,7 @@ training::CommGroup component_group(Component c, const parallelism::Layout& l) {
 }
 
 bool crosses_nvlink_domain(training::CommGroup group, const hardware::ClusterSpec& cluster) {
-  if (group.size <= 1) return false;
-  return static_cast<long>(group.size) * group.stride > cluster.nvlink_domain_gpus();
+  return training::domains_spanned(group, cluster.nvlink_domain_gpus()) > 1;
 }
 
 std::string network_name(const hardware::ClusterSpec& cluster) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 #include <string>
 #include <string_view>
@@ -74,6 +75,13 @@ enum class MoeDispatcher {
 
 [[nodiscard]] inline std::string_view to_string(MoeDispatcher d) {
   return d == MoeDispatcher::Deduplicated ? "deduplicated" : "alltoall";
+}
+
+/// "alltoall" or "deduplicated"; nullopt for anything else.
+[[nodiscard]] inline std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view s) {
+  if (s == "alltoall") return MoeDispatcher::AllToAll;
+  if (s == "deduplicated") return MoeDispatcher::Deduplicated;
+  return std::nullopt;
 }
 
 /// Expected inter-domain bytes of a deduplicating dispatcher relative to a plain all-to-all, for

@@ -28,14 +28,15 @@ struct FitParameter {
   std::vector<double*> linked = {};  ///< set to `value` too (Blackwell Ultra follows Blackwell)
   std::vector<std::pair<double*, double>> scaled = {};  ///< set to `value` x ratio (attention backward)
   double prior = 0.0;  ///< the benchmark prior (Calibration::priors), or the starting value without one
+  bool microseconds = false;  ///< an overhead in us (moved additively), not an efficiency (moved by a factor)
 };
 
 /// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4) and the
 /// attention forward efficiency of the reference kernel and, where a stack runs FlashAttention-2
 /// there, of FA2 (backward keeps its prior ratio to forward; long-sequence rows identify it), per non-reference stack the compute efficiency, and per stack the per-layer and
 /// MoE dispatch overheads. Blackwell Ultra shares Blackwell's tensor cores and software, so it
-/// follows Blackwell's values. Only parameters
-/// used by `measurements` are returned (the rest stay at their priors).
+/// follows Blackwell's values. Only parameters used by `measurements` are returned; a fit from the
+/// priors puts the others back to their priors too.
 std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::vector<Measurement>& measurements);
 
 /// Robust loss: mean over rows of |ln(predicted / measured)| (L1 in log space: a row's pull does
@@ -45,8 +46,9 @@ double fit_loss(const Calibration& calibration, const std::vector<Measurement>& 
 /// How a fit starts and how strongly it holds to the priors.
 struct FitOptions {
   int rounds = 6;
-  /// Start every parameter from its prior (the default: a fit, and each leave-one-source-out
-  /// refit, then never starts from values that saw the data); false starts from the given values.
+  /// Put every value that has a cited prior back to it before fitting (the default: a fit, and
+  /// each leave-one-source-out refit, then never keeps values fitted to other data, including
+  /// values no remaining measurement exercises); false starts from the given values.
   bool from_priors = true;
   /// Weight of the prior term added to fit_loss: anchor x sum over parameters of
   /// ln(value / prior)^2 (overheads: ln((v + 50 us) / (prior + 50 us))^2). A parameter the data

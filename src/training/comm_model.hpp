@@ -32,6 +32,15 @@ inline CommGroups groups_of(const parallelism::Layout& l) {
                     .pp = {l.pp, l.tp * l.cp * l.dp}};
 }
 
+/// NVLink domains of `domain_gpus` GPUs that `group` spans (members `stride` ranks apart,
+/// node-major): 1 when the whole group fits in one domain.
+inline int domains_spanned(CommGroup group, int domain_gpus) {
+  const long span = static_cast<long>(group.size) * group.stride;
+  const long domain = domain_gpus > 0 ? domain_gpus : 1;
+  if (group.size <= 1 || span <= domain) return 1;
+  return static_cast<int>(span / domain < group.size ? (span + domain - 1) / domain : group.size);
+}
+
 /// Time of one collective of `bytes` (nccl-tests size convention: all-reduce buffer, all-gather
 /// output, reduce-scatter input, all-to-all send buffer per rank, send/recv message) on `group`.
 /// Identical groups running at once (all DP groups of a node) use different NIC rails, which the

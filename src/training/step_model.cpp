@@ -57,16 +57,11 @@ class Costing {
         ctx_{l_.micro_batch, job.seq_len, l_.tp, l_.cp, l_.ep, l_.etp, l_.sequence_parallel},
         groups_(groups_of(l_)),
         ep_dedup_(job.moe_dispatcher.value_or(sc_.moe_dispatcher) == MoeDispatcher::Deduplicated
-                      ? dedup_ratio(job.model.moe.num_experts, job.model.moe.top_k, ep_domains())
+                      ? dedup_ratio(job.model.moe.num_experts, job.model.moe.top_k,
+                                    domains_spanned(groups_.ep, job.cluster.nvlink_domain_gpus()))
                       : 1.0) {}
 
-  // NVLink domains one EP group spans (its members are `stride` ranks apart, node-major).
-  int ep_domains() const {
-    const int domain = std::max(1, job_.cluster.nvlink_domain_gpus());
-    const long span = static_cast<long>(groups_.ep.size) * groups_.ep.stride;
-    if (span <= domain) return 1;
-    return static_cast<int>(std::min<long>(groups_.ep.size, (span + domain - 1) / domain));
-  }
+
 
   double comm_time(CommOp op, CommGroup g, double bytes) const {
     if (g.size <= 1 || bytes <= 0) return 0.0;
@@ -143,11 +138,14 @@ class Costing {
         }
         case OpKind::AllToAll: {
           // Dispatch or combine: forward once, backward once. A deduplicating dispatcher sends a
-          // token once per remote NVLink domain instead of once per expert there.
-          const double t = comm_time(CommOp::AllToAll, ep_group(), op.bytes * ep_dedup_);
+          // token once per remote NVLink domain instead of once per expert there; the ratio is
+          // applied to the whole exchange, whose time the inter-domain part dominates (the NVLink
+          // fan-out inside the destination domain is left out).
+          const double bytes = op.bytes * ep_dedup_;
+          const double t = comm_time(CommOp::AllToAll, ep_group(), bytes);
           c.ep_fwd += t;
           c.ep_bwd += t;
-          c.ep_bytes += 2.0 * op.bytes * (l_.ep - 1.0) / l_.ep;
+          c.ep_bytes += 2.0 * bytes * (l_.ep - 1.0) / l_.ep;
           break;
         }
       }

@@ -47,28 +47,60 @@ TEST(CalibrateCli, WrittenFitReloadsAtTheFittedLoss) {
   const auto second = run_fmsim({"calibrate", "training", "--csv", kCsv, "--rounds", "1", "--calibration", path});
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_NEAR(losses(second.out).first, after1, 1e-4) << second.out;
-  // Sources and comments survive: the written file differs from the shipped one in values only.
+  // Sources, priors and comments survive.
   const std::string written = read_all(path);
   EXPECT_THAT(written, HasSubstr("# Calibration of the training-step model"));
   EXPECT_THAT(written, HasSubstr("flash2_fwd_efficiency:\n      value: "));
   EXPECT_THAT(written, HasSubstr("arXiv:2407.08608"));
 }
 
-// The shipped calibration is what the fit produces: refitting from the priors lands on the same
-// loss, so the data file is `calibrate training --write` output, not a hand-tuned variant.
-TEST(CalibrateCli, ShippedCalibrationIsAFittedPoint) {
-  const auto r = run_fmsim({"calibrate", "training", "--csv", kCsv});
+// The shipped calibration is what the fit produces: refitting from the priors and writing the
+// result reproduces data/calibration/training.yaml byte for byte, so the data file is
+// `calibrate training --write` output, not a hand-tuned variant.
+TEST(CalibrateCli, ShippedCalibrationIsTheFit) {
+  const std::string path = ::testing::TempDir() + "fmsim_calibrate_shipped.yaml";
+  std::remove(path.c_str());
+  const auto r = run_fmsim({"calibrate", "training", "--csv", kCsv, "--write", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto [before, after] = losses(r.out);
-  ASSERT_GT(before, 0.0) << r.out;
-  EXPECT_LT(before - after, 0.01 * before) << r.out;
+  EXPECT_EQ(read_all(path), read_all(source_path("data/calibration/training.yaml")));
+}
+
+// --write replaces a value with its unit wherever the file states it (a duration in ms comes
+// back in us), inside its own section; a fitted key the file lacks is an error, not a write into
+// another section's key of the same name.
+TEST(CalibrateCli, WriteKeepsUnitsAndSections) {
+  const std::string in = ::testing::TempDir() + "fmsim_calibrate_ms.yaml";
+  std::string yaml = read_all(source_path("data/calibration/training.yaml"));
+  const auto llm = yaml.find("\n  llm-foundry:\n");
+  ASSERT_NE(llm, std::string::npos);
+  std::smatch m;
+  const std::string tail = yaml.substr(llm);
+  ASSERT_TRUE(std::regex_search(tail, m, std::regex("\n    layer_overhead:\n      value: ([0-9.]+ us)")));
+  yaml.replace(llm + static_cast<std::size_t>(m.position(1)), static_cast<std::size_t>(m.length(1)), "0.2 ms");
+  std::ofstream(in) << yaml;
+  const std::string out = ::testing::TempDir() + "fmsim_calibrate_ms_out.yaml";
+  const auto r = run_fmsim({"calibrate", "training", "--csv", kCsv, "--calibration", in, "--write", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_all(out), read_all(source_path("data/calibration/training.yaml")));
+
+  const std::string missing = ::testing::TempDir() + "fmsim_calibrate_noce.yaml";
+  std::ofstream(missing) << std::regex_replace(read_all(source_path("data/calibration/training.yaml")),
+                                               std::regex("(\n  torchtitan:\n(?:    [^\n]*\n|      [^\n]*\n)*?)"
+                                                          "    compute_efficiency:\n(?:      [^\n]*\n){3}"),
+                                               "$1");
+  const std::string out2 = ::testing::TempDir() + "fmsim_calibrate_noce_out.yaml";
+  std::remove(out2.c_str());
+  const auto bad = run_fmsim({"calibrate", "training", "--csv", kCsv, "--calibration", missing, "--write", out2});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_THAT(bad.err, HasSubstr("torchtitan.compute_efficiency"));
+  EXPECT_FALSE(std::ifstream(out2).good());
 }
 
 // Leave-one-source-out (issue: "the error on a source must not depend on having tuned against
 // it"): every source predicted from a calibration fitted without it, starting from the benchmark
-// priors, so no value that saw the held-out source survives into its prediction. Measured: median
-// 11.8%, p90 29.1% (docs/validation.md: LLM Foundry is the only source of its stack and most of
-// the BF16 data; held out, its stack's values fall back to priors). These bounds guard that
+// priors (every value with one, exercised by the remaining rows or not), so no value fitted to the
+// held-out source survives into its prediction. Measured: median 12.6%, p90 29.7%
+// (docs/validation.md: LLM Foundry is the only source of its stack and most of the BF16 data). These bounds guard that
 // level; the issue's 10% / 25% are in-sample targets (TrainingValidation.CoverageAndErrorBands).
 TEST(CalibrateCli, HoldoutErrorBands) {
   const auto r = run_fmsim({"validate", "training", "--csv", kCsv, "--holdout", "--json"});
@@ -78,9 +110,9 @@ TEST(CalibrateCli, HoldoutErrorBands) {
   std::smatch m;
   const std::string tail = r.out.substr(start);
   ASSERT_TRUE(std::regex_search(tail, m, std::regex(R"("median_abs_error_pct":\s*([0-9.]+))")));
-  EXPECT_LE(std::stod(m[1]), 12.5);
+  EXPECT_LE(std::stod(m[1]), 13.5);
   ASSERT_TRUE(std::regex_search(tail, m, std::regex(R"("p90_abs_error_pct":\s*([0-9.]+))")));
-  EXPECT_LE(std::stod(m[1]), 30.0);
+  EXPECT_LE(std::stod(m[1]), 31.0);
 }
 
 TEST(CalibrateCli, UnwritablePathExitsTwo) {
@@ -118,6 +150,10 @@ TEST(CalibrateCli, BadKernelDispatcherAndPriorFieldsExitTwo) {
   expect_rejected(shipped_with("value: deduplicated", "value: dedup"), "fmsim_cal_dispatch.yaml",
                   "allowed: alltoall, deduplicated");
   expect_rejected(shipped_with("prior: 0.73", "prior: -0.73"), "fmsim_cal_prior.yaml", "prior");
+  expect_rejected(shipped_with("prior: 0.73", "prior: 7.3"), "fmsim_cal_prior_big.yaml", "at most 1");
+  // Only fitted values carry a prior.
+  expect_rejected(shipped_with("    tp_overlap:\n      value: 0.6\n", "    tp_overlap:\n      value: 0.6\n      prior: 0.9\n"),
+                  "fmsim_cal_prior_tp.yaml", "prior");
 }
 
 }  // namespace

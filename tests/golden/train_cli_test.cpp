@@ -115,6 +115,23 @@ TEST(TrainCli, MoeDispatcherMattersAcrossNodesOnly) {
   EXPECT_DOUBLE_EQ(ep_time("dgx-h100:1", "8", "deduplicated"), ep_time("dgx-h100:1", "8", "alltoall"));
 }
 
+// A job file's parallelism.moe_dispatcher is read like the flag; without either, an MoE job
+// reports the stack's dispatcher (Megatron: deduplicated) and a dense job none.
+TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {
+  const std::string path = ::testing::TempDir() + "fmsim_moe_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nmodel: qwen3-30b-a3b\ncluster: dgx-h100:2\n"
+                         "parallelism: {ep: 16, moe_dispatcher: alltoall}\nbatch: {global: 256}\n";
+  const auto from_file = run_fmsim({"train", "--job", path, "--json"});
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(nlohmann::json::parse(from_file.out)["layout"]["moe_dispatcher"], "alltoall");
+  const auto stack = run_fmsim({"train", "--model", "qwen3-30b-a3b", "--cluster", "dgx-h100:2", "--ep", "16", "--json"});
+  ASSERT_EQ(stack.exit_code, 0) << stack.err;
+  EXPECT_EQ(nlohmann::json::parse(stack.out)["layout"]["moe_dispatcher"], "deduplicated");
+  const auto dense = run_fmsim({"train", "--json"});
+  ASSERT_EQ(dense.exit_code, 0) << dense.err;
+  EXPECT_TRUE(nlohmann::json::parse(dense.out)["layout"]["moe_dispatcher"].is_null());
+}
+
 struct BadCase {
   std::vector<std::string> args;
   std::string expected;

@@ -57,19 +57,40 @@ TEST(CalibrationFit, HeavyAnchorHoldsThePrior) {
   EXPECT_NEAR(cal.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16, 0.7, 0.7 * 0.05);
 }
 
+// A fit from the priors also puts back values no measurement exercises (here the FP8 GEMM
+// efficiency of a BF16-only data set): nothing fitted to other data survives.
+TEST(CalibrationFit, FromPriorsResetsUnexercisedValues) {
+  const auto data = synthetic(0.6);
+  auto cal = test_calibration();
+  cal.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  cal.priors["hopper.gemm_efficiency_fp8"] = 0.65;
+  cal.gpus[hardware::Architecture::Hopper].gemm_efficiency_fp8 = 0.42;
+  (void)fit_calibration(cal, data, FitOptions{.rounds = 2, .from_priors = true, .anchor = 0.0});
+  EXPECT_EQ(cal.gpus[hardware::Architecture::Hopper].gemm_efficiency_fp8, 0.65);
+  auto kept = test_calibration();
+  kept.priors["hopper.gemm_efficiency_fp8"] = 0.65;
+  kept.gpus[hardware::Architecture::Hopper].gemm_efficiency_fp8 = 0.42;
+  (void)fit_calibration(kept, data, FitOptions{.rounds = 2, .from_priors = false, .anchor = 0.0});
+  EXPECT_EQ(kept.gpus[hardware::Architecture::Hopper].gemm_efficiency_fp8, 0.42);
+}
+
 // fit_parameters carries the prior of each parameter, or its current value when none is given.
 TEST(CalibrationFit, ParametersCarryTheirPriors) {
   const auto data = synthetic(0.6);
   auto cal = test_calibration();
   cal.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  int seen = 0;
   for (const auto& p : fit_parameters(cal, data)) {
     if (p.name == "hopper.gemm_efficiency_bf16") {
       EXPECT_EQ(p.prior, 0.7);
+      ++seen;
     }
     if (p.name == "hopper.attention_fwd_efficiency") {
       EXPECT_EQ(p.prior, 0.5);
+      ++seen;
     }
   }
+  EXPECT_EQ(seen, 2);
 }
 
 // Deduplicated dispatch, balanced top-k over E experts on D domains: a token leaves its domain
@@ -80,6 +101,7 @@ TEST(MoeDispatcher, DedupRatioMatchesTheCombinatorics) {
   for (int i = 0; i < 8; ++i) p0 *= (64.0 - i) / (128.0 - i);
   EXPECT_NEAR(p0, 0.00310, 0.00001);
   EXPECT_NEAR(dedup_ratio(128, 8, 2), (1.0 - p0) / 4.0, 1e-12);
+  EXPECT_NEAR(dedup_ratio(128, 8, 2), 0.2492, 0.0001);
   // One domain, or top-1 routing: nothing to deduplicate.
   EXPECT_EQ(dedup_ratio(128, 8, 1), 1.0);
   EXPECT_EQ(dedup_ratio(64, 1, 4), 1.0);
@@ -87,6 +109,7 @@ TEST(MoeDispatcher, DedupRatioMatchesTheCombinatorics) {
   double q0 = 1.0;
   for (int i = 0; i < 8; ++i) q0 *= (96.0 - i) / (128.0 - i);
   EXPECT_NEAR(dedup_ratio(128, 8, 4), 3.0 * (1.0 - q0) / 6.0, 1e-12);
+  EXPECT_NEAR(dedup_ratio(128, 8, 4), 0.4536, 0.0001);
 }
 
 }  // namespace
