@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/training_job_flags.hpp"
 #include "cli/text_table.hpp"
 #include "core/strings.hpp"
 #include "cli/output.hpp"
@@ -61,6 +62,7 @@ struct PlanOptions {
   int max_tp = 0;
   int threads = 0;
   std::string stack = "megatron";
+  std::string moe_dispatcher;
   std::string task = "pretrain";
   std::string calibration;
   std::string against_csv;
@@ -464,6 +466,7 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
           {"tokens", request.tokens},
           {"objective", std::string(planner::to_string(request.objective))},
           {"stack", request.stack},
+          {"moe_dispatcher", request.moe_dispatcher ? json(to_string(*request.moe_dispatcher)) : json(nullptr)},
           {"search", search},
           {"systems", systems},
           {"best", best},
@@ -519,6 +522,7 @@ planner::PlanRequest build_request(Context& ctx, const PlanOptions& o, const tra
     throw core::InputError::flag("--stack", core::unknown_name_message("software stack", o.stack, names));
   }
   r.stack = o.stack;
+  r.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   // Megatron-Core overlaps TP communication with GEMMs (userbuffers); the FSDP stacks do not use TP overlap.
   r.framework.overlap_tp_comm = o.stack == "megatron";
   r.top = o.top;
@@ -850,6 +854,8 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--sharding", opts->sharding, "Pin sharding: ddp, zero1, zero2, fsdp")->type_name("S[,S...]");
   cmd->add_option("--stack", opts->stack, "Software stack calibration (megatron, torchtitan, llm-foundry)")
       ->capture_default_str();
+  cmd->add_option("--moe-dispatcher", opts->moe_dispatcher,
+                  "MoE token dispatch across NVLink domains: alltoall or deduplicated (default: the stack's)");
   cmd->add_option("--task", opts->task, "pretrain, sft or lora")->capture_default_str();
   cmd->add_option("--calibration", opts->calibration, "Training calibration YAML (default: shipped)")
       ->type_name("FILE");

@@ -137,13 +137,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   job.seq_len = o.seq;
   job.stack = o.stack;
   job.task = parse_task(o.task, "--task");
-  if (!o.moe_dispatcher.empty()) {
-    job.moe_dispatcher = training::parse_moe_dispatcher(o.moe_dispatcher);
-    if (!job.moe_dispatcher) {
-      throw core::InputError::flag("--moe-dispatcher",
-                                   "'" + o.moe_dispatcher + "' is not a dispatcher; allowed: alltoall, deduplicated");
-    }
-  }
+  job.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   auto& l = job.layout;
   l.tp = o.tp;
   l.pp = o.pp;
@@ -180,6 +174,13 @@ training::Calibration load_stack_calibration(const std::string& file, const std:
     throw core::InputError::flag("--stack", core::unknown_name_message("stack", stack, names));
   }
   return calibration;
+}
+
+std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  const auto d = training::parse_moe_dispatcher(value);
+  if (!d) throw core::InputError::flag("--moe-dispatcher", "'" + value + "' is not a dispatcher; allowed: alltoall, deduplicated");
+  return d;
 }
 
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration) {

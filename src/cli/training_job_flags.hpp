@@ -49,6 +49,9 @@ training::TrainingJob make_training_job(const TrainingJobFlags& f, Context& ctx)
 /// InputError on --stack with the known stacks otherwise.
 training::Calibration load_stack_calibration(const std::string& file, const std::string& stack);
 
+/// The --moe-dispatcher value: nullopt for "" (the stack's); InputError naming the flag otherwise.
+std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value);
+
 /// For an MoE model without --moe-dispatcher: records the stack's dispatcher on the job, so the
 /// layout line and JSON show the one the prediction used.
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration);

@@ -76,6 +76,7 @@ training::TrainingJob base_job(const PlanRequest& request, const hardware::Clust
   job.seq_len = request.seq_len;
   job.task = request.task;
   job.stack = request.stack;
+  job.moe_dispatcher = request.moe_dispatcher;
   job.gpus = gpus;
   return job;
 }

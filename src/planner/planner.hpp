@@ -49,6 +49,7 @@ struct PlanRequest {
   double tokens = 15e12;                       ///< training budget in tokens
   training::Task task = training::Task::Pretrain;
   std::string stack = "megatron";              ///< key into Calibration::stacks
+  std::optional<training::MoeDispatcher> moe_dispatcher;  ///< overrides the stack's when set
   Objective objective = Objective::Time;
   SearchSpace space;
   FrameworkSettings framework;                 ///< overlaps etc., the same for every candidate

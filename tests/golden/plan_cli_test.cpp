@@ -207,6 +207,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFlag{{"plan", "--recompute", "some"}, "expected none, selective or full"},
                       BadFlag{{"plan", "--precision", "int8"}, "expected bf16, fp16, fp8 or fp4"},
                       BadFlag{{"plan", "--stack", "jax"}, "jax"},
+                      BadFlag{{"plan", "--moe-dispatcher", "deepep"}, "allowed: alltoall, deduplicated"},
                       BadFlag{{"plan", "--top", "0"}, "--top"},
                       BadFlag{{"plan", "--no-such-flag"}, "no-such-flag"}));
 
