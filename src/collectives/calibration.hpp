@@ -93,7 +93,10 @@ struct Calibration {
 
   // Point-to-point (send/recv, all-to-all).
   double p2p_nvlink_efficiency = 0.87;  ///< fraction of NVLink line rate one p2p stream reaches
-  int p2p_max_nics_per_gpu = 1;         ///< NICs one GPU's p2p traffic can use
+  int p2p_max_nics_per_gpu = 1;         ///< NICs one GPU's p2p traffic can use (NCCL's own IB/RoCE net)
+  /// aws-ofi-nccl's RDMA protocol groups a GPU's EFA NICs into one multi-rail device and stripes
+  /// messages over them, so on EFA p2p and all-to-all drive all of the GPU's NICs.
+  bool p2p_efa_multi_rail = true;
   double p2p_base_latency_us = 6.0;
   double p2p_per_peer_latency_us = 0.1;  ///< issue cost per peer of an all-to-all
 

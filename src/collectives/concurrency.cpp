@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "collectives/cost_model.hpp"
 #include "core/error.hpp"
 #include "network/flow_sharing.hpp"
 
@@ -13,11 +14,10 @@ namespace fmsim::collectives {
 namespace {
 
 /// Link capacities as point-to-point traffic sees them: NVLink at the p2p efficiency, NIC rails
-/// limited to the NICs one GPU's p2p traffic can drive.
+/// limited to the NICs one GPU's p2p traffic can drive (p2p_nic_bandwidth).
 std::vector<double> p2p_capacities(const topology::Topology& t, const Calibration& c) {
   std::vector<double> cap = t.link_capacities();
-  const double rail = std::min(t.nic_bandwidth_per_gpu().value(), c.p2p_max_nics_per_gpu * t.nic_bandwidth.value()) *
-                      t.net_efficiency;
+  const double rail = p2p_nic_bandwidth(t, c) * t.net_efficiency;
   for (int g = 0; g < t.gpus; ++g) {
     cap[static_cast<std::size_t>(t.nvlink_tx(g))] *= c.p2p_nvlink_efficiency;
     cap[static_cast<std::size_t>(t.nvlink_rx(g))] *= c.p2p_nvlink_efficiency;

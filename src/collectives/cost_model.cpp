@@ -276,9 +276,8 @@ template <class Sink>
 void direct(const Context& x, Op op, Sink&& sink) {
   if (x.network_missing()) return;
   const double nvl_p2p = x.nvlink ? x.topo.nvlink_bandwidth.value() * x.cal.p2p_nvlink_efficiency : x.cal.pci_bandwidth * kGB;
-  const double rail = std::min(x.topo.nic_bandwidth_per_gpu().value(),
-                               x.cal.p2p_max_nics_per_gpu * x.topo.nic_bandwidth.value()) *
-                      x.topo.net_efficiency / (x.shape.leaves > 1 ? x.topo.oversubscription : 1.0);
+  const double rail = p2p_nic_bandwidth(x.topo, x.cal) * x.topo.net_efficiency /
+                      (x.shape.leaves > 1 ? x.topo.oversubscription : 1.0);
   const double base = x.cal.p2p_base_latency_us * kUs;
   if (op == Op::SendRecv) {
     if (!x.crosses_network()) {
@@ -332,6 +331,12 @@ void enumerate(const Context& x, Op op, double bytes, Sink&& sink) {
 }
 
 }  // namespace
+
+double p2p_nic_bandwidth(const topology::Topology& topology, const Calibration& calibration) {
+  const double per_gpu = topology.nic_bandwidth_per_gpu().value();
+  if (calibration.p2p_efa_multi_rail && topology.fabric_kind == hardware::FabricKind::Efa) return per_gpu;
+  return std::min(per_gpu, calibration.p2p_max_nics_per_gpu * topology.nic_bandwidth.value());
+}
 
 CollectiveCost estimate(const topology::Topology& topology, const Calibration& calibration,
                         const topology::GroupShape& group, Op op, core::Bytes bytes, const Options& options) {

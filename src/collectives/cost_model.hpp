@@ -31,6 +31,11 @@ namespace fmsim::collectives {
 /// `group`. Pure and allocation-free; well under a microsecond. A forced algorithm that cannot
 /// run on the group (NVLS across domains, PAT with several ranks per node, a group crossing
 /// domains on a system without NICs) gives feasible = false and an infinite time.
+/// Network bandwidth one GPU's point-to-point traffic (send/recv, all-to-all) can drive, one
+/// direction, before the fabric efficiency: all of its NICs on EFA with aws-ofi-nccl's multi-rail
+/// devices, at most `p2p_max_nics_per_gpu` of them on NCCL's own IB/RoCE transport.
+double p2p_nic_bandwidth(const topology::Topology& topology, const Calibration& calibration);
+
 CollectiveCost estimate(const topology::Topology& topology, const Calibration& calibration,
                         const topology::GroupShape& group, Op op, core::Bytes bytes, const Options& options = {});
 

@@ -126,9 +126,10 @@ collectives::Calibration load_collectives_calibration(const std::string& path) {
   c.mnnvl_nvls_latency_per_node_us = number(nvls["mnnvl_latency_per_node_us"]);
 
   const YamlNode p2p = root["p2p"];
-  p2p.check_keys({"nvlink_efficiency", "max_nics_per_gpu", "base_latency_us", "per_peer_latency_us"});
+  p2p.check_keys({"nvlink_efficiency", "max_nics_per_gpu", "efa_multi_rail", "base_latency_us", "per_peer_latency_us"});
   c.p2p_nvlink_efficiency = number(p2p["nvlink_efficiency"], Bound::Positive);
   c.p2p_max_nics_per_gpu = integer(p2p["max_nics_per_gpu"]);
+  if (p2p.has("efa_multi_rail")) c.p2p_efa_multi_rail = read_sourced(p2p["efa_multi_rail"], true).value.as_bool();
   c.p2p_base_latency_us = number(p2p["base_latency_us"]);
   c.p2p_per_peer_latency_us = number(p2p["per_peer_latency_us"]);
   return c;
