@@ -13,6 +13,7 @@
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "expect_input_error.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -354,15 +355,7 @@ class BadCatalogFile : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadCatalogFile, NamesFileLineAndField) {
   const BadCase& c = GetParam();
-  try {
-    load_catalog({test_data(c.file)});
-    FAIL() << c.file << " loaded without error";
-  } catch (const core::InputError& e) {
-    EXPECT_NE(e.file().find(c.file), std::string::npos) << e.what();
-    EXPECT_EQ(e.line(), c.line) << e.what();
-    EXPECT_EQ(e.field(), c.field) << e.what();
-    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { load_catalog({test_data(c.file)}); }, c.file, c.line, c.field, c.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(

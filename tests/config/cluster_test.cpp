@@ -7,6 +7,7 @@
 #include "config/cluster_loader.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "expect_input_error.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -108,15 +109,7 @@ class BadClusterFile : public ::testing::TestWithParam<BadCluster> {};
 
 TEST_P(BadClusterFile, NamesFileLineAndField) {
   const BadCluster& c = GetParam();
-  try {
-    parse_cluster(catalog(), test_data(c.file));
-    FAIL() << c.file;
-  } catch (const core::InputError& e) {
-    EXPECT_NE(e.file().find(c.file), std::string::npos) << e.what();
-    EXPECT_EQ(e.line(), c.line) << e.what();
-    EXPECT_EQ(e.field(), c.field) << e.what();
-    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { parse_cluster(catalog(), test_data(c.file)); }, c.file, c.line, c.field, c.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(
