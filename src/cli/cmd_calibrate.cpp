@@ -108,8 +108,9 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       "Moves only the named physical parameters (per GPU architecture: GEMM efficiency per precision,\n"
       "reference and FlashAttention-2 attention efficiency; per software stack: compute efficiency,\n"
       "per-layer and per-MoE-layer overheads), within physical bounds, by coordinate descent on the\n"
-      "mean |ln(predicted/measured)| plus 0.005 x sum ln(value/prior)^2, starting from each value's\n"
-      "cited prior (`prior:` in the YAML).");
+      "mean |ln(predicted/measured)| plus 0.0005 x sum (ln(value/prior) / spread)^2, starting from each\n"
+      "value's cited prior (`prior:` in the YAML; `prior_spread:` its 1-sigma in ln units, 0.3 if not\n"
+      "given): a value may leave its benchmark only as far as the data and the prior's spread allow.");
   struct Opts {
     std::string csv;
     std::vector<std::string> exclude;
@@ -127,7 +128,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--rounds", o->rounds, "Coordinate-descent rounds")->check(CLI::Range(1, 20))->capture_default_str();
   cmd->add_flag("--from-current", o->from_current,
                "Start from the calibration's values instead of their priors (refine a fit)");
-  cmd->add_option("--anchor", o->anchor, "Weight of ln(value/prior)^2 per parameter in the loss (0 = none)")
+  cmd->add_option("--anchor", o->anchor, "Weight of (ln(value/prior)/spread)^2 per parameter in the loss (0 = none)")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_option("--write", o->write,

@@ -35,7 +35,15 @@ void record_prior(training::Calibration& cal, const std::string& name, const Yam
                   bool duration_us = false) {
   if (!parent.has(key)) return;
   const auto v = sourced(parent, key);
-  if (!v.prior) return;
+  if (!v.prior) {
+    if (v.prior_spread) v.prior_spread->fail("'prior_spread' is the spread of a 'prior': give the prior too");
+    return;
+  }
+  if (v.prior_spread) {
+    const double spread = v.prior_spread->as_number(Bound::Positive);
+    if (spread > 2.0) v.prior_spread->fail("a prior's spread is a 1-sigma in ln units (0.1 = +-10%): at most 2");
+    cal.prior_spreads[name] = spread;
+  }
   if (duration_us) {
     cal.priors[name] = v.prior->as_duration(Bound::NonNegative).value() * 1e6;
     return;

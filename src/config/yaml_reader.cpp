@@ -289,14 +289,14 @@ SourcedValue read_sourced(const YamlNode& node, bool require_source, bool allow_
     if (require_source) {
       node.fail("expected {value: ..., source: ...}: every shipped value needs a unit and a source");
     }
-    return SourcedValue{node, std::nullopt, "", true, false, ""};
+    return SourcedValue{node, std::nullopt, std::nullopt, "", true, false, ""};
   }
   if (allow_prior) {
-    node.check_keys({"value", "source", "verified", "derived", "note", "prior"});
+    node.check_keys({"value", "source", "verified", "derived", "note", "prior", "prior_spread"});
   } else {
     node.check_keys({"value", "source", "verified", "derived", "note"});
   }
-  SourcedValue out{node["value"], node.find("prior"), "", true, false, ""};
+  SourcedValue out{node["value"], node.find("prior"), node.find("prior_spread"), "", true, false, ""};
   if (!out.value.is_defined()) node.fail("missing 'value'");
   if (const auto source = node.find("source")) out.source = source->as_string();
   if (require_source && out.source.empty()) node.fail("missing 'source' (a key of shared/reference/hardware.md)");

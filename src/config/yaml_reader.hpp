@@ -147,6 +147,7 @@ class YamlNode {
 struct SourcedValue {
   YamlNode value;          ///< the `value` child (convert with as_bytes() etc.)
   std::optional<YamlNode> prior;  ///< the `prior` child, when given
+  std::optional<YamlNode> prior_spread;  ///< the `prior_spread` child (1-sigma of ln(prior)), when given
   std::string source;      ///< empty when the value was written as a plain scalar
   bool verified = true;
   bool derived = false;
@@ -155,7 +156,7 @@ struct SourcedValue {
 
 /// Reads `node` as a sourced value. With `require_source`, a plain scalar or a mapping without a
 /// non-empty `source` is an error; without it a plain scalar is accepted (source left empty).
-/// `prior` is an unknown key unless `allow_prior` (fitted calibration values only).
+/// `prior` and `prior_spread` are unknown keys unless `allow_prior` (fitted calibration values only).
 SourcedValue read_sourced(const YamlNode& node, bool require_source, bool allow_prior = false);
 
 }  // namespace fmsim::config

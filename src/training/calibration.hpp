@@ -121,6 +121,9 @@ struct Calibration {
   /// Benchmark priors of fitted values, by fit-parameter name ("hopper.gemm_efficiency_bf16",
   /// "megatron.layer_overhead_us"): where a fit starts and what it is anchored to.
   std::map<std::string, double> priors;
+  /// How far each prior may be off, as a 1-sigma of ln(value / prior) (`prior_spread:`; 0.1 =
+  /// +-10%), by the same names; a prior without one gets kDefaultPriorSpread (calibration_fit.hpp).
+  std::map<std::string, double> prior_spreads;
 
   [[nodiscard]] const GpuCalibration& gpu(hardware::Architecture a) const;
   [[nodiscard]] const StackCalibration& stack(const std::string& name) const;

@@ -82,6 +82,8 @@ std::vector<FitParameter> build_parameters(Calibration& cal, const Usage* usage)
   for (auto& p : out) {
     const auto it = cal.priors.find(p.name);
     p.prior = it != cal.priors.end() ? it->second : *p.value;
+    const auto spread = cal.prior_spreads.find(p.name);
+    p.spread = spread != cal.prior_spreads.end() ? spread->second : kDefaultPriorSpread;
   }
   return out;
 }
@@ -114,7 +116,7 @@ double prior_term(const std::vector<FitParameter>& params, double anchor) {
   double sum = 0.0;
   for (const auto& p : params) {
     const double d = p.microseconds ? std::log((*p.value + 50.0) / (p.prior + 50.0)) : std::log(*p.value / p.prior);
-    sum += d * d;
+    sum += (d / p.spread) * (d / p.spread);
   }
   return anchor * sum;
 }

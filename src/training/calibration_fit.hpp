@@ -29,7 +29,12 @@ struct FitParameter {
   std::vector<std::pair<double*, double>> scaled = {};  ///< set to `value` x ratio (attention backward)
   double prior = 0.0;  ///< the benchmark prior (Calibration::priors), or the starting value without one
   bool microseconds = false;  ///< an overhead in us (moved additively), not an efficiency (moved by a factor)
+  double spread = 0.0;  ///< 1-sigma of ln(value / prior) (Calibration::prior_spreads or kDefaultPriorSpread)
 };
+
+/// Spread of a prior that states none: +-30% (1-sigma in ln units), about how far kernel
+/// benchmarks of one operation spread across shapes and library versions.
+inline constexpr double kDefaultPriorSpread = 0.30;
 
 /// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4) and the
 /// attention forward efficiency of the reference kernel and, where a stack runs FlashAttention-2
@@ -43,6 +48,11 @@ std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::ve
 /// not grow with its error, so rows the model cannot explain do not dominate).
 double fit_loss(const Calibration& calibration, const std::vector<Measurement>& measurements);
 
+/// Default weight of the priors: 0.0005 per (ln(value/prior)/spread)^2, about b / 2N of a
+/// maximum-a-posteriori fit with Laplace errors of scale b ~ 0.1 (the typical |ln ratio|) over the
+/// N ~ 100-200 measured rows of a training.csv.
+inline constexpr double kDefaultAnchor = 0.0005;
+
 /// How a fit starts and how strongly it holds to the priors.
 struct FitOptions {
   int rounds = 6;
@@ -51,10 +61,10 @@ struct FitOptions {
   /// values no remaining measurement exercises); false starts from the given values.
   bool from_priors = true;
   /// Weight of the prior term added to fit_loss: anchor x sum over parameters of
-  /// ln(value / prior)^2 (overheads: ln((v + 50 us) / (prior + 50 us))^2). A parameter the data
-  /// does not identify (a held-out source's only architecture, two parameters that trade off)
-  /// stays near its benchmark instead of drifting.
-  double anchor = 0.005;
+  /// (ln(value / prior) / spread)^2 (overheads: ln((v + 50 us) / (prior + 50 us))). A parameter
+  /// the data does not identify (a held-out source's only architecture, two parameters that trade
+  /// off) stays near its benchmark, within its stated spread, instead of drifting.
+  double anchor = kDefaultAnchor;
 };
 
 struct FitReport {

@@ -8,6 +8,8 @@
 #include <regex>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "run_cli.hpp"
 
 namespace {
@@ -99,20 +101,27 @@ TEST(CalibrateCli, WriteKeepsUnitsAndSections) {
 // Leave-one-source-out (issue: "the error on a source must not depend on having tuned against
 // it"): every source predicted from a calibration fitted without it, starting from the benchmark
 // priors (every value with one, exercised by the remaining rows or not), so no value fitted to the
-// held-out source survives into its prediction. Measured: median 12.6%, p90 29.7%
-// (docs/validation.md: LLM Foundry is the only source of its stack and most of the BF16 data). These bounds guard that
-// level; the issue's 10% / 25% are in-sample targets (TrainingValidation.CoverageAndErrorBands).
-TEST(CalibrateCli, HoldoutErrorBands) {
-  const auto r = run_fmsim({"validate", "training", "--csv", kCsv, "--holdout", "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto start = r.out.find("\"summary\"");
-  ASSERT_NE(start, std::string::npos);
-  std::smatch m;
-  const std::string tail = r.out.substr(start);
-  ASSERT_TRUE(std::regex_search(tail, m, std::regex(R"("median_abs_error_pct":\s*([0-9.]+))")));
-  EXPECT_LE(std::stod(m[1]), 13.5);
-  ASSERT_TRUE(std::regex_search(tail, m, std::regex(R"("p90_abs_error_pct":\s*([0-9.]+))")));
-  EXPECT_LE(std::stod(m[1]), 31.0);
+// held-out source survives into its prediction. Measured: median 9.1%, p90 29.8% over all rows;
+// per source, the held-out median is at most 2.9 points above the in-sample one (LLM Foundry,
+// 90 rows: 3.8% -> 6.7%). Guarded here: every source of at least 8 rows within 5 points of its
+// in-sample median, and the overall held-out median within the issue's 10%.
+TEST(CalibrateCli, HoldoutErrorDoesNotDependOnTuning) {
+  const auto fitted = run_fmsim({"validate", "training", "--csv", kCsv, "--json"});
+  const auto held = run_fmsim({"validate", "training", "--csv", kCsv, "--holdout", "--json"});
+  ASSERT_EQ(fitted.exit_code, 0) << fitted.err;
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  const auto in = nlohmann::json::parse(fitted.out);
+  const auto out = nlohmann::json::parse(held.out);
+  EXPECT_LE(out["summary"]["median_abs_error_pct"].get<double>(), 10.0);
+  EXPECT_LE(out["summary"]["p90_abs_error_pct"].get<double>(), 31.0);
+  int compared = 0;
+  for (const auto& [source, s] : out["by_source"].items()) {
+    if (s["rows"].get<int>() < 8) continue;
+    const double tuned = in["by_source"][source]["median_abs_error_pct"].get<double>();
+    EXPECT_LE(s["median_abs_error_pct"].get<double>(), tuned + 5.0) << source;
+    ++compared;
+  }
+  EXPECT_GE(compared, 8);
 }
 
 TEST(CalibrateCli, UnwritablePathExitsTwo) {
@@ -151,6 +160,13 @@ TEST(CalibrateCli, BadKernelDispatcherAndPriorFieldsExitTwo) {
                   "allowed: alltoall, deduplicated");
   expect_rejected(shipped_with("prior: 0.73", "prior: -0.73"), "fmsim_cal_prior.yaml", "prior");
   expect_rejected(shipped_with("prior: 0.73", "prior: 7.3"), "fmsim_cal_prior_big.yaml", "at most 1");
+  // A prior's spread: a positive 1-sigma in ln units, at most 2, and only next to a prior.
+  expect_rejected(shipped_with("prior: 0.73\n      prior_spread: 0.10", "prior_spread: 0.10"),
+                  "fmsim_cal_spread_alone.yaml", "give the prior too");
+  expect_rejected(shipped_with("prior: 0.73\n      prior_spread: 0.10", "prior: 0.73\n      prior_spread: 5"),
+                  "fmsim_cal_spread_big.yaml", "at most 2");
+  expect_rejected(shipped_with("prior: 0.73\n      prior_spread: 0.10", "prior: 0.73\n      prior_spread: 0"),
+                  "fmsim_cal_spread_zero.yaml", "prior_spread");
   // Only fitted values carry a prior.
   expect_rejected(shipped_with("    tp_overlap:\n      value: 0.6\n", "    tp_overlap:\n      value: 0.6\n      prior: 0.9\n"),
                   "fmsim_cal_prior_tp.yaml", "prior");

@@ -57,6 +57,23 @@ TEST(CalibrationFit, HeavyAnchorHoldsThePrior) {
   EXPECT_NEAR(cal.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16, 0.7, 0.7 * 0.05);
 }
 
+// The prior term is anchor x (ln(value / prior) / spread)^2: with the same anchor, a tight spread
+// (1%) holds the value within 5% of its prior while a loose one (x 100) lets the data move it to
+// within 3% of the true 0.6.
+TEST(CalibrationFit, PriorSpreadSetsHowFarTheDataMayMoveAValue) {
+  const auto data = synthetic(0.6);
+  auto tight = test_calibration();
+  tight.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  tight.prior_spreads["hopper.gemm_efficiency_bf16"] = 0.01;
+  (void)fit_calibration(tight, data, FitOptions{.rounds = 12, .from_priors = true, .anchor = 0.001});
+  EXPECT_NEAR(tight.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16, 0.7, 0.7 * 0.05);
+  auto loose = test_calibration();
+  loose.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  loose.prior_spreads["hopper.gemm_efficiency_bf16"] = 1.0;
+  (void)fit_calibration(loose, data, FitOptions{.rounds = 12, .from_priors = true, .anchor = 0.001});
+  EXPECT_NEAR(loose.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16, 0.6, 0.6 * 0.03);
+}
+
 // A fit from the priors also puts back values no measurement exercises (here the FP8 GEMM
 // efficiency of a BF16-only data set): nothing fitted to other data survives.
 TEST(CalibrationFit, FromPriorsResetsUnexercisedValues) {
@@ -74,19 +91,23 @@ TEST(CalibrationFit, FromPriorsResetsUnexercisedValues) {
   EXPECT_EQ(kept.gpus[hardware::Architecture::Hopper].gemm_efficiency_fp8, 0.42);
 }
 
-// fit_parameters carries the prior of each parameter, or its current value when none is given.
+// fit_parameters carries the prior of each parameter, or its current value when none is given,
+// and the prior's spread, or kDefaultPriorSpread (0.3) when none is given.
 TEST(CalibrationFit, ParametersCarryTheirPriors) {
   const auto data = synthetic(0.6);
   auto cal = test_calibration();
   cal.priors["hopper.gemm_efficiency_bf16"] = 0.7;
+  cal.prior_spreads["hopper.gemm_efficiency_bf16"] = 0.1;
   int seen = 0;
   for (const auto& p : fit_parameters(cal, data)) {
     if (p.name == "hopper.gemm_efficiency_bf16") {
       EXPECT_EQ(p.prior, 0.7);
+      EXPECT_EQ(p.spread, 0.1);
       ++seen;
     }
     if (p.name == "hopper.attention_fwd_efficiency") {
       EXPECT_EQ(p.prior, 0.5);
+      EXPECT_EQ(p.spread, kDefaultPriorSpread);
       ++seen;
     }
   }
