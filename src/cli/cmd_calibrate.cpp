@@ -69,7 +69,8 @@ std::string fitted_yaml(std::string yaml, const std::string& origin, const train
   using G = training::GpuCalibration;
   static const std::pair<const char*, double G::*> gpu_fields[] = {
       {"gemm_efficiency_bf16", &G::gemm_efficiency_bf16},   {"gemm_efficiency_fp8", &G::gemm_efficiency_fp8},
-      {"gemm_efficiency_fp4", &G::gemm_efficiency_fp4},     {"attention_fwd_efficiency", &G::attention_fwd_efficiency},
+      {"gemm_efficiency_fp4", &G::gemm_efficiency_fp4},     {"fp8_rowwise_factor", &G::fp8_rowwise_factor},
+      {"fp8_block_factor", &G::fp8_block_factor},           {"attention_fwd_efficiency", &G::attention_fwd_efficiency},
       {"attention_bwd_efficiency", &G::attention_bwd_efficiency},
       {"flash2_fwd_efficiency", &G::flash2_fwd_efficiency}, {"flash2_bwd_efficiency", &G::flash2_bwd_efficiency}};
   for (const auto& [arch, g] : after.gpus) {
@@ -106,7 +107,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   auto* cmd = cal->add_subcommand("training", "Fit the training-step calibration to a training.csv-schema file");
   cmd->footer(
       "Moves only the named physical parameters (per GPU architecture: GEMM efficiency per precision,\n"
-      "reference and FlashAttention-2 attention efficiency; per software stack: compute efficiency,\n"
+      "row- and block-scaled FP8 factors, reference and FlashAttention-2 attention efficiency; per\n"
+      "software stack: compute efficiency,\n"
       "per-layer and per-MoE-layer overheads), within physical bounds, by coordinate descent on the\n"
       "mean |ln(predicted/measured)| plus 0.0005 x sum (ln(value/prior) / spread)^2, starting from each\n"
       "value's cited prior (`prior:` in the YAML; `prior_spread:` its 1-sigma in ln units, 0.3 if not\n"

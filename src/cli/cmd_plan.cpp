@@ -58,6 +58,7 @@ struct PlanOptions {
   bool scaling = false;
   std::string gpus_range;
   std::string tp, pp, vp, cp, ep, mbs, precision, recompute, sharding;
+  std::string fp8_recipe = "tensorwise";
   int max_pp = 32;
   int max_tp = 0;
   int threads = 0;
@@ -525,6 +526,7 @@ planner::PlanRequest build_request(Context& ctx, const PlanOptions& o, const tra
   r.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   // Megatron-Core overlaps TP communication with GEMMs (userbuffers); the FSDP stacks do not use TP overlap.
   r.framework.overlap_tp_comm = o.stack == "megatron";
+  r.framework.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   r.top = o.top;
   r.threads = o.threads;
 
@@ -714,6 +716,7 @@ void run_against_csv(Context& ctx, const PlanOptions& o) {
     r.space.max_pp = o.max_pp;
     r.framework.overlap_tp_comm = job0.layout.overlap_tp_comm || job0.stack == "megatron";
     r.framework.bf16_grad_reduce = job0.layout.bf16_grad_reduce;
+    r.framework.fp8_recipe = job0.layout.fp8_recipe;
 
     Line line;
     line.model = g.model;
@@ -850,6 +853,8 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-tp", opts->max_tp, "Largest tensor parallelism tried (default: the NVLink domain, >= 8)");
   cmd->add_option("--precision", opts->precision, "Pin precision: bf16, fp16, fp8, fp4 (default: bf16,fp8)")
       ->type_name("P[,P...]");
+  cmd->add_option("--fp8-recipe", opts->fp8_recipe, "Scaling of the FP8 candidates: tensorwise, rowwise, block (see fmsim train --help)")
+      ->capture_default_str();
   cmd->add_option("--recompute", opts->recompute, "Pin recompute: none, selective, full")->type_name("R[,R...]");
   cmd->add_option("--sharding", opts->sharding, "Pin sharding: ddp, zero1, zero2, fsdp")->type_name("S[,S...]");
   cmd->add_option("--stack", opts->stack, "Software stack calibration (megatron, torchtitan, llm-foundry)")

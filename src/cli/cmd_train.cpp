@@ -40,8 +40,8 @@ std::string layout_line(const training::TrainingJob& job, const training::StepRe
   return fmt::format("layout      tp{} pp{} vp{} cp{} ep{} etp{} dp{}{} | mbs {} gbs {} ({} micro-batches) | seq {} | {} | "
                      "recompute {} | {} | stack {}",
                      l.tp, l.pp, l.vp, l.cp, l.ep, l.etp, l.dp, l.sequence_parallel && l.tp > 1 ? " +sp" : "",
-                     l.micro_batch, l.global_batch, r.micro_batches, job.seq_len, core::to_string(l.precision),
-                     parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
+                     l.micro_batch, l.global_batch, r.micro_batches, job.seq_len,
+                     core::precision_label(l.precision, l.fp8_recipe), parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
          (job.model.is_moe() && job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher))
                                                    : std::string());
 }
@@ -51,6 +51,7 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
   return {{"tp", l.tp}, {"pp", l.pp}, {"vp", l.vp}, {"cp", l.cp}, {"ep", l.ep}, {"etp", l.etp}, {"dp", l.dp},
           {"sequence_parallel", l.sequence_parallel}, {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
           {"micro_batches", r.micro_batches}, {"seq_len", job.seq_len}, {"precision", core::to_string(l.precision)},
+          {"fp8_recipe", l.precision == core::Precision::FP8 ? nlohmann::json(core::to_string(l.fp8_recipe)) : nlohmann::json()},
           {"recompute", parallelism::to_string(l.recompute)}, {"sharding", parallelism::to_string(l.sharding)},
           {"stack", job.stack},
           {"moe_dispatcher", job.model.is_moe() && job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher))

@@ -61,6 +61,10 @@ void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
   cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(CLI::PositiveNumber);
   cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd.add_option("--precision", f.precision, "Compute precision: bf16, fp16, fp8, fp4")->capture_default_str();
+  cmd.add_option("--fp8-recipe", f.fp8_recipe,
+                 "FP8 scaling: tensorwise (per-tensor, delayed or current), rowwise (torchao: slower GEMMs),\n"
+                 "block (MXFP8 / TE block scaling; costed as tensorwise for now, see docs/models/training.md)")
+      ->capture_default_str();
   cmd.add_option("--recompute", f.recompute, "Activation recomputation: none, selective, full")->capture_default_str();
   cmd.add_option("--sharding", f.sharding, "ddp, zero1 (distributed optimizer), zero2, zero3/fsdp")->capture_default_str();
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");
@@ -81,8 +85,8 @@ void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
   if (o.job_file.empty()) return;
   const auto doc = config::load_yaml_file(o.job_file, "--job");
   const auto root = doc.node();
-  root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "recompute",
-                   "stack", "task"});
+  root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
+                   "recompute", "stack", "task"});
   if (const auto k = root.find("kind"); k && k->as_string() != "TrainingJob") k->fail("expected kind: TrainingJob");
   auto flag_given = [&](const char* name) { return cmd.count(name) > 0; };
   if (const auto n = root.find("model"); n && !flag_given("--model")) o.model = n->as_string();
@@ -90,6 +94,9 @@ void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
   if (const auto n = root.find("gpus"); n && !flag_given("--gpus")) o.gpus = n->as_int(config::Bound::Positive);
   if (const auto n = root.find("seq_len"); n && !flag_given("--seq")) o.seq = n->as_int(config::Bound::Positive);
   if (const auto n = root.find("precision"); n && !flag_given("--precision")) o.precision = n->as_enum({"bf16", "fp16", "fp8", "fp4"});
+  if (const auto n = root.find("fp8_recipe"); n && !flag_given("--fp8-recipe")) {
+    o.fp8_recipe = n->as_enum({"tensorwise", "rowwise", "block"});
+  }
   if (const auto n = root.find("recompute"); n && !flag_given("--recompute")) o.recompute = n->as_enum({"none", "selective", "full"});
   if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
   if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_enum({"pretrain", "sft", "lora"});
@@ -154,6 +161,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   const auto prec = core::parse_precision(o.precision);
   if (!prec) throw core::InputError::flag("--precision", "'" + o.precision + "' is not a precision; allowed: bf16, fp16, fp8, fp4");
   l.precision = *prec;
+  l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   if (job.cluster.gpu.peak(l.precision).value() <= 0) {
     throw core::InputError::flag("--precision", fmt::format("{} has no {} tensor cores", job.cluster.gpu.display_name,
                                                             core::to_string(l.precision)));
@@ -174,6 +182,14 @@ training::Calibration load_stack_calibration(const std::string& file, const std:
     throw core::InputError::flag("--stack", core::unknown_name_message("stack", stack, names));
   }
   return calibration;
+}
+
+core::Fp8Recipe fp8_recipe_flag(const std::string& value) {
+  const auto recipe = core::parse_fp8_recipe(value);
+  if (!recipe) {
+    throw core::InputError::flag("--fp8-recipe", "'" + value + "' is not an FP8 recipe; allowed: tensorwise, rowwise, block");
+  }
+  return *recipe;
 }
 
 std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value) {

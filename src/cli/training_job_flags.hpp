@@ -22,6 +22,7 @@ struct TrainingJobFlags {
   long long gbs = 0;                  ///< 0 = micro-batch x dp
   long long seq = 4096;
   std::string precision = "bf16";
+  std::string fp8_recipe = "tensorwise";  ///< scaling of FP8 GEMMs: tensorwise, rowwise, block
   std::string recompute = "selective";
   std::string sharding = "zero1";
   int shard_group = 0;
@@ -51,6 +52,9 @@ training::Calibration load_stack_calibration(const std::string& file, const std:
 
 /// The --moe-dispatcher value: nullopt for "" (the stack's); InputError naming the flag otherwise.
 std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value);
+
+/// The --fp8-recipe value (tensorwise, rowwise, block); InputError naming the flag otherwise.
+core::Fp8Recipe fp8_recipe_flag(const std::string& value);
 
 /// For an MoE model without --moe-dispatcher: records the stack's dispatcher on the job, so the
 /// layout line and JSON show the one the prediction used.

@@ -10,8 +10,9 @@ namespace {
 
 // The values `fmsim calibrate training` fits: only these may carry a `prior:`.
 bool fitted_key(std::string_view key) {
-  for (std::string_view k : {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "attention_fwd_efficiency",
-                             "flash2_fwd_efficiency", "compute_efficiency", "layer_overhead", "moe_layer_overhead"}) {
+  for (std::string_view k : {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
+                             "fp8_block_factor", "attention_fwd_efficiency", "flash2_fwd_efficiency", "compute_efficiency",
+                             "layer_overhead", "moe_layer_overhead"}) {
     if (k == key) return true;
   }
   return false;
@@ -49,7 +50,8 @@ void record_prior(training::Calibration& cal, const std::string& name, const Yam
     return;
   }
   const double prior = v.prior->as_number(Bound::Positive);
-  if (key != "compute_efficiency" && prior > 1.0) v.prior->fail("an efficiency is a fraction of peak: at most 1");
+  const bool ratio = key == "compute_efficiency" || key == "fp8_rowwise_factor" || key == "fp8_block_factor";
+  if (!ratio && prior > 1.0) v.prior->fail("an efficiency is a fraction of peak: at most 1");
   cal.priors[name] = prior;
 }
 
@@ -83,13 +85,21 @@ training::Calibration load_training_calibration(const std::string& path) {
     else if (name == "blackwell") arch = hardware::Architecture::Blackwell;
     else if (name == "blackwell_ultra") arch = hardware::Architecture::BlackwellUltra;
     else node.fail("unknown GPU architecture '" + name + "'; allowed: ampere, hopper, blackwell, blackwell_ultra");
-    node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "gemm_half_dim",
+    node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
+                     "fp8_block_factor", "gemm_half_dim",
                      "attention_fwd_efficiency", "attention_bwd_efficiency", "flash2_fwd_efficiency", "flash2_bwd_efficiency",
                      "memory_efficiency", "kernel_overhead"});
     training::GpuCalibration g;
     g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
     g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
     g.gemm_efficiency_fp4 = number(node, "gemm_efficiency_fp4", Bound::Positive);
+    // Recipe factors are optional (1 = the per-tensor rate): an architecture without FP8 has none.
+    for (auto [key, field] : {std::pair{"fp8_rowwise_factor", &training::GpuCalibration::fp8_rowwise_factor},
+                              std::pair{"fp8_block_factor", &training::GpuCalibration::fp8_block_factor}}) {
+      if (!node.has(key)) continue;
+      g.*field = number(node, key, Bound::Positive);
+      if (g.*field > 2.0) node[key].fail("a recipe factor is a throughput ratio to per-tensor FP8; allowed: (0, 2]");
+    }
     g.gemm_half_dim = number(node, "gemm_half_dim", Bound::NonNegative);
     g.attention_fwd_efficiency = number(node, "attention_fwd_efficiency", Bound::Positive);
     g.attention_bwd_efficiency = number(node, "attention_bwd_efficiency", Bound::Positive);
@@ -108,8 +118,8 @@ training::Calibration load_training_calibration(const std::string& path) {
       if (v > 1.0) node.fail("efficiencies are fractions of peak and must be at most 1");
     }
     g.source = source_of(node, {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_fwd_efficiency"});
-    for (const char* key : {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "attention_fwd_efficiency",
-                            "flash2_fwd_efficiency"}) {
+    for (const char* key : {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
+                            "fp8_block_factor", "attention_fwd_efficiency", "flash2_fwd_efficiency"}) {
       record_prior(cal, name + "." + key, node, key);
     }
     cal.gpus[arch] = g;

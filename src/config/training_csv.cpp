@@ -69,6 +69,14 @@ core::Precision precision_of(const std::string& p) {
   return core::Precision::BF16;
 }
 
+// The FP8 scaling recipe a precision cell names: "float8 rowwise" (torchao), "block-scaled" or
+// "MXFP8"; per-tensor (delayed or current scaling) otherwise.
+core::Fp8Recipe fp8_recipe_of(const std::string& p) {
+  if (contains(p, "rowwise")) return core::Fp8Recipe::Rowwise;
+  if (contains(p, "block") || contains(p, "mxfp8")) return core::Fp8Recipe::Block;
+  return core::Fp8Recipe::Tensorwise;
+}
+
 workload::MlpKind mlp_of(const std::string& model) {
   for (const char* gelu : {"gpt", "mpt", "bloom", "nemotron"}) {
     if (contains(model, gelu) && !contains(model, "gpt-oss")) return workload::MlpKind::Gelu;
@@ -221,6 +229,7 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
     l.micro_batch = integer("micro_batch_size", 1);
     l.global_batch = static_cast<std::int64_t>(*gbs);
     l.precision = precision_of(row.precision);
+    l.fp8_recipe = fp8_recipe_of(row.precision);
     l.sequence_parallel = l.tp > 1 && get("sp") != "0" && !contains(get("sp"), "false");
     const std::string shard = get("fsdp_or_zero");
     const std::string rc = core::to_lower(get("recompute"));
@@ -260,7 +269,8 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
     }
     row.layout_summary = fmt::format("tp{} pp{}{} cp{} ep{} dp{} mbs{} gbs{} {} {} {}", l.tp, l.pp,
                                      l.vp > 1 ? fmt::format(" vp{}", l.vp) : "", l.cp, l.ep, l.dp, l.micro_batch,
-                                     l.global_batch, core::to_string(l.precision), parallelism::to_string(l.recompute),
+                                     l.global_batch, core::precision_label(l.precision, l.fp8_recipe),
+                                     parallelism::to_string(l.recompute),
                                      parallelism::to_string(l.sharding));
     if (auto why = parallelism::why_invalid(job.model, l, row.num_gpus, job.seq_len)) {
       reject("layout: " + *why);

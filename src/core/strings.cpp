@@ -121,4 +121,18 @@ std::optional<Precision> parse_precision(std::string_view text) {
   return std::nullopt;
 }
 
+std::string precision_label(Precision p, Fp8Recipe r) {
+  std::string out(to_string(p));
+  if (p == Precision::FP8 && r != Fp8Recipe::Tensorwise) out += "-" + std::string(to_string(r));
+  return out;
+}
+
+std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view text) {
+  const std::string t = to_lower(text);
+  if (t == "tensorwise") return Fp8Recipe::Tensorwise;
+  if (t == "rowwise") return Fp8Recipe::Rowwise;
+  if (t == "block" || t == "blockwise" || t == "mxfp8") return Fp8Recipe::Block;
+  return std::nullopt;
+}
+
 }  // namespace fmsim::core

@@ -49,6 +49,7 @@ struct Layout {
   int micro_batch = 1;         ///< sequences per micro-batch
   std::int64_t global_batch = 1;  ///< sequences per optimizer step
   core::Precision precision = core::Precision::BF16;
+  core::Fp8Recipe fp8_recipe = core::Fp8Recipe::Tensorwise;  ///< scaling of FP8 GEMMs (ignored at other precisions)
   Recompute recompute = Recompute::Selective;
   // Overlaps (the usual framework defaults: on).
   bool overlap_dp_comm = true;     ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward

@@ -146,6 +146,7 @@ parallelism::Layout make_layout(const Shape& shape, const Variant& variant, std:
   l.global_batch = global_batch;
   l.recompute = variant.recompute;
   l.precision = variant.precision;
+  l.fp8_recipe = framework.fp8_recipe;
   l.overlap_tp_comm = framework.overlap_tp_comm && shape.tp > 1;
   l.overlap_dp_comm = framework.overlap_dp_comm;
   l.overlap_pp_comm = framework.overlap_pp_comm;
@@ -164,7 +165,7 @@ std::string layout_label(const parallelism::Layout& l) {
                               : l.recompute == Recompute::Selective ? "sel"
                                                                     : "full";
   out += fmt::format(" dp{} {} mbs{} {} {}", l.dp, parallelism::to_string(l.sharding), l.micro_batch, rc,
-                     core::to_string(l.precision));
+                     core::precision_label(l.precision, l.fp8_recipe));
   return out;
 }
 

@@ -64,6 +64,7 @@ struct FrameworkSettings {
   bool overlap_pp_comm = true;
   bool fsdp_prefetch = true;
   bool bf16_grad_reduce = false;  ///< 16-bit gradient reduction (FSDP "pure" mixed precision)
+  core::Fp8Recipe fp8_recipe = core::Fp8Recipe::Tensorwise;  ///< scaling of the FP8 candidates
   friend bool operator==(const FrameworkSettings&, const FrameworkSettings&) = default;
 };
 

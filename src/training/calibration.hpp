@@ -22,6 +22,10 @@ struct GpuCalibration {
   double gemm_efficiency_bf16 = 0.75;
   double gemm_efficiency_fp8 = 0.65;
   double gemm_efficiency_fp4 = 0.55;
+  /// Throughput of FP8 linear work (GEMM plus its quantisation) under a row-scaled or block-scaled
+  /// recipe, relative to the per-tensor recipe that gemm_efficiency_fp8 describes.
+  double fp8_rowwise_factor = 1.0;
+  double fp8_block_factor = 1.0;
   double gemm_half_dim = 64.0;
   double attention_fwd_efficiency = 0.55;  ///< reference fused attention forward (cuDNN / FA3; FA2 on Ampere), of the BF16 peak
   double attention_bwd_efficiency = 0.40;  ///< reference fused attention backward
@@ -38,6 +42,15 @@ struct GpuCalibration {
       case core::Precision::FP8: return gemm_efficiency_fp8;
       case core::Precision::FP4: return gemm_efficiency_fp4;
       default: return gemm_efficiency_bf16;
+    }
+  }
+
+  /// gemm_efficiency(FP8) is measured with per-tensor scales; other recipes scale it by their factor.
+  [[nodiscard]] double fp8_recipe_factor(core::Fp8Recipe r) const {
+    switch (r) {
+      case core::Fp8Recipe::Rowwise: return fp8_rowwise_factor;
+      case core::Fp8Recipe::Block: return fp8_block_factor;
+      default: return 1.0;
     }
   }
 };

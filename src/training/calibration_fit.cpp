@@ -14,6 +14,7 @@ namespace {
 // What a set of measurements exercises; a parameter nothing exercises cannot be fitted.
 struct Usage {
   std::set<std::pair<hardware::Architecture, core::Precision>> precisions;
+  std::set<std::pair<hardware::Architecture, core::Fp8Recipe>> fp8_recipes;
   std::set<hardware::Architecture> archs, flash2_archs;  // flash2: runs of a FlashAttention-2 stack
   std::set<std::string> stacks, moe_stacks;
 };
@@ -27,6 +28,7 @@ Usage usage_of(const Calibration& cal, const std::vector<Measurement>& measureme
     auto p = m.job.layout.precision;
     if (p == core::Precision::FP16 || p == core::Precision::TF32) p = core::Precision::BF16;
     u.precisions.insert({a, p});
+    if (p == core::Precision::FP8) u.fp8_recipes.insert({a, m.job.layout.fp8_recipe});
     u.stacks.insert(m.job.stack);
     if (cal.stack(m.job.stack).attention_kernel == AttentionKernel::FlashAttention2) u.flash2_archs.insert(a);
     if (m.job.model.is_moe()) u.moe_stacks.insert(m.job.stack);
@@ -53,6 +55,14 @@ std::vector<FitParameter> build_parameters(Calibration& cal, const Usage* usage)
     }
     if (uses(core::Precision::FP8)) {
       out.push_back({n + ".gemm_efficiency_fp8", &g.gemm_efficiency_fp8, 0.40, 0.90, link(&GpuCalibration::gemm_efficiency_fp8)});
+    }
+    // Recipe factors exist only where the YAML gives one (an architecture with FP8 tensor cores).
+    auto uses_recipe = [&](core::Fp8Recipe r) { return !usage || usage->fp8_recipes.count({arch, r}); };
+    if (uses_recipe(core::Fp8Recipe::Rowwise) && cal.priors.count(n + ".fp8_rowwise_factor")) {
+      out.push_back({n + ".fp8_rowwise_factor", &g.fp8_rowwise_factor, 0.4, 1.3, link(&GpuCalibration::fp8_rowwise_factor)});
+    }
+    if (uses_recipe(core::Fp8Recipe::Block) && cal.priors.count(n + ".fp8_block_factor")) {
+      out.push_back({n + ".fp8_block_factor", &g.fp8_block_factor, 0.4, 1.3, link(&GpuCalibration::fp8_block_factor)});
     }
     if (uses(core::Precision::FP4)) {
       out.push_back({n + ".gemm_efficiency_fp4", &g.gemm_efficiency_fp4, 0.35, 0.90, link(&GpuCalibration::gemm_efficiency_fp4)});

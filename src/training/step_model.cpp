@@ -80,8 +80,9 @@ class Costing {
 
   double gemm_time(const workload::Operator& op, core::Precision p) const {
     const double peak = (gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value()) * gpu_.power_clock_factor();
-    const double eff = gc_.gemm_efficiency(p) * sc_.compute_efficiency * shape_factor(op.m) * shape_factor(op.n) *
-                       shape_factor(op.k);
+    const double recipe = p == core::Precision::FP8 ? gc_.fp8_recipe_factor(l_.fp8_recipe) : 1.0;
+    const double eff = gc_.gemm_efficiency(p) * recipe * sc_.compute_efficiency * shape_factor(op.m) *
+                       shape_factor(op.n) * shape_factor(op.k);
     return op.flops / (peak * eff) + gc_.kernel_overhead.value() * op.groups;
   }
 

@@ -132,6 +132,43 @@ TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {
   EXPECT_TRUE(nlohmann::json::parse(dense.out)["layout"]["moe_dispatcher"].is_null());
 }
 
+// --fp8-recipe (or a job file's fp8_recipe): torchao's row-scaled recipe runs its FP8 GEMMs at
+// hopper.fp8_rowwise_factor (< 1) of the per-tensor rate, so the same job is slower; the layout
+// line and JSON name the recipe, and a BF16 job has none. The validation CSV's "FP8 float8
+// rowwise" cells read as the same recipe.
+TEST(TrainCli, Fp8RecipeFromFlagJobFileAndCsv) {
+  auto run = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--seq", "8192",
+                                  "--sharding", "fsdp", "--stack", "torchtitan", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto tensorwise = run({"--precision", "fp8"});
+  const auto rowwise = run({"--precision", "fp8", "--fp8-recipe", "rowwise"});
+  EXPECT_EQ(tensorwise["layout"]["fp8_recipe"], "tensorwise");
+  EXPECT_EQ(rowwise["layout"]["fp8_recipe"], "rowwise");
+  EXPECT_GT(rowwise["step_time_s"].get<double>(), tensorwise["step_time_s"].get<double>());
+  EXPECT_TRUE(run({"--fp8-recipe", "rowwise"})["layout"]["fp8_recipe"].is_null());
+
+  const std::string path = ::testing::TempDir() + "fmsim_fp8_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nmodel: llama3.1-8b\ncluster: p5.48xlarge:1\nprecision: fp8\n"
+                         "fp8_recipe: rowwise\n";
+  const auto file = run_fmsim({"train", "--job", path});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_THAT(file.out, HasSubstr("| fp8-rowwise |"));
+
+  const auto csv = run_fmsim({"validate", "training", "--csv", FMSIM_SHARED_DIR "/validation/training.csv", "--rows",
+                              "V268,V267", "--json"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const auto rows = nlohmann::json::parse(csv.out)["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_THAT(row["layout"].get<std::string>(), HasSubstr(row["row_id"] == "V268" ? "fp8-rowwise" : "fp8 "));
+  }
+}
+
 struct BadCase {
   std::vector<std::string> args;
   std::string expected;
@@ -160,6 +197,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"train", "--power-limit", "500"}, "--power-limit"},
         BadCase{{"train", "--stack", "jax"}, "unknown stack"},
         BadCase{{"train", "--moe-dispatcher", "deepep"}, "allowed: alltoall, deduplicated"},
+        BadCase{{"train", "--precision", "fp8", "--fp8-recipe", "delayed"}, "--fp8-recipe"},
         BadCase{{"train", "--calibration", FMSIM_SOURCE_DIR "/tests/data/training/calibration_missing_arch.yaml"},
                 "missing architecture 'ampere'"},
         BadCase{{"validate", "training", "--csv", FMSIM_SHARED_DIR "/validation/training.csv", "--rows", "V999"},

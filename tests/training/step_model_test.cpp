@@ -171,6 +171,38 @@ TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
             attention_efficiency(GpuCalibration{}, AttentionKernel::Reference));
 }
 
+// A row- or block-scaled FP8 recipe runs its GEMMs (and their quantisation) at factor x the
+// per-tensor rate: FP8 time = FLOPs / (peak x gemm_efficiency_fp8 x factor x shape terms). So a
+// rowwise step at factor f costs exactly what a tensorwise step costs with gemm_efficiency_fp8 x f,
+// the 16-bit output head included in both; BF16 steps ignore the recipe.
+TEST(StepModel, Fp8RecipeFactorScalesTheFp8GemmRate) {
+  auto cal = test_calibration();
+  auto& g = cal.gpus[hardware::Architecture::Hopper];
+  g.fp8_rowwise_factor = 0.6;
+  g.fp8_block_factor = 0.8;
+  auto l = layout(1, 1, 1, 1, 8);
+  l.precision = core::Precision::FP8;
+  const auto tensorwise = estimate_step(test_job(1, l), cal, free_network());
+  l.fp8_recipe = core::Fp8Recipe::Rowwise;
+  const auto rowwise = estimate_step(test_job(1, l), cal, free_network());
+  l.fp8_recipe = core::Fp8Recipe::Block;
+  const auto block = estimate_step(test_job(1, l), cal, free_network());
+  ASSERT_TRUE(tensorwise.feasible && rowwise.feasible && block.feasible);
+  EXPECT_GT(rowwise.breakdown.compute.value(), block.breakdown.compute.value());
+  EXPECT_GT(block.breakdown.compute.value(), tensorwise.breakdown.compute.value());
+
+  auto slower = cal;
+  slower.gpus[hardware::Architecture::Hopper].gemm_efficiency_fp8 *= 0.6;
+  l.fp8_recipe = core::Fp8Recipe::Tensorwise;
+  const auto same = estimate_step(test_job(1, l), slower, free_network());
+  EXPECT_NEAR(rowwise.breakdown.compute.value(), same.breakdown.compute.value(), 1e-12);
+
+  l.precision = core::Precision::BF16;
+  const auto bf16 = estimate_step(test_job(1, l), cal, free_network());
+  l.fp8_recipe = core::Fp8Recipe::Rowwise;
+  EXPECT_EQ(estimate_step(test_job(1, l), cal, free_network()).step_time.value(), bf16.step_time.value());
+}
+
 // A deduplicating dispatcher sends each token once per remote NVLink domain: with all-to-all
 // time proportional to bytes, an EP group of 16 over two 8-GPU nodes costs dedup_ratio(E, k, 2)
 // of the plain all-to-all; inside one node both cost the same.

@@ -49,3 +49,31 @@ TEST(TrainingValidation, WholeFileIsFast) {
 }
 
 }  // namespace
+
+namespace {
+
+double tokens_per_s(const std::string& system, const std::vector<std::string>& precision) {
+  std::vector<std::string> args{"train", "--model", "llama3.1-8b", "--cluster", system, "--seq", "8192", "--mbs", "1",
+                                "--sharding", "fsdp", "--stack", "torchtitan", "--recompute", "selective", "--json"};
+  args.insert(args.end(), precision.begin(), precision.end());
+  const auto r = run_fmsim(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out)["tokens_per_s_per_gpu"].get<double>();
+}
+
+}  // namespace
+
+// torchao's e2e training benchmarks (pytorch/ao docs/source/workflows/training.md: torchtitan
+// Llama3-8B on 8 x H100, batch 1, seq 8192, FSDP2, per-op SAC): BF16 6,150 tokens/s, FP8
+// tensorwise 7,689.5 (x1.250), FP8 rowwise 6,768 (x1.101). None of these rows is in the fitted
+// CSV; the rowwise factor's prior comes from this table, but its value is fitted to the
+// torchtitan rows of training.csv. The model's FP8 speedup over BF16 (1.34) is 7% above the
+// measured one and its rowwise/tensorwise ratio (0.85) 3% below it; both bounded here.
+TEST(TrainingValidation, Fp8RecipesAgainstTorchaoBenchmarks) {
+  const double bf16 = tokens_per_s("p5.48xlarge:1", {"--precision", "bf16"});
+  const double tensorwise = tokens_per_s("p5.48xlarge:1", {"--precision", "fp8"});
+  const double rowwise = tokens_per_s("p5.48xlarge:1", {"--precision", "fp8", "--fp8-recipe", "rowwise"});
+  EXPECT_NEAR(tensorwise / bf16 / 1.250, 1.0, 0.10);
+  EXPECT_NEAR(rowwise / tensorwise / (6768.0 / 7689.5), 1.0, 0.05);
+  EXPECT_GT(rowwise, bf16);  // rowwise is still faster than BF16 (x1.10 measured)
+}
