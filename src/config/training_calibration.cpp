@@ -88,6 +88,7 @@ training::Calibration load_training_calibration(const std::string& path) {
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
                      "fp8_block_factor", "gemm_half_dim",
                      "attention_fwd_efficiency", "attention_bwd_efficiency", "flash2_fwd_efficiency", "flash2_bwd_efficiency",
+                     "attention_head_dim_half", "flash2_head_dim_half",
                      "memory_efficiency", "kernel_overhead"});
     training::GpuCalibration g;
     g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
@@ -110,6 +111,9 @@ training::Calibration load_training_calibration(const std::string& path) {
       g.flash2_fwd_efficiency = number(node, "flash2_fwd_efficiency", Bound::Positive);
       g.flash2_bwd_efficiency = number(node, "flash2_bwd_efficiency", Bound::Positive);
     }
+    // Optional: without them attention does not depend on the head dimension.
+    if (node.has("attention_head_dim_half")) g.attention_head_dim_half = number(node, "attention_head_dim_half", Bound::NonNegative);
+    if (node.has("flash2_head_dim_half")) g.flash2_head_dim_half = number(node, "flash2_head_dim_half", Bound::NonNegative);
     g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
     g.kernel_overhead = duration(node, "kernel_overhead");
     for (double v : {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,

@@ -33,6 +33,11 @@ struct GpuCalibration {
   /// is the reference). On Hopper FA2 uses neither WGMMA nor TMA and reaches far less.
   double flash2_fwd_efficiency = 0.0;
   double flash2_bwd_efficiency = 0.0;
+  /// Head dimension at which attention would run at half its large-head rate, per kernel family
+  /// (0 = no dependence): a head narrower than 128 does less MMA work per softmax and per K/V tile,
+  /// eff(d) = eff x [d / (d + c)] / [128 / (128 + c)] for d < 128 (eff is measured at d = 128).
+  double attention_head_dim_half = 0.0;
+  double flash2_head_dim_half = 0.0;
   double memory_efficiency = 0.80;         ///< achieved fraction of HBM bandwidth for elementwise kernels
   core::Seconds kernel_overhead = core::us(3.0);  ///< launch + tail per kernel not hidden by the stream
   std::string source;                      ///< the measurements behind these values
@@ -67,6 +72,16 @@ enum class AttentionKernel {
     return {g.flash2_fwd_efficiency, g.flash2_bwd_efficiency};
   }
   return {g.attention_fwd_efficiency, g.attention_bwd_efficiency};
+}
+
+/// Attention efficiency at head dimension `head_dim` relative to the calibrated (d = 128) one; heads
+/// wider than 128 keep 1 (FlashAttention-3 gains at 256, cuDNN stays flat and FlashAttention-2
+/// loses: no common trend).
+[[nodiscard]] inline double attention_head_dim_factor(const GpuCalibration& g, AttentionKernel kernel, double head_dim) {
+  const bool fa2 = kernel == AttentionKernel::FlashAttention2 && g.flash2_fwd_efficiency > 0.0;
+  const double c = fa2 ? g.flash2_head_dim_half : g.attention_head_dim_half;
+  if (c <= 0.0 || head_dim <= 0.0 || head_dim >= 128.0) return 1.0;
+  return (head_dim / (head_dim + c)) / (128.0 / (128.0 + c));
 }
 
 /// The key of an architecture in the calibration YAML ("ampere", ..., "blackwell_ultra").

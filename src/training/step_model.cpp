@@ -120,7 +120,8 @@ class Costing {
         }
         case OpKind::Attention: {
           const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
-          const double g = shape_factor(op.n) * sc_.compute_efficiency;
+          const double g = shape_factor(op.n) * sc_.compute_efficiency *
+                           attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
           attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
           attention_bwd = 2.5 * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();

@@ -101,7 +101,7 @@ TEST(CalibrateCli, WriteKeepsUnitsAndSections) {
 // Leave-one-source-out (issue: "the error on a source must not depend on having tuned against
 // it"): every source predicted from a calibration fitted without it, starting from the benchmark
 // priors (every value with one, exercised by the remaining rows or not), so no value fitted to the
-// held-out source survives into its prediction. Measured: median 9.1%, p90 29.8% over all rows;
+// held-out source survives into its prediction. Measured: median 9.0%, p90 29.0% over all rows;
 // per source, the held-out median is at most 2.9 points above the in-sample one (LLM Foundry,
 // 90 rows: 3.8% -> 6.7%). Guarded here: every source of at least 8 rows within 5 points of its
 // in-sample median, and the overall held-out median within the issue's 10%.

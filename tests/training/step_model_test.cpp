@@ -171,6 +171,42 @@ TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
             attention_efficiency(GpuCalibration{}, AttentionKernel::Reference));
 }
 
+// Attention at head dimension d < 128 runs at [d/(d+c)] / [128/(128+c)] of the calibrated rate.
+// FlashAttention-3 on H100 (arXiv:2407.08608 Fig. 5, 16k tokens) reaches 497 TFLOP/s at d = 64
+// against 648 at d = 128: 0.767, which c = 56 reproduces; FlashAttention-2 reaches 324 against 370
+// (0.876), c = 21. Wider heads keep 1; c = 0 turns the law off; the FA2 stack takes the FA2 value.
+TEST(StepModel, AttentionSlowsForNarrowHeads) {
+  GpuCalibration g;
+  g.attention_head_dim_half = 56.0;
+  g.flash2_head_dim_half = 21.0;
+  g.flash2_fwd_efficiency = 0.2;
+  g.flash2_bwd_efficiency = 0.15;
+  EXPECT_NEAR(attention_head_dim_factor(g, AttentionKernel::Reference, 64.0), 497.0 / 648.0, 0.005);
+  EXPECT_NEAR(attention_head_dim_factor(g, AttentionKernel::FlashAttention2, 64.0), 324.0 / 370.0, 0.005);
+  EXPECT_EQ(attention_head_dim_factor(g, AttentionKernel::Reference, 128.0), 1.0);
+  EXPECT_EQ(attention_head_dim_factor(g, AttentionKernel::Reference, 256.0), 1.0);
+  EXPECT_EQ(attention_head_dim_factor(GpuCalibration{}, AttentionKernel::Reference, 64.0), 1.0);
+
+  // In a step with 64-wide heads, each layer's attention, (1 + 2.5) x F / (peak x 0.5) at c = 0
+  // (F = causal q.k^T and scores.v FLOPs), costs 1 / 0.767 as much at c = 56; nothing else changes.
+  auto cal = test_calibration();
+  auto job = test_job(1, layout(1, 1, 1, 1, 8), 8192);
+  job.model.head_dim = 64;
+  job.model.num_heads = 64;
+  job.model.num_kv_heads = 16;
+  const auto flat = estimate_step(job, cal, free_network());
+  cal.gpus[hardware::Architecture::Hopper].attention_head_dim_half = 56.0;
+  const auto narrow = estimate_step(job, cal, free_network());
+  ASSERT_TRUE(flat.feasible && narrow.feasible);
+  const double factor = attention_head_dim_factor(cal.gpus[hardware::Architecture::Hopper], AttentionKernel::Reference, 64.0);
+  double extra = 0.0;
+  for (int layer = 0; layer < job.model.num_layers; ++layer) {
+    const double f = workload::layer_forward_flops(job.model, layer, job.seq_len, workload::AttentionMask::Causal).attention_core.value();
+    extra += 3.5 * f / (job.cluster.gpu.bf16.value() * 0.5) * (1.0 / factor - 1.0);
+  }
+  EXPECT_NEAR(narrow.breakdown.compute.value() - flat.breakdown.compute.value(), extra, 1e-9 * extra);
+}
+
 // A row- or block-scaled FP8 recipe runs its GEMMs (and their quantisation) at factor x the
 // per-tensor rate: FP8 time = FLOPs / (peak x gemm_efficiency_fp8 x factor x shape terms). So a
 // rowwise step at factor f costs exactly what a tensorwise step costs with gemm_efficiency_fp8 x f,
