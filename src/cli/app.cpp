@@ -10,7 +10,7 @@ namespace fmsim::cli {
 
 void add_validate_command(CLI::App& app, Context& ctx) {
   auto* validate = app.add_subcommand(
-      "validate", "Compare predictions with published measurements (shared/validation/*.csv)");
+      "validate", "Compare predictions with published measurements (validation/*.csv)");
   validate->require_subcommand(1);
   add_validate_collectives(*validate, ctx);
   add_validate_training(*validate, ctx);

@@ -245,7 +245,7 @@ std::string cell(double v, const ProvenanceMap& p, const std::string& key, std::
 
 void print_footer(std::ostream& out) {
   out << "\n" << kUnverifiedMark
-      << " unverified in shared/reference/hardware.md; '-' not given. "
+      << " unverified in docs/reference/hardware.md; '-' not given. "
          "'fmsim catalog show NAME' lists every value with its source.\n";
 }
 
@@ -357,7 +357,7 @@ void print_entry(std::string_view type, const std::string& name, const std::stri
   }
   t.print(std::cout);
   if (any_unverified) {
-    std::cout << "\nunverified: not confirmed by shared/reference/hardware.md (or from outside it); "
+    std::cout << "\nunverified: not confirmed by docs/reference/hardware.md (or from outside it); "
                  "derived: computed from sourced values (see the note).\n";
   }
 }
@@ -456,7 +456,7 @@ void add_catalog_command(CLI::App& app, Context& ctx) {
       "Show the hardware catalog: GPUs, systems (EC2 instances, UltraServers, DGX/NVL72), fabrics, storage");
   catalog->require_subcommand(1);
   catalog->footer(
-      "Every value carries a unit and a source (a key of shared/reference/hardware.md); unverified values\n"
+      "Every value carries a unit and a source (a key of docs/reference/hardware.md); unverified values\n"
       "are marked '*'. Add or override entries with --catalog FILE (see docs/models/catalog.md).\n"
       "\n"
       "Examples:\n"

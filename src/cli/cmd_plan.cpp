@@ -877,7 +877,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "  fmsim plan --objective cost --top 5 --report plan.html\n"
       "  fmsim plan --model mixtral-8x22b --gpus 256 --tp 4 --max-pp 8\n"
       "  fmsim plan --scaling --gpus-range 128:2048 --systems p5.48xlarge,u-p6e-gb200x72\n"
-      "  fmsim plan --against-csv ../shared/validation/training.csv");
+      "  fmsim plan --against-csv validation/training.csv");
   cmd->callback([&ctx, opts] {
     if (!opts->against_csv.empty()) {
       run_against_csv(ctx, *opts);

@@ -114,7 +114,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   auto opts = std::make_shared<Options>();
   auto* cmd = validate.add_subcommand("training", "Predict published training runs (step time) and report the error");
   cmd->footer(
-      "Reads the column schema of shared/validation/training.csv; every row with a step time or\n"
+      "Reads the column schema of validation/training.csv; every row with a step time or\n"
       "tokens/s/GPU is built (model, catalog system, layout) and simulated. Rows that cannot be\n"
       "simulated are listed with the reason. Error = (predicted - measured) / measured step time.");
   cmd->add_option("--csv", opts->csv, "Measurements CSV (training.csv schema)")->required()->check(CLI::ExistingFile);

@@ -14,7 +14,7 @@
 //
 // Domain of validity: NVSwitch systems (HGX 8-GPU, NVL36/72), EFA v1-v4 and InfiniBand fabrics,
 // groups of 2 to a few thousand ranks, messages of 8 B to 16 GiB. Measured error against
-// shared/validation/collectives.csv: see docs/validation.md. Not modelled: CollNet/SHARP,
+// validation/collectives.csv: see docs/validation.md. Not modelled: CollNet/SHARP,
 // PXN rerouting, congestion from other jobs, NCCL tuner plugins.
 #pragma once
 

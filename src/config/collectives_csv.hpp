@@ -1,4 +1,4 @@
-// Reading shared/validation/collectives.csv: published nccl-tests results, one row per figure.
+// Reading validation/collectives.csv: published nccl-tests results, one row per figure.
 #pragma once
 
 #include <optional>
@@ -25,7 +25,7 @@ struct CollectiveMeasurement {
   std::string notes;
 };
 
-/// Parses the CSV (header row with the columns of shared/validation/README.md, any order; quoted
+/// Parses the CSV (header row with the columns of validation/README.md, any order; quoted
 /// fields with commas allowed). Throws core::InputError naming file:line: column on a malformed
 /// row or a missing column; cells the model may not understand (an unknown collective) are kept
 /// for the caller to report.

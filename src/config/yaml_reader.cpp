@@ -299,7 +299,7 @@ SourcedValue read_sourced(const YamlNode& node, bool require_source, bool allow_
   SourcedValue out{node["value"], node.find("prior"), node.find("prior_spread"), "", true, false, ""};
   if (!out.value.is_defined()) node.fail("missing 'value'");
   if (const auto source = node.find("source")) out.source = source->as_string();
-  if (require_source && out.source.empty()) node.fail("missing 'source' (a key of shared/reference/hardware.md)");
+  if (require_source && out.source.empty()) node.fail("missing 'source' (a key of docs/reference/hardware.md)");
   if (const auto verified = node.find("verified")) out.verified = verified->as_bool();
   if (const auto derived = node.find("derived")) out.derived = derived->as_bool();
   if (const auto note = node.find("note")) out.note = note->as_string();

@@ -12,7 +12,7 @@
 
 namespace fmsim::hardware {
 
-/// Where one value came from: a source key of shared/reference/hardware.md (e.g. "[EC2-AC]"),
+/// Where one value came from: a source key of docs/reference/hardware.md (e.g. "[EC2-AC]"),
 /// whether the reference marks it unverified, and whether it is derived from other values.
 struct Provenance {
   std::string source;

@@ -1,5 +1,5 @@
 // The shipped hardware catalog: it loads, every value has a unit and a source, the figures match
-// shared/reference/hardware.md, and user files override and extend it.
+// docs/reference/hardware.md, and user files override and extend it.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -55,7 +55,7 @@ TEST(ShippedCatalog, LoadsEveryEntryTheIssueNames) {
   }
 }
 
-// The hardware names used by shared/validation/*.csv resolve through aliases.
+// The hardware names used by validation/*.csv resolve through aliases.
 TEST(ShippedCatalog, ValidationHardwareNamesResolve) {
   const auto& c = shipped();
   const std::pair<const char*, const char*> cases[] = {
@@ -93,9 +93,9 @@ const std::set<std::string> kUnitlessFields{
     "nvlink_domain_gpus", "nvswitch", "nvls", "nics_per_node", "vcpus", "cpu", "local_nvme_devices",
     "generation", "efficiency", "gpudirect_rdma", "efa_capable", "max_parts"};
 
-// Source keys listed in the "Sources" section of shared/reference/hardware.md.
+// Source keys listed in the "Sources" section of docs/reference/hardware.md.
 std::set<std::string> reference_source_keys() {
-  std::ifstream in(std::string(FMSIM_SHARED_DIR) + "/reference/hardware.md");
+  std::ifstream in(std::string(FMSIM_SOURCE_DIR) + "/docs/reference/hardware.md");
   std::set<std::string> keys;
   std::string line;
   bool in_sources = false;
@@ -160,11 +160,11 @@ TEST(ShippedCatalog, EveryValueHasAUnitAndASource) {
   }
   EXPECT_EQ(files, 4);        // fabrics, gpus, storage, systems
   EXPECT_GT(values, 400);     // sanity: the walk saw the data
-  EXPECT_GT(reference_source_keys().size(), 30u) << "shared/reference/hardware.md not found or changed";
+  EXPECT_GT(reference_source_keys().size(), 30u) << "docs/reference/hardware.md not found or changed";
 }
 
 // ------------------------------------------------------------------------------------------
-// Spot checks against shared/reference/hardware.md (each figure as the reference states it).
+// Spot checks against docs/reference/hardware.md (each figure as the reference states it).
 
 TEST(ShippedCatalog, GpuFiguresMatchTheReference) {
   const auto& c = shipped();

@@ -16,10 +16,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using fmsim::testing::run_fmsim;
-using fmsim::testing::shared_path;
+using fmsim::testing::source_path;
 using fmsim::testing::source_path;
 
-const std::string kCsv = shared_path("validation/training.csv");
+const std::string kCsv = source_path("validation/training.csv");
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);

@@ -91,7 +91,7 @@ TEST(CollectiveCli, BadInputExitsTwoWithAReason) {
 }
 
 TEST(ValidateCollectivesCli, JsonEndsWithTheSummary) {
-  const auto r = run_fmsim({"validate", "collectives", "--csv", shared_path("validation/collectives.csv"), "--json"});
+  const auto r = run_fmsim({"validate", "collectives", "--csv", source_path("validation/collectives.csv"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);  // keeps the printed key order
   ASSERT_TRUE(j.contains("summary"));
@@ -145,7 +145,7 @@ TEST(ValidateCollectivesCli, WriteDocReplacesOnlyTheCollectivesSection) {
   const std::string doc = write_temp("fmsim_validation.md",
                                      "# Validation\n\n## Collectives\n\n<!-- collectives:begin -->\nold\n"
                                      "<!-- collectives:end -->\n\n## Training\n\nkeep me\n");
-  const auto r = run_fmsim({"validate", "collectives", "--csv", shared_path("validation/collectives.csv"),
+  const auto r = run_fmsim({"validate", "collectives", "--csv", source_path("validation/collectives.csv"),
                             "--write-doc", doc});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(doc);

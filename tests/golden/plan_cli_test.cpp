@@ -148,7 +148,7 @@ TEST(PlanCli, ScalingSweep) {
 TEST(PlanCli, AgainstCsvPlannerAtLeastAsFastAsPublished) {
   // For published layouts inside the search space that fit the memory model, the planner's best
   // (searching the same space, same precision, batch and sequence) predicts a step at most as long.
-  const std::string csv = fmsim::testing::shared_path("validation/training.csv");
+  const std::string csv = fmsim::testing::source_path("validation/training.csv");
   std::ifstream in(csv);
   ASSERT_TRUE(in) << csv;
   std::string header, line, rows;

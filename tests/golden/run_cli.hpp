@@ -1,7 +1,7 @@
 // Runs the fmsim binary from a golden test and captures its exit status, stdout and stderr.
 //
 // Usage (tests in tests/golden, tests/cli, tests/config and tests/validation get FMSIM_BINARY,
-// FMSIM_SOURCE_DIR and FMSIM_SHARED_DIR from CMake):
+// FMSIM_SOURCE_DIR from CMake):
 //
 //   #include "run_cli.hpp"            // from tests/golden; "../golden/run_cli.hpp" from tests/cli etc.
 //   using fmsim::testing::run_fmsim;
@@ -9,7 +9,7 @@
 //   EXPECT_EQ(r.exit_code, 0) << r.err;
 //   EXPECT_THAT(r.out, ::testing::HasSubstr("H100"));
 //
-//   // Paths inside the repository or ../shared, independent of the working directory:
+//   // Paths inside the repository (validation data included), independent of the working directory:
 //   run_fmsim({"catalog", "show", "my-gpu", "--catalog", fmsim::testing::source_path("examples/custom_catalog.yaml")});
 //
 // The binary is started with fork/execv (no shell, so arguments need no quoting), stdout and
@@ -53,16 +53,6 @@ struct RunOptions {
 inline std::string source_path(const std::string& relative) {
 #ifdef FMSIM_SOURCE_DIR
   return std::string(FMSIM_SOURCE_DIR) + "/" + relative;
-#else
-  return relative;
-#endif
-}
-
-/// Absolute path of `relative` inside the shared folder next to the repository
-/// (e.g. "validation/collectives.csv").
-inline std::string shared_path(const std::string& relative) {
-#ifdef FMSIM_SHARED_DIR
-  return std::string(FMSIM_SHARED_DIR) + "/" + relative;
 #else
   return relative;
 #endif

@@ -159,7 +159,7 @@ TEST(TrainCli, Fp8RecipeFromFlagJobFileAndCsv) {
   ASSERT_EQ(file.exit_code, 0) << file.err;
   EXPECT_THAT(file.out, HasSubstr("| fp8-rowwise |"));
 
-  const auto csv = run_fmsim({"validate", "training", "--csv", FMSIM_SHARED_DIR "/validation/training.csv", "--rows",
+  const auto csv = run_fmsim({"validate", "training", "--csv", FMSIM_SOURCE_DIR "/validation/training.csv", "--rows",
                               "V268,V267", "--json"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const auto rows = nlohmann::json::parse(csv.out)["rows"];
@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"train", "--precision", "fp8", "--fp8-recipe", "delayed"}, "--fp8-recipe"},
         BadCase{{"train", "--calibration", FMSIM_SOURCE_DIR "/tests/data/training/calibration_missing_arch.yaml"},
                 "missing architecture 'ampere'"},
-        BadCase{{"validate", "training", "--csv", FMSIM_SHARED_DIR "/validation/training.csv", "--rows", "V999"},
+        BadCase{{"validate", "training", "--csv", FMSIM_SOURCE_DIR "/validation/training.csv", "--rows", "V999"},
                 "no row 'V999'"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
 

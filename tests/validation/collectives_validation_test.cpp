@@ -1,4 +1,4 @@
-// Validation of the collective model against shared/validation/collectives.csv: fails when the
+// Validation of the collective model against validation/collectives.csv: fails when the
 // targets of the issue are missed (median |error| <= 10%, large-message rows <= 15%,
 // small-message and latency rows <= 30%, every row predicted).
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@ namespace fmsim::testing {
 namespace {
 
 TEST(CollectivesValidation, MeetsTheErrorTargets) {
-  const auto r = run_fmsim({"validate", "collectives", "--csv", shared_path("validation/collectives.csv"), "--json"});
+  const auto r = run_fmsim({"validate", "collectives", "--csv", source_path("validation/collectives.csv"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   const auto& s = j["summary"];

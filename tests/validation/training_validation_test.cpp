@@ -1,4 +1,4 @@
-// Training-step predictions against shared/validation/training.csv (published measurements).
+// Training-step predictions against validation/training.csv (published measurements).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@ namespace {
 using fmsim::testing::run_fmsim;
 
 nlohmann::json run_validation(const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args{"validate", "training", "--csv", std::string(FMSIM_SHARED_DIR) + "/validation/training.csv",
+  std::vector<std::string> args{"validate", "training", "--csv", std::string(FMSIM_SOURCE_DIR) + "/validation/training.csv",
                                 "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_fmsim(args);
