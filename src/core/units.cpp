@@ -126,7 +126,8 @@ Parsed<T> parse_with(std::string_view text, const std::array<std::pair<std::stri
   const double value = s.number * *factor;
   if (!std::isfinite(value)) {
     Parsed<T> p;
-    p.error = fmt::format("'{}' is too large for a {}", text, what);
+    p.error = std::isnan(value) ? fmt::format("'{}' is not a number; a {} needs one", text, what)
+                                : fmt::format("'{}' is too large for a {}", text, what);
     return p;
   }
   Parsed<T> p;
@@ -135,8 +136,8 @@ Parsed<T> parse_with(std::string_view text, const std::array<std::pair<std::stri
 }
 
 // Sizes and counts become 64-bit integers downstream (byte counts, element counts, token
-// counts), so they must be non-negative and below 2^63: a larger value would wrap to a negative
-// integer instead of being refused.
+// counts), so their magnitude must stay below 2^63: a larger value would wrap to a negative
+// integer instead of being refused. The sign is the caller's to check (most want > 0 and say so).
 template <class T>
 Parsed<T> within_int64(Parsed<T> p, std::string_view text, std::string_view what) {
   if (!p) return p;
@@ -146,12 +147,9 @@ Parsed<T> within_int64(Parsed<T> p, std::string_view text, std::string_view what
   } else {
     v = p.value->value();
   }
-  if (v < 0.0) {
+  if (std::fabs(v) >= 9223372036854775808.0) {
     p.value.reset();
-    p.error = fmt::format("'{}': a {} cannot be negative", text, what);
-  } else if (v >= 9223372036854775808.0) {
-    p.value.reset();
-    p.error = fmt::format("'{}' is too large for a {}; allowed: 0 to 2^63 - 1 (9.2e18)", text, what);
+    p.error = fmt::format("'{}' is too large for a {}; allowed: below 2^63 (9.2e18)", text, what);
   }
   return p;
 }
