@@ -4,10 +4,11 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 FMSIM := $(BUILD_DIR)/src/cli/fmsim
 
-# Debian 12 packages the build and the tests need (chromium: the HTML report's browser test).
+# Debian 12 packages the build and the tests need (chromium: the HTML report's browser test;
+# slurmctld, slurmd, slurm-client: the real Slurm on loopback, tests/support/slurm_loopback.hpp).
 DEB_PACKAGES := cmake ninja-build g++ make libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
                 libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-DEB_TEST_PACKAGES := chromium
+DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
