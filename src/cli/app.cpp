@@ -50,6 +50,8 @@ int run(int argc, char** argv) {
   add_models_command(app, ctx);
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);
+  add_metrics_command(app, ctx);
+  add_compare_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -48,7 +48,7 @@ void SeriesSink::choose_ticks(const std::vector<double>& values) {
       if (counter) {
         keep = differs(values[k] - values[k - 1], values[k + 1] - values[k]);
       } else {
-        keep = differs(values[k], values[k - 1]) || differs(values[k + 1], values[k]);
+        keep = differs(values[k], values[k - 1]);  // Prometheus holds a gauge's last value
       }
     }
     if (!keep && heartbeat_s_ > 0) {

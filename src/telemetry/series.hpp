@@ -26,9 +26,10 @@ struct Grid {
 Grid make_grid(double horizon_s, const SeriesOptions& options);
 
 /// Writes families of series whose values are given per tick. A gauge sample is written at the
-/// first and last tick, on both sides of every change of value, and wherever the gap since the
-/// last written sample would otherwise exceed the heartbeat; a counter sample likewise where the
-/// slope changes.
+/// first and last tick, at every change of value (a query reads the last value before it, so the
+/// step function is exact), and wherever the gap since the last written sample would otherwise
+/// exceed the heartbeat; a counter sample at every change of slope (rate() interpolates linearly
+/// between samples, exact on the piecewise-linear counter).
 class SeriesSink {
  public:
   SeriesSink(observability::OpenMetricsWriter& out, const Grid& grid, const SeriesOptions& options);

@@ -17,7 +17,7 @@ using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
 std::string make_temp_dir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "fmsim-metrics-XXXXXX").string();
+  std::string tmpl = (std::filesystem::path(::testing::TempDir()) / "fmsim-metrics-XXXXXX").string();
   const char* dir = mkdtemp(tmpl.data());
   if (dir == nullptr) throw std::runtime_error("mkdtemp failed");
   return dir;
