@@ -123,7 +123,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     double anchor = training::FitOptions{}.anchor;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--csv", o->csv, "Measurements CSV")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--csv", o->csv, "Measurements CSV (default: the built-in validation/training.csv)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--exclude-source", o->exclude, "Leave these source ids out of the fit")->delimiter(',');
   cmd->add_option("--calibration", o->calibration, "Starting calibration YAML (default: the shipped one)")
       ->check(CLI::ExistingFile);
