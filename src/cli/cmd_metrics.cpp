@@ -22,7 +22,11 @@
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "cli/output.hpp"
+#include "report/charts.hpp"
+#include "report/document.hpp"
 #include "telemetry/recording.hpp"
+#include "telemetry/run_report.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -172,6 +176,30 @@ void serve(const ServeFlags& f) {
       "--listen");
 }
 
+struct ReportFlags {
+  std::string dir;
+  std::string html;
+  std::string svg;
+};
+
+void make_report(const ReportFlags& f) {
+  if (f.html.empty() && f.svg.empty()) throw core::InputError::flag("--html", "give --html FILE, --svg FILE or both");
+  const auto files = config::metrics_files_in(f.dir, "DIR");
+  telemetry::Recording recording;
+  for (const auto& file : files) config::read_openmetrics(file, recording);
+  if (recording.samples == 0) throw core::InputError::flag("DIR", fmt::format("\"{}\" holds no samples", f.dir));
+  if (!f.html.empty()) {
+    write_file_atomically(f.html, report::render_html(telemetry::run_report(recording, f.dir)), "--html");
+    std::cout << fmt::format("Wrote {}\n", f.html);
+  }
+  if (!f.svg.empty()) {
+    const auto panel = telemetry::throughput_panel(recording);
+    if (panel.series.empty()) throw core::InputError::flag("--svg", "the recording holds no fmsim_tokens_per_second");
+    write_file_atomically(f.svg, report::render_svg(panel, "throughput") + "\n", "--svg");
+    std::cout << fmt::format("Wrote {}\n", f.svg);
+  }
+}
+
 }  // namespace
 
 void add_metrics_command(CLI::App& app, Context& /*ctx*/) {
@@ -184,7 +212,8 @@ void add_metrics_command(CLI::App& app, Context& /*ctx*/) {
       "Examples:\n"
       "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --duration 3d --metrics-out m\n"
       "  fmsim metrics load m --prometheus-data prom-data\n"
-      "  fmsim metrics serve m --listen 127.0.0.1:9464 --speed 600");
+      "  fmsim metrics serve m --listen 127.0.0.1:9464 --speed 600\n"
+      "  fmsim metrics report m --html run.html");
 
   auto lf = std::make_shared<LoadFlags>();
   auto* l = metrics->add_subcommand("load", "Backfill DIR's series into Prometheus TSDB blocks (promtool)");
@@ -221,6 +250,22 @@ void add_metrics_command(CLI::App& app, Context& /*ctx*/) {
       "Example (scrape config: targets ['127.0.0.1:9464']):\n"
       "  fmsim metrics serve m --speed 600");
   s->callback([sf] { serve(*sf); });
+
+  auto rf = std::make_shared<ReportFlags>();
+  auto* r = metrics->add_subcommand("report", "Draw DIR's series as an offline HTML report (the training dashboard's panels)");
+  r->add_option("DIR", rf->dir, "Folder written by --metrics-out")->required();
+  r->add_option("--html", rf->html, "HTML file to write (self-contained, inline SVG charts)")
+      ->type_name("FILE")
+      ->check(output_file());
+  r->add_option("--svg", rf->svg, "Also write the throughput panel alone as an SVG file")
+      ->type_name("FILE")
+      ->check(output_file());
+  r->footer(
+      "Throughput, MFU and ETTR, step time, GPU activity, power and memory of the first node over the hours\n"
+      "of the run, with checkpoint, failure and restart counts: a look at a simulated run without Grafana.\n\n"
+      "Example:\n"
+      "  fmsim metrics report m --html run.html");
+  r->callback([rf] { make_report(*rf); });
 }
 
 }  // namespace fmsim::cli
