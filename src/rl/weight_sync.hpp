@@ -1,0 +1,57 @@
+// Weight synchronisation from the trainer to the generators after each policy update.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/precision.hpp"
+#include "core/units.hpp"
+#include "hardware/specs.hpp"
+#include "parallelism/layout.hpp"
+#include "rl/calibration.hpp"
+#include "training/comm_model.hpp"
+#include "workload/model_spec.hpp"
+
+namespace fmsim::rl {
+
+enum class SyncMethod {
+  NcclPerTensor,  ///< one NCCL broadcast (or IPC handle) per tensor (verl default, slime before bucketing)
+  NcclBucketed,   ///< tensors packed into buckets (NeMo-RL refit, checkpoint-engine broadcast, slime)
+  P2pRdma,        ///< receivers pull shards point to point over RDMA (Mooncake, NIXL, checkpoint-engine P2P)
+  Storage,        ///< trainer writes a checkpoint, generators read it (shared file system)
+};
+
+std::string to_string(SyncMethod m);
+
+struct WeightSyncJob {
+  workload::ModelSpec model;
+  hardware::ClusterSpec cluster;
+  core::Precision generator_precision = core::Precision::BF16;  ///< bytes on the wire (FP8 rollout halves them)
+  parallelism::Layout train_layout;  ///< tp/pp/ep/dp and sharding of the trainer (what must be gathered)
+  int trainer_gpus = 8;
+  int generator_gpus = 8;
+  int generator_tp = 1;
+  bool colocated = false;            ///< trainer and generators on the same GPUs (CUDA IPC)
+  SyncMethod method = SyncMethod::NcclBucketed;
+  core::BytesPerSecond storage_bandwidth = core::gb_per_s(10.0);  ///< Storage method: aggregate file-system throughput
+};
+
+struct WeightSyncResult {
+  core::Seconds total{};
+  core::Seconds gather{};    ///< trainer: gather sharded parameters into full tensors ("parameter generation")
+  core::Seconds transfer{};  ///< bytes to the generators (bandwidth-bound)
+  core::Seconds per_tensor{};///< per-tensor calls and engine load_weights
+  core::Seconds fixed{};
+  core::Bytes bytes{};       ///< full model in the generator precision
+  std::int64_t tensors = 0;  ///< named tensors of the HF checkpoint
+  std::string path;          ///< "CUDA IPC", "NVLink", "EFA", "InfiniBand", "storage"
+};
+
+/// Named tensors of the model's Hugging Face checkpoint (per layer: q, k, v, o, 2 norms, q/k norms,
+/// dense FFN 3, or routed experts x 3 + router + shared expert 3; plus embedding, head, final norm).
+std::int64_t checkpoint_tensors(const workload::ModelSpec& model);
+
+/// Time of one weight update: fixed + gather + transfer + tensors x per-tensor cost.
+WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal, const training::CommCostFn& comm);
+
+}  // namespace fmsim::rl
