@@ -42,6 +42,8 @@ struct Pair {
 /// The checks and pairs of one CSV; shared by the command and the validation test through the CLI.
 struct RlValidation {
   std::vector<config::RlRow> rows;
+  std::map<std::string, rl::RlStepResult> results;  ///< predicted steps by row id
+  std::vector<std::pair<std::string, std::string>> unpredicted;  ///< row id, why not
   std::vector<Check> checks;
   std::vector<Pair> pairs;
   int predicted_rows = 0, step_rows = 0, step_predicted = 0, sync_rows = 0, sync_predicted = 0;
@@ -53,7 +55,7 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
   const auto calibration = config::load_training_calibration("");
   const rl::RlCalibration cal;
   const rl::ContinuousBatchingEngine engine;
-  std::map<std::string, rl::RlStepResult> results;
+  auto& results = v.results;
   for (const auto& row : v.rows) {
     if (row.row_type == "rl_step") ++v.step_rows;
     if (row.row_type == "weight_sync") ++v.sync_rows;
@@ -64,9 +66,19 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
       ++v.sync_predicted;
       continue;
     }
-    if (!row.job || !row.measured_step_s) continue;
+    if (!row.skip_reason.empty()) {
+      v.unpredicted.emplace_back(row.id, row.skip_reason);
+      continue;
+    }
+    if (!row.job || !row.measured_step_s) {
+      v.unpredicted.emplace_back(row.id, "no measured time of a step or a sync");
+      continue;
+    }
     const auto r = rl::estimate_rl_step(*row.job, calibration, cal, engine);
-    if (!r.feasible) continue;
+    if (!r.feasible) {
+      v.unpredicted.emplace_back(row.id, "infeasible: " + r.reason);
+      continue;
+    }
     results[row.id] = r;
     ++v.predicted_rows;
     ++v.step_predicted;
@@ -92,7 +104,8 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
     if (!a.job || !results.count(a.id) || a.job->placement != rl::Placement::Colocated) continue;
     for (const auto& b : v.rows) {
       if (!b.job || !results.count(b.id) || b.job->placement != rl::Placement::Disaggregated) continue;
-      if (a.source != b.source || a.model_text != b.model_text || a.job->job_gpus() != b.job->job_gpus() ||
+      if (a.source != b.source || a.model_text != b.model_text || a.hardware != b.hardware ||
+          a.job->job_gpus() != b.job->job_gpus() ||
           a.job->prompts != b.job->prompts) continue;
       v.pairs.push_back({a.id, b.id, *a.measured_step_s / *b.measured_step_s,
                          results[a.id].step_time.value() / results[b.id].step_time.value()});
@@ -136,8 +149,16 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
         pairs.push_back({{"sync_row", p.sync_id}, {"async_row", p.async_id}, {"measured_speedup", p.measured},
                          {"predicted_speedup", p.predicted}});
       }
+      nlohmann::json steps = nlohmann::json::array();
+      for (const auto& [id, r] : v.results) {
+        nlohmann::json phases = nlohmann::json::object();
+        for (const auto& p : r.phases) phases[p.name] = p.time.value();
+        steps.push_back({{"row_id", id}, {"step_time_s", r.step_time.value()}, {"phases", phases},
+                         {"mean_response_tokens", r.mean_response}, {"generator_tp", r.generator_tp},
+                         {"rollout_concurrency", r.rollout.concurrency}, {"training_fits_memory", r.train.fits_memory}});
+      }
       nlohmann::json skipped = nlohmann::json::array();
-      for (const auto& r : v.rows) if (!r.skip_reason.empty()) skipped.push_back({{"row_id", r.id}, {"reason", r.skip_reason}});
+      for (const auto& [id, why] : v.unpredicted) skipped.push_back({{"row_id", id}, {"reason", why}});
       std::cout << nlohmann::json{{"csv", *csv},
                                   {"rows", v.rows.size()},
                                   {"predicted", v.predicted_rows},
@@ -152,7 +173,8 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
                                   {"speedup_direction_agrees", agree},
                                   {"speedup_median_abs_error_pct", median_abs(pair_err)},
                                   {"checks", checks},
-                                  {"skipped", skipped}}
+                                  {"predicted_steps", steps},
+                                  {"unpredicted", skipped}}
                        .dump(2)
                 << "\n";
       return;

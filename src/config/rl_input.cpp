@@ -254,7 +254,8 @@ std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog
         trainer = std::max(ws.train_layout.tp * ws.train_layout.pp * factor(left, "DP"), ws.train_layout.ep * ws.train_layout.pp);
         ws.generator_tp = factor(right, "TP");
         gens = ws.generator_tp * factor(right, "DP");
-        ws.method = rl::SyncMethod::NcclBucketed;
+        // NeMo-RL refit: each vLLM rank receives its own shard (XferDTensor bulk path).
+        ws.method = rl::SyncMethod::P2pRdma;
       } else if (contains(row.placement_text, "ParameterServer")) {
         // checkpoint-engine: every inference GPU loads from its host and broadcasts within the group.
         const auto n = number(cell("num_gpus"));
@@ -266,6 +267,7 @@ std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog
         trainer = gens;
         ws.generator_tp = rollout_tp ? static_cast<int>(*rollout_tp) : 8;
         ws.method = rl::SyncMethod::NcclBucketed;
+        ws.from_host = true;
       } else {
         skip("trainer and generator GPU counts not given");
         continue;
@@ -311,7 +313,7 @@ std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog
     job.lengths.sigma = defaults.length_sigma;
     job.lengths.cap = static_cast<std::int64_t>(cap ? *cap : 4.0 * *mean);
     job.lengths.mean = mean ? std::min(*mean, 0.95 * static_cast<double>(job.lengths.cap))
-                            : defaults.mean_response_fraction * static_cast<double>(job.lengths.cap);
+                            : std::min(defaults.mean_response_tokens, 0.5 * static_cast<double>(job.lengths.cap));
     static const std::regex split(R"(separate:\s*(\d+)\s*(rollout|generation))");
     std::smatch m;
     if (std::regex_search(row.placement_text, m, split)) {

@@ -33,8 +33,14 @@ struct RlCalibration {
   /// hundreds of MiB, so the per-tensor cost drops to the engine's load (verl with
   /// checkpoint-engine: 4.38 s vs 15.76 s; 23.7 s vs 58.6 s).
   core::Seconds per_tensor_overhead_bucketed = core::ms(0.03);
-  /// Fraction of link bandwidth a weight broadcast reaches (pipelined ring/tree broadcast).
+  /// Fraction of link bandwidth a point-to-point shard transfer reaches (NeMo-RL refit, RDMA).
   double sync_bandwidth_efficiency = 0.7;
+  /// Bytes per second one inference GPU ingests in load_weights (receive buffer -> named
+  /// parameter, slicing and layout changes), per byte it receives. checkpoint-engine's broadcast
+  /// update of Qwen3-235B-A22B (BF16, 470 GB) on 8 H800 in one NVLink domain: 6.22 s, of which
+  /// 0.33 s metadata; the NVLink broadcast itself takes under 3 s, so load_weights bounds the
+  /// pipeline at 470 GB / 5.9 s = 80 GB/s (validation/rl.csv R143).
+  double engine_load_bandwidth = 80e9;
   /// Fixed cost of one update: barrier, metadata gather, engine cache reset.
   core::Seconds sync_fixed = core::ms(10.0);
 

@@ -208,13 +208,15 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     if (t <= 0.0) return;
     r.phases.push_back(PhaseResult{name, core::Seconds(t), core::Seconds(exposed), on_gpus, busy * on_gpus / g, mem});
   };
-  const double hidden_gen = overlapped ? std::min(gen_phase, train_phase) : 0.0;
+  // Overlapped pools: the longer of generation (+ reward) and training is on the critical path,
+  // the other is hidden behind it.
+  const bool gen_critical = !overlapped || gen_phase >= train_phase;
+  const bool train_critical = !overlapped || gen_phase < train_phase;
   const double gen_time = job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time;
-  add("rollout", gen_time, std::max(0.0, gen_time - hidden_gen), r.generator_gpus,
+  add("rollout", gen_time, gen_critical ? gen_time : 0.0, r.generator_gpus,
       job.synchrony == Synchrony::FullyAsync ? 1.0 : r.rollout.busy_fraction, mem_gen);
-  add("reward", reward, overlapped ? 0.0 : reward, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0, mem_train);
-  const double train_hidden = overlapped && gen_phase > train_phase ? 1.0 : 0.0;
-  auto add_train = [&](const std::string& name, double t) { add(name, t, t * (1.0 - train_hidden), r.trainer_gpus, 1.0, mem_train); };
+  add("reward", reward, gen_critical ? reward : 0.0, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0, mem_train);
+  auto add_train = [&](const std::string& name, double t) { add(name, t, train_critical ? t : 0.0, r.trainer_gpus, 1.0, mem_train); };
   add_train("old_log_prob", old_lp);
   add_train("reference", ref);
   add_train("critic_values", critic_fwd);

@@ -2,9 +2,23 @@
 
 #include <algorithm>
 
+#include "collectives/cost_model.hpp"
+#include "topology/topology.hpp"
 #include "workload/parameter_count.hpp"
 
 namespace fmsim::rl {
+namespace {
+
+/// One NCCL broadcast of `bytes` over the first `ranks` GPUs of the cluster (collectives model).
+core::Seconds broadcast(const hardware::ClusterSpec& cluster, int ranks, core::Bytes bytes) {
+  if (ranks <= 1) return core::Seconds(0.0);
+  const auto topo = topology::build_topology(cluster);
+  const auto cost = collectives::estimate(topo, collectives::Calibration{}, topology::Group::contiguous(0, ranks),
+                                          collectives::Op::Broadcast, bytes);
+  return cost.feasible ? cost.time : core::Seconds(0.0);
+}
+
+}  // namespace
 
 std::string to_string(SyncMethod m) {
   switch (m) {
@@ -48,20 +62,26 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
     r.gather = comm(training::CommOp::AllGather, training::CommGroup{shard, stride}, core::Bytes(bytes / std::max(1, l.pp)));
   }
 
-  // Transfer: every generator GPU receives its 1/tp of the weights; the trainer pool sends each
-  // byte once per distinct receiving shard (pipelined broadcast: bandwidth-bound, not replica-bound).
-  const double recv_bytes = bytes / std::max(1, job.generator_tp);
+  // Transfer. Broadcast methods deliver every generator GPU the full tensors; P2P only its shard.
+  const bool shards = job.method == SyncMethod::P2pRdma;
+  const double recv_bytes = shards ? bytes / std::max(1, job.generator_tp) : bytes;
   const double eff = cal.sync_bandwidth_efficiency;
   double seconds = 0.0;
+  const int gens = std::max(1, job.generator_gpus);
   if (job.method == SyncMethod::Storage) {
-    const int replicas = std::max(1, job.generator_gpus / std::max(1, job.generator_tp));
+    const int replicas = std::max(1, gens / std::max(1, job.generator_tp));
     seconds = bytes * (1.0 + replicas) / job.storage_bandwidth.value();
     r.path = "storage";
   } else if (job.colocated) {
     // CUDA IPC on the same GPU: a device-to-device copy (read + write HBM).
     seconds = 2.0 * recv_bytes / (job.cluster.gpu.hbm_bandwidth.value() * eff);
     r.path = "CUDA IPC";
-  } else if (job.trainer_gpus + job.generator_gpus <= job.cluster.nvlink_domain_gpus()) {
+  } else if (!shards) {
+    // One NCCL broadcast over the generator GPUs and the sending rank, by the collectives model.
+    const int group = std::min(job.cluster.gpus(), gens + (job.from_host ? 0 : 1));
+    seconds = broadcast(job.cluster, group, core::Bytes(bytes)).value();
+    r.path = group <= job.cluster.nvlink_domain_gpus() ? "NVLink" : (job.cluster.fabric.kind == hardware::FabricKind::Efa ? "EFA" : "RDMA");
+  } else if (job.trainer_gpus + gens <= job.cluster.nvlink_domain_gpus()) {
     seconds = recv_bytes / (job.cluster.gpu.nvlink_bandwidth.value() / 2.0 * eff);
     r.path = "NVLink";
   } else {
@@ -76,7 +96,8 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
   const core::Seconds each = job.method == SyncMethod::NcclPerTensor ? cal.per_tensor_overhead : cal.per_tensor_overhead_bucketed;
   r.per_tensor = each * static_cast<double>(r.tensors);
   r.fixed = cal.sync_fixed;
-  r.total = r.fixed + r.gather + r.transfer + r.per_tensor;
+  r.load = core::Seconds(job.method == SyncMethod::Storage ? 0.0 : recv_bytes / cal.engine_load_bandwidth);
+  r.total = r.fixed + r.gather + std::max(r.transfer, r.load) + r.per_tensor;
   return r;
 }
 
