@@ -6,22 +6,12 @@
 namespace fmsim::rl {
 
 struct RlCalibration {
-  // ---- rollout engine (vLLM / SGLang continuous batching)
-  /// Fraction of HBM bandwidth that decode reaches streaming weights and KV cache. vLLM decode
-  /// kernels reach 70-80% of HBM bandwidth on H100 at large batch (the training model's
-  /// memory_efficiency is 0.80 for elementwise kernels); paged attention loses a little more.
-  double decode_memory_efficiency = 0.70;
-  /// Fraction of the dense BF16 peak reached by prefill GEMMs (large, compute bound).
-  double prefill_efficiency = 0.55;
-  /// Per decode iteration: scheduler, sampling, detokenisation, kernel launches not hidden by
-  /// CUDA graphs. vLLM V1 reports a few ms of CPU time per step at large batch.
-  core::Seconds decode_step_overhead = core::ms(4.0);
-  /// Per sequence per decode iteration (sampling, logits processors, output handling).
-  core::Seconds decode_per_sequence_overhead = core::us(12.0);
+  // ---- rollout engine: the serving model (data/calibration/serving.yaml) with RL settings
   /// vLLM's gpu_memory_utilization default for RL frameworks (verl rollout default 0.5-0.7,
   /// NeMo-RL 0.6); the KV cache gets what remains of this share after the weights.
   double gpu_memory_utilization = 0.6;
-  /// vLLM max_num_seqs default (V1: 256 on most GPUs; RL recipes raise it to 1024).
+  /// Sequences one engine runs at once: verl's rollout config sets max_num_seqs 1024 (vLLM's own
+  /// default is 256); NeMo-RL leaves vLLM's scheduler to the KV cache.
   int max_num_seqs = 1024;
 
   // ---- weight synchronisation trainer -> generators

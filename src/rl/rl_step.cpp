@@ -83,11 +83,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // ---- rollout
   const auto kept = job.prompts * job.samples;
   r.responses = static_cast<std::int64_t>(std::llround(static_cast<double>(kept) * std::max(1.0, job.oversample)));
-  GeneratorConfig gen{job.policy, job.cluster.gpu, r.generator_tp, r.generator_replicas, job.generator_precision, {}};
-  if (r.generator_tp > 1) {
-    gen.tp_allreduce = comm(training::CommOp::AllReduce, training::CommGroup{r.generator_tp, 1},
-                            core::Bytes(64.0 * static_cast<double>(job.policy.hidden) * 2.0));
-  }
+  const GeneratorConfig gen{job.policy, job.cluster, r.generator_tp, r.generator_replicas, job.generator_precision};
   RolloutRequest req;
   req.prompts = static_cast<std::int64_t>(std::llround(static_cast<double>(job.prompts) * std::max(1.0, job.oversample)));
   req.samples_per_prompt = job.samples;
