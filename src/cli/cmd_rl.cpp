@@ -251,7 +251,9 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();
-  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step");
+  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step "
+                                   "(at the --sync given: on-policy compares colocated with sequential separate pools, "
+                                   "off-policy searches overlapped pool splits)");
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")->type_name("FILE");
   cmd->footer(
@@ -260,6 +262,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "      --max-response 16k --response-lengths lognormal:mean=6k,sigma=0.8 --placement colocated --tp 8\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync off-policy\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan\n"
+      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan --sync off-policy\n"
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
   cmd->callback([o, &ctx] {
     const auto job = make_job(*o, ctx);

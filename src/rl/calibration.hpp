@@ -10,6 +10,8 @@ struct RlCalibration {
   /// vLLM's gpu_memory_utilization default for RL frameworks (verl rollout default 0.5-0.7,
   /// NeMo-RL 0.6); the KV cache gets what remains of this share after the weights.
   double gpu_memory_utilization = 0.6;
+  /// On a separate generator pool nothing else lives on the GPUs: vLLM's own default, 0.9.
+  double gpu_memory_utilization_disaggregated = 0.9;
   /// Sequences one engine runs at once: verl's rollout config sets max_num_seqs 1024 (vLLM's own
   /// default is 256); NeMo-RL leaves vLLM's scheduler to the KV cache.
   int max_num_seqs = 1024;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <fmt/format.h>
 
 #include "core/sim_time.hpp"
@@ -89,7 +90,9 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   req.samples_per_prompt = job.samples;
   req.prompt_len = job.prompt_len;
   req.lengths = sample_lengths(job.lengths, r.responses, job.seed);
-  r.rollout = engine.generate(gen, req, cal);
+  RlCalibration gen_cal = cal;
+  if (!colocated) gen_cal.gpu_memory_utilization = cal.gpu_memory_utilization_disaggregated;
+  r.rollout = engine.generate(gen, req, gen_cal);
   if (!r.rollout.feasible) {
     r.reason = "rollout: " + r.rollout.reason;
     return r;
@@ -102,7 +105,10 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   training::TrainingJob tj;
   tj.model = job.policy;
   tj.cluster = job.cluster;
+  // Sequences padded to a multiple of 2 x CP (Megatron's load-balanced context-parallel split).
+  const std::int64_t pad = 2 * std::max(1, job.train_layout.cp);
   tj.seq_len = std::max<std::int64_t>(1, job.prompt_len + static_cast<std::int64_t>(std::llround(r.mean_response)));
+  tj.seq_len = (tj.seq_len + pad - 1) / pad * pad;
   tj.task = training::Task::Sft;
   tj.stack = job.stack;
   tj.gpus = r.trainer_gpus;
@@ -260,9 +266,32 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   return r;
 }
 
+namespace {
+
+/// Within one search the responses are the same for every candidate, so a rollout depends only
+/// on the generator pool (TP, replicas): each pool is simulated once.
+class MemoEngine final : public RolloutEngine {
+ public:
+  explicit MemoEngine(const RolloutEngine& inner) : inner_(inner) {}
+  [[nodiscard]] RolloutResult generate(const GeneratorConfig& gen, const RolloutRequest& req,
+                                       const RlCalibration& cal) const override {
+    const auto key = std::make_pair(gen.tp, gen.replicas);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    return memo_.emplace(key, inner_.generate(gen, req, cal)).first->second;
+  }
+  [[nodiscard]] std::string name() const override { return inner_.name(); }
+
+ private:
+  const RolloutEngine& inner_;
+  mutable std::map<std::pair<int, int>, RolloutResult> memo_;
+};
+
+}  // namespace
+
 std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibration& calibration,
-                                     const RlCalibration& cal, const RolloutEngine& engine, std::size_t keep) {
+                                     const RlCalibration& cal, const RolloutEngine& inner, std::size_t keep) {
   std::vector<RlPlanCandidate> out;
+  const MemoEngine engine(inner);
   const int gpus = base.job_gpus();
   const int node = std::max(1, base.cluster.gpus_per_node());
   std::vector<std::pair<Placement, int>> placements{{Placement::Colocated, 0}};
@@ -279,8 +308,8 @@ std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibrat
           RlJob j = base;
           j.placement = placement;
           j.generator_gpus = gen_gpus;
-          if (placement == Placement::Colocated) j.synchrony = Synchrony::OnPolicy;
-          else if (base.synchrony == Synchrony::OnPolicy) j.synchrony = Synchrony::OffPolicy;
+          // The user's synchrony is kept: time-shared GPUs cannot overlap generation and training.
+          if (placement == Placement::Colocated && base.synchrony != Synchrony::OnPolicy) continue;
           j.generator_tp = gtp;
           j.train_layout.tp = ttp;
           j.train_layout.pp = pp;
