@@ -36,10 +36,13 @@ struct RlCalibration {
   /// Fixed cost of one update: barrier, metadata gather, engine cache reset.
   core::Seconds sync_fixed = core::ms(10.0);
 
-  // ---- host link (colocated offload/reload of training state, engine sleep/wake)
-  /// Pinned host<->device copy per GPU (PCIe Gen5 x16 reaches ~50 GB/s, Gen4 ~25 GB/s; pinned
-  /// copies measure 70-80% of that).
-  double host_link_efficiency = 0.75;
+  // ---- colocated switch (offload/reload of training state, engine sleep/wake)
+  /// Bytes per second per GPU at which a colocated step moves the trainer's gradients and
+  /// optimizer states and the engine's weights to host memory and back. Fitted on the NeMo-RL
+  /// v0.5 dense colocated rows (R061, R070, R074, R082: residual after the other phases over the
+  /// bytes moved = 4.5, 1.6, 3.1, 2.8 GB/s, median 3.0), on H100 (PCIe Gen5) and GB200 (C2C)
+  /// alike: a pageable, CPU-bound copy, not the host link. Held out: v0.4 rows R084, R092.
+  double offload_bandwidth = 3.0e9;
 
   // ---- framework
   /// Per RL step: Ray/controller round trips, data collation, advantage computation, logging.

@@ -41,12 +41,6 @@ int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterS
 
 namespace {
 
-/// Host<->device bandwidth per GPU: PCIe Gen4 x16 on Ampere, Gen5 on Hopper/Blackwell HGX, NVLink-C2C on Grace parts.
-double host_link_bytes_per_s(const hardware::GpuSpec& gpu) {
-  if (gpu.name.rfind("gb", 0) == 0) return 450e9;
-  return gpu.architecture == hardware::Architecture::Ampere ? 32e9 : 64e9;
-}
-
 void emit(engine::TraceSink* trace, const std::string& thread, const std::string& name, double start, double dur,
           std::vector<std::pair<std::string, std::string>> args = {}) {
   if (!trace || dur <= 0.0) return;
@@ -175,9 +169,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
   double switch_time = 0.0;
   if (colocated) {
-    const double host = host_link_bytes_per_s(job.cluster.gpu) * cal.host_link_efficiency;
     const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
-    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / host;
+    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / cal.offload_bandwidth;
   }
 
   // ---- phases

@@ -18,7 +18,7 @@ TEST(RlValidation, StepAndWeightSyncErrors) {
   EXPECT_EQ(j["rows"], 148);
   EXPECT_GE(j["rl_step_predicted"].get<int>(), 47);
   EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
-  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 35.0);
+  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 26.0);
   EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 35.0);
   // Held out: engine_load_bandwidth is read off R143 alone; the other checkpoint-engine updates
   // (DeepSeek-V3.1 and Kimi-K2 in FP8 on 16 and 256 H20) stay within 15%.
