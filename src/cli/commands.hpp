@@ -21,6 +21,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);
 void add_validate_training(CLI::App& validate, Context& ctx);
+void add_validate_memory(CLI::App& validate, Context& ctx);
 
 /// The job flags `checkpoint` and `goodput` share (model or parameter count, cluster, layout,
 /// storage tier); defined in cmd_checkpoint.cpp.
