@@ -304,7 +304,8 @@ void add_validate_collectives(CLI::App& validate, Context& ctx) {
   cmd->add_option("--calibration", args->calibration, "Collective calibration YAML (default: the shipped one)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--write-doc", args->write_doc,
-                  "Also write the Markdown table into this file between <!-- collectives:begin/end --> markers");
+                  "Also write the Markdown table into this file between <!-- collectives:begin/end --> markers")
+      ->check(output_file());
   cmd->add_flag("--json", args->json, "Print rows and summary as JSON");
   cmd->add_flag("--markdown", args->markdown, "Print a Markdown table");
   cmd->footer(
