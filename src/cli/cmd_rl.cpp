@@ -12,6 +12,7 @@
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/rl_input.hpp"
+#include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
 #include "core/error.hpp"
 #include "observability/chrome_trace.hpp"
@@ -34,7 +35,7 @@ struct RlOptions {
   double oversample = 1.0;
   std::string reward = "rule";
   int gen_tp = 0;
-  std::string gen_precision = "bf16";
+  std::string gen_precision = "bf16", engine = "vllm";
   int tp = 1, pp = 1, cp = 1, ep = 1;
   std::string sharding = "zero1", stack = "megatron", recompute = "full";
   long long mini_batches = 1;
@@ -234,6 +235,8 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--reward", o->reward, "rule (verifier on CPU) or model (reward-model forward)")->capture_default_str();
   cmd->add_option("--gen-tp", o->gen_tp, "Generation tensor parallelism (default: smallest that fits)");
+  cmd->add_option("--engine", o->engine, "Rollout inference engine profile: vllm, sglang (data/calibration/serving.yaml)")
+      ->capture_default_str();
   cmd->add_option("--gen-precision", o->gen_precision, "Generation weights and KV cache: bf16 or fp8")->capture_default_str();
   cmd->add_option("--tp", o->tp, "Training tensor parallelism")->capture_default_str();
   cmd->add_option("--pp", o->pp, "Training pipeline parallelism")->capture_default_str();
@@ -248,7 +251,9 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();
-  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step");
+  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step "
+                                   "(at the --sync given: on-policy compares colocated with sequential separate pools, "
+                                   "off-policy searches overlapped pool splits)");
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")->type_name("FILE");
   cmd->footer(
@@ -257,6 +262,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "      --max-response 16k --response-lengths lognormal:mean=6k,sigma=0.8 --placement colocated --tp 8\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync off-policy\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan\n"
+      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan --sync off-policy\n"
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
   cmd->callback([o, &ctx] {
     const auto job = make_job(*o, ctx);
@@ -265,7 +271,13 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       throw core::InputError::flag("--stack", "'" + job.stack + "' is not a calibrated stack");
     }
     const rl::RlCalibration cal;
-    const rl::ContinuousBatchingEngine engine;
+    const auto serving_cal = config::load_serving_calibration();
+    if (serving_cal.engine(o->engine) == nullptr) {
+      std::string names;
+      for (const auto& n : serving_cal.engine_names()) names += (names.empty() ? "" : ", ") + n;
+      throw core::InputError::flag("--engine", "'" + o->engine + "' is not an engine profile; allowed: " + names);
+    }
+    const rl::ServingRolloutEngine engine(serving_cal, o->engine);
     if (o->plan) {
       const auto t0 = std::chrono::steady_clock::now();
       const auto plans = rl::plan_rl(job, calibration, cal, engine, 10);
