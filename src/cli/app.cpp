@@ -51,6 +51,7 @@ int run(int argc, char** argv) {
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);
   add_topology_command(app, ctx);
+  add_cluster_command(app, ctx);
 
   try {
     app.parse(argc, argv);
