@@ -14,6 +14,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   validate->require_subcommand(1);
   add_validate_collectives(*validate, ctx);
   add_validate_training(*validate, ctx);
+  add_validate_rl(*validate, ctx);
+  add_validate_inference(*validate, ctx);
 }
 
 int run(int argc, char** argv) {
@@ -52,6 +54,8 @@ int run(int argc, char** argv) {
   add_calibrate_command(app, ctx);
   add_topology_command(app, ctx);
   add_cluster_command(app, ctx);
+  add_rl_command(app, ctx);
+  add_serve_command(app, ctx);
 
   try {
     app.parse(argc, argv);

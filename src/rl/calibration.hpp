@@ -1,0 +1,55 @@
+// Named parameters of the RL step model, each with the measurement behind it (docs/models/rl.md).
+#pragma once
+
+#include "core/units.hpp"
+
+namespace fmsim::rl {
+
+struct RlCalibration {
+  // ---- rollout engine: the serving model (data/calibration/serving.yaml) with RL settings
+  /// vLLM's gpu_memory_utilization default for RL frameworks (verl rollout default 0.5-0.7,
+  /// NeMo-RL 0.6); the KV cache gets what remains of this share after the weights.
+  double gpu_memory_utilization = 0.6;
+  /// On a separate generator pool nothing else lives on the GPUs: vLLM's own default, 0.9.
+  double gpu_memory_utilization_disaggregated = 0.9;
+  /// Sequences one engine runs at once: verl's rollout config sets max_num_seqs 1024 (vLLM's own
+  /// default is 256); NeMo-RL leaves vLLM's scheduler to the KV cache.
+  int max_num_seqs = 1024;
+
+  // ---- weight synchronisation trainer -> generators
+  /// Per tensor per update: an NCCL call or IPC handle, plus the engine's load_weights for it
+  /// (verl fully_async per-tensor sync: 15.8 s for Qwen3-30B-A3B's 18.9k tensors on H20,
+  /// 58.6 s for Qwen3-235B-A22B's 36.2k: about 0.8 ms per tensor with bytes taken out).
+  core::Seconds per_tensor_overhead = core::ms(0.8);
+  /// Bucketed transfer (checkpoint-engine, NeMo-RL refit, slime): tensors packed into buckets of
+  /// hundreds of MiB, so the per-tensor cost drops to the engine's load (verl with
+  /// checkpoint-engine: 4.38 s vs 15.76 s; 23.7 s vs 58.6 s).
+  core::Seconds per_tensor_overhead_bucketed = core::ms(0.03);
+  /// Fraction of link bandwidth a point-to-point shard transfer reaches (NeMo-RL refit, RDMA).
+  double sync_bandwidth_efficiency = 0.7;
+  /// Bytes per second one inference GPU ingests in load_weights (receive buffer -> named
+  /// parameter, slicing and layout changes), per byte it receives. checkpoint-engine's broadcast
+  /// update of Qwen3-235B-A22B (BF16, 470 GB) on 8 H800 in one NVLink domain: 6.22 s, of which
+  /// 0.33 s metadata; the NVLink broadcast itself takes under 3 s, so load_weights bounds the
+  /// pipeline at 470 GB / 5.9 s = 80 GB/s (validation/rl.csv R143).
+  double engine_load_bandwidth = 80e9;
+  /// Fixed cost of one update: barrier, metadata gather, engine cache reset.
+  core::Seconds sync_fixed = core::ms(10.0);
+
+  // ---- colocated switch (offload/reload of training state, engine sleep/wake)
+  /// Bytes per second per GPU at which a colocated step moves the trainer's gradients and
+  /// optimizer states and the engine's weights to host memory and back. Fitted on the NeMo-RL
+  /// v0.5 dense colocated rows (R061, R070, R074, R082: residual after the other phases over the
+  /// bytes moved = 4.5, 1.6, 3.1, 2.8 GB/s, median 3.0), on H100 (PCIe Gen5) and GB200 (C2C)
+  /// alike: a pageable, CPU-bound copy, not the host link. Held out: v0.4 rows R084, R092.
+  double offload_bandwidth = 3.0e9;
+
+  // ---- framework
+  /// Per RL step: Ray/controller round trips, data collation, advantage computation, logging.
+  core::Seconds step_overhead = core::Seconds(5.0);
+  /// Rule-based verifier (math answer check) CPU time per sample, on `reward_workers` processes.
+  core::Seconds rule_reward_per_sample = core::ms(20.0);
+  int reward_workers = 64;
+};
+
+}  // namespace fmsim::rl

@@ -1,0 +1,144 @@
+#include "rl/rollout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "serving/iteration_model.hpp"
+#include "serving/simulator.hpp"
+#include "serving/workload.hpp"
+#include "training/comm_adapter.hpp"
+
+namespace fmsim::rl {
+
+ServingRolloutEngine::ServingRolloutEngine(serving::ServingCalibration calibration, std::string engine)
+    : calibration_(std::move(calibration)), engine_(std::move(engine)) {}
+
+RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const RolloutRequest& req,
+                                             const RlCalibration& cal) const {
+  RolloutResult r;
+  const auto* profile = calibration_.engine(engine_);
+  if (profile == nullptr) {
+    r.reason = "no engine profile '" + engine_ + "' in the serving calibration";
+    return r;
+  }
+  // One replica: TP within an NVLink domain, pipeline stages across domains beyond it.
+  const int tp_total = std::max(1, gen.tp);
+  const int domain = std::max(1, gen.cluster.system.nvlink_domain_gpus);
+  serving::Deployment d;
+  d.model = gen.model;
+  d.tp = std::min(tp_total, domain);
+  d.pp = std::max(1, tp_total / d.tp);
+  d.weights = gen.precision;
+  d.kv = gen.precision;
+  d.engine = *profile;
+  d.engine.gpu_memory_utilization = cal.gpu_memory_utilization;
+  d.engine.max_num_seqs = cal.max_num_seqs;
+  d.gpu_cal = calibration_.gpu(gen.cluster.gpu.architecture);
+  d.cluster = gen.cluster;
+  const int per_node = std::max(1, gen.cluster.system.gpus_per_node);
+  d.cluster.count = std::max(1, (d.gpus() + per_node - 1) / per_node);
+  r.pipeline_stages = d.pp;
+  if (auto why = serving::why_invalid(d); !why.empty()) {
+    r.reason = why;
+    return r;
+  }
+  const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
+  const auto& mem = model.memory();
+  r.weights_per_gpu = core::Bytes(mem.weights);
+  if (mem.kv_cache <= 0.0) {
+    r.reason = fmt::format("the weights ({:.1f} GB per GPU) leave no KV cache within gpu_memory_utilization {}; "
+                           "raise the generation TP",
+                           mem.weights / 1e9, cal.gpu_memory_utilization);
+    return r;
+  }
+
+  const int replicas = std::max(1, gen.replicas);
+  const int samples = std::max(1, req.samples_per_prompt);
+  const std::size_t n = req.lengths.size();
+  const std::size_t prompts = (n + static_cast<std::size_t>(samples) - 1) / static_cast<std::size_t>(samples);
+  double total = 0.0;
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    total += static_cast<double>(req.lengths[i]);
+    if (req.lengths[i] > req.lengths[longest]) longest = i;
+  }
+  const double mean_len = n ? total / static_cast<double>(n) : 0.0;
+  r.generated_tokens = total;
+  r.prefill_tokens = static_cast<double>(prompts) * static_cast<double>(req.prompt_len);
+
+  // Sequences one replica holds at once: max_num_seqs, or what the KV cache fits at the mean length.
+  const double per_seq = static_cast<double>(req.prompt_len) + mean_len;
+  r.concurrency = static_cast<int>(std::max(1.0, std::min<double>(cal.max_num_seqs, mem.token_capacity / std::max(1.0, per_seq))));
+
+  // Streaming rates of the whole pool: decode with every slot busy (each sequence halfway), and
+  // prefill at the engine's token budget.
+  {
+    serving::BatchWork w;
+    w.decode_seqs = r.concurrency;
+    w.decode_ctx_full = r.concurrency * (static_cast<double>(req.prompt_len) + mean_len / 2.0);
+    w.decode_ctx_window = w.decode_ctx_full;
+    w.sampled = r.concurrency;
+    r.full_rate_tokens_per_s = replicas * r.concurrency / model.iteration(w).total();
+    serving::BatchWork p;
+    p.prefill_tokens = d.engine.max_num_batched_tokens;
+    p.prefill_seqs = std::max(1, static_cast<int>(d.engine.max_num_batched_tokens / std::max<std::int64_t>(1, req.prompt_len)));
+    p.prefill_attn_full = static_cast<double>(p.prefill_tokens) * static_cast<double>(req.prompt_len) / 2.0;
+    p.prefill_attn_window = p.prefill_attn_full;
+    p.sampled = p.prefill_seqs;
+    r.prefill_tokens_per_s = replicas * p.prefill_tokens / model.iteration(p).total();
+  }
+  if (n == 0) {
+    r.feasible = true;
+    return r;
+  }
+
+  // The replica holding the longest response: prompts round-robin, prompt p on replica p % replicas.
+  const std::size_t mine = (longest / static_cast<std::size_t>(samples)) % static_cast<std::size_t>(replicas);
+  std::vector<serving::Request> reqs;
+  for (std::size_t p = mine; p < prompts; p += static_cast<std::size_t>(replicas)) {
+    serving::Request q;
+    q.id = static_cast<int>(reqs.size());
+    q.input_tokens = req.prompt_len;
+    for (std::size_t s = p * samples; s < std::min(n, (p + 1) * samples); ++s) q.output_tokens.push_back(req.lengths[s]);
+    reqs.push_back(std::move(q));
+  }
+  serving::WorkloadSpec ws;
+  ws.arrival = serving::ArrivalKind::Offline;
+  ws.num_requests = static_cast<int>(reqs.size());
+  ws.samples_per_prompt = samples;
+  const auto sim = serving::simulate(model, ws, reqs);
+  if (!sim.fits) {
+    r.reason = sim.reason;
+    return r;
+  }
+  r.makespan = core::Seconds(sim.duration_s);
+  r.events = sim.iterations.size();
+  double busy = 0.0, kv_peak = 0.0;
+  BatchSegment seg;
+  double start = 0.0;
+  for (const auto& it : sim.iterations) {
+    busy += it.running * it.duration_s;
+    kv_peak = std::max(kv_peak, it.kv_usage);
+    const double begin = it.time_s - it.duration_s;
+    if (it.running != seg.batch && seg.batch > 0) {
+      seg.end_s = begin;
+      r.segments.push_back(seg);
+      seg.batch = 0;
+    }
+    if (seg.batch == 0) {
+      seg.batch = it.running;
+      start = begin;
+      seg.start_s = start;
+    }
+    seg.end_s = it.time_s;
+  }
+  if (seg.batch > 0) r.segments.push_back(seg);
+  r.busy_fraction = sim.duration_s > 0.0 ? busy / (r.concurrency * sim.duration_s) : 0.0;
+  r.busy_fraction = std::min(1.0, r.busy_fraction);
+  r.peak_kv_per_gpu = core::Bytes(kv_peak * std::max(0.0, mem.kv_cache));
+  r.feasible = true;
+  return r;
+}
+
+}  // namespace fmsim::rl

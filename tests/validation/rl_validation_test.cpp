@@ -1,0 +1,36 @@
+// Validation of the RL step model against validation/rl.csv (fmsim validate rl). The bounds are
+// the errors the model reaches today (docs/models/rl.md lists them with the targets);
+// a change that makes them worse fails here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "../golden/run_cli.hpp"
+
+namespace fmsim::testing {
+namespace {
+
+TEST(RlValidation, StepAndWeightSyncErrors) {
+  const auto r = run_fmsim({"validate", "rl", "--csv", source_path("validation/rl.csv"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"], 148);
+  EXPECT_GE(j["rl_step_predicted"].get<int>(), 47);
+  EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
+  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 26.0);
+  EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 35.0);
+  // Held out: engine_load_bandwidth is read off R143 alone; the other checkpoint-engine updates
+  // (DeepSeek-V3.1 and Kimi-K2 in FP8 on 16 and 256 H20) stay within 15%.
+  for (const auto& c : j["checks"]) {
+    const auto id = c["row_id"].get<std::string>();
+    if (id == "R144" || id == "R145" || id == "R146" || id == "R147") {
+      EXPECT_LE(std::abs(c["error_pct"].get<double>()), 15.0) << id;
+    }
+  }
+  // Every row is predicted or says why not: none is dropped silently.
+  EXPECT_EQ(j["predicted"].get<std::size_t>() + j["unpredicted"].size(), 148u);
+}
+
+}  // namespace
+}  // namespace fmsim::testing
