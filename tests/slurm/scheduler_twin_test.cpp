@@ -4,7 +4,7 @@
 // Compared: start order (Kendall tau-b >= 0.9), mean wait (within 10%), and the nodes chosen for
 // jobs under topology/tree (identical).
 //
-// The twin replays the jobs with the times they were submitted (wall clock, when sbatch returned)
+// The twin replays the jobs with the times they were submitted (wall clock around the sbatch call)
 // and run times of the sleep plus the measured launch-and-completion overhead; starts and waits
 // are compared in whole seconds, as Slurm records them.
 //
@@ -154,7 +154,10 @@ void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& la
 Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
   const auto t0 = std::chrono::steady_clock::now();
   std::map<std::string, std::size_t> index_of_id;
-  std::vector<double> submitted_at(trace.size(), 0.0);  // wall clock, s since the epoch
+  // sbatch's call on the wall clock (s since the epoch): slurmctld took the job in between. On a
+  // loaded machine the call can take seconds, so the submission time is the later of the call's
+  // start and the whole second slurmctld stamped.
+  std::vector<double> call_start(trace.size(), 0.0), call_end(trace.size(), 0.0), submitted_at(trace.size(), 0.0);
   for (std::size_t i = 0; i < trace.size(); ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(static_cast<long>(trace[i].offset_s * 1000)));
     std::vector<std::string> args{"-N", std::to_string(trace[i].nodes), "-t", std::to_string(trace[i].limit_min),
@@ -162,9 +165,10 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
     if (trace[i].nice) args.push_back("--nice=" + std::to_string(trace[i].nice));
     args.push_back("--wrap");
     args.push_back("sleep " + std::to_string(trace[i].sleep_s));
+    auto wall = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
+    call_start[i] = wall();
     index_of_id[slurm.sbatch(args)] = i;
-    // slurmctld has taken the job when sbatch returns (the RPC takes about 1 ms).
-    submitted_at[i] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    call_end[i] = wall();
   }
   // Priorities as slurmctld set them (for the table below).
   std::map<std::string, std::string> real_priority;
@@ -175,6 +179,13 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
   EXPECT_TRUE(slurm.wait_until_all_done(std::chrono::seconds(240))) << slurm.slurmctld_log_tail();
   const auto real = slurm.completed_jobs();
   EXPECT_EQ(real.size(), trace.size()) << slurm.slurmctld_log_tail();
+  for (const auto& r : real) {
+    const auto it = index_of_id.find(r.job_id);
+    if (it == index_of_id.end()) continue;
+    const auto i = it->second;
+    const double stamped = static_cast<double>(r.submit_time);
+    submitted_at[i] = std::clamp(call_start[i], stamped, std::max(stamped, std::min(call_end[i], stamped + 0.999)));
+  }
 
   // The twin, from the very files the real controller read.
   std::ifstream conf_in(slurm.conf_path());
