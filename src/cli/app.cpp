@@ -54,6 +54,7 @@ int run(int argc, char** argv) {
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);
   add_topology_command(app, ctx);
+  add_cluster_command(app, ctx);
   add_rl_command(app, ctx);
   add_serve_command(app, ctx);
   add_metrics_command(app, ctx);

@@ -18,6 +18,7 @@ void add_run_command(CLI::App& app, Context& ctx);
 void add_models_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_topology_command(CLI::App& app, Context& ctx);
+void add_cluster_command(CLI::App& app, Context& ctx);
 void add_rl_command(CLI::App& app, Context& ctx);
 void add_serve_command(CLI::App& app, Context& ctx);
 void add_metrics_command(CLI::App& app, Context& ctx);

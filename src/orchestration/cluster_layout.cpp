@@ -53,6 +53,9 @@ void ClusterLayout::finalize() {
     std::sort(sw.nodes.begin(), sw.nodes.end());
     sw.nodes.erase(std::unique(sw.nodes.begin(), sw.nodes.end()), sw.nodes.end());
   }
+  single_tree_ = false;
+  for (const auto& sw : switches)
+    if (static_cast<int>(sw.nodes.size()) == n) single_tree_ = true;
   // Hops through the lowest common ancestor.
   switch_distance.assign(static_cast<std::size_t>(s), std::vector<int>(static_cast<std::size_t>(s), kUnreachable));
   std::vector<std::vector<int>> ancestors(static_cast<std::size_t>(s));

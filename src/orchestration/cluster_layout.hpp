@@ -34,8 +34,11 @@ struct ClusterLayout {
   std::vector<std::vector<int>> switch_distance;
 
   static constexpr int kUnreachable = 1 << 28;
+  bool single_tree_ = false;  ///< set by finalize()
   [[nodiscard]] int nodes() const { return static_cast<int>(node_names.size()); }
   [[nodiscard]] int index_of(const std::string& node) const;  ///< -1 when absent
+  /// True when one switch holds every node (then tree placement fits any job that has the nodes).
+  [[nodiscard]] bool single_tree() const { return single_tree_; }
   /// Computes node lists of upper switches, node_leaf and switch_distance from leaves and parents.
   void finalize();
 };

@@ -211,7 +211,8 @@ std::vector<int> select_nodes(const ClusterLayout& layout, Placement placement, 
 bool can_place(const ClusterLayout& layout, Placement placement, const NodeSet& available, const NodeRequest& request) {
   const int free = available.count();
   if (free < request.nodes) return false;
-  if (placement == Placement::Consecutive || (placement == Placement::Tree && layout.switches.empty()))
+  if (placement == Placement::Consecutive ||
+      (placement == Placement::Tree && (layout.switches.empty() || layout.single_tree())))
     return true;
   return !select_nodes(layout, placement, available, request).empty();
 }

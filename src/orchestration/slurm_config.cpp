@@ -210,6 +210,7 @@ void scheduler_parameters(SlurmConfig& c, const std::string& path, int line, con
     else if (key == "bf_max_job_test") c.bf_max_job_test = static_cast<int>(number_value(path, line, field, v, 1));
     else if (key == "bf_resolution") c.bf_resolution_s = number_value(path, line, field, v, 1);
     else if (key == "sched_interval") c.sched_interval_s = number_value(path, line, field, v, 1);
+    else if (key == "batch_sched_delay") c.batch_sched_delay_s = number_value(path, line, field, v, 0);
     else if (key == "default_queue_depth") c.default_queue_depth = static_cast<int>(number_value(path, line, field, v, 1));
     // Others (bf_continue, sched_min_interval, ...) change timing only; accepted and ignored.
   }
@@ -227,12 +228,20 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
   };
   std::vector<PendingPartition> partitions;
   std::set<std::string> node_set;
+  long default_cpus = 1;  // slurm.conf(5): CPUs defaults to 1
   for (const auto& cl : split_conf(text, path)) {
     const std::string head = lower(cl.pairs[0].first);
     const std::string& head_value = cl.pairs[0].second;
     if (head == "nodename") {
-      if (lower(head_value) == "default") continue;
+      long cpus = default_cpus;
+      for (std::size_t i = 1; i < cl.pairs.size(); ++i)
+        if (lower(cl.pairs[i].first) == "cpus") cpus = static_cast<long>(number_value(path, cl.line, "CPUs", cl.pairs[i].second, 1));
+      if (lower(head_value) == "default") {
+        default_cpus = cpus;
+        continue;
+      }
       for (const auto& name : expand_hostlist(head_value)) {
+        c.total_cpus += cpus;
         if (!node_set.insert(name).second) throw core::InputError(path, cl.line, "NodeName", fmt::format("node {} is defined twice", name));
         out.node_names.push_back(name);
       }

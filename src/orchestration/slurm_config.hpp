@@ -40,10 +40,27 @@ struct SlurmConfig {
   double bf_resolution_s = 60;
   double sched_interval_s = 60;
   int default_queue_depth = 100;     ///< jobs the event-triggered main loop tests
+  /// From a completion or failure to the main loop's pass: slurmctld queues the pass
+  /// and runs it within a fraction of a second (0.02-0.17 s after completions in slurmctld.log).
+  double main_delay_s = 0.1;
+  /// SchedulerParameters batch_sched_delay: a batch submission's main-loop pass may wait this
+  /// long (slurmctld.log: submissions are started by the next backfill pass, not at once).
+  double batch_sched_delay_s = 3;
+  /// A finished job's nodes stay COMPLETING until slurmd reports its epilog done (0.02-0.5 s in
+  /// slurmctld.log on loopback); the report's main-loop pass waits like a submission's, so the
+  /// next backfill pass usually finds them first.
+  double completing_s = 0.2;
+  /// Where in each bf_interval the backfill thread wakes, as a fraction of it: the phase of a real
+  /// daemon's thread is unknown, the middle is its expectation.
+  double bf_phase = 0.5;
   // Multifactor priority
   double weight_age = 0, weight_fairshare = 0, weight_job_size = 0, weight_partition = 0, weight_qos = 0;
   double max_age_s = 7 * 86400.0;    ///< PriorityMaxAge
   bool favor_small = false;          ///< PriorityFavorSmall
+  /// CPUs of all nodes (NodeName CPUs=); > 0 adds the CPU half of the job-size factor:
+  /// size = (nodes/N + cpus/total_cpus) / 2 (or (N-nodes)/N and (total-cpus)/total with
+  /// PriorityFavorSmall), as priority/multifactor computes it.
+  long total_cpus = 0;
   double decay_half_life_s = 7 * 86400.0;  ///< PriorityDecayHalfLife (fair-share usage decay)
   double calc_period_s = 300;        ///< PriorityCalcPeriod (minutes in the file)
   // Preemption

@@ -48,7 +48,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-enum class EventKind { NodeBack = 0, JobEnd = 1, Stop = 2, NodeFail = 3, Submit = 4, Recalc = 5, Backfill = 6 };
+enum class EventKind { NodeRelease, NodeBack, JobEnd, Stop, NodeFail, Submit, Recalc, MainSched, Backfill };
+
+constexpr int kCompleting = -2;  ///< node_job_ of a node whose job ended and whose epilog runs
 
 struct Event {
   double t;
@@ -149,6 +151,7 @@ class Simulator {
       return std::tie(x.submit_s, x.id) < std::tie(y.submit_s, y.id);
     });
     for (const auto& a : config_.account_shares) total_shares_ += a.second;
+    if (options_.kueue.enabled) setup_kueue();
   }
 
   SimulationResult run() {
@@ -165,40 +168,64 @@ class Simulator {
     while (!events_.empty() && !stop) {
       const double t = events_.top().t;
       advance_to(t);
-      bool run_main = false, run_backfill = false, periodic = false;
+      bool changed = false, submitted = false, released = false, run_main = false, run_backfill = false, periodic = false;
       while (!events_.empty() && events_.top().t == t) {
         const Event e = events_.top();
         events_.pop();
         switch (e.kind) {
-          case EventKind::Submit: submit(e.a, t); run_main = true; break;
+          case EventKind::Submit: submit(e.a, t); submitted = true; break;
           case EventKind::JobEnd:
             if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b && jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
               finish(e.a, t);
-              run_main = true;
+              changed = true;
             }
             break;
-          case EventKind::NodeFail: node_fail(e.a, t); run_main = true; break;
-          case EventKind::NodeBack: node_back(e.a); run_main = true; break;
+          case EventKind::NodeFail: node_fail(e.a, t); changed = true; break;
+          case EventKind::NodeBack: node_back(e.a); changed = true; break;
+          case EventKind::NodeRelease: node_release(e.a); released = true; break;
           case EventKind::Recalc:
             recalc_priorities(t);
             periodic = true;
             if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size()))
               push({t + config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
             break;
+          case EventKind::MainSched: main_pending_ = kInf; run_main = true; break;
           case EventKind::Backfill: backfill_scheduled_ = false; run_backfill = true; break;
           case EventKind::Stop: stop = true; break;
         }
       }
       if (stop) break;
-      if (run_main || periodic) {
-        main_schedule(t, periodic);
-        if (config_.backfill && !backfill_scheduled_ && !queue_.empty()) {
+      if ((submitted || released) && !changed) {
+        // A batch submission or an epilog-complete report queues a main-loop pass that may wait
+        // batch_sched_delay (backfill usually starts the job first); Kueue reacts at once.
+        const double at = options_.kueue.enabled ? t : t + config_.batch_sched_delay_s;
+        if (at <= t) {
+          run_main = true;
+        } else if (at < main_pending_) {
+          push({at, EventKind::MainSched, 0, 0, 0});
+          main_pending_ = at;
+        }
+      }
+      if ((released || submitted) && !changed && config_.backfill && !options_.kueue.enabled && !backfill_scheduled_) {
+        push({next_backfill(t), EventKind::Backfill, 0, 0, 0});
+        backfill_scheduled_ = true;
+      }
+      if (changed) {
+        // slurmctld runs the main loop shortly after an event; Kueue's scheduler reacts at once.
+        const double at = options_.kueue.enabled ? t : t + config_.main_delay_s;
+        if (at <= t) {
+          run_main = true;
+        } else if (at < main_pending_) {
+          push({at, EventKind::MainSched, 0, 0, 0});
+          main_pending_ = at;
+        }
+        if (config_.backfill && !options_.kueue.enabled && !backfill_scheduled_) {
           // The backfill thread wakes every bf_interval.
-          push({std::floor(t / config_.bf_interval_s + 1e-9) * config_.bf_interval_s + config_.bf_interval_s,
-                EventKind::Backfill, 0, 0, 0});
+          push({next_backfill(t), EventKind::Backfill, 0, 0, 0});
           backfill_scheduled_ = true;
         }
       }
+      if (run_main || periodic) main_schedule(t, periodic);
       if (run_backfill && !queue_.empty()) {
         backfill(t);
         ++result_.backfill_passes;
@@ -216,6 +243,12 @@ class Simulator {
   }
 
  private:
+  /// The backfill thread's first wake-up at or after t (every bf_interval, at bf_phase of it).
+  double next_backfill(double t) const {
+    const double interval = config_.bf_interval_s, phase = config_.bf_phase * interval;
+    return std::ceil((t - phase) / interval - 1e-9) * interval + phase;
+  }
+
   void push(Event e) {
     e.seq = seq_++;
     events_.push(e);
@@ -264,8 +297,13 @@ class Simulator {
     if (!config_.multifactor) return j.priority;
     const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
     const double age = config_.max_age_s > 0 ? std::min(1.0, std::max(0.0, t - j.eligible_s) / config_.max_age_s) : 0.0;
-    const double size = config_.favor_small ? static_cast<double>(n_ - j.spec.request.nodes) / n_
-                                            : static_cast<double>(j.spec.request.nodes) / n_;
+    double size = config_.favor_small ? static_cast<double>(n_ - j.spec.request.nodes) / n_
+                                      : static_cast<double>(j.spec.request.nodes) / n_;
+    if (config_.total_cpus > 0) {
+      const double cpus = j.spec.cpus > 0 ? j.spec.cpus : j.spec.request.nodes;
+      const double total = static_cast<double>(config_.total_cpus);
+      size = (size + (config_.favor_small ? (total - cpus) / total : cpus / total)) / 2.0;
+    }
     const double part_f = static_cast<double>(part.priority_job_factor) / std::max(1, max_job_factor_);
     const double qos_f = j.qos >= 0 && max_qos_priority_ > 0
                              ? static_cast<double>(config_.qos[static_cast<std::size_t>(j.qos)].priority) / max_qos_priority_
@@ -347,6 +385,7 @@ class Simulator {
       free_.reset(node);
       node_job_[static_cast<std::size_t>(node)] = ji;
     }
+    if (options_.kueue.enabled) cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
     j.rec.state = JobState::Running;
     j.rec.start_s = t;
     if (j.rec.first_start_s < 0) j.rec.first_start_s = t;
@@ -361,10 +400,24 @@ class Simulator {
   }
 
   void release_nodes(Job& j) {
+    if (options_.kueue.enabled) cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(&j - jobs_.data())])] -= j.spec.request.nodes;
+    const bool completing = config_.completing_s > 0 && !options_.kueue.enabled;
     for (int node : j.rec.nodes) {
+      if (completing) {
+        // COMPLETING until slurmd reports the epilog done; that report starts no main-loop pass.
+        node_job_[static_cast<std::size_t>(node)] = kCompleting;
+        push({now_ + config_.completing_s, EventKind::NodeRelease, 0, node, 0});
+        continue;
+      }
       node_job_[static_cast<std::size_t>(node)] = -1;
       if (!down_.test(node)) free_.set(node);
     }
+  }
+
+  void node_release(int node) {
+    if (node_job_[static_cast<std::size_t>(node)] != kCompleting) return;
+    node_job_[static_cast<std::size_t>(node)] = -1;
+    if (!down_.test(node)) free_.set(node);
   }
 
   void finish(int ji, double t) {
@@ -464,7 +517,7 @@ class Simulator {
       ++spares_free_;
     }
     down_.reset(node);
-    if (node_job_[static_cast<std::size_t>(node)] < 0) free_.set(node);
+    if (node_job_[static_cast<std::size_t>(node)] == -1) free_.set(node);
   }
 
   // --- the main scheduling loop ------------------------------------------------------------
@@ -512,6 +565,10 @@ class Simulator {
 
   void main_schedule(double t, bool full) {
     ++result_.scheduling_passes;
+    if (options_.kueue.enabled) {
+      kueue_schedule(t);
+      return;
+    }
     std::vector<char> blocked(config_.partitions.size(), 0);
     std::size_t blocked_count = 0;
     int tested = 0;
@@ -541,42 +598,167 @@ class Simulator {
     }
   }
 
+  // --- Kubernetes + Kueue ---------------------------------------------------------------
+  void setup_kueue() {
+    auto& k = options_.kueue;
+    std::vector<std::string> accounts;
+    for (const auto& j : jobs_)
+      if (std::find(accounts.begin(), accounts.end(), j.spec.account) == accounts.end()) accounts.push_back(j.spec.account);
+    if (k.queues.empty()) {
+      // An equal share of the nodes per team (the remainder to the first ones).
+      const int teams = static_cast<int>(accounts.size());
+      for (int i = 0; i < teams; ++i)
+        k.queues.push_back({accounts[static_cast<std::size_t>(i)], n_ / teams + (i < n_ % teams ? 1 : 0), -1});
+    }
+    cq_usage_.assign(k.queues.size(), 0);
+    cq_of_.resize(jobs_.size());
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      const auto& acct = jobs_[i].spec.account;
+      const auto it = std::find_if(k.queues.begin(), k.queues.end(), [&](const ClusterQueueConfig& q) { return q.name == acct; });
+      if (it == k.queues.end())
+        throw core::InputError::flag("--queues", fmt::format("job {}: team '{}' has no ClusterQueue", jobs_[i].spec.id, acct));
+      cq_of_[i] = static_cast<int>(it - k.queues.begin());
+    }
+  }
+
+  /// Nodes of quota the queue may still use: its own unused nominal quota plus what it may borrow.
+  bool quota_fits(int cq, int need, const std::vector<int>& usage) const {
+    const auto& q = options_.kueue.queues[static_cast<std::size_t>(cq)];
+    const int used = usage[static_cast<std::size_t>(cq)];
+    if (used + need <= q.nominal_nodes) return true;
+    int cohort_free = 0;
+    for (std::size_t i = 0; i < usage.size(); ++i) cohort_free += options_.kueue.queues[i].nominal_nodes - usage[i];
+    const int borrow = used + need - q.nominal_nodes;
+    return need <= cohort_free && (q.borrowing_limit < 0 || borrow <= q.borrowing_limit);
+  }
+
+  /// Evicts the fewest lower-priority or borrowing workloads that let job `ji` in; false if none do.
+  bool kueue_preempt(int ji, double t) {
+    const auto& k = options_.kueue;
+    const auto& j = jobs_[static_cast<std::size_t>(ji)];
+    const int cq = cq_of_[static_cast<std::size_t>(ji)];
+    const auto& q = k.queues[static_cast<std::size_t>(cq)];
+    std::vector<int> candidates;
+    for (std::size_t r = 0; r < jobs_.size(); ++r) {
+      const auto& v = jobs_[r];
+      if (v.rec.state != JobState::Running) continue;
+      const int vcq = cq_of_[r];
+      const bool same = vcq == cq;
+      if (same && k.within_cluster_queue && v.priority < j.priority) candidates.push_back(static_cast<int>(r));
+      // Reclaim: only while this queue stays within its nominal quota, from queues that borrow.
+      if (!same && k.reclaim_within_cohort &&
+          cq_usage_[static_cast<std::size_t>(vcq)] > k.queues[static_cast<std::size_t>(vcq)].nominal_nodes &&
+          cq_usage_[static_cast<std::size_t>(cq)] + j.spec.request.nodes <= q.nominal_nodes)
+        candidates.push_back(static_cast<int>(r));
+    }
+    if (candidates.empty()) return false;
+    // Lowest priority first, then the most recently started (least work lost).
+    std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+      const auto& x = jobs_[static_cast<std::size_t>(a)];
+      const auto& y = jobs_[static_cast<std::size_t>(b)];
+      if (x.priority != y.priority) return x.priority < y.priority;
+      return x.rec.start_s > y.rec.start_s;
+    });
+    std::vector<int> usage = cq_usage_;
+    NodeSet pool = free_;
+    std::vector<int> victims;
+    for (int v : candidates) {
+      const auto& vj = jobs_[static_cast<std::size_t>(v)];
+      victims.push_back(v);
+      usage[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(v)])] -= vj.spec.request.nodes;
+      for (int node : vj.rec.nodes) pool.set(node);
+      if (!quota_fits(cq, j.spec.request.nodes, usage)) continue;
+      const auto nodes = select_nodes(layout_, config_.placement, pool, j.spec.request);
+      if (nodes.empty()) continue;
+      // Evict only the victims whose nodes or quota were needed: all chosen so far.
+      for (int vi : victims) {
+        ++result_.preemptions;
+        interrupt(vi, t, JobState::Preempted, jobs_[static_cast<std::size_t>(vi)].spec.requeue);
+      }
+      start(ji, nodes, t, false);
+      return true;
+    }
+    return false;
+  }
+
+  void kueue_schedule(double t) {
+    const auto& k = options_.kueue;
+    std::vector<char> blocked(k.queues.size(), 0);
+    std::vector<int> order;
+    for (const auto& key : queue_) order.push_back(key.job);
+    for (int ji : order) {
+      auto& j = jobs_[static_cast<std::size_t>(ji)];
+      if (!j.queued || j.eligible_s > t) continue;
+      const int cq = cq_of_[static_cast<std::size_t>(ji)];
+      if (blocked[static_cast<std::size_t>(cq)]) continue;
+      if (quota_fits(cq, j.spec.request.nodes, cq_usage_) && free_.count() >= j.spec.request.nodes) {
+        const auto nodes = select_nodes(layout_, config_.placement, free_, j.spec.request);
+        if (!nodes.empty()) {
+          start(ji, nodes, t, false);
+          continue;
+        }
+      }
+      if (kueue_preempt(ji, t)) continue;
+      if (k.strict_fifo) blocked[static_cast<std::size_t>(cq)] = 1;
+    }
+  }
+
   // --- the backfill loop -------------------------------------------------------------------
   struct Slot {
     double t;
     NodeSet avail;
+    int count;  ///< avail.count(), kept in step
   };
 
   /// Splits the plan so that a slot starts at `t`; returns its index.
   static std::size_t split_at(std::vector<Slot>& plan, double t) {
-    std::size_t i = 0;
-    while (i + 1 < plan.size() && plan[i + 1].t <= t) ++i;
+    const auto it = std::upper_bound(plan.begin(), plan.end(), t, [](double v, const Slot& s) { return v < s.t; });
+    const std::size_t i = static_cast<std::size_t>(it - plan.begin()) - 1;
     if (plan[i].t == t) return i;
-    plan.insert(plan.begin() + static_cast<long>(i) + 1, Slot{t, plan[i].avail});
+    plan.insert(plan.begin() + static_cast<long>(i) + 1, Slot{t, plan[i].avail, plan[i].count});
     return i + 1;
   }
 
-  void backfill(double t) {
+  void backfill(double t_exact) {
     const double res = config_.bf_resolution_s;
+    // slurmctld plans in whole seconds (time_t): now, start times and ends are truncated.
+    const double t = std::floor(t_exact);
     // Node availability over time: running jobs hold their nodes until start + time limit.
     std::vector<std::pair<double, int>> ends;
     for (int node = 0; node < n_; ++node) {
       const int r = node_job_[static_cast<std::size_t>(node)];
-      if (r < 0 || down_.test(node)) continue;
+      if (down_.test(node) || r == -1) continue;
+      if (r == kCompleting) {
+        ends.push_back({t + res, node});
+        continue;
+      }
       const auto& j = jobs_[static_cast<std::size_t>(r)];
-      ends.push_back({std::max(t + res, round_up(j.rec.start_s + j.limit_s, res)), node});
+      ends.push_back({std::max(t + res, round_up(std::floor(j.rec.start_s) + j.limit_s, res)), node});
     }
     std::sort(ends.begin(), ends.end());
     std::vector<Slot> plan;
-    plan.push_back({t, free_});
+    plan.push_back({t, free_, free_.count()});
     for (const auto& [end, node] : ends) {
-      if (plan.back().t != end) plan.push_back({end, plan.back().avail});
+      if (plan.back().t != end) plan.push_back({end, plan.back().avail, plan.back().count});
       plan.back().avail.set(node);
+      ++plan.back().count;
     }
     const double horizon = t + config_.bf_window_s;
+    const bool one_partition = config_.partitions.size() == 1 && partition_nodes_[0].count() == n_;
+    // Whole-node requests whose fit depends on node counts alone (no blocks; a tree with one
+    // top switch): a job that found no start fails for every later job at least as large and as
+    // long, since reservations only take nodes away.
+    const bool count_decides = one_partition && (config_.placement == Placement::Consecutive ||
+                                                 (config_.placement == Placement::Tree && layout_.single_tree()));
+    int failed_nodes = std::numeric_limits<int>::max();
+    double failed_limit = kInf;
     int tested = 0;
     std::vector<int> order;
-    for (const auto& k : queue_) order.push_back(k.job);
+    order.reserve(std::min<std::size_t>(queue_.size(), static_cast<std::size_t>(config_.bf_max_job_test)));
+    for (const auto& k : queue_) {
+      if (static_cast<int>(order.size()) >= config_.bf_max_job_test) break;
+      order.push_back(k.job);
+    }
     for (int ji : order) {
       if (tested >= config_.bf_max_job_test) break;
       auto& j = jobs_[static_cast<std::size_t>(ji)];
@@ -584,14 +766,22 @@ class Simulator {
       ++tested;
       const double limit = round_up(j.limit_s, res);
       const int need = j.spec.request.nodes;
+      if (count_decides && need >= failed_nodes && limit >= failed_limit) continue;
       const NodeSet& part = partition_nodes_[static_cast<std::size_t>(j.partition)];
+      bool placed = false;
       for (std::size_t i = 0; i < plan.size() && plan[i].t < horizon; ++i) {
-        if (plan[i].avail.count_and(part) < need) continue;
-        NodeSet window = plan[i].avail;
-        window &= part;
+        if (plan[i].count < need) continue;
+        if (!one_partition && plan[i].avail.count_and(part) < need) continue;
         const double until = plan[i].t + limit;
         bool enough = true;
-        for (std::size_t k = i + 1; k < plan.size() && plan[k].t < until; ++k) {
+        // A job that would end exactly when a reservation begins counts as overlapping it: the
+        // real slurmctld 22.05 does not backfill it (tests/slurm/scheduler_twin_test.cpp).
+        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k)
+          if (plan[k].count < need) { enough = false; break; }
+        if (!enough) continue;
+        NodeSet window = plan[i].avail;
+        if (!one_partition) window &= part;
+        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k) {
           window &= plan[k].avail;
           if (window.count() < need) { enough = false; break; }
         }
@@ -599,12 +789,20 @@ class Simulator {
         const auto nodes = select_nodes(layout_, config_.placement, window, j.spec.request);
         if (nodes.empty()) continue;
         // Hold the nodes in [plan[i].t, until).
-        const std::size_t first = split_at(plan, plan[i].t);
+        const double from = plan[i].t;
+        const std::size_t first = split_at(plan, from);
         split_at(plan, until);
-        for (std::size_t k = first; k < plan.size() && plan[k].t < until; ++k)
+        for (std::size_t k = first; k < plan.size() && plan[k].t < until; ++k) {
           for (int node : nodes) plan[k].avail.reset(node);
-        if (plan[first].t == t) start(ji, nodes, t, true);
+          plan[k].count -= need;
+        }
+        if (from == t) start(ji, nodes, t_exact, true);
+        placed = true;
         break;
+      }
+      if (!placed && need <= failed_nodes && limit <= failed_limit) {
+        failed_nodes = need;
+        failed_limit = limit;
       }
     }
   }
@@ -629,12 +827,15 @@ class Simulator {
   long active_jobs_ = 0;
   std::uint32_t basic_next_ = 0;
   bool backfill_scheduled_ = false;
+  double main_pending_ = kInf;   ///< time of the pending MainSched event
   double fragmented_ = 0;
   std::map<std::string, double> usage_;
   double total_usage_ = 0, total_shares_ = 0, last_calc_ = 0;
   std::set<std::string> accounts_seen_;
   int spares_free_ = 0;
   std::vector<double> spare_returns_;
+  std::vector<int> cq_usage_;   ///< Kueue: nodes admitted per ClusterQueue
+  std::vector<int> cq_of_;      ///< Kueue: ClusterQueue of each job
   std::mt19937_64 rng_;
   TimeSeries series_;
   SimulationResult result_;

@@ -34,10 +34,32 @@ struct FailureSettings {
   std::uint64_t seed = 7;
 };
 
+/// Kubernetes with Kueue instead of Slurm: one ClusterQueue per team (the job's account) with a
+/// nominal quota of nodes in one cohort; a workload is admitted whole (gang) when its queue's
+/// quota, or unused quota borrowed from the cohort, covers it and topology-aware scheduling
+/// (the node labels' tree) places every pod; otherwise it waits (BestEffortFIFO: later workloads
+/// that fit go ahead; StrictFIFO: the queue's head blocks it). Preemption: a queue below its
+/// nominal quota reclaims nodes from queues that borrow; within a queue a higher-priority
+/// workload evicts lower ones. Evicted workloads and those hit by node failures are requeued
+/// (their pods restarted from the last checkpoint).
+struct ClusterQueueConfig {
+  std::string name;
+  int nominal_nodes = 0;
+  int borrowing_limit = -1;   ///< nodes it may borrow beyond nominal; -1 = unlimited
+};
+struct KueueConfig {
+  bool enabled = false;
+  std::vector<ClusterQueueConfig> queues;  ///< empty: every account gets an equal share
+  bool strict_fifo = false;                ///< queueingStrategy StrictFIFO (else BestEffortFIFO)
+  bool reclaim_within_cohort = true;       ///< preemption.reclaimWithinCohort: Any (else Never)
+  bool within_cluster_queue = true;        ///< preemption.withinClusterQueue: LowerPriority (else Never)
+};
+
 struct SimulationOptions {
   double horizon_s = 0;             ///< stop at this time (0 = until every job has finished)
   FailureSettings failures;
   double utilisation_bucket_s = 3600;  ///< resolution of the time series
+  KueueConfig kueue;                   ///< enabled: Kubernetes + Kueue instead of Slurm's loops
 };
 
 enum class JobState { Pending, Running, Completed, Timeout, Cancelled, NodeFail, Preempted };

@@ -16,6 +16,7 @@ struct JobSpec {
   std::string name;
   double submit_s = 0.0;
   NodeRequest request;         ///< nodes, --segment, --exclusive=topo
+  int cpus = 0;                ///< CPUs asked for (-n x -c); 0 = one per node (sbatch -N alone)
   double time_limit_s = 3600;  ///< -t; backfill plans with it; the job is killed (TIMEOUT) at it
   double run_s = 600;          ///< how long it runs if nothing stops it
   std::string partition;       ///< "" = the default partition

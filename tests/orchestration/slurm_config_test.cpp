@@ -42,6 +42,7 @@ TEST(SlurmConf, ReadsSchedulerPriorityNodesAndPartitions) {
   EXPECT_EQ(f.config.max_age_s, 86400);
   EXPECT_EQ(f.config.placement, Placement::Tree);
   EXPECT_EQ(f.node_names, (std::vector<std::string>{"gpu01", "gpu02", "gpu03", "gpu04"}));
+  EXPECT_EQ(f.config.total_cpus, 4 * 192);  // NodeName=DEFAULT CPUs=192
   ASSERT_EQ(f.config.partitions.size(), 2u);
   EXPECT_EQ(f.config.partitions[0].max_time_s, 2 * 86400);
   EXPECT_EQ(f.config.partitions[1].nodes, (std::vector<int>{2, 3}));

@@ -25,6 +25,10 @@ SlurmConfig fast_backfill() {
   SlurmConfig c;
   c.bf_interval_s = 1;
   c.bf_resolution_s = 1;
+  c.main_delay_s = 0;  // decisions at the events themselves
+  c.batch_sched_delay_s = 0;
+  c.completing_s = 0;
+  c.bf_phase = 0;
   return c;
 }
 
@@ -79,6 +83,13 @@ TEST(SlurmSimulator, MultifactorJobSizeOrdersTheQueue) {
   r = simulate_slurm(flat(4), c, {job(1, 0, 4, 100, 100), job(2, 1, 2, 10, 10), job(3, 2, 3, 10, 10)});
   EXPECT_EQ(r.jobs[1].start_s, 100);  // 2 nodes: priority 500 beats 250
   EXPECT_EQ(r.jobs[2].start_s, 110);
+  // With CPUs known (32 on 8 nodes) the size factor averages the node and CPU fractions; a job
+  // asking one CPU per node: 1 node -> 1000 x (7/8 + 31/32)/2 = 921, 6 nodes -> 531 (the values
+  // a real slurmctld 22.05 printed for these jobs).
+  c.total_cpus = 32;
+  r = simulate_slurm(flat(8), c, {job(1, 0, 8, 100, 100), job(2, 1, 1, 10, 10), job(3, 2, 6, 10, 10)});
+  EXPECT_EQ(r.jobs[1].priority, 921u);
+  EXPECT_EQ(r.jobs[2].priority, 531u);
 }
 
 // --nice lowers a job's priority under priority/basic (FIFO by submission otherwise).
@@ -153,6 +164,60 @@ TEST(KendallTau, CountsConcordantPairs) {
   EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3}, {1, 2, 3}), 1.0);
   EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3}, {1, 3, 2}), 1.0 / 3.0);
   EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3}, {3, 2, 1}), -1.0);
+}
+
+}  // namespace
+}  // namespace fmsim::orchestration
+
+namespace fmsim::orchestration {
+namespace {
+
+JobSpec team_job(int id, double submit, int nodes, double run, const std::string& team) {
+  JobSpec j;
+  j.id = id;
+  j.submit_s = submit;
+  j.request.nodes = nodes;
+  j.run_s = run;
+  j.time_limit_s = 10 * run;
+  j.account = team;
+  return j;
+}
+
+SimulationOptions kueue(std::vector<ClusterQueueConfig> queues) {
+  SimulationOptions o;
+  o.kueue.enabled = true;
+  o.kueue.queues = std::move(queues);
+  return o;
+}
+
+// Team a's quota is 2 of 4 nodes; with team b idle it borrows b's 2 nodes (one cohort), so its
+// 4-node job runs at once. When b submits, b is under its quota and reclaims: a's job is evicted
+// and requeued. Without preemption b waits for a's job to end.
+TEST(KueueTwin, BorrowsUnusedQuotaFromTheCohort) {
+  auto r = simulate_slurm(flat_layout(4), SlurmConfig{}, {team_job(1, 0, 4, 100, "a"), team_job(2, 1, 1, 10, "b")},
+                          kueue({{"a", 2, -1}, {"b", 2, -1}}));
+  EXPECT_EQ(r.jobs[0].first_start_s, 0);
+  // b's job finds no free node and its queue is under quota: it reclaims by evicting a's job.
+  EXPECT_EQ(r.jobs[1].start_s, 1);
+  EXPECT_EQ(r.jobs[0].requeues, 1);
+  EXPECT_EQ(r.preemptions, 1);
+  // Without preemption b waits for a to finish.
+  auto o = kueue({{"a", 2, -1}, {"b", 2, -1}});
+  o.kueue.reclaim_within_cohort = false;
+  r = simulate_slurm(flat_layout(4), SlurmConfig{}, {team_job(1, 0, 4, 100, "a"), team_job(2, 1, 1, 10, "b")}, o);
+  EXPECT_EQ(r.jobs[1].start_s, 100);
+  EXPECT_EQ(r.preemptions, 0);
+}
+
+// Gang admission against quota: a queue's 3-node job does not start on 2 free nodes, and with a
+// borrowing limit of 0 a team never goes past its nominal quota.
+TEST(KueueTwin, GangAdmissionWithinQuota) {
+  auto o = kueue({{"a", 2, 0}, {"b", 2, 0}});
+  const auto r = simulate_slurm(flat_layout(4), SlurmConfig{},
+                                {team_job(1, 0, 2, 100, "a"), team_job(2, 0, 2, 50, "a"), team_job(3, 0, 1, 10, "b")}, o);
+  EXPECT_EQ(r.jobs[0].start_s, 0);
+  EXPECT_EQ(r.jobs[1].start_s, 100);  // a's quota is full until job 1 ends
+  EXPECT_EQ(r.jobs[2].start_s, 0);    // b is not blocked by a's waiting job (BestEffortFIFO)
 }
 
 }  // namespace
