@@ -6,10 +6,11 @@ FMSIM := $(BUILD_DIR)/src/cli/fmsim
 
 # Debian 12 packages the build and the tests need (pybind11-dev, python3-dev: the Python API,
 # src/python; chromium: the HTML report's browser test;
-# slurmctld, slurmd, slurm-client: the real Slurm on loopback, tests/support/slurm_loopback.hpp).
+# slurmctld, slurmd, slurm-client: the real Slurm on loopback, tests/support/slurm_loopback.hpp;
+# prometheus: promtool and a real Prometheus on loopback for the metrics tests).
 DEB_PACKAGES := cmake ninja-build g++ make libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
                 libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev python3-dev
-DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client
+DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -14,6 +14,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   validate->require_subcommand(1);
   add_validate_collectives(*validate, ctx);
   add_validate_training(*validate, ctx);
+  add_validate_rl(*validate, ctx);
 }
 
 int run(int argc, char** argv) {
@@ -51,6 +52,8 @@ int run(int argc, char** argv) {
   add_models_command(app, ctx);
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);
+  add_topology_command(app, ctx);
+  add_rl_command(app, ctx);
   add_sweep_command(app, ctx);
 
   try {
