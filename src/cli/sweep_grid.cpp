@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <sstream>
 
@@ -61,8 +62,16 @@ const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dot
   while (from <= dotted.size()) {
     const std::size_t dot = std::min(dotted.find('.', from), dotted.size());
     const std::string key = dotted.substr(from, dot - from);
-    if (!node->is_object() || !node->contains(key)) return nullptr;
-    node = &(*node)[key];
+    if (node->is_array()) {  // rows.0.time_us: an index into a list
+      std::size_t index = 0;
+      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
+      if (ec != std::errc() || end != key.data() + key.size() || index >= node->size()) return nullptr;
+      node = &(*node)[index];
+    } else if (node->is_object() && node->contains(key)) {
+      node = &(*node)[key];
+    } else {
+      return nullptr;
+    }
     from = dot + 1;
   }
   return node;

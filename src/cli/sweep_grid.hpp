@@ -19,7 +19,8 @@ namespace fmsim::cli {
 ///     model: [llama3.1-8b, llama3.1-70b]
 ///     cluster: [p5.48xlarge:16, p5en.48xlarge:16]
 ///     seq: [4096, 8192]
-///   columns: [step_time_s, mfu, layout.dp]   # optional: JSON fields kept (dotted paths)
+///   columns: [step_time_s, mfu, layout.dp]   # optional: JSON fields kept (dotted paths;
+///                                            # a number indexes a list: rows.0.time_us)
 ///   chunk: 1000                    # optional: points per task
 struct SweepGrid {
   std::string file;     ///< as given

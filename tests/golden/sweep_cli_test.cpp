@@ -108,6 +108,20 @@ TEST_F(Sweep, ResumesOnlyMissingChunksWithTheSameBytes) {
   EXPECT_THAT(clash.err, HasSubstr("holds the results of a different sweep"));
 }
 
+TEST_F(Sweep, ColumnsIndexIntoLists) {
+  // collective prints its sizes as a list of rows; rows.0.bytes is the first row's size (1 MiB).
+  const auto grid = write_grid("coll.yaml", "kind: Sweep\ncommand: collective\n"
+                                            "fixed: {cluster: \"p5.48xlarge:2\", min-bytes: 1M, max-bytes: 1M}\n"
+                                            "grid:\n  op: [all_reduce, all_gather]\n"
+                                            "columns: [rows.0.bytes, rows.1.bytes, rows.0.algorithm]\n");
+  const auto r = run_fmsim({"sweep", grid.string(), "--out", (dir_ / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto csv = lines(slurp(dir_ / "out" / "results.csv"));
+  ASSERT_EQ(csv.size(), 3u);
+  EXPECT_EQ(csv[0], "point,op,status,rows.0.bytes,rows.1.bytes,rows.0.algorithm,error");
+  EXPECT_EQ(csv[1].substr(0, 24), "0,all_reduce,0,1048576,,");  // one row only: rows.1 is empty
+}
+
 TEST_F(Sweep, DryRunCountsAMillionPoints) {
   // 10 x 10 x 10 x 10 x 10 x 10 = 10^6 points, in 1000 chunks of 1000 (Slurm's default
   // MaxArraySize is 1001 tasks).
