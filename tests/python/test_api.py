@@ -105,12 +105,15 @@ class ErrorsCarryTheCliMessage(unittest.TestCase):
             fmsim.train(job={"model": "llama3.1-8b", "cluster": "p5.48xlarge:2", "batch": {"global": -4}})
         self.assertIn("batch.global", str(caught.exception))
 
-    def test_serve_needs_the_command(self):
-        if "serve" in fmsim.commands():
-            self.skipTest("this build has fmsim serve; its own tests cover it")
-        with self.assertRaises(fmsim.InputError) as caught:
-            fmsim.serve(model="llama3.1-8b")
-        self.assertIn("no 'serve' command", str(caught.exception))
+    def test_serve(self):
+        if "serve" not in fmsim.commands():
+            with self.assertRaises(fmsim.InputError) as caught:
+                fmsim.serve(model="llama3.1-8b")
+            self.assertIn("no 'serve' command", str(caught.exception))
+            return
+        got = fmsim.serve(model="llama3.1-8b", cluster="p5en.48xlarge", tp=1, isl=512, osl=128, num_requests=64)
+        self.assertEqual(got, cli_json("serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--tp", "1",
+                                       "--isl", "512", "--osl", "128", "--num-requests", "64"))
 
     def test_the_process_survives_many_errors(self):
         # In-process: a failing command must leave the interpreter and std::cout usable.
