@@ -4,17 +4,18 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 FMSIM := $(BUILD_DIR)/src/cli/fmsim
 
-# Debian 12 packages the build and the tests need (chromium: the HTML report's browser test;
+# Debian 12 packages the build and the tests need (pybind11-dev, python3-dev: the Python API,
+# src/python; chromium: the HTML report's browser test;
 # slurmctld, slurmd, slurm-client: the real Slurm on loopback, tests/support/slurm_loopback.hpp;
 # prometheus: promtool and a real Prometheus on loopback for the metrics tests).
 DEB_PACKAGES := cmake ninja-build g++ make libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
                 libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
-                pkg-config libcpp-httplib-dev
+                pkg-config libcpp-httplib-dev pybind11-dev python3-dev
 DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps configure build run test bench clean
+.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean
 
 all: build
 
@@ -52,6 +53,26 @@ run: build
 
 test: test-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# The suite under AddressSanitizer + UndefinedBehaviorSanitizer in its own build folder (g++;
+# any report fails the test). The browser and Slurm tests start other programs and are left out.
+SANITIZE_DIR ?= build-sanitize
+test-sanitize: test-deps
+	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMSIM_SANITIZE=ON \
+	  -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
+	cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -LE 'browser|slurm'
+
+# libFuzzer with ASan/UBSan (clang 14), each target for FUZZ_RUNS executions (docs/fuzzing.md).
+FUZZ_DIR ?= build-fuzz
+FUZZ_RUNS ?= 10000000
+fuzz-long: deps
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DFMSIM_SANITIZE=ON -DFMSIM_LIBFUZZER=ON -DFMSIM_BUILD_TESTS=OFF -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
+	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	for t in catalog_yaml cluster_yaml job_yaml hf_config validation_csv cli_args; do \
+	  FUZZ_RUNS=$(FUZZ_RUNS) sh $(FUZZ_DIR)/fuzz/run_$$t.sh || exit 1; \
+	done
 
 bench: build
 	$(BUILD_DIR)/bench/fmsim_bench

@@ -41,6 +41,7 @@ int run(int argc, char** argv) {
       "  fmsim train --model llama3.1-70b --cluster p5.48xlarge:64 --tp 8 --pp 4 --gbs 512\n"
       "  fmsim plan --model llama3.1-70b --gpus 512 --tokens 15T\n"
       "  fmsim run --job examples/llama70b_job.yaml --storage fsx-persistent2-1000 --capacity 120TiB\n"
+      "  fmsim sweep examples/sweep_train.yaml --slurm\n"
       "Run 'fmsim COMMAND --help' for the options of a command.");
 
   add_catalog_command(app, ctx);
@@ -59,6 +60,7 @@ int run(int argc, char** argv) {
   add_serve_command(app, ctx);
   add_metrics_command(app, ctx);
   add_compare_command(app, ctx);
+  add_sweep_command(app, ctx);
 
   try {
     app.parse(argc, argv);
@@ -77,6 +79,10 @@ int run(int argc, char** argv) {
     return 2;
   } catch (const core::InternalError& e) {
     std::cerr << "fmsim: " << e.what() << "\nThis is a bug in fmsim; please report it.\n";
+    return 70;
+  } catch (const std::exception& e) {
+    // Anything else is a bug too: reported, not a crash (std::terminate).
+    std::cerr << "fmsim: internal error: " << e.what() << "\nThis is a bug in fmsim; please report it.\n";
     return 70;
   }
   return ctx.exit_code;

@@ -311,7 +311,9 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--search-steps", o->search_steps, "verifier-search: reasoning steps per beam")->capture_default_str();
   cmd->add_option("--job", o->job, "YAML job file: any of these flags as keys (without --); flags win")->type_name("FILE");
   cmd->add_flag("--json", o->json, "JSON output");
-  cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")->type_name("FILE");
+  cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")
+      ->check(output_file())
+      ->type_name("FILE");
   cmd->footer(
       "Examples:\n"
       "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:16 --algorithm grpo --prompts 512 --samples 8 \\\n"

@@ -210,9 +210,15 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       "  fmsim serve --job examples/serve_job.yaml --trace serve.json --metrics serve.prom");
   add_serving_flags(*cmd, opts->flags);
   cmd->add_flag("--json", opts->json, "Machine-readable output (with a time series of batch, tokens, KV usage, queue)");
-  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of iterations and requests (JSON)")->type_name("FILE");
-  cmd->add_option("--metrics", opts->metrics, "Write Prometheus text with vLLM metric names")->type_name("FILE");
-  cmd->add_option("--timeseries", opts->timeseries, "Write the per-iteration time series as CSV")->type_name("FILE");
+  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of iterations and requests (JSON)")
+      ->check(output_file())
+      ->type_name("FILE");
+  cmd->add_option("--metrics", opts->metrics, "Write Prometheus text with vLLM metric names")
+      ->check(output_file())
+      ->type_name("FILE");
+  cmd->add_option("--timeseries", opts->timeseries, "Write the per-iteration time series as CSV")
+      ->check(output_file())
+      ->type_name("FILE");
   opts->metrics_out.resolution = "1s";  // a serving run lasts minutes
   add_metrics_flags(*cmd, opts->metrics_out);
   cmd->callback([opts, &ctx, cmd]() {

@@ -99,6 +99,7 @@ void add_topology_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--node-prefix", flags->node_prefix, "Node names are PREFIX1..PREFIXN (default node)")
       ->type_name("PREFIX");
   cmd->add_option("--output,-o", flags->output, "Write to FILE (whole or not at all) instead of stdout")
+      ->check(output_file())
       ->type_name("FILE");
   cmd->add_flag("--json", flags->json, "Nodes, switches and blocks as JSON, with the text");
   cmd->footer(

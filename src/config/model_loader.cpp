@@ -291,6 +291,14 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     const int line = e.byte == 0 ? 1 : line_of_offset(json_text, e.byte - 1);
     throw core::InputError(file_label, line, "", "malformed JSON: " + detail);
+  } catch (const json::out_of_range& e) {
+    // A number past the double range: "[json.exception.out_of_range.406] number overflow parsing '1e999'".
+    const std::string what = e.what();
+    const std::size_t q = what.find('\'');
+    const std::string token = q == std::string::npos ? "" : what.substr(q + 1, what.find('\'', q + 1) - q - 1);
+    const std::size_t at = token.empty() ? std::string::npos : json_text.find(token);
+    const int line = at == std::string::npos ? 1 : line_of_offset(json_text, at);
+    throw core::InputError(file_label, line, "", "number " + token + " is out of range (beyond +-1.8e308)");
   }
   if (!root.is_object()) throw core::InputError(file_label, 1, "", "expected a JSON object (a Hugging Face config.json)");
   const JsonFields j(root, json_text, file_label);

@@ -190,6 +190,12 @@ std::string YamlNode::as_string() const {
   if (!node_->IsScalar()) fail("expected a single value, got " + kind_of(*node_));
   const std::string text(trim(node_->Scalar()));
   if (text.empty()) fail("value is empty");
+  // Names and labels end up in JSON output, which must be UTF-8.
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = core::utf8_sequence_length(text, i);
+    if (len == 0) fail(fmt::format("not UTF-8 text (byte {} of the value)", i + 1));
+    i += len;
+  }
   return text;
 }
 

@@ -35,4 +35,8 @@ std::string to_lower(std::string_view s);
 /// Joins with a separator.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+/// Length of the valid UTF-8 sequence starting at text[i], or 0 when it is not valid (overlong
+/// forms, surrogates and code points above U+10FFFF are invalid, per RFC 3629); 1 for ASCII.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
+
 }  // namespace fmsim::core

@@ -3,46 +3,16 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.hpp"
+
 namespace fmsim::observability {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 when it is not valid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid, per RFC 3629).
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b0 = byte(i);
-  std::size_t len = 0;
-  unsigned char lo = 0x80;
-  unsigned char hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + len > text.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < len; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return len;
-}
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      const std::size_t len = utf8_sequence_length(text, i);
+      const std::size_t len = core::utf8_sequence_length(text, i);
       if (len == 0) {
         out += "\\ufffd";
         ++i;

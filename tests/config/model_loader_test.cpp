@@ -99,6 +99,16 @@ TEST(ModelLoader, LoadsFileAndDirectory) {
   EXPECT_THAT(error_of([&] { load_model(empty_dir); }), HasSubstr("holds no config.json"));
 }
 
+// A number past the double range (1.8e308) is an input error naming its line, not an escaping
+// nlohmann exception (found by fuzz/hf_config with '151e308').
+TEST(ModelLoader, NumberPastDoubleRangeIsAnInputError) {
+  const std::string message = error_of([] {
+    (void)parse_hf_config("{\"model_type\": \"llama\",\n \"hidden_size\": 151e308}", "cfg.json", "x");
+  });
+  EXPECT_THAT(message, HasSubstr("cfg.json:2"));
+  EXPECT_THAT(message, HasSubstr("number 151e308 is out of range"));
+}
+
 TEST(ModelLoader, Gpt2AliasesAndDefaults) {
   // GPT-2: n_embd / n_layer / n_head / n_positions; n_inner null means 4·n_embd; tied, learned positions.
   const ModelSpec m = parse_hf_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,

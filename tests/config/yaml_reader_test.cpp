@@ -59,6 +59,16 @@ TEST(YamlNode, NumbersAndBounds) {
 }
 
 // Quantities must name their unit: "80" in a size field is a forgotten "GB", not 80 bytes.
+// Text values end up in JSON output, which must be UTF-8 (RFC 3629): a lone continuation byte
+// (0x8B) or an overlong form (0xC0 0xAF) is refused where it stands; "µs" and "H100 – SXM" are
+// fine. (Found by fuzz/catalog_yaml: the byte crashed `catalog --json`.)
+TEST(YamlNode, TextMustBeUtf8) {
+  const YamlNode root = parse("ok: \"H100 \u2013 SXM \u00b5s\"\nbad: \"ab\x8b\"\noverlong: \"\xc0\xaf\"\n");
+  EXPECT_EQ(root["ok"].as_string(), "H100 \u2013 SXM \u00b5s");
+  expect_error([&] { (void)root["bad"].as_string(); }, 2, "bad", "not UTF-8 text (byte 3 of the value)");
+  expect_error([&] { (void)root["overlong"].as_string(); }, 3, "overlong", "not UTF-8 text (byte 1");
+}
+
 TEST(YamlNode, QuantitiesNeedUnits) {
   const YamlNode root = parse("a: 80 GiB\nb: 80\nc: 400 Gbps\nd: 2.5 us\ne: 10 furlongs\n");
   EXPECT_DOUBLE_EQ(root["a"].as_bytes().value(), 80.0 * 1024 * 1024 * 1024);

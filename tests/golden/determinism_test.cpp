@@ -15,14 +15,8 @@
 namespace {
 
 using fmsim::testing::run_fmsim;
+using fmsim::testing::slurp;
 using fmsim::testing::source_path;
-
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // "" when equal, else where the two texts first differ with a little context (the outputs are
 // long; the whole of both would bury the difference).
@@ -79,6 +73,8 @@ std::vector<Case> cases(const std::string& dir) {
       {"validate_training", {"validate", "training", "--csv", training_csv, "--json"}, {}},
       {"calibrate", {"calibrate", "training", "--csv", training_csv, "--rounds", "1", "--write", dir + "/fit.yaml"},
        {"fit.yaml"}},
+      {"sweep", {"sweep", source_path("examples/sweep_train.yaml"), "--out", dir + "/sweep", "--jobs", "2", "--json"},
+       {"sweep/results.csv", "sweep/results.jsonl"}},
   };
 }
 

@@ -91,6 +91,21 @@ TEST(Robustness, BadOutputPathFailsBeforeAnyWork) {
   EXPECT_EQ(is_dir.exit_code, 2);
   EXPECT_THAT(is_dir.err, HasSubstr("is a directory; give a file name"));
   EXPECT_TRUE(std::filesystem::is_empty(dir));
+  // Every other command that writes a file checks its path the same way.
+  const std::string missing_file = (dir / "no/such/folder/out.txt").string();
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--trace", missing_file},
+           {"serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--metrics", missing_file},
+           {"serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--timeseries", missing_file},
+           {"rl", "--trace", missing_file},
+           {"topology", "--cluster", "p5.48xlarge:4", "--output", missing_file},
+           {"calibrate", "training", "--write", missing_file},
+           {"validate", "collectives", "--write-doc", missing_file}}) {
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[args.size() - 2];
+    EXPECT_THAT(r.err, HasSubstr("folder '" + (dir / "no/such/folder").string() + "' does not exist")) << args[0];
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
 }  // namespace

@@ -25,6 +25,8 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -48,6 +50,14 @@ struct RunOptions {
   std::string input;  ///< bytes written to the child's stdin (then closed)
   std::vector<std::pair<std::string, std::string>> env;  ///< extra environment variables
 };
+
+/// The whole content of a file, bytes as they are ("" when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 /// Absolute path of `relative` inside the source tree (e.g. "examples/custom_catalog.yaml").
 inline std::string source_path(const std::string& relative) {
