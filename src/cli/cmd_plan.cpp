@@ -26,6 +26,7 @@
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
 #include "config/training_csv.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
@@ -109,60 +110,6 @@ std::vector<int> parse_int_list(const std::string& flag, const std::string& text
   if (text.empty()) return out;
   for (const auto& item : split_list(text)) out.push_back(parse_positive(flag, item));
   if (out.empty()) throw core::InputError::flag(flag, "expected one or more whole numbers, e.g. 8 or 4,8");
-  return out;
-}
-
-planner::Objective parse_objective(const std::string& text) {
-  const auto t = core::to_lower(text);
-  if (t == "time") return planner::Objective::Time;
-  if (t == "cost") return planner::Objective::Cost;
-  if (t == "tokens-per-dollar") return planner::Objective::TokensPerDollar;
-  throw core::InputError::flag("--objective", fmt::format("'{}': expected time, cost or tokens-per-dollar", text));
-}
-
-training::Task parse_task(const std::string& text) {
-  const auto t = core::to_lower(text);
-  if (t == "pretrain") return training::Task::Pretrain;
-  if (t == "sft") return training::Task::Sft;
-  if (t == "lora") return training::Task::Lora;
-  throw core::InputError::flag("--task", fmt::format("'{}': expected pretrain, sft or lora", text));
-}
-
-std::vector<core::Precision> parse_precisions(const std::string& text) {
-  std::vector<core::Precision> out;
-  for (const auto& item : split_list(text)) {
-    const auto p = core::parse_precision(item);
-    if (!p || (*p != core::Precision::BF16 && *p != core::Precision::FP16 && *p != core::Precision::FP8 &&
-               *p != core::Precision::FP4)) {
-      throw core::InputError::flag("--precision", fmt::format("'{}': expected bf16, fp16, fp8 or fp4", item));
-    }
-    out.push_back(*p);
-  }
-  return out;
-}
-
-std::vector<Recompute> parse_recomputes(const std::string& text) {
-  std::vector<Recompute> out;
-  for (const auto& item : split_list(text)) {
-    const auto t = core::to_lower(item);
-    if (t == "none") out.push_back(Recompute::None);
-    else if (t == "selective" || t == "sel") out.push_back(Recompute::Selective);
-    else if (t == "full") out.push_back(Recompute::Full);
-    else throw core::InputError::flag("--recompute", fmt::format("'{}': expected none, selective or full", item));
-  }
-  return out;
-}
-
-std::vector<Sharding> parse_shardings(const std::string& text) {
-  std::vector<Sharding> out;
-  for (const auto& item : split_list(text)) {
-    const auto t = core::to_lower(item);
-    if (t == "ddp") out.push_back(Sharding::None);
-    else if (t == "zero1") out.push_back(Sharding::DistributedOptimizer);
-    else if (t == "zero2") out.push_back(Sharding::Zero2);
-    else if (t == "fsdp" || t == "zero3") out.push_back(Sharding::Zero3);
-    else throw core::InputError::flag("--sharding", fmt::format("'{}': expected ddp, zero1, zero2 or fsdp", item));
-  }
   return out;
 }
 
@@ -515,8 +462,8 @@ planner::PlanRequest build_request(Context& ctx, const PlanOptions& o, const tra
   r.tokens = *tokens.value;
   r.seq_len = o.seq;
   r.global_batch = o.gbs;
-  r.objective = parse_objective(o.objective);
-  r.task = parse_task(o.task);
+  r.objective = config::word_flag(planner::kObjectiveWords, o.objective, "--objective");
+  r.task = config::word_flag(training::kTaskWords, o.task, "--task");
   if (calibration.stacks.count(o.stack) == 0) {
     std::vector<std::string> names;
     for (const auto& [name, _] : calibration.stacks) names.push_back(name);
@@ -539,9 +486,9 @@ planner::PlanRequest build_request(Context& ctx, const PlanOptions& o, const tra
   r.space.max_pp = o.max_pp;
   r.space.max_tp = o.max_tp;
   for (int tp : r.space.tp) r.space.max_tp = std::max(r.space.max_tp, tp);  // a pinned tp is always tried
-  r.space.precision = parse_precisions(o.precision);
-  r.space.recompute = parse_recomputes(o.recompute);
-  r.space.sharding = parse_shardings(o.sharding);
+  r.space.precision = config::word_list_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
+  r.space.recompute = config::word_list_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
+  r.space.sharding = config::word_list_flag(parallelism::kShardingWords, o.sharding, "--sharding");
   check_pins(r.space, r.model, r.seq_len, r.global_batch);
 
   if (!o.gpus_range.empty()) {
@@ -834,7 +781,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--gbs", opts->gbs, "Global batch (sequences per optimizer step)")->capture_default_str();
   cmd->add_option("--tokens", opts->tokens, "Training budget in tokens (15T, 300B, 1.5e12)")->capture_default_str();
   cmd->add_option("--systems", opts->systems, "Comma-separated systems to compare")->capture_default_str();
-  cmd->add_option("--objective", opts->objective, "Rank by time, cost or tokens-per-dollar")->capture_default_str();
+  cmd->add_option("--objective", opts->objective, "Rank by " + planner::kObjectiveWords.allowed())->capture_default_str();
   cmd->add_option("--top", opts->top, "Layouts shown per system")->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print the plan as JSON (SI units)");
   cmd->add_option("--report", opts->report, "Write a self-contained HTML report to FILE")->type_name("FILE");
@@ -851,17 +798,17 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--mbs", opts->mbs, "Pin the micro-batch size")->type_name("N[,N...]");
   cmd->add_option("--max-pp", opts->max_pp, "Largest pipeline parallelism tried")->capture_default_str();
   cmd->add_option("--max-tp", opts->max_tp, "Largest tensor parallelism tried (default: the NVLink domain, >= 8)");
-  cmd->add_option("--precision", opts->precision, "Pin precision: bf16, fp16, fp8, fp4 (default: bf16,fp8)")
+  cmd->add_option("--precision", opts->precision, "Pin precision: " + core::kTrainingPrecisionWords.allowed() + " (default: bf16,fp8)")
       ->type_name("P[,P...]");
   cmd->add_option("--fp8-recipe", opts->fp8_recipe, "Scaling of the FP8 candidates: tensorwise, rowwise, block (see fmsim train --help)")
       ->capture_default_str();
-  cmd->add_option("--recompute", opts->recompute, "Pin recompute: none, selective, full")->type_name("R[,R...]");
-  cmd->add_option("--sharding", opts->sharding, "Pin sharding: ddp, zero1, zero2, fsdp")->type_name("S[,S...]");
+  cmd->add_option("--recompute", opts->recompute, "Pin recompute: " + parallelism::kRecomputeWords.allowed())->type_name("R[,R...]");
+  cmd->add_option("--sharding", opts->sharding, "Pin sharding: " + parallelism::kShardingWords.allowed())->type_name("S[,S...]");
   cmd->add_option("--stack", opts->stack, "Software stack calibration (megatron, torchtitan, llm-foundry)")
       ->capture_default_str();
   cmd->add_option("--moe-dispatcher", opts->moe_dispatcher,
                   "MoE token dispatch across NVLink domains: alltoall or deduplicated (default: the stack's)");
-  cmd->add_option("--task", opts->task, "pretrain, sft or lora")->capture_default_str();
+  cmd->add_option("--task", opts->task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
   cmd->add_option("--calibration", opts->calibration, "Training calibration YAML (default: shipped)")
       ->type_name("FILE");
   cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")->capture_default_str();

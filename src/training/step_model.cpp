@@ -63,7 +63,7 @@ class Costing {
 
 
 
-  double comm_time(CommOp op, CommGroup g, double bytes) const {
+  double comm_time(collectives::Op op, CommGroup g, double bytes) const {
     if (g.size <= 1 || bytes <= 0) return 0.0;
     return comm_(op, g, core::Bytes(bytes)).value();
   }
@@ -144,7 +144,7 @@ class Costing {
           // applied to the whole exchange, whose time the inter-domain part dominates (the NVLink
           // fan-out inside the destination domain is left out).
           const double bytes = op.bytes * ep_dedup_;
-          const double t = comm_time(CommOp::AllToAll, ep_group(), bytes);
+          const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes);
           c.ep_fwd += t;
           c.ep_bwd += t;
           c.ep_bytes += 2.0 * bytes * (l_.ep - 1.0) / l_.ep;
@@ -163,10 +163,10 @@ class Costing {
         const double pairs = moe ? 1.0 : 2.0;
         double t_tp;
         if (l_.sequence_parallel) {
-          t_tp = pairs * (comm_time(CommOp::AllGather, tp_group(), act_bytes) +
-                          comm_time(CommOp::ReduceScatter, tp_group(), act_bytes));
+          t_tp = pairs * (comm_time(collectives::Op::AllGather, tp_group(), act_bytes) +
+                          comm_time(collectives::Op::ReduceScatter, tp_group(), act_bytes));
         } else {
-          t_tp = pairs * comm_time(CommOp::AllReduce, tp_group(), act_bytes);
+          t_tp = pairs * comm_time(collectives::Op::AllReduce, tp_group(), act_bytes);
         }
         const double exposed = l_.overlap_tp_comm ? (1.0 - sc_.tp_overlap) : 1.0;
         c.tp_fwd = t_tp * exposed;
@@ -178,7 +178,7 @@ class Costing {
         const auto& m = job_.model;
         const double hd = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / m.num_heads;
         const double kv_bytes = tokens * 2.0 * std::max(1, m.num_kv_heads) * hd * 2.0 / l_.tp;
-        const double t_cp = (l_.cp - 1.0) * comm_time(CommOp::SendRecv, cp_group(), kv_bytes);
+        const double t_cp = (l_.cp - 1.0) * comm_time(collectives::Op::SendRecv, cp_group(), kv_bytes);
         c.cp_fwd = std::max(0.0, t_cp - attention_fwd * (l_.cp - 1.0) / l_.cp);
         c.cp_bwd = std::max(0.0, 2.0 * t_cp - attention_bwd * (l_.cp - 1.0) / l_.cp);
         c.cp_bytes = 3.0 * (l_.cp - 1.0) * kv_bytes;
@@ -263,7 +263,7 @@ class Costing {
     if (l_.pp <= 1) return 0.0;
     const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
     const double bytes = tokens * static_cast<double>(job_.model.hidden) * 2.0 / (l_.sequence_parallel ? l_.tp : 1);
-    return comm_time(CommOp::SendRecv, pp_group(), bytes);
+    return comm_time(collectives::Op::SendRecv, pp_group(), bytes);
   }
 
   double p2p_bytes() const {
@@ -296,8 +296,8 @@ class Costing {
       const CommGroup g = fsdp_group();
       const double layers = std::max(1, st.layers);
       const double layer_bytes = st.sum.weight_bytes / layers;
-      const double ag = comm_time(CommOp::AllGather, g, layer_bytes);
-      const double rs = comm_time(CommOp::ReduceScatter, g, layer_bytes / 2.0 * grad_b);
+      const double ag = comm_time(collectives::Op::AllGather, g, layer_bytes);
+      const double rs = comm_time(collectives::Op::ReduceScatter, g, layer_bytes / 2.0 * grad_b);
       const double f_layer = st.sum.fwd / layers;
       const double b_layer = (st.sum.bwd + st.sum.recompute) / layers;
       const double hide = l_.fsdp_prefetch ? sc_.dp_overlap : 0.0;
@@ -309,7 +309,7 @@ class Costing {
       if (l_.fsdp_shard_size() < l_.dp) {
         // Hybrid sharding: all-reduce gradient shards across the replica groups once per step.
         const CommGroup rep{l_.dp / l_.fsdp_shard_size(), l_.tp * l_.cp * l_.fsdp_shard_size()};
-        d.exposed += comm_time(CommOp::AllReduce, rep, st.sum.weight_bytes / 2.0 * grad_b / l_.fsdp_shard_size());
+        d.exposed += comm_time(collectives::Op::AllReduce, rep, st.sum.weight_bytes / 2.0 * grad_b / l_.fsdp_shard_size());
       }
       return d;
     }
@@ -317,13 +317,13 @@ class Costing {
     const double expert_grad_bytes = st.expert_params * grad_b;
     double t_grad = 0, t_param = 0;
     if (l_.sharding == Sharding::None) {
-      t_grad = comm_time(CommOp::AllReduce, dp_group(), dense_grad_bytes) +
-               comm_time(CommOp::AllReduce, edp_group(), expert_grad_bytes);
+      t_grad = comm_time(collectives::Op::AllReduce, dp_group(), dense_grad_bytes) +
+               comm_time(collectives::Op::AllReduce, edp_group(), expert_grad_bytes);
     } else {
-      t_grad = comm_time(CommOp::ReduceScatter, dp_group(), dense_grad_bytes) +
-               comm_time(CommOp::ReduceScatter, edp_group(), expert_grad_bytes);
-      t_param = comm_time(CommOp::AllGather, dp_group(), st.dense_params * 2.0) +
-                comm_time(CommOp::AllGather, edp_group(), st.expert_params * 2.0);
+      t_grad = comm_time(collectives::Op::ReduceScatter, dp_group(), dense_grad_bytes) +
+               comm_time(collectives::Op::ReduceScatter, edp_group(), expert_grad_bytes);
+      t_param = comm_time(collectives::Op::AllGather, dp_group(), st.dense_params * 2.0) +
+                comm_time(collectives::Op::AllGather, edp_group(), st.expert_params * 2.0);
     }
     const double params = st.dense_params + st.expert_params;
     d.exposed = exposed_after(t_grad, params, window_b) + exposed_after(t_param, params, window_f);
