@@ -80,7 +80,7 @@ class Vocabulary {
     return out;
   }
 
-  /// "'x' is not a sharding; allowed: ...; did you mean ...?" for a word parse() refused.
+  /// "unknown sharding 'x'; allowed: ...; did you mean ...?" for a word parse() refused.
   [[nodiscard]] std::string error(std::string_view text) const {
     std::vector<std::string> all;
     for (const auto& w : words_) {
@@ -88,7 +88,7 @@ class Vocabulary {
       for (const auto& a : split_aliases(w.aliases)) all.emplace_back(a);
     }
     const auto close = closest_matches(text, all);
-    std::string out = "'" + std::string(text) + "' is not a " + std::string(setting_) + "; allowed: " + allowed();
+    std::string out = "unknown " + std::string(setting_) + " '" + std::string(text) + "'; allowed: " + allowed();
     if (!close.empty()) out += "; did you mean " + join(close, " or ") + "?";
     return out;
   }

@@ -111,8 +111,8 @@ enum class MoeDispatcher {
 
 /// The words of --moe-dispatcher, `moe_dispatcher:` in job and calibration files.
 inline constexpr core::Word<MoeDispatcher> kMoeDispatcherWordList[] = {
-    {MoeDispatcher::AllToAll, "alltoall", "all-to-all"},
-    {MoeDispatcher::Deduplicated, "deduplicated", "deepep, hybridep"},
+    {MoeDispatcher::AllToAll, "alltoall"},
+    {MoeDispatcher::Deduplicated, "deduplicated"},
 };
 inline constexpr core::Vocabulary<MoeDispatcher> kMoeDispatcherWords{"MoE dispatcher", kMoeDispatcherWordList};
 
