@@ -4,10 +4,12 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 FMSIM := $(BUILD_DIR)/src/cli/fmsim
 
-# Debian 12 packages the build and the tests need (chromium: the HTML report's browser test).
+# Debian 12 packages the build and the tests need (chromium: the HTML report's browser test;
+# slurmctld, slurmd, slurm-client: the real Slurm on loopback, tests/support/slurm_loopback.hpp;
+# prometheus: promtool and a real Prometheus on loopback for the metrics tests).
 DEB_PACKAGES := cmake ninja-build g++ make libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
                 libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-DEB_TEST_PACKAGES := chromium
+DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -50,6 +50,7 @@ int run(int argc, char** argv) {
   add_models_command(app, ctx);
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);
+  add_topology_command(app, ctx);
 
   try {
     app.parse(argc, argv);

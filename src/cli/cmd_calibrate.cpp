@@ -3,7 +3,6 @@
 
 #include <iostream>
 #include <map>
-#include <regex>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -45,22 +44,49 @@ void set_yaml_value(std::string& yaml, const std::string& origin, const std::str
   if (head == std::string::npos) {
     throw core::InputError::flag("--calibration", origin + " has no section '" + section + "' to write the fit into");
   }
-  const auto start = head + 1;
-  std::smatch next;
-  const auto body = yaml.cbegin() + static_cast<long>(start) + 1;
-  const auto end = std::regex_search(body, yaml.cend(), next, std::regex("\n {0,2}[^ \n#]"))
-                       ? static_cast<std::size_t>(next.position(0) + (body - yaml.cbegin()))
-                       : yaml.size();
-  const std::regex field("\n    " + key + ":(\\s*\\{\\s*|\\s*\\n\\s+)value:\\s*\"?([^\\n,}\"]*[^\\s,}\"])");
-  std::smatch m;
-  const auto from = yaml.cbegin() + static_cast<long>(start);
-  const auto to = yaml.cbegin() + static_cast<long>(end);
-  if (!std::regex_search(from, to, m, field)) {
-    throw core::InputError::flag("--calibration", origin + " has no " + section + "." + key +
-                                                      " to write the fitted value into; add it as {value: ..., source: ...}");
+  const std::size_t start = head + 1;
+  // Plain scanning rather than std::regex: libstdc++'s regex does not build under
+  // -fsanitize=address with -Werror (maybe-uninitialized inside <regex>), and this needs none.
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  // The section ends at the next line indented by at most two spaces that is not blank or a comment.
+  std::size_t end = yaml.size();
+  for (std::size_t nl = yaml.find('\n', start + 1); nl != std::string::npos; nl = yaml.find('\n', nl + 1)) {
+    std::size_t i = nl + 1;
+    while (i < yaml.size() && i - nl - 1 < 3 && yaml[i] == ' ') ++i;
+    if (i - nl - 1 <= 2 && i < yaml.size() && yaml[i] != ' ' && yaml[i] != '\n' && yaml[i] != '#') {
+      end = nl;
+      break;
+    }
   }
-  const auto pos = static_cast<std::size_t>(m.position(2) + (from - yaml.cbegin()));
-  yaml.replace(pos, static_cast<std::size_t>(m.length(2)), value);
+  // `    key:` then `{ value: x` inline or `value: x` on a following line; x ends at a newline, a
+  // comma, a closing brace or a quote, without trailing spaces.
+  const std::string needle = "\n    " + key + ":";
+  for (std::size_t at = yaml.find(needle, start); at != std::string::npos && at < end; at = yaml.find(needle, at + 1)) {
+    std::size_t i = at + needle.size();
+    bool next_line = false;
+    while (i < end && is_space(yaml[i])) {
+      if (yaml[i] == '\n' && i + 1 < end && is_space(yaml[i + 1])) next_line = true;
+      ++i;
+    }
+    if (i < end && yaml[i] == '{') {
+      ++i;
+      while (i < end && is_space(yaml[i])) ++i;
+    } else if (!next_line) {
+      continue;
+    }
+    if (yaml.compare(i, 6, "value:") != 0) continue;
+    i += 6;
+    while (i < end && is_space(yaml[i])) ++i;
+    if (i < end && yaml[i] == '"') ++i;
+    std::size_t stop = i;
+    while (stop < end && yaml[stop] != '\n' && yaml[stop] != ',' && yaml[stop] != '}' && yaml[stop] != '"') ++stop;
+    while (stop > i && is_space(yaml[stop - 1])) --stop;
+    if (stop == i) continue;
+    yaml.replace(i, stop - i, value);
+    return;
+  }
+  throw core::InputError::flag("--calibration", origin + " has no " + section + "." + key +
+                                                    " to write the fitted value into; add it as {value: ..., source: ...}");
 }
 
 // The starting YAML with every value the fit moved (fitted, linked and scaled parameters) replaced.
@@ -123,7 +149,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     double anchor = training::FitOptions{}.anchor;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--csv", o->csv, "Measurements CSV")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--csv", o->csv, "Measurements CSV (default: the built-in validation/training.csv)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--exclude-source", o->exclude, "Leave these source ids out of the fit")->delimiter(',');
   cmd->add_option("--calibration", o->calibration, "Starting calibration YAML (default: the shipped one)")
       ->check(CLI::ExistingFile);
@@ -135,7 +162,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--write", o->write,
                   "Write the starting calibration YAML with the fitted values to this file (sources and\n"
-                  "comments kept; e.g. data/calibration/training.yaml to adopt the fit)");
+                  "comments kept; e.g. data/calibration/training.yaml to adopt the fit)")
+      ->check(output_file());
   cmd->callback([o, &ctx]() {
     auto calibration = config::load_training_calibration(o->calibration);
     auto before = calibration;

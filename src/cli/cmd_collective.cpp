@@ -1,6 +1,7 @@
 // fmsim collective: an nccl-tests-style table of predicted collective times over a size sweep.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -75,14 +76,22 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
   const core::Bytes min_b = parse_size(a.min_bytes, "--min-bytes");
   const core::Bytes max_b = parse_size(a.max_bytes, "--max-bytes");
   if (max_b < min_b) throw core::InputError::flag("--max-bytes", "must be at least --min-bytes");
-  if (a.step_factor <= 1.0) throw core::InputError::flag("--step-factor", "must be greater than 1");
+  if (!(a.step_factor > 1.0)) throw core::InputError::flag("--step-factor", "must be greater than 1");
+  // One row per size: a sweep is bounded so that a tiny step factor cannot run for hours.
+  constexpr double kMaxRows = 100000;
+  const double rows_wanted = std::log(std::max(max_b.value(), 1.0) / std::max(min_b.value(), 1.0)) / std::log(a.step_factor) + 1;
+  if (rows_wanted > kMaxRows) {
+    throw core::InputError::flag("--step-factor", fmt::format("{} from {} to {} gives {:.3g} sizes; at most {:.0f} are allowed "
+                                                              "(use a larger step factor)",
+                                                              a.step_factor, a.min_bytes, a.max_bytes, rows_wanted, kMaxRows));
+  }
 
   const hardware::ClusterSpec cluster = config::parse_cluster(ctx.catalog(), a.cluster);
   const collectives::Calibration cal = config::load_collectives_calibration(a.calibration);
   const topology::Topology topo = topology::build_topology(cluster);
   const int size = a.group_size > 0 ? a.group_size : topo.gpus;
   if (a.group_stride < 1) throw core::InputError::flag("--group-stride", "must be at least 1");
-  if (a.group_first < 0 || a.group_first + (size - 1) * a.group_stride >= topo.gpus) {
+  if (a.group_first < 0 || a.group_first + (size - 1LL) * a.group_stride >= topo.gpus) {
     throw core::InputError::flag("--group-size", fmt::format("a group of {} ranks from {} with stride {} does not fit "
                                                              "in the cluster's {} GPUs",
                                                              size, a.group_first, a.group_stride, topo.gpus));

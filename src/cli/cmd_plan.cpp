@@ -784,7 +784,9 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--objective", opts->objective, "Rank by " + planner::kObjectiveWords.allowed())->capture_default_str();
   cmd->add_option("--top", opts->top, "Layouts shown per system")->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print the plan as JSON (SI units)");
-  cmd->add_option("--report", opts->report, "Write a self-contained HTML report to FILE")->type_name("FILE");
+  cmd->add_option("--report", opts->report, "Write a self-contained HTML report to FILE")
+      ->check(output_file())
+      ->type_name("FILE");
   cmd->add_flag("--scaling", opts->scaling, "Sweep GPU counts (--gpus-range, default gpus/4..4*gpus) and show where "
                                             "adding GPUs stops paying");
   cmd->add_option("--gpus-range", opts->gpus_range,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/metrics_flags.hpp"
 #include "cli/reliability_report.hpp"
 #include "cli/train_report.hpp"
 #include "cli/training_job_flags.hpp"
@@ -26,6 +27,7 @@
 #include "storage/checkpoint_io.hpp"
 #include "storage/data_loading.hpp"
 #include "storage/data_repository.hpp"
+#include "telemetry/training_metrics.hpp"
 #include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 #include "workload/parameter_count.hpp"
@@ -42,6 +44,7 @@ struct RunFlags {
   std::string s3;  ///< S3 storage linked to an FSx tier (export check)
   bool analytical = false;
   bool json = false;
+  MetricsFlags metrics;
 };
 
 // The checkpoint of the training job: each GPU it uses is a rank, on whole nodes of the system;
@@ -144,8 +147,26 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
                                s3.name);
   }
 
+  std::optional<nlohmann::json> metrics;
+  if (!f.metrics.out.empty()) {
+    telemetry::TrainingRun run{.job = job,
+                               .step = step,
+                               .checkpoint_bytes = e.plan.total.value(),
+                               .checkpoint_load_bytes = e.plan.load_total.value(),
+                               .bytes_per_token = storage::token_id_bytes(job.model.vocab),
+                               .scenario = s,
+                               .timeline = reliability::simulate_timeline(s, setup.monte_carlo.seed)};
+    const auto options = resolve_metrics_options(f.metrics, job.model.name + "-" + system.name);
+    metrics = write_metrics_file(f.metrics.out, "run.om", [&](observability::OpenMetricsWriter& w) {
+      return telemetry::write_training_metrics(run, options, w);
+    });
+    (*metrics)["job"] = options.job;
+    (*metrics)["seed"] = setup.monte_carlo.seed;
+  }
+
   if (f.json) {
     nlohmann::json out = goodput_setup_json(setup, nodes);
+    if (metrics) out["metrics"] = *metrics;
     out["model"] = job.model.name;
     out["system"] = system.name;
     out["layout"] = layout_json(job, step);
@@ -213,6 +234,7 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
     add("cost of lost GPU-hours", [](const RunOutcome& o) { return core::format_usd(o.lost_usd); });
   }
   print_goodput_table(analytic, mc, gpus, rows);
+  if (metrics) std::cout << metrics_line(*metrics);
   if (std::isfinite(run_usd)) {
     std::cout << fmt::format("Cost: {} x {} at ${:.2f}/h ({}{}) = {} for the run\n", job.cluster.count, system.name,
                              system.price_per_hour_usd, system.price_kind,
@@ -234,6 +256,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
       ->type_name("NAME");
   cmd->add_flag("--analytical", flags->analytical, "Closed-form step schedule instead of the event simulation");
   cmd->add_flag("--json", flags->json, "Print JSON");
+  add_metrics_flags(*cmd, flags->metrics);
   cmd->footer(
       "The step comes from the training model (as `fmsim train`), the checkpoint from the storage model\n"
       "(as `fmsim checkpoint`) with its ranks, nodes, tp, dp and sharding taken from the training layout\n"
@@ -242,11 +265,15 @@ void add_run_command(CLI::App& app, Context& ctx) {
       "and ETTR are as `fmsim goodput`; --replications 0 skips the Monte Carlo simulation.\n"
       "tokens trained = duration x ETTR x tokens/s/GPU x GPUs; lost GPU-hours = checkpoint stalls +\n"
       "restart + lost work + waiting, priced at the system's price per GPU-hour; the run costs\n"
-      "units x price per unit-hour x duration (as `fmsim plan`).\n\n"
+      "units x price per unit-hour x duration (as `fmsim plan`).\n"
+      "--metrics-out DIR writes DIR/run.om: one Monte Carlo replication (seeded by --seed) as the\n"
+      "time series dcgm-exporter, the EFA node exporter, node_exporter and the training job would\n"
+      "have produced (docs/models/observability.md); `fmsim metrics load DIR` makes a Prometheus block.\n\n"
       "Examples:\n"
       "  fmsim run --job examples/llama70b_job.yaml --storage fsx-persistent2-1000 --capacity 120TiB \\\n"
       "      --strategy async --s3 s3 --duration 30d\n"
-      "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --seq 8192 --duration 72h --json");
+      "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --seq 8192 --duration 72h --json\n"
+      "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --duration 3d --metrics-out m");
   cmd->callback([flags, &ctx, cmd] { run_job(*flags, *cmd, ctx); });
 }
 

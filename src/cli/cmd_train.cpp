@@ -163,8 +163,8 @@ void add_train_command(CLI::App& app, Context& ctx) {
   add_training_job_flags(*cmd, opts->job);
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
   cmd->add_flag("--json", opts->json, "Machine-readable output");
-  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of the step (JSON)");
-  cmd->add_option("--metrics", opts->metrics, "Write the predictions in Prometheus text format");
+  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of the step (JSON)")->check(output_file());
+  cmd->add_option("--metrics", opts->metrics, "Write the predictions in Prometheus text format")->check(output_file());
 
   cmd->callback([opts, &ctx, cmd]() {
     TrainOptions o = *opts;

@@ -228,7 +228,7 @@ void run_validate(const ValidateArgs& a, Context& ctx) {
 
   if (a.json) {
     nlohmann::ordered_json out;
-    out["csv"] = a.csv;
+    out["csv"] = a.csv.empty() ? "validation/collectives.csv" : a.csv;
     out["rows"] = nlohmann::ordered_json::array();
     out["unpredicted"] = nlohmann::ordered_json::array();
     for (const RowResult& r : rows) {
@@ -299,18 +299,18 @@ void add_validate_collectives(CLI::App& validate, Context& ctx) {
   auto* cmd = validate.add_subcommand("collectives",
                                       "Predict every row of a collectives CSV (nccl-tests busbw or time) and report "
                                       "per-row error and a summary");
-  cmd->add_option("--csv", args->csv, "Measurements, e.g. validation/collectives.csv")
-      ->required()
+  cmd->add_option("--csv", args->csv, "Measurements (default: the built-in validation/collectives.csv)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--calibration", args->calibration, "Collective calibration YAML (default: the shipped one)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--write-doc", args->write_doc,
-                  "Also write the Markdown table into this file between <!-- collectives:begin/end --> markers");
+                  "Also write the Markdown table into this file between <!-- collectives:begin/end --> markers")
+      ->check(output_file());
   cmd->add_flag("--json", args->json, "Print rows and summary as JSON");
   cmd->add_flag("--markdown", args->markdown, "Print a Markdown table");
   cmd->footer(
       "Examples:\n"
-      "  fmsim validate collectives --csv validation/collectives.csv\n"
+      "  fmsim validate collectives\n"
       "  fmsim validate collectives --csv validation/collectives.csv --json\n"
       "  fmsim validate collectives --csv validation/collectives.csv --write-doc docs/validation.md");
   cmd->callback([args, &ctx] { run_validate(*args, ctx); });

@@ -39,6 +39,9 @@ struct Outcome {
   double error_pct = 0.0;  // signed: (predicted - measured) / measured
   bool ok = false;
   bool oom = false;
+  double memory_gib = 0.0;    // predicted peak per GPU (device total)
+  double capacity_gib = 0.0;  // usable HBM
+  int peak_stage = 0;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -117,7 +120,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       "Reads the column schema of validation/training.csv; every row with a step time or\n"
       "tokens/s/GPU is built (model, catalog system, layout) and simulated. Rows that cannot be\n"
       "simulated are listed with the reason. Error = (predicted - measured) / measured step time.");
-  cmd->add_option("--csv", opts->csv, "Measurements CSV (training.csv schema)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--csv", opts->csv, "Measurements CSV (training.csv schema; default: the built-in validation/training.csv)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
   cmd->add_flag("--markdown", opts->markdown, "Markdown tables (for docs/validation.md)");
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
@@ -181,6 +185,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
           o.predicted = r.step_time.value();
           o.error_pct = 100.0 * (o.predicted - *row.measured_step_time_s) / *row.measured_step_time_s;
           o.oom = !r.fits_memory;
+          o.memory_gib = r.memory.total().value() / (1024.0 * 1024.0 * 1024.0);
+          o.capacity_gib = r.memory_capacity.value() / (1024.0 * 1024.0 * 1024.0);
+          o.peak_stage = r.memory.peak_stage;
         } else {
           o.row.reason = "simulator: " + r.reason;
         }
@@ -206,6 +213,14 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       for (const Outcome* o : g.rows) ids.push_back(o->row.row_id);
       return ids;
     };
+    // Every measured run ran: each predicted "DOES NOT FIT" is a wrong memory verdict.
+    std::vector<std::string> oom_ids;
+    std::size_t fitting = 0;
+    for (const Outcome* o : measured) {
+      if (!o->ok) continue;
+      if (o->oom) oom_ids.push_back(o->row.row_id);
+      else ++fitting;
+    }
     const auto over_25 = std::count_if(repeats.begin(), repeats.end(), [](const RepeatGroup& g) { return g.floor_pct() > 25.0; });
 
     if (opts->json) {
@@ -220,6 +235,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
           r["predicted_step_time_s"] = o.predicted;
           r["error_pct"] = o.error_pct;
           r["fits_memory"] = !o.oom;
+          r["memory_gib"] = o.memory_gib;
+          r["capacity_gib"] = o.capacity_gib;
+          r["memory_peak_stage"] = o.peak_stage;
         } else {
           r["skipped"] = o.row.reason;
         }
@@ -244,7 +262,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       }
       j["elapsed_s"] = elapsed;
       j["summary"] = {{"rows", all.rows}, {"predicted", all.predicted}, {"median_abs_error_pct", all.median},
-                      {"p90_abs_error_pct", all.p90}};
+                      {"p90_abs_error_pct", all.p90}, {"fit_memory", fitting}, {"does_not_fit", oom_ids}};
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -309,6 +327,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     }
     std::cout << fmt::format("{}{} groups; in {} of them no single prediction is within 25% of every row\n", md ? "\n" : "  ",
                              repeats.size(), over_25);
+    std::cout << fmt::format("\nmemory: {} of {} predicted runs fit{}{}\n", fitting,
+                             fitting + oom_ids.size(), oom_ids.empty() ? "" : "; judged out of memory: ",
+                             core::join(oom_ids, " "));
     std::cout << fmt::format(
         "\n{}summary: {} rows with a measurement, {} predicted ({:.0f}%), median |error| {:.1f}%, p90 {:.1f}%, max {:.1f}%, "
         "mean signed {:+.1f}% ({:.2f} s){}\n",

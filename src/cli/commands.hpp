@@ -17,6 +17,7 @@ void add_goodput_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_models_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
+void add_topology_command(CLI::App& app, Context& ctx);
 /// `fmsim validate <what>`: each validation registers under the same parent.
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);

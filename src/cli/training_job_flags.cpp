@@ -113,6 +113,12 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   if (o.gpus > job.cluster.gpus()) {
     throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, job.cluster.gpus()));
   }
+  // Bounds that keep one prediction fast and its integer nanoseconds from overflowing: 2^27
+  // tokens (128 Mi, over 10x the longest published context) per sequence.
+  constexpr long long kMaxSeq = 1LL << 27;
+  if (o.seq > kMaxSeq) {
+    throw core::InputError::flag("--seq", fmt::format("{} tokens is too long; allowed: 1 to {} (2^27)", o.seq, kMaxSeq));
+  }
   job.seq_len = o.seq;
   job.stack = o.stack;
   job.task = config::word_flag(training::kTaskWords, o.task, "--task");
@@ -140,6 +146,15 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   l.global_batch = o.gbs > 0 ? o.gbs : static_cast<long long>(l.micro_batch) * std::max(1, l.dp);
   if (auto why = parallelism::why_invalid(job.model, l, job.job_gpus(), job.seq_len)) {
     throw core::InputError::flag("layout", *why);
+  }
+  // The event simulation schedules every micro-batch of a step: 16 us and 2 KB each, so 2^16
+  // (65536) of them per pipeline (1 s) is the most a prediction simulates.
+  constexpr long long kMaxMicroBatches = 1LL << 16;
+  const long long micro_batches = l.global_batch / (static_cast<long long>(l.micro_batch) * std::max(1, l.dp));
+  if (micro_batches > kMaxMicroBatches) {
+    throw core::InputError::flag("--gbs", fmt::format("global batch {} is {} micro-batches of {} per data-parallel rank; "
+                                                      "allowed: at most {} (raise --mbs or lower --gbs)",
+                                                      l.global_batch, micro_batches, l.micro_batch, kMaxMicroBatches));
   }
   return job;
 }

@@ -86,11 +86,9 @@ std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text
 }
 
 std::vector<CollectiveMeasurement> read_collectives_csv(const std::string& path, const std::string& flag) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw core::InputError::flag(flag, fmt::format("cannot read '{}'", path));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_collectives_csv(ss.str(), path);
+  std::string name;
+  const std::string text = read_measurements(path, "collectives.csv", flag, name);
+  return parse_collectives_csv(text, name);
 }
 
 }  // namespace fmsim::config

@@ -1,9 +1,29 @@
 // RFC 4180 CSV parsing shared by the validation readers.
 #include "config/csv.hpp"
 
+#include <fstream>
+#include <sstream>
+
+#include "core/embedded_data.hpp"
 #include "core/error.hpp"
 
 namespace fmsim::config {
+
+std::string read_measurements(const std::string& path, const std::string& builtin, const std::string& flag,
+                              std::string& name) {
+  if (path.empty()) {
+    name = "validation/" + builtin;
+    const auto text = core::embedded_file(name);
+    if (!text) throw core::InputError::flag(flag, "no built-in " + name + "; give a file");
+    return std::string(*text);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError::flag(flag, "cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  name = path;
+  return ss.str();
+}
 
 std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file) {
   std::vector<CsvRecord> rows;

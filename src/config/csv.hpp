@@ -16,4 +16,10 @@ struct CsvRecord {
 /// core::InputError naming `file` and the line the record started on.
 std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file);
 
+/// The text of a measurements file: `path` when given (an unreadable file is a core::InputError
+/// naming `flag`), else the copy of validation/<builtin> compiled into the binary. `name` is set
+/// to what error messages should call the file.
+std::string read_measurements(const std::string& path, const std::string& builtin, const std::string& flag,
+                              std::string& name);
+
 }  // namespace fmsim::config

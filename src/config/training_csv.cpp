@@ -88,12 +88,10 @@ workload::MlpKind mlp_of(const std::string& model) {
 
 }  // namespace
 
-std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError::flag("--csv", "cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const auto table = parse_csv(ss.str(), path);
+std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const hardware::Catalog& catalog) {
+  std::string path;
+  const std::string text = read_measurements(csv_path, "training.csv", "--csv", path);
+  const auto table = parse_csv(text, path);
   if (table.empty()) throw core::InputError(path, 1, "", "empty file; expected a header row");
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < table[0].cells.size(); ++i) col[table[0].cells[i]] = i;
@@ -245,12 +243,18 @@ std::vector<TrainingRow> read_training_csv(const std::string& path, const hardwa
       l.sharding = parallelism::Sharding::Zero3;
       l.recompute = job.stack == "torchtitan" ? parallelism::Recompute::Selective : parallelism::Recompute::Full;
     }
-    // A cell that is one word of the flags' vocabulary means what the flag means; published cells
-    // are mostly free text ("FSDP FULL_SHARD (MP mode PURE)", "selective (op)"), read by keyword.
-    if (const auto word = parallelism::kShardingWords.parse(shard)) l.sharding = *word;
-    else if (contains(shard, "fsdp=0") || contains(shard, "zero-1")) l.sharding = parallelism::Sharding::DistributedOptimizer;
+    // Published cells are mostly free text ("FSDP FULL_SHARD (MP mode PURE)", "DDP (FSDP=0)"),
+    // read by keyword. Megatron recipes' "DDP" cell means Megatron DDP with the distributed
+    // optimizer (ZeRO-1 style), as validation/README.md says; elsewhere it is plain DDP. Any other
+    // cell that is one word of the --sharding vocabulary means what the flag means.
+    if (contains(shard, "fsdp=0") || contains(shard, "zero-1")) l.sharding = parallelism::Sharding::DistributedOptimizer;
     else if (contains(shard, "shard_grad_op")) l.sharding = parallelism::Sharding::Zero2;
     else if (contains(shard, "fsdp")) l.sharding = parallelism::Sharding::Zero3;
+    else if (core::to_lower(shard) == "ddp") {
+      l.sharding = job.stack == "megatron" ? parallelism::Sharding::DistributedOptimizer : parallelism::Sharding::None;
+    } else if (const auto word = parallelism::kShardingWords.parse(shard)) {
+      l.sharding = *word;
+    }
     if (contains(shard, "pure")) l.bf16_grad_reduce = true;
     if (const auto word = parallelism::kRecomputeWords.parse(rc)) {
       l.recompute = *word;

@@ -22,7 +22,7 @@ struct TrainingRow {
   std::string layout_summary;   ///< "tp8 pp4 vp5 dp16 mbs1 gbs512 fp8 sel zero1"
 };
 
-/// Reads the whole file. Column names follow validation/README.md; missing required
+/// Reads the whole file (the built-in validation/training.csv when `path` is empty). Column names follow validation/README.md; missing required
 /// columns, a malformed CSV (unbalanced quotes) or an unreadable file are core::InputError naming
 /// the file (and line). Cells are read leniently (published spellings such as
 /// "H100-SXM-80GB (DGX-H100)", "FP8 current scaling (per-tensor)", "FSDP2 (shard group 8)");

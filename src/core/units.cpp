@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <type_traits>
 #include <utility>
 
 namespace fmsim::core {
@@ -122,8 +123,34 @@ Parsed<T> parse_with(std::string_view text, const std::array<std::pair<std::stri
     p.error = fmt::format("'{}': unknown unit '{}' for a {}; allowed: {}", text, s.unit, what, allowed);
     return p;
   }
+  const double value = s.number * *factor;
+  if (!std::isfinite(value)) {
+    Parsed<T> p;
+    p.error = std::isnan(value) ? fmt::format("'{}' is not a number; a {} needs one", text, what)
+                                : fmt::format("'{}' is too large for a {}", text, what);
+    return p;
+  }
   Parsed<T> p;
-  p.value = T(s.number * *factor);
+  p.value = T(value);
+  return p;
+}
+
+// Sizes and counts become 64-bit integers downstream (byte counts, element counts, token
+// counts), so their magnitude must stay below 2^63: a larger value would wrap to a negative
+// integer instead of being refused. The sign is the caller's to check (most want > 0 and say so).
+template <class T>
+Parsed<T> within_int64(Parsed<T> p, std::string_view text, std::string_view what) {
+  if (!p) return p;
+  double v = 0.0;
+  if constexpr (std::is_same_v<T, double>) {
+    v = *p.value;
+  } else {
+    v = p.value->value();
+  }
+  if (std::fabs(v) >= 9223372036854775808.0) {
+    p.value.reset();
+    p.error = fmt::format("'{}' is too large for a {}; allowed: below 2^63 (9.2e18)", text, what);
+  }
   return p;
 }
 
@@ -141,8 +168,9 @@ std::string scaled(double v, const std::array<std::pair<double, std::string_view
 }  // namespace
 
 Parsed<Bytes> parse_bytes(std::string_view text) {
-  return parse_with<Bytes>(text, kByteUnits, "size",
-                           "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB, or K/M/G/T = binary", false);
+  return within_int64(parse_with<Bytes>(text, kByteUnits, "size",
+                                        "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB, or K/M/G/T = binary", false),
+                      text, "size");
 }
 
 Parsed<BytesPerSecond> parse_bandwidth(std::string_view text) {
@@ -164,8 +192,9 @@ Parsed<Watts> parse_power(std::string_view text) {
 }
 
 Parsed<double> parse_count(std::string_view text) {
-  return parse_with<double>(text, kCountUnits, "count", "a number with optional K, M, B/G, T suffix",
-                            false);
+  return within_int64(parse_with<double>(text, kCountUnits, "count", "a number with optional K, M, B/G, T suffix",
+                                         false),
+                      text, "count");
 }
 
 std::string format_bytes(Bytes b) {

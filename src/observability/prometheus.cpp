@@ -1,27 +1,17 @@
 // Prometheus text exposition format 0.0.4 writer.
 #include "observability/prometheus.hpp"
 
-#include <charconv>
-#include <cmath>
 #include <map>
 #include <set>
 
 #include "core/error.hpp"
+#include "observability/openmetrics.hpp"
 
 namespace fmsim::observability {
 namespace {
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-std::string format_value(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  if (v == 0.0) return "0";  // also turns -0 into 0
-  char buf[64];
-  const auto result = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, result.ptr);
-}
 
 void append_escaped(std::string& out, std::string_view text, bool escape_quote) {
   for (char c : text) {
@@ -128,7 +118,7 @@ std::string to_prometheus_text(const std::vector<Metric>& metrics) {
         out += "}";
       }
       out += ' ';
-      out += format_value(m->value);
+      append_metric_value(out, m->value);
       out += '\n';
     }
   }

@@ -2,90 +2,172 @@
 #include "parallelism/memory.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "workload/operators.hpp"
 
 namespace fmsim::parallelism {
+namespace {
 
-MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& l, std::int64_t seq_len,
-                                const StateBytes& state) {
-  workload::ShardContext ctx{l.micro_batch, seq_len, l.tp, l.cp, l.ep, l.etp, l.sequence_parallel};
-  const int layers_per_stage = (model.num_layers + std::max(1, l.pp) - 1) / std::max(1, l.pp);
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-  // Parameters on a first-stage GPU: its layers (all vp chunks) plus the embedding; split into
-  // dense (sharded over DP) and expert (sharded over expert-DP) parts.
-  double dense = 0.0;
-  double expert = 0.0;
-  double largest_layer = 0.0;
-  double act_per_mb = 0.0;
+// Parameters and per-micro-batch activations of one pipeline stage (all its virtual chunks).
+struct StageLoad {
+  double dense = 0.0, expert = 0.0;  // parameters on this GPU (after TP/EP sharding)
+  double largest_layer = 0.0;        // parameters of the largest layer (FSDP gathers)
+  double act_per_mb = 0.0;           // activations kept per micro-batch, all layers of the stage
+  double full_layer = 0.0;           // one layer's activations with nothing recomputed
+};
+
+StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stage, const workload::ShardContext& ctx,
+                     const MemoryOptions& o) {
+  const int pp = std::max(1, l.pp);
+  const int vp = std::max(1, l.vp);
+  const int chunks = pp * vp;
+  const workload::ActivationOptions ao{o.flash_attention, o.fp8_activations};
   // Each distinct layer kind (dense/MoE x full/sliding attention) is costed once.
   struct Kind {
     bool ready = false;
-    double dense = 0, expert = 0, act = 0;
+    double dense = 0, expert = 0, act = 0, none = 0;
   };
-  Kind kinds[4];
-  for (int i = 0; i < layers_per_stage; ++i) {
-    // Stage 0 holds layers 0.. of each chunk; MoE/dense mix is taken from the first layers.
-    const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
-    Kind& k = kinds[key];
-    if (!k.ready) {
-      for (const auto& op : workload::layer_operators(model, i, ctx)) (op.expert ? k.expert : k.dense) += op.weights;
-      const auto act = workload::layer_activation_bytes(model, i, ctx);
-      k.act = l.recompute == Recompute::None ? act.none : l.recompute == Recompute::Selective ? act.selective : act.full;
-      k.ready = true;
+  std::array<Kind, 4> kinds{};
+  StageLoad s;
+  for (int c = 0; c < vp; ++c) {
+    // Chunk k = c*pp + stage holds layers [k*L/chunks, (k+1)*L/chunks), as the step model.
+    const int k = c * pp + stage;
+    const int first = k * model.num_layers / chunks;
+    const int last = (k + 1) * model.num_layers / chunks;
+    for (int i = first; i < last; ++i) {
+      const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
+      Kind& kd = kinds[static_cast<std::size_t>(key)];
+      if (!kd.ready) {
+        for (const auto& op : workload::layer_operators(model, i, ctx)) (op.expert ? kd.expert : kd.dense) += op.weights;
+        const auto act = workload::layer_activation_bytes(model, i, ctx, ao);
+        kd.act = l.recompute == Recompute::None ? act.none : l.recompute == Recompute::Selective ? act.selective : act.full;
+        kd.none = act.none;
+        kd.ready = true;
+      }
+      s.dense += kd.dense;
+      s.expert += kd.expert;
+      s.largest_layer = std::max(s.largest_layer, kd.dense + kd.expert);
+      s.act_per_mb += kd.act;
+      s.full_layer = std::max(s.full_layer, kd.none);
     }
-    dense += k.dense;
-    expert += k.expert;
-    largest_layer = std::max(largest_layer, k.dense + k.expert);
-    act_per_mb += k.act;
   }
-  for (const auto& op : workload::embedding_operators(model, ctx)) dense += op.weights;
-  if (l.pp == 1) {
-    for (const auto& op : workload::head_operators(model, ctx)) dense += op.weights;
+  if (stage == 0) {
+    for (const auto& op : workload::embedding_operators(model, ctx)) s.dense += op.weights;
   }
+  if (stage == pp - 1) {
+    for (const auto& op : workload::head_operators(model, ctx)) s.dense += op.weights;
+  }
+  return s;
+}
 
-  MemoryBreakdown m;
-  m.params_on_gpu = dense + expert;
+}  // namespace
+
+MemoryOptions stack_memory_options(std::string_view stack) {
+  MemoryOptions o;
+  if (stack == "megatron") {
+    // NeMo / Megatron-Bridge performance recipes set grad_reduce_in_fp32 = False: a bf16 gradient
+    // buffer, and the distributed optimizer keeps fp32 master weights, Adam m, v and an fp32 copy
+    // of its gradient shard: 4 + 16/d bytes per parameter (Megatron-LM distrib_optimizer.md).
+    o.state = StateBytes{2.0, 2.0, 16.0, 1.0};
+    o.fp8_activations = true;
+  } else if (stack == "torchtitan" || stack == "llm-foundry") {
+    // FSDP2 / FSDP mixed precision: sharded fp32 parameters, fp32 gradients and Adam m, v;
+    // the bf16 copies exist only for the gathered layers (buffers).
+    o.state = StateBytes{4.0, 4.0, 8.0, 0.0};
+    o.optimizer_over_cp = false;
+  }
+  return o;
+}
+
+MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& l, std::int64_t seq_len,
+                                const StateBytes& state) {
+  MemoryOptions o;
+  o.state = state;
+  return estimate_memory(model, l, seq_len, o);
+}
+
+MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& l, std::int64_t seq_len,
+                                const MemoryOptions& o) {
+  const workload::ShardContext ctx{l.micro_batch, seq_len, l.tp, l.cp, l.ep, l.etp, l.sequence_parallel};
+  const StateBytes& state = o.state;
+  const int pp = std::max(1, l.pp);
   const double dp = std::max(1, l.dp);
   const double edp = std::max(1, l.expert_dp());
-  const double shard = l.sharding == Sharding::Zero3 ? std::max(1, l.fsdp_shard_size()) : dp;
-  const double eshard = l.sharding == Sharding::Zero3 ? std::max(1.0, edp * l.fsdp_shard_size() / dp) : edp;
+  const bool zero3 = l.sharding == Sharding::Zero3;
+  const double shard = zero3 ? std::max(1, l.fsdp_shard_size()) : dp;
+  const double eshard = zero3 ? std::max(1.0, edp * l.fsdp_shard_size() / dp) : edp;
+  // The distributed optimizer shards over the gradient-reduction group: dp x cp in Megatron-Core.
+  const double opt_shard = zero3 ? shard : (o.optimizer_over_cp ? dp * std::max(1, l.cp) : dp);
   const bool fp8 = l.precision == core::Precision::FP8 || l.precision == core::Precision::FP4;
-  const double wbytes = state.weights + (fp8 ? state.fp8_extra : 0.0);
-
-  const auto sharded = [&](double per_param, bool shard_it) {
-    return shard_it ? dense * per_param / shard + expert * per_param / eshard : (dense + expert) * per_param;
-  };
-  m.weights = core::Bytes(sharded(wbytes, l.sharding == Sharding::Zero3));
-  m.gradients = core::Bytes(sharded(state.gradients, l.sharding == Sharding::Zero2 || l.sharding == Sharding::Zero3));
-  m.optimizer = core::Bytes(sharded(state.optimizer, l.sharding != Sharding::None));
-
-  // Micro-batches whose activations stage 0 holds at the peak of the schedule.
   const double mbs_total = static_cast<double>(std::max<std::int64_t>(1, l.micro_batches()));
-  double in_flight = 1.0;
-  if (l.pp > 1) {
-    in_flight = l.vp > 1 ? l.pp * (1.0 + (l.pp - 1.0) / (l.pp * l.vp)) : l.pp;
-    in_flight = std::min(in_flight, mbs_total);
-  }
-  double activations = act_per_mb * in_flight;
-  if (l.recompute == Recompute::Full) {
-    // The layer being recomputed needs its full activations once.
-    activations += workload::layer_activation_bytes(model, 0, ctx).none;
-  }
-  m.activations = core::Bytes(activations);
+  const double tokens = static_cast<double>(l.micro_batch) * static_cast<double>(seq_len) / std::max(1, l.cp);
 
-  double buffers = 0.0;
-  if (l.sharding == Sharding::Zero3) buffers += 2.0 * largest_layer * state.weights;  // gathered layers (prefetch)
-  if (l.pp == 1) {
-    // fp32 logits and their gradient on the last stage (the same GPU when pp == 1).
-    const double tokens = static_cast<double>(l.micro_batch) * static_cast<double>(seq_len) / l.cp;
-    buffers += 2.0 * tokens * static_cast<double>(model.vocab) / l.tp * 4.0;
+  MemoryBreakdown best;
+  const int last = pp - 1;
+  const std::array<int, 2> stages{0, last};
+  for (std::size_t si = 0; si < (last > 0 ? 2u : 1u); ++si) {
+    const int stage = stages[si];
+    const StageLoad s = stage_load(model, l, stage, ctx, o);
+    MemoryBreakdown m;
+    m.peak_stage = stage;
+    m.params_on_gpu = s.dense + s.expert;
+    const auto sharded = [&](double per_param, bool shard_it, double dense_div, double expert_div) {
+      return shard_it ? s.dense * per_param / dense_div + s.expert * per_param / expert_div
+                      : (s.dense + s.expert) * per_param;
+    };
+    const double wbytes = state.weights + (fp8 ? state.fp8_extra : 0.0);
+    // FSDP keeps no persistent FP8 copy: weights are cast after each all-gather.
+    double weights = zero3 ? sharded(state.weights, true, shard, eshard) : sharded(wbytes, false, 1, 1);
+    double grads = sharded(state.gradients, l.sharding == Sharding::Zero2 || zero3, shard, eshard);
+    double optim = sharded(state.optimizer, l.sharding != Sharding::None, opt_shard, eshard);
+    double host = 0.0;
+    if (o.offload_optimizer) {
+      host += optim;
+      optim = 0.0;
+    }
+    if (o.offload_params) {
+      host += weights + grads;
+      weights = zero3 ? 0.0 : weights;
+      grads = 0.0;
+    }
+    m.weights = core::Bytes(weights);
+    m.gradients = core::Bytes(grads);
+    m.optimizer = core::Bytes(optim);
+    m.host = core::Bytes(host);
+
+    // Micro-batches whose activations this stage holds at the peak of the schedule: 1F1B warms
+    // up pp - s forwards on stage s; interleaving holds pp + (pp-1)/vp stage-equivalents on stage 0.
+    double in_flight = 1.0;
+    if (pp > 1) {
+      in_flight = l.vp > 1 ? pp + (pp - 1.0) / l.vp - stage * (1.0 + 1.0 / l.vp) : static_cast<double>(pp - stage);
+      in_flight = std::clamp(in_flight, 1.0, mbs_total);
+    }
+    m.in_flight = in_flight;
+    double activations = s.act_per_mb * in_flight;
+    // The layer being recomputed (full) needs its full activations during its backward.
+    if (l.recompute == Recompute::Full) activations += s.full_layer;
+    m.activations = core::Bytes(activations);
+
+    double buffers = 0.0;
+    if (zero3) {
+      // Gathered 16-bit layers (this one and the prefetched next) and one unsharded gradient.
+      buffers += 3.0 * s.largest_layer * 2.0;
+    }
+    if (stage == last) {
+      // Logits in 16-bit, their fp32 copy for the loss and its gradient on the last stage.
+      buffers += tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) * (2.0 + 4.0 + 4.0);
+    }
+    buffers += 256.0 * 1024 * 1024;  // DP gradient buckets
+    m.buffers = core::Bytes(buffers);
+    m.fragmentation = core::Bytes(o.fragmentation * m.allocated().value());
+    m.context = core::Bytes(o.context_gib * kGiB);
+    m.overhead = m.fragmentation + m.context;
+    if (stage == 0 || m.total() > best.total()) best = m;
   }
-  buffers += 256.0 * 1024 * 1024;  // DP gradient buckets and NCCL buffers
-  m.buffers = core::Bytes(buffers);
-  const double subtotal = m.weights.value() + m.gradients.value() + m.optimizer.value() + activations + buffers;
-  m.overhead = core::Bytes(2.5 * 1024 * 1024 * 1024 + 0.05 * subtotal);
-  return m;
+  return best;
 }
 
 }  // namespace fmsim::parallelism

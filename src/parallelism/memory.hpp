@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/units.hpp"
 #include "parallelism/layout.hpp"
@@ -9,35 +10,65 @@
 
 namespace fmsim::parallelism {
 
-/// Bytes per parameter of each training state (mixed-precision Adam defaults, Megatron/PyTorch).
+/// Bytes per parameter of each training state. Defaults: mixed-precision Adam as Megatron-Core's
+/// distributed optimizer with grad_reduce_in_fp32 (Megatron-LM docs/distrib_optimizer.md: bf16
+/// params with fp32 grads = 6 + 12/d bytes per parameter).
 struct StateBytes {
-  double weights = 2.0;     ///< 16-bit working weights
-  double gradients = 4.0;   ///< fp32 main gradients (Megatron); 2 for bf16 reduce
-  double optimizer = 12.0;  ///< fp32 master weights + Adam m and v
-  double fp8_extra = 1.0;   ///< FP8 training: cached FP8 copies of the weights
+  double weights = 2.0;     ///< working weights (2: 16-bit; 4: FSDP2 keeps sharded fp32 parameters)
+  double gradients = 4.0;   ///< gradient buffer: 4 fp32 main grads (grad_reduce_in_fp32), 2 bf16/fp16
+  double optimizer = 12.0;  ///< fp32 master weights + Adam m and v (+ 4 for the optimizer's fp32 copy of 16-bit grads)
+  double fp8_extra = 1.0;   ///< FP8 training: cached FP8 copies of the weights (Transformer Engine)
 };
 
-/// Memory on the most loaded GPU (the first pipeline stage, which holds the most in-flight
-/// micro-batches and the embedding).
+/// Framework conventions beyond the per-parameter state bytes.
+struct MemoryOptions {
+  StateBytes state;
+  bool flash_attention = true;      ///< fused attention: no s^2 score/softmax/dropout tensors kept
+  bool fp8_activations = false;     ///< FP8 GEMM inputs saved for backward in 8 bits (Transformer Engine)
+  bool optimizer_over_cp = true;    ///< distributed optimizer shards over dp x cp (Megatron-Core); false: dp only
+  double fragmentation = 0.05;      ///< caching-allocator reserve over the live peak (reserved / allocated - 1)
+  double context_gib = 0.75;        ///< CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers outside the allocator
+  bool offload_optimizer = false;   ///< optimizer states and master weights in host memory (CPU Adam)
+  bool offload_params = false;      ///< sharded parameters and gradients in host memory as well (FSDP CPU offload)
+};
+
+/// The memory conventions of a software stack ("megatron", "torchtitan", "llm-foundry", ...):
+/// megatron = NeMo/Megatron-Bridge performance recipes (bf16 gradient buffer, grad_reduce_in_fp32
+/// False; Transformer Engine FP8 weight caches and FP8-saved GEMM inputs); torchtitan = FSDP2 with
+/// fp32 sharded parameters and gradients; llm-foundry = FSDP FULL_SHARD mixed precision (same states).
+MemoryOptions stack_memory_options(std::string_view stack);
+
+/// Memory on the most loaded GPU.
 struct MemoryBreakdown {
   core::Bytes weights{};
   core::Bytes gradients{};
   core::Bytes optimizer{};
   core::Bytes activations{};
-  core::Bytes buffers{};   ///< communication buckets, FSDP gathered layers, logits, workspace
-  core::Bytes overhead{};  ///< CUDA context and allocator fragmentation
-  double params_on_gpu = 0.0;  ///< parameters held (before sharding by DP)
-  [[nodiscard]] core::Bytes total() const {
-    return weights + gradients + optimizer + activations + buffers + overhead;
-  }
+  core::Bytes buffers{};        ///< communication buckets, FSDP gathered layers, logits, workspace
+  core::Bytes fragmentation{};  ///< caching-allocator reserve over the live tensors
+  core::Bytes context{};        ///< CUDA context and NCCL buffers (outside the allocator)
+  core::Bytes overhead{};       ///< context + fragmentation
+  core::Bytes host{};           ///< states offloaded to host memory
+  double params_on_gpu = 0.0;   ///< parameters held (before sharding by DP)
+  int peak_stage = 0;           ///< pipeline stage with the peak (0 = first)
+  double in_flight = 1.0;       ///< micro-batches whose activations that stage holds at its peak
+  /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).
+  [[nodiscard]] core::Bytes allocated() const { return weights + gradients + optimizer + activations + buffers; }
+  /// The caching allocator's peak (torch max_memory_reserved).
+  [[nodiscard]] core::Bytes reserved() const { return allocated() + fragmentation; }
+  /// What the device holds (nvidia-smi): reserved + context. Compared with usable HBM.
+  [[nodiscard]] core::Bytes total() const { return reserved() + context; }
 };
 
-/// Estimates memory for one GPU. Assumptions (Korthikanti et al. 2022; Rajbhandari et al. 2020):
-/// activations by recompute policy, times the micro-batches in flight on stage 0 (pp for 1F1B,
-/// pp*(1 + (pp-1)/(pp*vp)) interleaved, capped by the micro-batch count); states by sharding:
-/// ZeRO-1 shards optimizer states over DP, ZeRO-2 also gradients, ZeRO-3/FSDP also weights
-/// (plus two gathered layers). Expert states shard over expert-DP. Fixed overhead: 2.5 GiB
-/// context + 5% fragmentation.
+/// Estimates memory for one GPU, on the first and the last pipeline stage (the peak of the two).
+/// Activations per layer kind by recompute policy (Korthikanti et al. 2022, Table 2) times the
+/// micro-batches in flight on that stage (1F1B: pp - s on stage s; interleaved: pp + (pp-1)/vp on
+/// stage 0), capped by the micro-batch count; plus one layer's full activations during its backward
+/// under full recompute. States by sharding: the distributed optimizer (ZeRO-1) shards optimizer
+/// states over dp (x cp), ZeRO-2 also gradients, ZeRO-3/FSDP also weights (plus two gathered
+/// layers and one unsharded gradient). Expert states shard over expert-DP.
+MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& layout, std::int64_t seq_len,
+                                const MemoryOptions& options);
 MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& layout, std::int64_t seq_len,
                                 const StateBytes& state = {});
 

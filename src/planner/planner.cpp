@@ -81,15 +81,6 @@ training::TrainingJob base_job(const PlanRequest& request, const hardware::Clust
   return job;
 }
 
-parallelism::StateBytes state_bytes(const PlanRequest& request) {
-  // Mirrors the step model: LoRA keeps no gradients or optimizer states for the frozen base weights.
-  parallelism::StateBytes state;
-  if (request.task == training::Task::Lora) {
-    state.gradients = 0.0;
-    state.optimizer = 0.0;
-  }
-  return state;
-}
 
 void check_request(const PlanRequest& r, const training::Calibration& calibration) {
   FMSIM_CHECK(!r.systems.empty(), "plan: no system to search");
@@ -130,7 +121,6 @@ void evaluate_unit(const PlanRequest& request, const training::Calibration& cali
                    std::uint32_t scenario_index, std::uint32_t shape_index, training::TrainingJob& job,
                    const training::CommCostFn& comm, UnitResult& out) {
   const Shape& shape = sc.shapes[shape_index];
-  const auto state = state_bytes(request);
   out.stats.candidates += sc.variants.size();
   for (std::uint32_t v = 0; v < sc.variants.size(); ++v) {
     const Variant& variant = sc.variants[v];
@@ -140,7 +130,11 @@ void evaluate_unit(const PlanRequest& request, const training::Calibration& cali
     }
     job.layout = make_layout(shape, variant, request.global_batch, request.framework);
     // Memory before time: the footprint costs a fraction of a step estimate.
-    const double bytes = parallelism::estimate_memory(request.model, job.layout, request.seq_len, state).total().value();
+    const double bytes =
+        parallelism::estimate_memory(request.model, job.layout, request.seq_len,
+                                     training::memory_options(request.stack, request.task, job.layout))
+            .total()
+            .value();
     if (bytes > sc.capacity) {
       ++out.stats.pruned_memory;
       if (bytes < out.min_oom_bytes) {

@@ -85,7 +85,7 @@ const Cause& draw_cause(Rng& rng, const Prepared& p) {
   return p.causes.back();
 }
 
-Replication run_one(const Prepared& p, Rng& rng) {
+Replication run_one(const Prepared& p, Rng& rng, RunTimeline* timeline = nullptr) {
   Replication out;
   TimeSplit& ts = out.time;
   // Nodes out for repair (times they return), earliest first; used only with a finite pool.
@@ -97,6 +97,7 @@ Replication run_one(const Prepared& p, Rng& rng) {
   while (t < p.horizon) {
     // --- working phase from t: [interval compute][blocking snapshot] repeated -----------------
     const double end = std::min(next_failure, p.horizon);
+    if (timeline != nullptr && end > t) timeline->segments.push_back({RunTimeline::Phase::Working, t, end});
     const double x = end - t;
     const double n = std::floor(x / p.period);
     const double rem = x - n * p.period;
@@ -122,6 +123,7 @@ Replication run_one(const Prepared& p, Rng& rng) {
     for (;;) {
       out.interruptions += 1.0;
       const Cause& cause = draw_cause(rng, p);
+      const double lost_before = ts.lost_work;
       double detect = p.detect;
       double extra_checkpoint = 0.0;
       if (cause.planned) {
@@ -144,6 +146,10 @@ Replication run_one(const Prepared& p, Rng& rng) {
         rolled_back = true;
       }
       first = false;
+      if (timeline != nullptr) {
+        timeline->interruptions.push_back(
+            {t, static_cast<int>(&cause - p.causes.data()), ts.lost_work - lost_before});
+      }
       next_failure = t + draw_gap(rng, p);
 
       // Recovery stages in order; an interruption inside one restarts the recovery.
@@ -169,6 +175,12 @@ Replication run_one(const Prepared& p, Rng& rng) {
       for (int i = 0; i < 5 && clock < stop; ++i) {
         const double spent = std::min(stages[i], stop - clock);
         *buckets[i] += spent;
+        if (timeline != nullptr && spent > 0.0) {
+          static constexpr RunTimeline::Phase kPhases[5] = {RunTimeline::Phase::Snapshot, RunTimeline::Phase::Detect,
+                                                            RunTimeline::Phase::Wait, RunTimeline::Phase::Restart,
+                                                            RunTimeline::Phase::Load};
+          timeline->segments.push_back({kPhases[i], clock, clock + spent});
+        }
         clock += spent;
       }
       t = clock;
@@ -216,6 +228,17 @@ Prepared prepare(const GoodputScenario& s) {
 }
 
 }  // namespace
+
+RunTimeline simulate_timeline(const GoodputScenario& scenario, std::uint64_t seed) {
+  const Prepared p = prepare(scenario);
+  RunTimeline timeline;
+  timeline.interval = p.tau;
+  timeline.blocking = p.delta;
+  timeline.persist = p.persist_after_snapshot;
+  Rng rng(seed, 0);
+  timeline.time = run_one(p, rng, &timeline).time;
+  return timeline;
+}
 
 GoodputResult simulate_goodput(const GoodputScenario& scenario, const MonteCarloOptions& options) {
   FMSIM_CHECK(options.replications >= 1, "at least one replication");

@@ -368,13 +368,7 @@ bool prepare(const TrainingJob& job, StepResult& r) {
   }
   r.feasible = true;
   r.micro_batches = l.micro_batches();
-  parallelism::StateBytes state;
-  if (job.task == Task::Lora) {
-    state.gradients = 0.0;
-    state.optimizer = 0.0;
-  }
-  if (l.bf16_grad_reduce) state.gradients = 2.0;
-  r.memory = parallelism::estimate_memory(job.model, l, job.seq_len, state);
+  r.memory = parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l));
   r.memory_capacity = job.cluster.gpu.hbm_usable.value() > 0 ? job.cluster.gpu.hbm_usable : job.cluster.gpu.hbm_capacity;
   r.fits_memory = r.memory.total() <= r.memory_capacity;
   return true;
@@ -445,6 +439,22 @@ const StackCalibration& Calibration::stack(const std::string& name) const {
   auto it = stacks.find(name);
   FMSIM_CHECK(it != stacks.end(), "no calibration for software stack '" + name + "'");
   return it->second;
+}
+
+parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout) {
+  auto o = parallelism::stack_memory_options(stack);
+  if (layout.bf16_grad_reduce && o.state.gradients > 2.0) {
+    // 16-bit gradient reduction: the optimizer then keeps its own fp32 copy of its shard.
+    o.state.gradients = 2.0;
+    o.state.optimizer += 4.0;
+  }
+  if (task == Task::Lora) {
+    // Frozen base weights: no gradients, optimizer states or master weights for them.
+    o.state.gradients = 0.0;
+    o.state.optimizer = 0.0;
+    if (o.state.weights > 2.0) o.state.weights = 2.0;
+  }
+  return o;
 }
 
 StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm) {

@@ -83,6 +83,10 @@ struct StepResult {
   std::size_t simulated_tasks = 0;    ///< discrete-event tasks played (0 for the analytical path)
 };
 
+/// The memory conventions of a job: its stack's (parallelism::stack_memory_options), 16-bit
+/// gradient reduction when the layout asks for it, and LoRA's frozen base weights.
+parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout);
+
 /// Analytical step time: closed-form pipeline schedule over per-stage micro-batch costs.
 /// Microseconds per call; the planner's path.
 StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm);

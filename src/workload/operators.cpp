@@ -158,7 +158,8 @@ std::vector<Operator> head_operators(const ModelSpec& model, const ShardContext&
   return ops;
 }
 
-ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx) {
+ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx,
+                                       const ActivationOptions& options) {
   const double t = ctx.tp;
   const double sp = ctx.sequence_parallel ? t : 1.0;
   const double tokens = d(ctx.micro_batch) * d(ctx.seq_len) / ctx.cp;
@@ -166,33 +167,39 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
   const double heads = model.num_heads;
   const double kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads;
   const double hd = head_dim_of(model);
-  const double b2 = 2.0;
-  // Korthikanti et al. 2022, Table 2 generalised: values saved per token, 16-bit.
-  // Split by sequence parallelism: norm inputs (2h), residual-path inputs; split by TP: QKV/attention
-  // outputs and FFN intermediates.
-  double split_sp = 4.0 * h;  // LN1 input, QKV input (LN out), LN2 input, FC1 input
-  double split_tp = (heads + 2.0 * kv_heads) * hd + heads * hd;  // Q, K, V, attention output
-  double recomputable = 0.0;                                     // activation-function outputs
+  const double gemm_in = options.fp8_inputs ? 1.0 : 2.0;  // bytes of a saved GEMM input
+  // Bytes saved per token (Korthikanti et al. 2022, Table 2, generalised). Split by sequence
+  // parallelism: the two norm inputs (2 x 2h) and the QKV and FC1 inputs (GEMM inputs, h each).
+  // Split by TP: Q, K, V, the attention output (the projection's GEMM input), the FFN intermediates.
+  double split_sp = 4.0 * h + 2.0 * gemm_in * h;
+  double split_tp = 2.0 * (heads + 2.0 * kv_heads) * hd + gemm_in * heads * hd;
   const bool swiglu = model.mlp == MlpKind::SwiGlu;
   const double up_mult = swiglu ? 2.0 : 1.0;
   if (model.is_moe_layer(layer)) {
     const MoeSpec& moe = model.moe;
     const double copies = moe.top_k;
-    split_tp += copies * (h + up_mult * d(moe.expert_ffn));  // permuted input + FC1 output
-    recomputable += copies * d(moe.expert_ffn);
-    if (moe.shared_expert_ffn > 0) {
-      split_tp += up_mult * d(moe.shared_expert_ffn);
-      recomputable += d(moe.shared_expert_ffn);
-    }
+    // Each routed copy: the permuted input (FC1's GEMM input), FC1 output(s), FC2's GEMM input.
+    split_tp += copies * (gemm_in * h + 2.0 * up_mult * d(moe.expert_ffn) + gemm_in * d(moe.expert_ffn));
+    split_tp += 4.0 * d(moe.num_experts) / t;  // router logits (fp32)
+    if (moe.shared_expert_ffn > 0) split_tp += 2.0 * up_mult * d(moe.shared_expert_ffn) + gemm_in * d(moe.shared_expert_ffn);
   } else {
-    split_tp += up_mult * d(model.ffn_hidden);
-    recomputable += d(model.ffn_hidden);
+    split_tp += 2.0 * up_mult * d(model.ffn_hidden) + gemm_in * d(model.ffn_hidden);
+  }
+  double core = 0.0;  // attention core, dropped by selective recompute
+  if (options.flash_attention) {
+    core = tokens * heads / t * 4.0 * 2.0;  // softmax max and sum (fp32)
+  } else {
+    // Scores/softmax output (2), dropout mask (1) and dropout output (2) bytes per score entry,
+    // causal kernels of the time still materialise the whole s x s block.
+    const double s = d(ctx.seq_len) / ctx.cp;
+    core = 5.0 * heads / t * s * s * d(ctx.micro_batch);
+    split_sp += 2.0 * h;  // dropout masks after attention and MLP (1 byte each)
   }
   ActivationBytes out;
-  const double kept = tokens * b2 * (split_sp / sp + split_tp / t);
+  const double kept = tokens * (split_sp / sp + split_tp / t);
   out.selective = kept;
-  out.none = kept + tokens * b2 * recomputable / t + tokens * heads / t * 4.0 * 2.0;  // + softmax stats
-  out.full = tokens * b2 * h / sp;
+  out.none = kept + core;
+  out.full = tokens * 2.0 * h / sp;
   return out;
 }
 

@@ -54,13 +54,21 @@ std::vector<Operator> embedding_operators(const ModelSpec& model, const ShardCon
 /// Output head and loss (last pipeline stage): vocab-parallel GEMM, softmax and cross-entropy.
 std::vector<Operator> head_operators(const ModelSpec& model, const ShardContext& ctx);
 
-/// Bytes of activations one layer stores for backward, per micro-batch on one GPU (16-bit
-/// values), by what the recompute policy keeps. `full` keeps only the layer input.
+/// Bytes of activations one layer stores for backward, per micro-batch on one GPU, by what the
+/// recompute policy keeps (Korthikanti et al. 2022, Table 2: 34 s b h / t + 5 a s^2 b / t bytes
+/// per layer without recompute, with sequence parallelism; generalised to GQA, SwiGLU and MoE).
 struct ActivationBytes {
-  double none = 0;       ///< everything (flash attention: no s^2 terms)
-  double selective = 0;  ///< attention core and activation-function outputs recomputed
+  double none = 0;       ///< everything
+  double selective = 0;  ///< attention core (scores, softmax, dropout) recomputed: Megatron's "selective"
   double full = 0;       ///< layer input only
 };
-ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx);
+
+/// How the framework stores activations.
+struct ActivationOptions {
+  bool flash_attention = true;  ///< fused attention: no s^2 tensors, only softmax statistics; no dropout masks
+  bool fp8_inputs = false;      ///< GEMM inputs saved in FP8 (Transformer Engine): 1 byte instead of 2
+};
+ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx,
+                                       const ActivationOptions& options = {});
 
 }  // namespace fmsim::workload

@@ -49,6 +49,23 @@ TEST(Units, RejectsMalformedOrUnknownUnits) {
   EXPECT_NE(parse_bandwidth("400 GB").error.find("unknown unit"), std::string::npos);
 }
 
+// Sizes and counts end up as 64-bit integers (bytes, elements, tokens): 2^63 = 8 EiB would wrap
+// to -9223372036854775808, so it and anything larger is refused; 7 EiB (< 2^63) is accepted. NaN
+// and infinities are refused too.
+TEST(Units, RefusesSizesAndCountsPastTwoToThe63) {
+  EXPECT_TRUE(parse_bytes("8191 PiB"));
+  EXPECT_TRUE(parse_bytes("4e18"));
+  EXPECT_FALSE(parse_bytes("8192 PiB"));  // 2^13 * 2^50 = 2^63
+  EXPECT_FALSE(parse_bytes("1e30"));
+  EXPECT_NE(parse_bytes("1e30").error.find("2^63"), std::string::npos) << parse_bytes("1e30").error;
+  EXPECT_FALSE(parse_count("1e19"));
+  EXPECT_TRUE(parse_count("9e18"));
+  EXPECT_FALSE(parse_count("-1e19"));
+  EXPECT_FALSE(parse_bytes("nan"));
+  EXPECT_FALSE(parse_bytes("inf"));
+  EXPECT_FALSE(parse_count("1e400"));
+}
+
 // Bytes / (Bytes/s) = seconds; FLOPs / (FLOP/s) = seconds.
 TEST(Units, CrossDimensionArithmetic) {
   EXPECT_DOUBLE_EQ((gb(400) / gb_per_s(400)).value(), 1.0);

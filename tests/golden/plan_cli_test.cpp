@@ -157,7 +157,7 @@ TEST(PlanCli, AgainstCsvPlannerAtLeastAsFastAsPublished) {
     if (line.rfind("V001,", 0) == 0 || line.rfind("V002,", 0) == 0) rows += line + "\n";
   }
   ASSERT_FALSE(rows.empty());
-  const auto path = std::filesystem::temp_directory_path() / ("fmsim_plan_csv_" + std::to_string(::getpid()) + ".csv");
+  const auto path = std::filesystem::path(::testing::TempDir()) / "fmsim_plan_csv.csv";
   std::ofstream(path) << header << "\n" << rows;
   const auto r = run_fmsim({"plan", "--against-csv", path.string(), "--json", "--threads", "2"});
   std::filesystem::remove(path);

@@ -46,7 +46,7 @@ class PlanReport : public ::testing::Test {
   // The report is written once for the suite (the search is the slow part).
   static void SetUpTestSuite() {
     std::random_device random;
-    dir_ = fs::temp_directory_path() / ("fmsim_plan_report_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
+    dir_ = fs::path(::testing::TempDir()) / ("fmsim_plan_report_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
     fs::create_directories(dir_);
     page_ = dir_ / "plan.html";
     run_ = run_fmsim({"plan", "--model", "llama3.1-8b", "--gpus", "64", "--systems", "p5.48xlarge,u-p6e-gb200x72",

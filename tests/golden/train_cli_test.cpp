@@ -48,7 +48,7 @@ TEST(TrainCli, JsonIsConsistent) {
 }
 
 TEST(TrainCli, WritesPerfettoTraceAndPrometheusMetrics) {
-  const auto dir = std::filesystem::temp_directory_path() / "fmsim_train_cli";
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fmsim_train_cli";
   std::filesystem::create_directories(dir);
   const auto trace = (dir / "step.json").string();
   const auto metrics = (dir / "step.prom").string();

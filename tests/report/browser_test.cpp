@@ -51,7 +51,7 @@ class BrowserTest : public ::testing::Test {
       GTEST_SKIP() << kChromium << " not found: install Debian's chromium package (make test-deps) to run the browser test";
     }
     std::random_device random;
-    dir_ = fs::temp_directory_path() / ("fmsim_browser_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
+    dir_ = fs::path(::testing::TempDir()) / ("fmsim_browser_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
     fs::create_directories(dir_);
   }
 

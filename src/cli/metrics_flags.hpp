@@ -1,0 +1,40 @@
+// --metrics-out and its companions, shared by `fmsim run`, `serve` and `cluster`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "observability/openmetrics.hpp"
+#include "telemetry/training_metrics.hpp"
+
+namespace fmsim::cli {
+
+struct MetricsFlags {
+  std::string out;                ///< --metrics-out DIR ("" = no metrics)
+  bool per_gpu = false;           ///< --metrics-per-gpu
+  std::string resolution = "1m";  ///< --metrics-resolution
+  std::string heartbeat = "4m";   ///< --metrics-heartbeat ("0" = changes only)
+  std::string start = "2026-01-01T00:00:00Z";  ///< --metrics-start (ISO 8601 UTC or Unix seconds)
+  std::string job;                ///< --metrics-job (default: set by the command)
+};
+
+void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags);
+
+/// The options the flags ask for; InputError naming the flag on a bad value.
+telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, const std::string& default_job);
+
+/// "2026-01-01T00:00:00Z" or "1767225600" -> Unix seconds; InputError naming `flag` otherwise.
+std::int64_t parse_unix_time(const std::string& text, const std::string& flag);
+
+/// Writes DIR/<file> through `write` (which emits families; # EOF is added) into a temporary file
+/// renamed into place, so a failed run leaves nothing half-written. Returns what --json reports
+/// under "metrics" and prints nothing.
+nlohmann::json write_metrics_file(const std::string& dir, const std::string& file,
+                                  const std::function<telemetry::WriteSummary(observability::OpenMetricsWriter&)>& write);
+
+/// One line for the text report: "Metrics: DIR/run.om: 123 series, 4,567 samples, 1.2 MB (0.05 s)".
+std::string metrics_line(const nlohmann::json& metrics);
+
+}  // namespace fmsim::cli

@@ -1,0 +1,85 @@
+// Which nodes a whole-node job gets, as Slurm 22.05's select/cons_tres picks them
+// (src/plugins/select/cons_tres/job_test.c):
+// - no topology (_eval_nodes): runs of consecutive free nodes; the smallest run that holds the
+//   job, else the largest run first and so on; nodes taken from the low end of each run;
+// - topology/tree (_eval_nodes_topo): under the highest switch that holds enough free nodes,
+//   leaves are taken one at a time, the best leaf being the nearest to those already chosen and,
+//   at equal distance, the one that holds the rest of the job with the fewest free nodes (or,
+//   when none holds it, the one with most); nodes within a leaf in index order;
+// - block placement (topology/block, --segment): whole segments inside NVLink blocks, blocks
+//   with the fewest free nodes that still hold a segment first; --exclusive=topo takes whole blocks.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "orchestration/cluster_layout.hpp"
+
+namespace fmsim::orchestration {
+
+/// A set of node indices as a bitmap.
+class NodeSet {
+ public:
+  NodeSet() = default;
+  explicit NodeSet(int size, bool all = false)
+      : size_(size), words_(static_cast<std::size_t>((size + 63) / 64), all ? ~0ULL : 0ULL) {
+    trim();
+  }
+  [[nodiscard]] int size() const { return size_; }
+  [[nodiscard]] bool test(int i) const { return (words_[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1ULL; }
+  void set(int i) { words_[static_cast<std::size_t>(i >> 6)] |= 1ULL << (i & 63); }
+  void reset(int i) { words_[static_cast<std::size_t>(i >> 6)] &= ~(1ULL << (i & 63)); }
+  [[nodiscard]] int count() const {
+    int c = 0;
+    for (auto w : words_) c += std::popcount(w);
+    return c;
+  }
+  NodeSet& operator&=(const NodeSet& o) {
+    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= o.words_[i];
+    return *this;
+  }
+  NodeSet& operator|=(const NodeSet& o) {
+    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] |= o.words_[i];
+    return *this;
+  }
+  void subtract(const NodeSet& o) {
+    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= ~o.words_[i];
+  }
+  /// Count of (this AND o) without building it.
+  [[nodiscard]] int count_and(const NodeSet& o) const {
+    int c = 0;
+    for (std::size_t i = 0; i < words_.size(); ++i) c += std::popcount(words_[i] & o.words_[i]);
+    return c;
+  }
+  [[nodiscard]] std::vector<int> members() const;
+  friend bool operator==(const NodeSet&, const NodeSet&) = default;
+
+ private:
+  void trim() {
+    if (size_ % 64 && !words_.empty()) words_.back() &= (1ULL << (size_ % 64)) - 1;
+  }
+  int size_ = 0;
+  std::vector<std::uint64_t> words_;
+};
+
+/// How a job asks for nodes.
+struct NodeRequest {
+  int nodes = 1;
+  int segment = 0;          ///< --segment: nodes that must share one block (topology/block); 0 = none
+  bool exclusive_topo = false;  ///< --exclusive=topo: its blocks are not shared with other jobs
+};
+
+enum class Placement { Consecutive, Tree, Block };
+
+/// Chooses nodes from `available` for the request; empty when it cannot be met.
+/// For Placement::Block `blocked` marks blocks already held by an --exclusive=topo job (ignored
+/// otherwise).
+std::vector<int> select_nodes(const ClusterLayout& layout, Placement placement, const NodeSet& available,
+                              const NodeRequest& request);
+
+/// True when select_nodes would succeed (cheap count tests first).
+bool can_place(const ClusterLayout& layout, Placement placement, const NodeSet& available,
+               const NodeRequest& request);
+
+}  // namespace fmsim::orchestration

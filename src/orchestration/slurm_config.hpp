@@ -1,0 +1,89 @@
+// The scheduler settings of a slurm.conf, with Slurm 22.05's defaults, and the reader for
+// slurm.conf / topology.conf as users have them (Key=Value pairs, comments, line continuations,
+// NodeName/PartitionName/SwitchName lines, host lists).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "orchestration/cluster_layout.hpp"
+#include "orchestration/node_select.hpp"
+
+namespace fmsim::orchestration {
+
+struct PartitionConfig {
+  std::string name;
+  std::vector<int> nodes;            ///< node indices; empty = every node (Nodes=ALL)
+  bool is_default = false;
+  double max_time_s = 0;             ///< MaxTime; 0 = UNLIMITED
+  double default_time_s = 0;         ///< DefaultTime; 0 = MaxTime
+  int priority_tier = 1;             ///< PriorityTier: scheduled first, may preempt lower tiers
+  int priority_job_factor = 1;       ///< PriorityJobFactor: the partition factor of multifactor
+  std::string preempt_mode;          ///< PreemptMode= on the partition ("" = cluster-wide)
+};
+
+struct QosConfig {
+  std::string name;
+  int priority = 0;
+  std::vector<std::string> preempt;  ///< QOS this one may preempt
+};
+
+/// What slurmctld's schedulers use. Times in seconds unless named otherwise.
+struct SlurmConfig {
+  bool backfill = true;              ///< SchedulerType=sched/backfill (else sched/builtin: strict FIFO)
+  bool multifactor = false;          ///< PriorityType=priority/multifactor (else priority/basic)
+  // SchedulerParameters (slurm.conf(5), 22.05 defaults)
+  double bf_interval_s = 30;
+  double bf_window_s = 1440 * 60.0;  ///< bf_window is in minutes
+  int bf_max_job_test = 500;
+  double bf_resolution_s = 60;
+  double sched_interval_s = 60;
+  int default_queue_depth = 100;     ///< jobs the event-triggered main loop tests
+  // Multifactor priority
+  double weight_age = 0, weight_fairshare = 0, weight_job_size = 0, weight_partition = 0, weight_qos = 0;
+  double max_age_s = 7 * 86400.0;    ///< PriorityMaxAge
+  bool favor_small = false;          ///< PriorityFavorSmall
+  double decay_half_life_s = 7 * 86400.0;  ///< PriorityDecayHalfLife (fair-share usage decay)
+  double calc_period_s = 300;        ///< PriorityCalcPeriod (minutes in the file)
+  // Preemption
+  std::string preempt_type = "preempt/none";  ///< preempt/none, preempt/partition_prio, preempt/qos
+  std::string preempt_mode = "OFF";           ///< OFF, CANCEL, REQUEUE (GANG/SUSPEND not modelled)
+  // Placement
+  Placement placement = Placement::Consecutive;  ///< from TopologyPlugin
+  std::vector<PartitionConfig> partitions;
+  std::vector<QosConfig> qos;
+  std::map<std::string, double> account_shares;  ///< fair-share shares by account (default 1 each)
+  bool requeue_default = true;       ///< JobRequeue=1 (Slurm's default)
+  double kill_wait_s = 30;           ///< KillWait: between SIGTERM and SIGKILL on a timeout
+  double over_time_limit_s = 0;      ///< OverTimeLimit (minutes in the file)
+
+  [[nodiscard]] int partition_index(const std::string& name) const;  ///< "" = default; -1 when absent
+  [[nodiscard]] int qos_index(const std::string& name) const;        ///< -1 when absent
+};
+
+/// A slurm.conf as read: the settings, and the nodes its NodeName lines define (in order).
+struct SlurmConfFile {
+  SlurmConfig config;
+  std::vector<std::string> node_names;
+  std::map<std::string, std::string> values;  ///< every other Key=Value seen (last wins), for --json
+  std::string topology_plugin;                ///< "topology/tree", "topology/block", "" = none
+};
+
+/// Parses slurm.conf text. `path` names the file in errors (core::InputError with file:line,
+/// the key and what is allowed). Unknown keys are kept in `values`, not rejected (slurm.conf has
+/// hundreds); malformed values of keys the model uses are rejected.
+SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path);
+
+/// Reads a topology.conf (SwitchName=... Nodes=... / Switches=...; BlockName=... Nodes=...,
+/// BlockSizes=) onto the layout's nodes; unknown node names are errors.
+void apply_topology_conf(ClusterLayout& layout, const std::string& text, const std::string& path);
+
+/// Slurm durations: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", "UNLIMITED"/"INFINITE"
+/// (returns 0). Plain numbers are minutes. Negative when malformed.
+double parse_slurm_duration(const std::string& text);
+
+/// Expands a host list ("n[1-3,5],gpu[01-02]") into names.
+std::vector<std::string> expand_hostlist(const std::string& text);
+
+}  // namespace fmsim::orchestration

@@ -1,0 +1,652 @@
+#include "orchestration/slurm_simulator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "core/error.hpp"
+
+namespace fmsim::orchestration {
+
+std::string to_string(JobState state) {
+  switch (state) {
+    case JobState::Pending: return "PENDING";
+    case JobState::Running: return "RUNNING";
+    case JobState::Completed: return "COMPLETED";
+    case JobState::Timeout: return "TIMEOUT";
+    case JobState::Cancelled: return "CANCELLED";
+    case JobState::NodeFail: return "NODE_FAIL";
+    case JobState::Preempted: return "PREEMPTED";
+  }
+  return "UNKNOWN";
+}
+
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
+  FMSIM_CHECK(a.size() == b.size(), "kendall_tau needs two rankings of the same items");
+  const std::size_t n = a.size();
+  double concordant = 0, discordant = 0, ties_a = 0, ties_b = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double da = a[i] - a[j], db = b[i] - b[j];
+      if (da == 0 && db == 0) continue;
+      if (da == 0) { ++ties_a; continue; }
+      if (db == 0) { ++ties_b; continue; }
+      if ((da > 0) == (db > 0)) ++concordant; else ++discordant;
+    }
+  const double denom = std::sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b));
+  return denom > 0 ? (concordant - discordant) / denom : 1.0;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+enum class EventKind { NodeBack = 0, JobEnd = 1, Stop = 2, NodeFail = 3, Submit = 4, Recalc = 5, Backfill = 6 };
+
+struct Event {
+  double t;
+  EventKind kind;
+  long seq;
+  int a = 0;       ///< job index or node
+  int b = 0;       ///< job generation
+  bool operator>(const Event& o) const { return std::tie(t, kind, seq) > std::tie(o.t, o.kind, o.seq); }
+};
+
+/// The order Slurm sorts its job queue in (sort_job_queue2): PriorityTier, priority (higher
+/// first), submit time, job id.
+struct QueueKey {
+  int tier;
+  std::uint32_t priority;
+  double submit;
+  int id;
+  int job;
+  bool operator<(const QueueKey& o) const {
+    if (tier != o.tier) return tier > o.tier;
+    if (priority != o.priority) return priority > o.priority;
+    if (submit != o.submit) return submit < o.submit;
+    return id < o.id;
+  }
+};
+
+struct Job {
+  JobSpec spec;
+  int partition = 0;
+  int qos = -1;
+  double limit_s = 0;          ///< effective time limit
+  double eligible_s = 0;
+  double remaining_s = 0;      ///< run time still to do
+  int generation = 0;
+  std::uint32_t priority = 0;
+  QueueKey key{};
+  bool queued = false;
+  JobRecord rec;
+};
+
+double round_up(double t, double res) { return res > 0 ? std::ceil(t / res - 1e-9) * res : t; }
+
+class Simulator {
+ public:
+  Simulator(const ClusterLayout& layout, const SlurmConfig& config, std::vector<JobSpec> specs,
+            const SimulationOptions& options)
+      : layout_(layout), config_(config), options_(options), n_(layout.nodes()) {
+    if (config_.partitions.empty()) {
+      PartitionConfig p;
+      p.name = "batch";
+      p.is_default = true;
+      config_.partitions.push_back(p);
+    }
+    for (const auto& p : config_.partitions) {
+      NodeSet s(n_, p.nodes.empty());
+      for (int node : p.nodes) s.set(node);
+      partition_nodes_.push_back(s);
+      max_job_factor_ = std::max(max_job_factor_, p.priority_job_factor);
+    }
+    for (const auto& q : config_.qos) max_qos_priority_ = std::max(max_qos_priority_, q.priority);
+    free_ = NodeSet(n_, true);
+    down_ = NodeSet(n_);
+    node_job_.assign(static_cast<std::size_t>(n_), -1);
+    spares_free_ = options_.failures.spares;
+    jobs_.reserve(specs.size());
+    std::set<int> ids;
+    for (auto& s : specs) {
+      if (!ids.insert(s.id).second) throw core::InputError::flag("--trace", fmt::format("job id {} appears twice", s.id));
+      Job j;
+      j.partition = config_.partition_index(s.partition);
+      if (j.partition < 0)
+        throw core::InputError::flag("--trace", fmt::format("job {}: partition '{}' is not in slurm.conf", s.id, s.partition));
+      if (!s.qos.empty() && s.qos != "normal") {
+        j.qos = config_.qos_index(s.qos);
+        if (j.qos < 0) throw core::InputError::flag("--trace", fmt::format("job {}: QOS '{}' is not defined", s.id, s.qos));
+      }
+      const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
+      const int part_nodes = partition_nodes_[static_cast<std::size_t>(j.partition)].count();
+      if (s.request.nodes < 1 || s.request.nodes > part_nodes)
+        throw core::InputError::flag(
+            "--trace", fmt::format("job {} asks for {} nodes; partition {} has {}", s.id, s.request.nodes, part.name, part_nodes));
+      j.limit_s = s.time_limit_s > 0 ? s.time_limit_s : (part.default_time_s > 0 ? part.default_time_s : part.max_time_s);
+      if (part.max_time_s > 0 && j.limit_s > part.max_time_s) j.limit_s = part.max_time_s;  // Slurm rejects or caps; we cap
+      if (j.limit_s <= 0) j.limit_s = 365 * 86400.0;
+      j.remaining_s = s.run_s;
+      j.eligible_s = s.submit_s;
+      j.rec.id = s.id;
+      j.rec.submit_s = s.submit_s;
+      j.spec = std::move(s);
+      jobs_.push_back(std::move(j));
+    }
+    // Submission order: Slurm assigns priorities (basic) in the order jobs arrive.
+    order_.resize(jobs_.size());
+    for (std::size_t i = 0; i < jobs_.size(); ++i) order_[i] = static_cast<int>(i);
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
+      const auto& x = jobs_[static_cast<std::size_t>(a)].spec;
+      const auto& y = jobs_[static_cast<std::size_t>(b)].spec;
+      return std::tie(x.submit_s, x.id) < std::tie(y.submit_s, y.id);
+    });
+    for (const auto& a : config_.account_shares) total_shares_ += a.second;
+  }
+
+  SimulationResult run() {
+    for (int j : order_) push({jobs_[static_cast<std::size_t>(j)].spec.submit_s, EventKind::Submit, 0, j, 0});
+    if (config_.multifactor) push({config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
+    if (options_.horizon_s > 0) push({options_.horizon_s, EventKind::Stop, 0, 0, 0});
+    const auto& f = options_.failures;
+    if (f.rate_per_node_hour > 0) {
+      rng_.seed(f.seed);
+      schedule_next_failure(0.0);
+    }
+    series_.bucket_s = options_.utilisation_bucket_s;
+    bool stop = false;
+    while (!events_.empty() && !stop) {
+      const double t = events_.top().t;
+      advance_to(t);
+      bool run_main = false, run_backfill = false, periodic = false;
+      while (!events_.empty() && events_.top().t == t) {
+        const Event e = events_.top();
+        events_.pop();
+        switch (e.kind) {
+          case EventKind::Submit: submit(e.a, t); run_main = true; break;
+          case EventKind::JobEnd:
+            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b && jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
+              finish(e.a, t);
+              run_main = true;
+            }
+            break;
+          case EventKind::NodeFail: node_fail(e.a, t); run_main = true; break;
+          case EventKind::NodeBack: node_back(e.a); run_main = true; break;
+          case EventKind::Recalc:
+            recalc_priorities(t);
+            periodic = true;
+            if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size()))
+              push({t + config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
+            break;
+          case EventKind::Backfill: backfill_scheduled_ = false; run_backfill = true; break;
+          case EventKind::Stop: stop = true; break;
+        }
+      }
+      if (stop) break;
+      if (run_main || periodic) {
+        main_schedule(t, periodic);
+        if (config_.backfill && !backfill_scheduled_ && !queue_.empty()) {
+          // The backfill thread wakes every bf_interval.
+          push({std::floor(t / config_.bf_interval_s + 1e-9) * config_.bf_interval_s + config_.bf_interval_s,
+                EventKind::Backfill, 0, 0, 0});
+          backfill_scheduled_ = true;
+        }
+      }
+      if (run_backfill && !queue_.empty()) {
+        backfill(t);
+        ++result_.backfill_passes;
+      }
+      update_fragmentation();
+      if (active_jobs_ == 0 && submitted_ == static_cast<long>(jobs_.size()) && options_.horizon_s <= 0) break;
+    }
+    result_.end_s = now_;
+    // Jobs left running at the horizon: their progress so far counts as useful.
+    for (auto& j : jobs_)
+      if (j.rec.state == JobState::Running) j.rec.useful_node_s += (now_ - j.rec.start_s) * j.spec.request.nodes;
+    for (auto& j : jobs_) result_.jobs.push_back(j.rec);
+    result_.series = series_;
+    return result_;
+  }
+
+ private:
+  void push(Event e) {
+    e.seq = seq_++;
+    events_.push(e);
+  }
+
+  // --- time series ------------------------------------------------------------------------
+  void advance_to(double t) {
+    if (t <= now_) { now_ = std::max(now_, t); return; }
+    const double busy = n_ - free_.count() - down_.count();
+    const double queued = static_cast<double>(queue_.size());
+    const double down = down_.count();
+    const double frag = fragmented_;
+    double a = now_;
+    const double bucket = series_.bucket_s;
+    while (a < t) {
+      const auto k = static_cast<std::size_t>(a / bucket);
+      const double b = std::min(t, (static_cast<double>(k) + 1) * bucket);
+      if (series_.busy_nodes.size() <= k) {
+        series_.busy_nodes.resize(k + 1, 0.0);
+        series_.queue_length.resize(k + 1, 0.0);
+        series_.down_nodes.resize(k + 1, 0.0);
+        series_.fragmented_nodes.resize(k + 1, 0.0);
+      }
+      const double w = (b - a) / bucket;
+      series_.busy_nodes[k] += busy * w;
+      series_.queue_length[k] += queued * w;
+      series_.down_nodes[k] += down * w;
+      series_.fragmented_nodes[k] += frag * w;
+      a = b;
+    }
+    now_ = t;
+  }
+
+  /// Free nodes that cannot hold the largest waiting job.
+  void update_fragmentation() {
+    fragmented_ = 0;
+    if (pending_sizes_.empty()) return;
+    const int largest = *pending_sizes_.rbegin();
+    const int free = free_.count();
+    if (free == 0) return;
+    if (free < largest || !can_place(layout_, config_.placement, free_, NodeRequest{largest})) fragmented_ = free;
+  }
+
+  // --- priorities --------------------------------------------------------------------------
+  std::uint32_t priority_of(const Job& j, double t) {
+    if (!config_.multifactor) return j.priority;
+    const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
+    const double age = config_.max_age_s > 0 ? std::min(1.0, std::max(0.0, t - j.eligible_s) / config_.max_age_s) : 0.0;
+    const double size = config_.favor_small ? static_cast<double>(n_ - j.spec.request.nodes) / n_
+                                            : static_cast<double>(j.spec.request.nodes) / n_;
+    const double part_f = static_cast<double>(part.priority_job_factor) / std::max(1, max_job_factor_);
+    const double qos_f = j.qos >= 0 && max_qos_priority_ > 0
+                             ? static_cast<double>(config_.qos[static_cast<std::size_t>(j.qos)].priority) / max_qos_priority_
+                             : 0.0;
+    double fs = 0.0;
+    if (config_.weight_fairshare > 0) {
+      // Classic fair-share: F = 2^(-U/S), U the account's share of decayed usage, S its share of shares.
+      const double shares = share_of(j.spec.account);
+      const double usage = total_usage_ > 0 ? usage_[j.spec.account] / total_usage_ : 0.0;
+      fs = std::pow(2.0, -usage / std::max(shares, 1e-9));
+    }
+    double p = config_.weight_age * age + config_.weight_fairshare * fs + config_.weight_job_size * size +
+               config_.weight_partition * part_f + config_.weight_qos * qos_f;
+    p = std::floor(p) - j.spec.nice;
+    return static_cast<std::uint32_t>(std::clamp(p, 1.0, 4294967294.0));
+  }
+
+  double share_of(const std::string& account) const {
+    const auto it = config_.account_shares.find(account);
+    const double s = it == config_.account_shares.end() ? 1.0 : it->second;
+    const double total = total_shares_ > 0 ? total_shares_ : 1.0;
+    return config_.account_shares.empty() ? 1.0 / std::max<std::size_t>(1, accounts_seen_.size()) : s / total;
+  }
+
+  void enqueue(int ji, double t) {
+    auto& j = jobs_[static_cast<std::size_t>(ji)];
+    j.priority = priority_of(j, t);
+    j.key = {config_.partitions[static_cast<std::size_t>(j.partition)].priority_tier, j.priority, j.spec.submit_s,
+             j.spec.id, ji};
+    queue_.insert(j.key);
+    j.queued = true;
+    pending_sizes_.insert(j.spec.request.nodes);
+  }
+  void dequeue(int ji) {
+    auto& j = jobs_[static_cast<std::size_t>(ji)];
+    queue_.erase(j.key);
+    j.queued = false;
+    pending_sizes_.erase(pending_sizes_.find(j.spec.request.nodes));
+  }
+
+  void recalc_priorities(double t) {
+    // Fair-share usage: running jobs' node-seconds since the last recalculation, then decay.
+    const double dt = t - last_calc_;
+    if (config_.weight_fairshare > 0) {
+      const double decay = config_.decay_half_life_s > 0 ? std::pow(0.5, dt / config_.decay_half_life_s) : 1.0;
+      total_usage_ = 0;
+      for (auto& [acct, u] : usage_) u *= decay;
+      for (const auto& j : jobs_)
+        if (j.rec.state == JobState::Running)
+          usage_[j.spec.account] += (t - std::max(last_calc_, j.rec.start_s)) * j.spec.request.nodes;
+      for (const auto& [acct, u] : usage_) total_usage_ += u;
+    }
+    last_calc_ = t;
+    std::vector<int> pending;
+    for (const auto& k : queue_) pending.push_back(k.job);
+    for (int ji : pending) {
+      dequeue(ji);
+      enqueue(ji, t);
+    }
+  }
+
+  // --- job lifecycle -----------------------------------------------------------------------
+  void submit(int ji, double t) {
+    auto& j = jobs_[static_cast<std::size_t>(ji)];
+    ++submitted_;
+    ++active_jobs_;
+    accounts_seen_.insert(j.spec.account);
+    // priority/basic: each job one below the previous, less its nice value.
+    basic_next_ = basic_next_ == 0 ? 0xFFFF0000u : basic_next_ - 1;
+    const double p = static_cast<double>(basic_next_) - j.spec.nice;
+    j.priority = static_cast<std::uint32_t>(std::clamp(p, 1.0, 4294967294.0));
+    enqueue(ji, t);
+  }
+
+  void start(int ji, const std::vector<int>& nodes, double t, bool backfilled) {
+    auto& j = jobs_[static_cast<std::size_t>(ji)];
+    dequeue(ji);
+    for (int node : nodes) {
+      free_.reset(node);
+      node_job_[static_cast<std::size_t>(node)] = ji;
+    }
+    j.rec.state = JobState::Running;
+    j.rec.start_s = t;
+    if (j.rec.first_start_s < 0) j.rec.first_start_s = t;
+    j.rec.nodes = nodes;
+    j.rec.backfilled = backfilled;
+    j.rec.priority = j.priority;
+    const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
+    const double run = overhead + j.remaining_s;
+    const double end = t + std::min(run, j.limit_s);
+    ++j.generation;
+    push({end, EventKind::JobEnd, 0, ji, j.generation});
+  }
+
+  void release_nodes(Job& j) {
+    for (int node : j.rec.nodes) {
+      node_job_[static_cast<std::size_t>(node)] = -1;
+      if (!down_.test(node)) free_.set(node);
+    }
+  }
+
+  void finish(int ji, double t) {
+    auto& j = jobs_[static_cast<std::size_t>(ji)];
+    const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
+    const double ran = t - j.rec.start_s;
+    const double work = std::max(0.0, ran - overhead);
+    const int nodes = j.spec.request.nodes;
+    if (work + 1e-9 >= j.remaining_s) {
+      j.rec.state = JobState::Completed;
+      j.rec.useful_node_s += j.remaining_s * nodes;
+      j.rec.lost_node_s += overhead * nodes;
+      j.rec.run_done_s += j.remaining_s;
+      j.remaining_s = 0;
+    } else {
+      j.rec.state = JobState::Timeout;
+      // Work up to the time limit is kept (a job that checkpoints can resume it in a new job).
+      j.rec.useful_node_s += work * nodes;
+      j.rec.lost_node_s += overhead * nodes;
+      j.rec.run_done_s += work;
+    }
+    j.rec.end_s = t;
+    release_nodes(j);
+    --active_jobs_;
+  }
+
+  /// Stops a running job early (node failure or preemption); requeues it or ends it in `final_state`.
+  void interrupt(int ji, double t, JobState final_state, bool requeue) {
+    auto& j = jobs_[static_cast<std::size_t>(ji)];
+    const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
+    const double work = std::max(0.0, t - j.rec.start_s - overhead);
+    const double c = j.spec.checkpoint_interval_s;
+    const double kept = c > 0 ? std::floor(work / c) * c : 0.0;
+    const int nodes = j.spec.request.nodes;
+    j.rec.useful_node_s += kept * nodes;
+    j.rec.lost_node_s += (t - j.rec.start_s - kept) * nodes;
+    j.rec.run_done_s += kept;
+    j.remaining_s = std::max(0.0, j.remaining_s - kept);
+    ++j.generation;  // its pending JobEnd event is now stale
+    release_nodes(j);
+    if (requeue) {
+      ++j.rec.requeues;
+      j.rec.state = JobState::Pending;
+      j.eligible_s = t;
+      enqueue(ji, t);
+    } else {
+      j.rec.state = final_state;
+      j.rec.end_s = t;
+      --active_jobs_;
+    }
+  }
+
+  void schedule_next_failure(double t) {
+    const double rate = options_.failures.rate_per_node_hour / 3600.0 * n_;
+    std::exponential_distribution<double> gap(rate);
+    std::uniform_int_distribution<int> pick(0, n_ - 1);
+    const double next = t + gap(rng_);
+    if (options_.horizon_s > 0 && next > options_.horizon_s) return;
+    push({next, EventKind::NodeFail, 0, pick(rng_), 0});
+  }
+
+  void node_fail(int node, double t) {
+    const auto& f = options_.failures;
+    // Keep failures going while there is work.
+    if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size())) schedule_next_failure(t);
+    if (down_.test(node)) return;
+    ++result_.node_failures;
+    down_.set(node);
+    free_.reset(node);
+    const int ji = node_job_[static_cast<std::size_t>(node)];
+    if (ji >= 0) {
+      // Health checks find it after detect_s; the job is requeued (JobRequeue) or ends NODE_FAIL.
+      // Modelled at once, with the detection time added to the lost work.
+      auto& j = jobs_[static_cast<std::size_t>(ji)];
+      j.rec.lost_node_s += f.detect_s * j.spec.request.nodes;
+      interrupt(ji, t, JobState::NodeFail, j.spec.requeue && config_.requeue_default);
+    }
+    while (!spare_returns_.empty() && spare_returns_.front() <= t) {
+      spare_returns_.erase(spare_returns_.begin());
+      ++spares_free_;
+    }
+    if (spares_free_ > 0) {
+      // A spare takes the failed node's place (HyperPod auto-resume) after replace_s; the spare
+      // pool gets the repaired node back after repair_s.
+      --spares_free_;
+      ++result_.spares_used;
+      push({t + f.replace_s, EventKind::NodeBack, 0, node, 0});
+      spare_returns_.push_back(t + f.repair_s);
+    } else {
+      push({t + f.repair_s, EventKind::NodeBack, 0, node, 0});
+    }
+  }
+
+  void node_back(int node) {
+    while (!spare_returns_.empty() && spare_returns_.front() <= now_) {
+      spare_returns_.erase(spare_returns_.begin());
+      ++spares_free_;
+    }
+    down_.reset(node);
+    if (node_job_[static_cast<std::size_t>(node)] < 0) free_.set(node);
+  }
+
+  // --- the main scheduling loop ------------------------------------------------------------
+  NodeSet usable_for(const Job& j) const {
+    NodeSet s = free_;
+    s &= partition_nodes_[static_cast<std::size_t>(j.partition)];
+    return s;
+  }
+
+  bool can_preempt(const Job& hi, const Job& lo) const {
+    if (config_.preempt_type == "preempt/partition_prio")
+      return config_.partitions[static_cast<std::size_t>(lo.partition)].priority_tier <
+             config_.partitions[static_cast<std::size_t>(hi.partition)].priority_tier;
+    if (config_.preempt_type == "preempt/qos" && hi.qos >= 0) {
+      const auto& allowed = config_.qos[static_cast<std::size_t>(hi.qos)].preempt;
+      const std::string lo_qos = lo.qos >= 0 ? config_.qos[static_cast<std::size_t>(lo.qos)].name : "normal";
+      return std::find(allowed.begin(), allowed.end(), lo_qos) != allowed.end();
+    }
+    return false;
+  }
+
+  bool try_preempt(int ji, double t) {
+    if (config_.preempt_type == "preempt/none" || config_.preempt_mode == "OFF") return false;
+    const auto& j = jobs_[static_cast<std::size_t>(ji)];
+    NodeSet pool = usable_for(j);
+    for (int node = 0; node < n_; ++node) {
+      const int r = node_job_[static_cast<std::size_t>(node)];
+      if (r >= 0 && !down_.test(node) && partition_nodes_[static_cast<std::size_t>(j.partition)].test(node) &&
+          can_preempt(j, jobs_[static_cast<std::size_t>(r)]))
+        pool.set(node);
+    }
+    const auto nodes = select_nodes(layout_, config_.placement, pool, j.spec.request);
+    if (nodes.empty()) return false;
+    std::set<int> victims;
+    for (int node : nodes)
+      if (node_job_[static_cast<std::size_t>(node)] >= 0) victims.insert(node_job_[static_cast<std::size_t>(node)]);
+    for (int v : victims) {
+      ++result_.preemptions;
+      const bool requeue = config_.preempt_mode == "REQUEUE" && jobs_[static_cast<std::size_t>(v)].spec.requeue;
+      interrupt(v, t, JobState::Preempted, requeue);
+    }
+    start(ji, nodes, t, false);
+    return true;
+  }
+
+  void main_schedule(double t, bool full) {
+    ++result_.scheduling_passes;
+    std::vector<char> blocked(config_.partitions.size(), 0);
+    std::size_t blocked_count = 0;
+    int tested = 0;
+    const int depth = full ? std::numeric_limits<int>::max() : config_.default_queue_depth;
+    for (auto it = queue_.begin(); it != queue_.end() && tested < depth;) {
+      const int ji = it->job;
+      ++it;  // start() erases the current entry
+      auto& j = jobs_[static_cast<std::size_t>(ji)];
+      if (j.eligible_s > t) continue;
+      if (blocked[static_cast<std::size_t>(j.partition)]) continue;
+      ++tested;
+      const NodeSet usable = usable_for(j);
+      std::vector<int> nodes;
+      if (usable.count() >= j.spec.request.nodes) nodes = select_nodes(layout_, config_.placement, usable, j.spec.request);
+      if (!nodes.empty()) {
+        start(ji, nodes, t, false);
+        continue;
+      }
+      if (try_preempt(ji, t)) {
+        it = queue_.begin();  // preemption requeued jobs: walk again from the top
+        continue;
+      }
+      // Without backfill (sched/builtin) a job that cannot start blocks every later job; with
+      // backfill the main loop still stops at it in its partition.
+      blocked[static_cast<std::size_t>(j.partition)] = 1;
+      if (++blocked_count == blocked.size() || !config_.backfill) break;
+    }
+  }
+
+  // --- the backfill loop -------------------------------------------------------------------
+  struct Slot {
+    double t;
+    NodeSet avail;
+  };
+
+  /// Splits the plan so that a slot starts at `t`; returns its index.
+  static std::size_t split_at(std::vector<Slot>& plan, double t) {
+    std::size_t i = 0;
+    while (i + 1 < plan.size() && plan[i + 1].t <= t) ++i;
+    if (plan[i].t == t) return i;
+    plan.insert(plan.begin() + static_cast<long>(i) + 1, Slot{t, plan[i].avail});
+    return i + 1;
+  }
+
+  void backfill(double t) {
+    const double res = config_.bf_resolution_s;
+    // Node availability over time: running jobs hold their nodes until start + time limit.
+    std::vector<std::pair<double, int>> ends;
+    for (int node = 0; node < n_; ++node) {
+      const int r = node_job_[static_cast<std::size_t>(node)];
+      if (r < 0 || down_.test(node)) continue;
+      const auto& j = jobs_[static_cast<std::size_t>(r)];
+      ends.push_back({std::max(t + res, round_up(j.rec.start_s + j.limit_s, res)), node});
+    }
+    std::sort(ends.begin(), ends.end());
+    std::vector<Slot> plan;
+    plan.push_back({t, free_});
+    for (const auto& [end, node] : ends) {
+      if (plan.back().t != end) plan.push_back({end, plan.back().avail});
+      plan.back().avail.set(node);
+    }
+    const double horizon = t + config_.bf_window_s;
+    int tested = 0;
+    std::vector<int> order;
+    for (const auto& k : queue_) order.push_back(k.job);
+    for (int ji : order) {
+      if (tested >= config_.bf_max_job_test) break;
+      auto& j = jobs_[static_cast<std::size_t>(ji)];
+      if (!j.queued || j.eligible_s > t) continue;
+      ++tested;
+      const double limit = round_up(j.limit_s, res);
+      const int need = j.spec.request.nodes;
+      const NodeSet& part = partition_nodes_[static_cast<std::size_t>(j.partition)];
+      for (std::size_t i = 0; i < plan.size() && plan[i].t < horizon; ++i) {
+        if (plan[i].avail.count_and(part) < need) continue;
+        NodeSet window = plan[i].avail;
+        window &= part;
+        const double until = plan[i].t + limit;
+        bool enough = true;
+        for (std::size_t k = i + 1; k < plan.size() && plan[k].t < until; ++k) {
+          window &= plan[k].avail;
+          if (window.count() < need) { enough = false; break; }
+        }
+        if (!enough) continue;
+        const auto nodes = select_nodes(layout_, config_.placement, window, j.spec.request);
+        if (nodes.empty()) continue;
+        // Hold the nodes in [plan[i].t, until).
+        const std::size_t first = split_at(plan, plan[i].t);
+        split_at(plan, until);
+        for (std::size_t k = first; k < plan.size() && plan[k].t < until; ++k)
+          for (int node : nodes) plan[k].avail.reset(node);
+        if (plan[first].t == t) start(ji, nodes, t, true);
+        break;
+      }
+    }
+  }
+
+  const ClusterLayout& layout_;
+  SlurmConfig config_;
+  SimulationOptions options_;
+  int n_;
+  std::vector<NodeSet> partition_nodes_;
+  int max_job_factor_ = 1;
+  int max_qos_priority_ = 0;
+  std::vector<Job> jobs_;
+  std::vector<int> order_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  long seq_ = 0;
+  double now_ = 0;
+  NodeSet free_, down_;
+  std::vector<int> node_job_;
+  std::set<QueueKey> queue_;
+  std::multiset<int> pending_sizes_;
+  long submitted_ = 0;
+  long active_jobs_ = 0;
+  std::uint32_t basic_next_ = 0;
+  bool backfill_scheduled_ = false;
+  double fragmented_ = 0;
+  std::map<std::string, double> usage_;
+  double total_usage_ = 0, total_shares_ = 0, last_calc_ = 0;
+  std::set<std::string> accounts_seen_;
+  int spares_free_ = 0;
+  std::vector<double> spare_returns_;
+  std::mt19937_64 rng_;
+  TimeSeries series_;
+  SimulationResult result_;
+};
+
+}  // namespace
+
+SimulationResult simulate_slurm(const ClusterLayout& layout, const SlurmConfig& config, std::vector<JobSpec> jobs,
+                                const SimulationOptions& options) {
+  if (layout.nodes() == 0) throw core::InputError::flag("--cluster", "the cluster has no nodes");
+  Simulator sim(layout, config, std::move(jobs), options);
+  return sim.run();
+}
+
+}  // namespace fmsim::orchestration

@@ -1,0 +1,89 @@
+// Slurm's scheduler as a discrete-event simulation (slurmctld 22.05's job_scheduler.c main loop
+// and backfill.c): jobs are ordered by partition PriorityTier, then priority (priority/basic:
+// submission order; priority/multifactor: age, fair-share, job size, partition, QOS, minus nice),
+// then submit time and job id. The main loop, run after every submission and completion and every
+// sched_interval, starts jobs in that order and stops a partition at its first job that does not
+// fit. The backfill loop, every bf_interval, walks up to bf_max_job_test jobs in the same order,
+// plans each at the earliest time its nodes are free for its whole time limit (running jobs end
+// at their time limits, rounded to bf_resolution) within bf_window, starts it if that time is now
+// and otherwise reserves the nodes so that later jobs cannot delay it. Whole-node (exclusive)
+// gang allocation: a job starts on all its nodes at once or not at all. Jobs end at their run
+// time or are killed at their time limit (TIMEOUT); node failures requeue (or fail) the jobs on
+// them; spares replace failed nodes (HyperPod-style auto-resume); higher PriorityTier partitions
+// or QOS preempt lower ones (REQUEUE or CANCEL).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "orchestration/cluster_layout.hpp"
+#include "orchestration/slurm_config.hpp"
+#include "orchestration/workload.hpp"
+
+namespace fmsim::orchestration {
+
+/// Node failures during the simulation.
+struct FailureSettings {
+  double rate_per_node_hour = 0.0;  ///< unexpected interruptions per node-hour; 0 = none
+  double detect_s = 60;             ///< failure to the job being stopped (health checks)
+  double repair_s = 48 * 3600.0;    ///< failed node back in service
+  double replace_s = 600;           ///< a spare swapped in for a failed node
+  int spares = 0;                   ///< spare nodes held outside the partitions
+  double restart_s = 180;           ///< a requeued job's relaunch before useful work resumes
+  std::uint64_t seed = 7;
+};
+
+struct SimulationOptions {
+  double horizon_s = 0;             ///< stop at this time (0 = until every job has finished)
+  FailureSettings failures;
+  double utilisation_bucket_s = 3600;  ///< resolution of the time series
+};
+
+enum class JobState { Pending, Running, Completed, Timeout, Cancelled, NodeFail, Preempted };
+std::string to_string(JobState state);
+
+/// What happened to one job.
+struct JobRecord {
+  int id = 0;
+  double submit_s = 0;
+  double start_s = -1;              ///< last start; -1 = never started
+  double first_start_s = -1;
+  double end_s = -1;                ///< -1 = still running or pending at the horizon
+  JobState state = JobState::Pending;
+  std::vector<int> nodes;           ///< of the last start
+  int requeues = 0;
+  bool backfilled = false;          ///< its (last) start came from the backfill loop
+  double lost_node_s = 0;           ///< node-seconds of work lost to failures and preemption
+  double useful_node_s = 0;         ///< node-seconds of work kept
+  double run_done_s = 0;            ///< seconds of its run completed (checkpointed progress)
+  std::uint32_t priority = 0;       ///< at its last start (or at the end for jobs never started)
+};
+
+/// Cluster state over time, one sample per bucket (averages over the bucket).
+struct TimeSeries {
+  double bucket_s = 3600;
+  std::vector<double> busy_nodes;       ///< mean nodes allocated
+  std::vector<double> queue_length;     ///< mean pending jobs
+  std::vector<double> down_nodes;       ///< mean nodes failed and not yet back
+  std::vector<double> fragmented_nodes; ///< mean free nodes while the top pending job cannot fit
+};
+
+struct SimulationResult {
+  std::vector<JobRecord> jobs;          ///< in job-id order (same order as the input)
+  TimeSeries series;
+  double end_s = 0;                     ///< time of the last event
+  long scheduling_passes = 0, backfill_passes = 0;
+  int node_failures = 0, spares_used = 0, preemptions = 0;
+};
+
+/// Replays `jobs` (any order; ids must be unique) on the layout under `config`.
+/// Throws core::InputError when a job can never run (more nodes than its partition has, unknown
+/// partition or QOS).
+SimulationResult simulate_slurm(const ClusterLayout& layout, const SlurmConfig& config, std::vector<JobSpec> jobs,
+                                const SimulationOptions& options = {});
+
+/// Kendall's tau-b between two orderings of the same items (ranks by value; ties allowed).
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace fmsim::orchestration

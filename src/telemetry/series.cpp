@@ -1,0 +1,101 @@
+// Sampling grid and change-point emission (see series.hpp).
+#include "telemetry/series.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace fmsim::telemetry {
+namespace {
+
+bool differs(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) != std::isnan(b);
+  return std::abs(a - b) > 1e-9 * std::max({std::abs(a), std::abs(b), 1e-300});
+}
+
+}  // namespace
+
+Grid make_grid(double horizon_s, const SeriesOptions& options) {
+  FMSIM_CHECK(options.resolution_s > 0, "metrics resolution must be positive");
+  FMSIM_CHECK(horizon_s > 0.0, "metrics need a positive duration");
+  Grid g;
+  g.resolution_s = options.resolution_s;
+  g.start_unix_s = options.start_unix_s;
+  g.ticks = static_cast<std::size_t>(std::floor(horizon_s / static_cast<double>(options.resolution_s))) + 1;
+  g.ticks = std::max<std::size_t>(g.ticks, 2);
+  return g;
+}
+
+SeriesSink::SeriesSink(observability::OpenMetricsWriter& out, const Grid& grid, const SeriesOptions& options)
+    : out_(out), grid_(grid), heartbeat_s_(options.heartbeat_s) {}
+
+void SeriesSink::family(std::string_view name, observability::SeriesType type, std::string_view help,
+                        std::string_view unit, bool exporter_name) {
+  out_.family(name, type, help, unit, exporter_name);
+  type_ = type;
+}
+
+void SeriesSink::choose_ticks(const std::vector<double>& values) {
+  const std::size_t n = grid_.ticks;
+  FMSIM_CHECK(values.size() == n, "one value per tick");
+  ticks_.clear();
+  const bool counter = type_ == observability::SeriesType::Counter;
+  std::size_t last = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    bool keep = k == 0 || k + 1 == n;
+    if (!keep) {
+      if (counter) {
+        keep = differs(values[k] - values[k - 1], values[k + 1] - values[k]);
+      } else {
+        keep = differs(values[k], values[k - 1]) || differs(values[k + 1], values[k]);
+      }
+    }
+    if (!keep && heartbeat_s_ > 0) {
+      keep = static_cast<std::int64_t>(k + 1 - last) * grid_.resolution_s > heartbeat_s_;
+    }
+    if (keep) {
+      ticks_.push_back(k);
+      last = k;
+    }
+  }
+}
+
+void SeriesSink::write(const observability::Labels& labels, const std::vector<double>& values) {
+  out_.series(labels);
+  for (std::size_t k : ticks_) out_.sample(grid_.timestamp(k), values[k]);
+  ++series_;
+  samples_ += ticks_.size();
+}
+
+void SeriesSink::series(const observability::Labels& labels, const std::vector<double>& values) {
+  choose_ticks(values);
+  write(labels, values);
+}
+
+void SeriesSink::series(const std::vector<observability::Labels>& labels, const std::vector<double>& values) {
+  choose_ticks(values);
+  for (const auto& l : labels) write(l, values);
+}
+
+void SeriesSink::histogram(const observability::Labels& labels, const std::vector<double>& bounds,
+                           const std::function<void(std::size_t, std::vector<double>&, double&)>& fill) {
+  out_.series(labels);
+  std::vector<double> cumulative(bounds.size() + 1);
+  for (std::size_t k = 0; k < grid_.ticks; ++k) {
+    double sum = 0.0;
+    fill(k, cumulative, sum);
+    out_.histogram_sample(grid_.timestamp(k), bounds, cumulative, sum);
+  }
+  ++series_;
+  samples_ += grid_.ticks;
+}
+
+WriteSummary SeriesSink::summary() const {
+  return WriteSummary{.series = series_,
+                      .samples = samples_,
+                      .first_timestamp_s = grid_.timestamp(0),
+                      .last_timestamp_s = grid_.timestamp(grid_.ticks - 1)};
+}
+
+}  // namespace fmsim::telemetry

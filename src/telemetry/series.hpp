@@ -1,0 +1,60 @@
+// Sampling grid and change-point emission shared by the run, serve and cluster metrics.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "observability/openmetrics.hpp"
+#include "telemetry/training_metrics.hpp"
+
+namespace fmsim::telemetry {
+
+/// Ticks 0, resolution, 2 resolution, ... up to the horizon (seconds of simulated time).
+struct Grid {
+  std::size_t ticks = 0;
+  std::int64_t resolution_s = 60;
+  std::int64_t start_unix_s = 0;
+  [[nodiscard]] double time(std::size_t k) const { return static_cast<double>(k) * static_cast<double>(resolution_s); }
+  [[nodiscard]] std::int64_t timestamp(std::size_t k) const {
+    return start_unix_s + static_cast<std::int64_t>(k) * resolution_s;
+  }
+};
+
+/// The grid of a run of `horizon_s` seconds (at least two ticks).
+Grid make_grid(double horizon_s, const SeriesOptions& options);
+
+/// Writes families of series whose values are given per tick. A gauge sample is written at the
+/// first and last tick, on both sides of every change of value, and wherever the gap since the
+/// last written sample would otherwise exceed the heartbeat; a counter sample likewise where the
+/// slope changes.
+class SeriesSink {
+ public:
+  SeriesSink(observability::OpenMetricsWriter& out, const Grid& grid, const SeriesOptions& options);
+
+  void family(std::string_view name, observability::SeriesType type, std::string_view help,
+              std::string_view unit = {}, bool exporter_name = false);
+  void series(const observability::Labels& labels, const std::vector<double>& values);
+  /// Several series with the same values (the nodes of a synchronous job): ticks chosen once.
+  void series(const std::vector<observability::Labels>& labels, const std::vector<double>& values);
+  /// A histogram series written at every tick: fill(k, cumulative (bounds.size() + 1), sum).
+  void histogram(const observability::Labels& labels, const std::vector<double>& bounds,
+                 const std::function<void(std::size_t, std::vector<double>&, double&)>& fill);
+
+  [[nodiscard]] WriteSummary summary() const;
+
+ private:
+  void choose_ticks(const std::vector<double>& values);
+  void write(const observability::Labels& labels, const std::vector<double>& values);
+
+  observability::OpenMetricsWriter& out_;
+  Grid grid_;
+  std::int64_t heartbeat_s_;
+  observability::SeriesType type_ = observability::SeriesType::Gauge;
+  std::vector<std::size_t> ticks_;
+  std::uint64_t series_ = 0;
+  std::uint64_t samples_ = 0;
+};
+
+}  // namespace fmsim::telemetry

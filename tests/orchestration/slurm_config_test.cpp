@@ -1,0 +1,84 @@
+// slurm.conf and topology.conf as users write them.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "orchestration/slurm_config.hpp"
+
+namespace fmsim::orchestration {
+namespace {
+
+// slurm.conf(5): a bare number is minutes; MM:SS; HH:MM:SS; D-HH; D-HH:MM:SS; UNLIMITED.
+TEST(SlurmConf, DurationsAsSlurmWritesThem) {
+  EXPECT_EQ(parse_slurm_duration("30"), 1800);
+  EXPECT_EQ(parse_slurm_duration("5:30"), 330);
+  EXPECT_EQ(parse_slurm_duration("02:00:00"), 7200);
+  EXPECT_EQ(parse_slurm_duration("1-12"), 86400 + 12 * 3600);
+  EXPECT_EQ(parse_slurm_duration("7-0"), 7 * 86400);
+  EXPECT_EQ(parse_slurm_duration("1-00:00:30"), 86430);
+  EXPECT_EQ(parse_slurm_duration("UNLIMITED"), 0);
+  EXPECT_LT(parse_slurm_duration("ten"), 0);
+}
+
+TEST(SlurmConf, ReadsSchedulerPriorityNodesAndPartitions) {
+  const std::string text =
+      "# a cluster\n"
+      "SchedulerType=sched/backfill\n"
+      "SchedulerParameters=bf_interval=15,bf_window=2880,bf_max_job_test=200,bf_continue\n"
+      "PriorityType=priority/multifactor\n"
+      "PriorityWeightAge=1000 PriorityWeightJobSize=500 \\\n"
+      "  PriorityMaxAge=1-0\n"
+      "TopologyPlugin=topology/tree\n"
+      "NodeName=DEFAULT CPUs=192\n"
+      "NodeName=gpu[01-04] Gres=gpu:8 State=UNKNOWN\n"
+      "PartitionName=train Nodes=gpu[01-04] Default=YES MaxTime=2-0 PriorityTier=1\n"
+      "PartitionName=urgent Nodes=gpu[03-04] PriorityTier=5 PriorityJobFactor=10\n";
+  const auto f = parse_slurm_conf(text, "slurm.conf");
+  EXPECT_TRUE(f.config.backfill);
+  EXPECT_EQ(f.config.bf_interval_s, 15);
+  EXPECT_EQ(f.config.bf_window_s, 2880 * 60);
+  EXPECT_EQ(f.config.bf_max_job_test, 200);
+  EXPECT_TRUE(f.config.multifactor);
+  EXPECT_EQ(f.config.weight_job_size, 500);
+  EXPECT_EQ(f.config.max_age_s, 86400);
+  EXPECT_EQ(f.config.placement, Placement::Tree);
+  EXPECT_EQ(f.node_names, (std::vector<std::string>{"gpu01", "gpu02", "gpu03", "gpu04"}));
+  ASSERT_EQ(f.config.partitions.size(), 2u);
+  EXPECT_EQ(f.config.partitions[0].max_time_s, 2 * 86400);
+  EXPECT_EQ(f.config.partitions[1].nodes, (std::vector<int>{2, 3}));
+  EXPECT_EQ(f.config.partitions[1].priority_tier, 5);
+  EXPECT_EQ(f.config.partition_index(""), 0);
+  EXPECT_EQ(f.config.partition_index("urgent"), 1);
+}
+
+TEST(SlurmConf, BadValuesNameTheLineAndKey) {
+  try {
+    parse_slurm_conf("NodeName=n1\nPriorityMaxAge=soon\n", "my.conf");
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("my.conf"), std::string::npos) << what;
+    EXPECT_NE(what.find("2"), std::string::npos) << what;
+    EXPECT_NE(what.find("PriorityMaxAge"), std::string::npos) << what;
+  }
+  EXPECT_THROW(parse_slurm_conf("SchedulerType=sched/hold\n", "x"), core::InputError);
+  EXPECT_THROW(parse_slurm_conf("NodeName=n1\nPartitionName=p Nodes=n2\n", "x"), core::InputError);
+}
+
+TEST(TopologyConf, TreeAndBlocksOntoNodes) {
+  ClusterLayout layout;
+  for (int i = 1; i <= 6; ++i) layout.node_names.push_back("n" + std::to_string(i));
+  apply_topology_conf(layout,
+                      "SwitchName=s1 Nodes=n[1-3]\nSwitchName=s2 Nodes=n[4-6]\nSwitchName=top Switches=s[1-2]\n",
+                      "topology.conf");
+  ASSERT_EQ(layout.switches.size(), 3u);
+  EXPECT_EQ(layout.switches[2].level, 1);
+  EXPECT_EQ(layout.node_leaf[4], 1);
+  EXPECT_EQ(layout.switch_distance[0][1], 2);
+  apply_topology_conf(layout, "BlockName=b1 Nodes=n[1-3]\nBlockName=b2 Nodes=n[4-6]\nBlockSizes=3\n", "t");
+  EXPECT_EQ(layout.block_size, 3);
+  EXPECT_EQ(layout.node_block[3], 1);
+  EXPECT_THROW(apply_topology_conf(layout, "SwitchName=s1 Nodes=n9\n", "t"), core::InputError);
+}
+
+}  // namespace
+}  // namespace fmsim::orchestration

@@ -1,0 +1,159 @@
+// Slurm's main and backfill loops, time limits, priorities, failures and preemption, on small
+// clusters where the right schedule can be worked out by hand.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "orchestration/slurm_simulator.hpp"
+
+namespace fmsim::orchestration {
+namespace {
+
+ClusterLayout flat(int n) { return flat_layout(n); }
+
+JobSpec job(int id, double submit, int nodes, double run, double limit) {
+  JobSpec j;
+  j.id = id;
+  j.submit_s = submit;
+  j.request.nodes = nodes;
+  j.run_s = run;
+  j.time_limit_s = limit;
+  j.account = "a";
+  return j;
+}
+
+SlurmConfig fast_backfill() {
+  SlurmConfig c;
+  c.bf_interval_s = 1;
+  c.bf_resolution_s = 1;
+  return c;
+}
+
+// Job 1 holds 2 of 4 nodes until t=100; job 2 needs all 4 and waits for it. Job 3 (2 nodes, 50 s
+// limit) fits in the hole before t=100 without delaying job 2, so backfill starts it at the next
+// backfill pass (t=3, bf_interval 1). With a 200 s limit it would delay job 2: it waits.
+TEST(SlurmSimulator, BackfillStartsAShortJobThatDelaysNoOne) {
+  const auto layout = flat(4);
+  auto r = simulate_slurm(layout, fast_backfill(), {job(1, 0, 2, 100, 100), job(2, 1, 4, 10, 60), job(3, 2, 2, 50, 50)});
+  EXPECT_EQ(r.jobs[0].start_s, 0);
+  EXPECT_EQ(r.jobs[1].start_s, 100);
+  EXPECT_EQ(r.jobs[2].start_s, 2);
+  EXPECT_TRUE(r.jobs[2].backfilled);
+  EXPECT_EQ(r.jobs[2].end_s, 52);
+  r = simulate_slurm(layout, fast_backfill(), {job(1, 0, 2, 100, 100), job(2, 1, 4, 10, 60), job(3, 2, 2, 50, 200)});
+  EXPECT_EQ(r.jobs[1].start_s, 100);
+  EXPECT_EQ(r.jobs[2].start_s, 110);  // after job 2 ends (100 + 10)
+}
+
+// sched/builtin: strict priority order; nothing passes the blocked job.
+TEST(SlurmSimulator, BuiltinSchedulerIsStrictFifo) {
+  auto c = fast_backfill();
+  c.backfill = false;
+  const auto r = simulate_slurm(flat(4), c, {job(1, 0, 2, 100, 100), job(2, 1, 4, 10, 60), job(3, 2, 2, 50, 50)});
+  EXPECT_EQ(r.jobs[1].start_s, 100);
+  EXPECT_EQ(r.jobs[2].start_s, 110);
+  EXPECT_EQ(r.backfill_passes, 0);
+}
+
+// A job is killed at its time limit: TIMEOUT, nodes freed at the limit.
+TEST(SlurmSimulator, TimeLimitEndsAJobWithTimeout) {
+  const auto r = simulate_slurm(flat(2), fast_backfill(), {job(1, 0, 2, 500, 120), job(2, 0, 2, 10, 60)});
+  EXPECT_EQ(r.jobs[0].state, JobState::Timeout);
+  EXPECT_EQ(r.jobs[0].end_s, 120);
+  EXPECT_EQ(r.jobs[1].start_s, 120);
+  EXPECT_EQ(r.jobs[1].state, JobState::Completed);
+}
+
+// Multifactor with only PriorityWeightJobSize: priority = floor(W x nodes / cluster nodes), so
+// of two waiting jobs the larger goes first (PriorityFavorSmall=NO), the smaller with YES.
+TEST(SlurmSimulator, MultifactorJobSizeOrdersTheQueue) {
+  auto c = fast_backfill();
+  c.backfill = false;
+  c.multifactor = true;
+  c.weight_job_size = 1000;
+  const std::vector<JobSpec> jobs{job(1, 0, 4, 100, 100), job(2, 1, 1, 10, 10), job(3, 2, 3, 10, 10)};
+  auto r = simulate_slurm(flat(4), c, jobs);
+  EXPECT_EQ(r.jobs[2].start_s, 100);
+  EXPECT_EQ(r.jobs[2].priority, 750u);  // 1000 x 3/4
+  EXPECT_EQ(r.jobs[1].start_s, 100);    // 3 + 1 nodes fit together
+  c.favor_small = true;
+  r = simulate_slurm(flat(4), c, {job(1, 0, 4, 100, 100), job(2, 1, 2, 10, 10), job(3, 2, 3, 10, 10)});
+  EXPECT_EQ(r.jobs[1].start_s, 100);  // 2 nodes: priority 500 beats 250
+  EXPECT_EQ(r.jobs[2].start_s, 110);
+}
+
+// --nice lowers a job's priority under priority/basic (FIFO by submission otherwise).
+TEST(SlurmSimulator, NiceMovesAJobBack) {
+  auto c = fast_backfill();
+  c.backfill = false;
+  auto j3 = job(3, 2, 2, 10, 10);
+  auto j2 = job(2, 1, 2, 10, 10);
+  j2.nice = 100;
+  const auto r = simulate_slurm(flat(2), c, {job(1, 0, 2, 100, 100), j2, j3});
+  EXPECT_EQ(r.jobs[2].start_s, 100);
+  EXPECT_EQ(r.jobs[1].start_s, 110);
+}
+
+// Node failures requeue jobs; with a checkpoint every 600 s a job keeps whole intervals of work.
+// Bookkeeping: every completed job's useful node-seconds equal its nodes x run time.
+TEST(SlurmSimulator, FailuresRequeueJobsAndKeepCheckpointedWork) {
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 20; ++i) {
+    auto j = job(i + 1, i * 100.0, 2, 3600, 30 * 86400.0);
+    j.checkpoint_interval_s = 600;
+    jobs.push_back(j);
+  }
+  SimulationOptions o;
+  o.failures.rate_per_node_hour = 0.2;
+  o.failures.repair_s = 3600;
+  o.failures.restart_s = 100;
+  const auto r = simulate_slurm(flat(8), fast_backfill(), jobs, o);
+  EXPECT_GT(r.node_failures, 0);
+  int requeues = 0;
+  for (const auto& j : r.jobs) {
+    EXPECT_EQ(j.state, JobState::Completed);
+    EXPECT_NEAR(j.useful_node_s, 2 * 3600, 1e-6) << j.id;
+    requeues += j.requeues;
+    if (j.requeues > 0) {
+      EXPECT_GT(j.lost_node_s, 0);
+    }
+  }
+  EXPECT_GT(requeues, 0);
+}
+
+// preempt/partition_prio with REQUEUE: a job in a higher PriorityTier partition takes the nodes of
+// a running lower-tier job at once; the victim is requeued and runs again later.
+TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
+  auto c = fast_backfill();
+  c.preempt_type = "preempt/partition_prio";
+  c.preempt_mode = "REQUEUE";
+  PartitionConfig low, high;
+  low.name = "low";
+  low.is_default = true;
+  high.name = "high";
+  high.priority_tier = 10;
+  c.partitions = {low, high};
+  auto urgent = job(2, 50, 2, 100, 100);
+  urgent.partition = "high";
+  const auto r = simulate_slurm(flat(2), c, {job(1, 0, 2, 1000, 2000), urgent});
+  EXPECT_EQ(r.jobs[1].start_s, 50);
+  EXPECT_EQ(r.jobs[0].requeues, 1);
+  EXPECT_EQ(r.jobs[0].start_s, 150);
+  EXPECT_EQ(r.preemptions, 1);
+  // No checkpoints: the first 50 s are lost, and the relaunch (restart_s, 180 s) on both nodes.
+  EXPECT_NEAR(r.jobs[0].lost_node_s, 2 * 50 + 2 * 180, 1e-9);
+  EXPECT_EQ(r.jobs[0].end_s, 150 + 180 + 1000);
+}
+
+TEST(SlurmSimulator, RejectsJobsLargerThanTheirPartition) {
+  EXPECT_THROW(simulate_slurm(flat(2), fast_backfill(), {job(1, 0, 3, 10, 10)}), core::InputError);
+}
+
+// tau = (concordant - discordant) / pairs: one swapped pair of three gives (2 - 1) / 3.
+TEST(KendallTau, CountsConcordantPairs) {
+  EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3}, {1, 2, 3}), 1.0);
+  EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3}, {1, 3, 2}), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3}, {3, 2, 1}), -1.0);
+}
+
+}  // namespace
+}  // namespace fmsim::orchestration
