@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "engine/task_graph.hpp"
+#include "parallelism/pipeline_schedule.hpp"
 #include "workload/model_flops.hpp"
 #include "workload/operators.hpp"
 
@@ -501,32 +502,9 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
   const std::size_t total = static_cast<std::size_t>(pp) * static_cast<std::size_t>(vp) * static_cast<std::size_t>(m);
   std::vector<engine::TaskId> fwd_done(total, -1), bwd_done(total, -1);
 
-  // Per-stage issue order (Megatron): 1F1B with warm-up pp-s-1 forwards, or the interleaved order.
-  struct Item { bool forward; int chunk; int mb; };
-  std::vector<std::vector<Item>> order(static_cast<std::size_t>(pp));
-  for (int s = 0; s < pp; ++s) {
-    auto& o = order[static_cast<std::size_t>(s)];
-    const int n = m * vp;
-    const auto fwd_item = [&](int k) {
-      const int chunk = (k / pp) % vp;
-      const int mb = (k / (pp * vp)) * pp + k % pp;
-      return Item{true, chunk, mb};
-    };
-    const auto bwd_item = [&](int k) {
-      const int chunk = vp - 1 - (k / pp) % vp;
-      const int mb = (k / (pp * vp)) * pp + k % pp;
-      return Item{false, chunk, mb};
-    };
-    int warmup = vp > 1 ? std::min(n, (pp - s - 1) * 2 + (vp - 1) * pp) : std::min(n, pp - s - 1);
-    if (vp > 1 && m % pp != 0) warmup = n;  // Megatron requires m % pp == 0 for interleaving; fall back to all-forward-first
-    int f = 0, bk = 0;
-    for (; f < warmup; ++f) o.push_back(fwd_item(f));
-    while (f < n) {
-      o.push_back(fwd_item(f++));
-      o.push_back(bwd_item(bk++));
-    }
-    while (bk < n) o.push_back(bwd_item(bk++));
-  }
+  // Per-stage issue order (Megatron): 1F1B, or the interleaved order with vp chunks per stage.
+  std::vector<std::vector<parallelism::PipelineItem>> order(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) order[static_cast<std::size_t>(s)] = parallelism::pipeline_issue_order(pp, vp, m, s);
   // Tasks must be added after their dependencies: iterate stages round-robin, adding an item
   // once its cross-stage dependency exists.
   std::vector<std::size_t> cursor(static_cast<std::size_t>(pp), 0);
@@ -539,29 +517,29 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
       auto& cur = cursor[static_cast<std::size_t>(s)];
       const auto& o = order[static_cast<std::size_t>(s)];
       while (cur < o.size()) {
-        const Item it = o[cur];
+        const parallelism::PipelineItem it = o[cur];
         std::vector<engine::TaskId> deps;
         if (it.forward) {
           if (s > 0) {
-            const auto prev = send_fwd[idx(s - 1, it.chunk, it.mb)];
+            const auto prev = send_fwd[idx(s - 1, it.chunk, it.micro_batch)];
             if (prev < 0) break;
             deps.push_back(prev);
           } else if (it.chunk > 0) {
-            const auto prev = send_fwd[idx(pp - 1, it.chunk - 1, it.mb)];
+            const auto prev = send_fwd[idx(pp - 1, it.chunk - 1, it.micro_batch)];
             if (prev < 0) break;
             deps.push_back(prev);
           }
         } else {
           if (s < pp - 1) {
-            const auto next = send_bwd[idx(s + 1, it.chunk, it.mb)];
+            const auto next = send_bwd[idx(s + 1, it.chunk, it.micro_batch)];
             if (next < 0) break;
             deps.push_back(next);
           } else if (it.chunk < vp - 1) {
-            const auto next = send_bwd[idx(0, it.chunk + 1, it.mb)];
+            const auto next = send_bwd[idx(0, it.chunk + 1, it.micro_batch)];
             if (next < 0) break;
             deps.push_back(next);
           }
-          const auto own = fwd_done[idx(s, it.chunk, it.mb)];
+          const auto own = fwd_done[idx(s, it.chunk, it.micro_batch)];
           if (own < 0) break;
           deps.push_back(own);
         }
@@ -569,18 +547,18 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
         const double dur = it.forward ? st.chunk_fwd[static_cast<std::size_t>(it.chunk)]
                                       : st.chunk_bwd[static_cast<std::size_t>(it.chunk)];
         const auto task = g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), deps,
-                                     fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.mb, it.chunk),
+                                     fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.micro_batch, it.chunk),
                                      "compute");
-        const auto i = idx(s, it.chunk, it.mb);
+        const auto i = idx(s, it.chunk, it.micro_batch);
         (it.forward ? fwd_done : bwd_done)[i] = task;
         // Hand the activation (or its gradient) to the neighbouring stage.
         const bool has_next = it.forward ? !(s == pp - 1 && it.chunk == vp - 1) : !(s == 0 && it.chunk == 0);
         const double link = has_next && pp > 1 ? p2p : 0.0;
         const auto sent = l.overlap_pp_comm
                               ? g.add_task(send[static_cast<std::size_t>(s)], ns(link), {task},
-                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.mb), "comm")
+                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm")
                               : g.add_task(compute[static_cast<std::size_t>(s)], ns(link), {task},
-                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.mb), "comm");
+                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm");
         (it.forward ? send_fwd : send_bwd)[i] = sent;
         ++cur;
         --remaining;
