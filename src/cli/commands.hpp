@@ -22,6 +22,7 @@ void add_topology_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);
 void add_validate_training(CLI::App& validate, Context& ctx);
+void add_validate_planner(CLI::App& validate, Context& ctx);  ///< in cmd_plan.cpp (shares --against-csv)
 
 /// The job flags `checkpoint` and `goodput` share (model or parameter count, cluster, layout,
 /// storage tier); defined in cmd_checkpoint.cpp.
