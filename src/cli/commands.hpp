@@ -18,11 +18,13 @@ void add_run_command(CLI::App& app, Context& ctx);
 void add_models_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_topology_command(CLI::App& app, Context& ctx);
+void add_rl_command(CLI::App& app, Context& ctx);
 /// `fmsim validate <what>`: each validation registers under the same parent.
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);
 void add_validate_training(CLI::App& validate, Context& ctx);
 void add_validate_planner(CLI::App& validate, Context& ctx);  ///< in cmd_plan.cpp (shares --against-csv)
+void add_validate_rl(CLI::App& validate, Context& ctx);
 
 /// The job flags `checkpoint` and `goodput` share (model or parameter count, cluster, layout,
 /// storage tier); defined in cmd_checkpoint.cpp.

@@ -1,0 +1,324 @@
+// fmsim rl: one step of RL post-training (rollout, reward, log-prob forwards, update, weight sync),
+// its phases, utilisation, memory, throughput and cost; --plan searches placement and layouts.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "cli/text_table.hpp"
+#include "config/cluster_loader.hpp"
+#include "config/model_loader.hpp"
+#include "config/rl_input.hpp"
+#include "config/training_calibration.hpp"
+#include "core/error.hpp"
+#include "observability/chrome_trace.hpp"
+#include "rl/rl_step.hpp"
+
+namespace fmsim::cli {
+namespace {
+
+struct RlOptions {
+  std::string policy = "qwen3-8b", critic, reward_model, cluster = "p5en.48xlarge:2";
+  int gpus = 0;
+  std::string algorithm = "grpo";
+  long long prompts = 512;
+  int samples = 8;
+  std::string prompt_len = "512", max_response = "8k", response_lengths;
+  std::string placement = "colocated";
+  int generator_gpus = 0;
+  std::string synchrony = "on-policy";
+  int staleness = 1;
+  double oversample = 1.0;
+  std::string reward = "rule";
+  int gen_tp = 0;
+  std::string gen_precision = "bf16";
+  int tp = 1, pp = 1, cp = 1, ep = 1;
+  std::string sharding = "zero1", stack = "megatron", recompute = "full";
+  long long mini_batches = 1;
+  int epochs = 1;
+  bool rollout_logprobs = false;
+  std::string sync_method = "nccl-bucketed";
+  long long steps = 1;
+  bool json = false, plan = false;
+  std::string trace;
+};
+
+template <class E>
+E choose(const std::string& value, const std::string& flag, const std::vector<std::pair<std::string, E>>& allowed) {
+  std::string names;
+  for (const auto& [name, e] : allowed) {
+    if (name == value) return e;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw core::InputError::flag(flag, "'" + value + "' is not allowed; allowed: " + names);
+}
+
+rl::RlJob make_job(const RlOptions& o, Context& ctx) {
+  rl::RlJob j;
+  j.policy = config::load_model(o.policy, "--policy");
+  if (!o.critic.empty()) j.critic = config::load_model(o.critic, "--critic");
+  if (!o.reward_model.empty()) j.reward_model = config::load_model(o.reward_model, "--reward-model");
+  j.cluster = config::parse_cluster(ctx.catalog(), o.cluster);
+  if (o.gpus > j.cluster.gpus()) {
+    throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, j.cluster.gpus()));
+  }
+  j.gpus = o.gpus;
+  j.algorithm = choose<rl::Algorithm>(o.algorithm, "--algorithm",
+                                      {{"grpo", rl::Algorithm::Grpo}, {"dapo", rl::Algorithm::Dapo},
+                                       {"ppo", rl::Algorithm::Ppo}, {"reinforce", rl::Algorithm::Reinforce}});
+  if (o.prompts < 1) throw core::InputError::flag("--prompts", "must be at least 1");
+  if (o.samples < 1) throw core::InputError::flag("--samples", "must be at least 1");
+  j.prompts = o.prompts;
+  j.samples = o.samples;
+  j.prompt_len = config::parse_tokens(o.prompt_len, "--prompt-len");
+  const auto cap = config::parse_tokens(o.max_response, "--max-response");
+  j.lengths = o.response_lengths.empty()
+                  ? config::parse_length_law(fmt::format("lognormal:mean={},sigma=0.8", cap / 4), cap, "--response-lengths")
+                  : config::parse_length_law(o.response_lengths, cap, "--response-lengths");
+  j.placement = choose<rl::Placement>(o.placement, "--placement",
+                                      {{"colocated", rl::Placement::Colocated}, {"disaggregated", rl::Placement::Disaggregated}});
+  j.generator_gpus = o.generator_gpus;
+  j.synchrony = choose<rl::Synchrony>(o.synchrony, "--sync",
+                                      {{"on-policy", rl::Synchrony::OnPolicy}, {"off-policy", rl::Synchrony::OffPolicy},
+                                       {"fully-async", rl::Synchrony::FullyAsync}});
+  if (o.staleness < 1) throw core::InputError::flag("--staleness", "must be at least 1");
+  j.staleness = o.staleness;
+  if (o.oversample < 1.0 || o.oversample > 16.0) throw core::InputError::flag("--oversample", "must be in [1, 16]");
+  j.oversample = o.oversample;
+  j.reward = choose<rl::RewardKind>(o.reward, "--reward", {{"rule", rl::RewardKind::Rule}, {"model", rl::RewardKind::Model}});
+  j.generator_tp = o.gen_tp;
+  j.generator_precision = choose<core::Precision>(o.gen_precision, "--gen-precision",
+                                                  {{"bf16", core::Precision::BF16}, {"fp8", core::Precision::FP8}});
+  auto& l = j.train_layout;
+  l.tp = o.tp;
+  l.pp = o.pp;
+  l.cp = o.cp;
+  l.ep = o.ep;
+  l.sequence_parallel = o.tp > 1;
+  l.sharding = choose<parallelism::Sharding>(o.sharding, "--sharding",
+                                             {{"ddp", parallelism::Sharding::None}, {"zero1", parallelism::Sharding::DistributedOptimizer},
+                                              {"zero2", parallelism::Sharding::Zero2}, {"zero3", parallelism::Sharding::Zero3},
+                                              {"fsdp", parallelism::Sharding::Zero3}});
+  l.recompute = choose<parallelism::Recompute>(o.recompute, "--recompute",
+                                               {{"none", parallelism::Recompute::None}, {"selective", parallelism::Recompute::Selective},
+                                                {"full", parallelism::Recompute::Full}});
+  j.stack = o.stack;
+  if (o.mini_batches < 1) throw core::InputError::flag("--mini-batches", "must be at least 1");
+  j.mini_batches = o.mini_batches;
+  j.epochs = o.epochs;
+  j.rollout_logprobs = o.rollout_logprobs;
+  j.sync_method = choose<rl::SyncMethod>(o.sync_method, "--sync-method",
+                                         {{"nccl-bucketed", rl::SyncMethod::NcclBucketed}, {"nccl-per-tensor", rl::SyncMethod::NcclPerTensor},
+                                          {"p2p-rdma", rl::SyncMethod::P2pRdma}, {"storage", rl::SyncMethod::Storage}});
+  if (o.steps < 1) throw core::InputError::flag("--steps", "must be at least 1");
+  j.steps = o.steps;
+  return j;
+}
+
+nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& p : r.phases) {
+    phases.push_back({{"name", p.name}, {"time_s", p.time.value()}, {"exposed_s", p.exposed.value()}, {"gpus", p.gpus},
+                      {"utilisation", p.utilisation}, {"memory_per_gpu_gib", p.memory_per_gpu.value() / core::gib(1).value()}});
+  }
+  return {{"policy", j.policy.name},
+          {"cluster", j.cluster.name},
+          {"gpus", j.job_gpus()},
+          {"algorithm", rl::to_string(j.algorithm)},
+          {"placement", rl::to_string(j.placement)},
+          {"synchrony", rl::to_string(j.synchrony)},
+          {"generator_gpus", r.generator_gpus},
+          {"trainer_gpus", r.trainer_gpus},
+          {"generator_tp", r.generator_tp},
+          {"generator_replicas", r.generator_replicas},
+          {"train_layout", {{"tp", r.train_layout.tp}, {"pp", r.train_layout.pp}, {"cp", r.train_layout.cp},
+                            {"ep", r.train_layout.ep}, {"dp", r.train_layout.dp}, {"global_batch", r.train_layout.global_batch}}},
+          {"responses", r.responses},
+          {"mean_response_tokens", r.mean_response},
+          {"truncated_fraction", r.truncated_fraction},
+          {"step_time_s", r.step_time.value()},
+          {"trainer_wait_s", r.trainer_wait.value()},
+          {"phases", phases},
+          {"gpu_utilisation", r.gpu_utilisation},
+          {"rollout_busy_fraction", r.rollout.busy_fraction},
+          {"rollout_concurrency", r.rollout.concurrency},
+          {"generated_tokens", r.generated_tokens},
+          {"trained_tokens", r.trained_tokens},
+          {"generated_tokens_per_s", r.generated_tokens_per_s},
+          {"trained_tokens_per_s", r.trained_tokens_per_s},
+          {"weight_sync", {{"total_s", r.sync.total.value()}, {"gather_s", r.sync.gather.value()},
+                           {"transfer_s", r.sync.transfer.value()}, {"per_tensor_s", r.sync.per_tensor.value()},
+                           {"bytes", r.sync.bytes.value()}, {"tensors", r.sync.tensors}, {"path", r.sync.path}}},
+          {"training_fits_memory", r.train.fits_memory},
+          {"steps", j.steps},
+          {"run_time_s", r.run_time.value()},
+          {"cost_per_step_usd", r.cost_per_step_usd},
+          {"run_cost_usd", r.run_cost_usd}};
+}
+
+void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms) {
+  auto gib = [](core::Bytes b) { return fmt::format("{:.1f}", b.value() / core::gib(1).value()); };
+  std::cout << fmt::format("RL step: {} {} on {} x {} ({} GPUs), {}, {}\n", rl::to_string(j.algorithm), j.policy.name,
+                           j.cluster.count, j.cluster.system.name, j.job_gpus(), rl::to_string(j.placement),
+                           rl::to_string(j.synchrony));
+  std::cout << fmt::format("  batch: {} prompts x {} samples = {} responses; prompt {} tok, response mean {:.0f} tok "
+                           "(cap {}, {:.1f}% truncated)\n",
+                           j.prompts, j.samples, r.responses, j.prompt_len, r.mean_response, j.lengths.cap,
+                           100.0 * r.truncated_fraction);
+  std::cout << fmt::format("  generators: {} GPUs = {} replicas x TP{} ({} sequences each); trainers: {} GPUs "
+                           "tp{} pp{} cp{} ep{} dp{}, {} x {} sequences of {} tokens\n\n",
+                           r.generator_gpus, r.generator_replicas, r.generator_tp, r.rollout.concurrency, r.trainer_gpus,
+                           r.train_layout.tp, r.train_layout.pp, r.train_layout.cp, r.train_layout.ep, r.train_layout.dp,
+                           j.mini_batches, r.train_layout.global_batch, j.prompt_len + static_cast<long long>(r.mean_response));
+  TextTable t({{"PHASE"}, {"TIME s", true}, {"EXPOSED s", true}, {"GPUS", true}, {"UTIL %", true}, {"MEM/GPU GiB", true}});
+  for (const auto& p : r.phases) {
+    t.add({p.name, fmt::format("{:.2f}", p.time.value()), fmt::format("{:.2f}", p.exposed.value()), std::to_string(p.gpus),
+           fmt::format("{:.0f}", 100.0 * p.utilisation), gib(p.memory_per_gpu)});
+  }
+  t.print(std::cout, "  ");
+  std::cout << fmt::format("\n  step time          {:.2f} s   (trainer waits {:.2f} s for samples)\n", r.step_time.value(),
+                           r.trainer_wait.value());
+  std::cout << fmt::format("  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
+                           "(the rest idles on the longest responses)\n",
+                           100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
+  std::cout << fmt::format("  tokens/s           {:.0f} generated, {:.0f} trained\n", r.generated_tokens_per_s,
+                           r.trained_tokens_per_s);
+  std::cout << fmt::format("  weight sync        {:.2f} s: {} in {} tensors over {} (gather {:.2f} s, transfer {:.2f} s, "
+                           "per-tensor {:.2f} s)\n",
+                           r.sync.total.value(), core::format_bytes(r.sync.bytes), r.sync.tensors, r.sync.path,
+                           r.sync.gather.value(), r.sync.transfer.value(), r.sync.per_tensor.value());
+  if (!r.train.fits_memory) {
+    std::cout << fmt::format("  warning: the policy update needs {} GiB per GPU of {} GiB: raise --tp/--pp or use --sharding zero3\n",
+                             gib(r.train.memory.total()), gib(r.train.memory_capacity));
+  }
+  if (r.cost_per_step_usd > 0.0) {
+    std::cout << fmt::format("  {} steps           {}, ${:.0f} (${:.2f} per step)\n", j.steps, core::format_duration(r.run_time),
+                             r.run_cost_usd, r.cost_per_step_usd);
+  } else {
+    std::cout << fmt::format("  {} steps           {} (no price for {})\n", j.steps, core::format_duration(r.run_time),
+                             j.cluster.system.name);
+  }
+  std::cout << fmt::format("  predicted in {:.1f} ms ({} rollout events)\n", elapsed_ms, r.rollout.events);
+}
+
+}  // namespace
+
+void add_rl_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<RlOptions>();
+  auto* cmd = app.add_subcommand("rl", "Predict one step of RL post-training (GRPO, DAPO, PPO): rollout, reward, "
+                                       "log-prob forwards, policy update, weight sync");
+  cmd->add_option("--policy", o->policy, "Policy model: preset (fmsim models) or config.json")->capture_default_str();
+  cmd->add_option("--critic", o->critic, "PPO critic model (default: the policy's architecture)");
+  cmd->add_option("--reward-model", o->reward_model, "Reward model for --reward model (default: the policy's architecture)");
+  cmd->add_option("--cluster", o->cluster, "Cluster: SYSTEM:COUNT or a cluster YAML")->capture_default_str();
+  cmd->add_option("--gpus", o->gpus, "GPUs used (default: the whole cluster)");
+  cmd->add_option("--algorithm", o->algorithm, "grpo, dapo (no KL reference), ppo (critic), reinforce")->capture_default_str();
+  cmd->add_option("--prompts", o->prompts, "Prompts per step")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Responses per prompt (group size)")->capture_default_str();
+  cmd->add_option("--prompt-len", o->prompt_len, "Prompt tokens (k = 1024)")->capture_default_str();
+  cmd->add_option("--max-response", o->max_response, "Maximum response tokens, where generation stops (16k = 16384)")
+      ->capture_default_str();
+  cmd->add_option("--response-lengths", o->response_lengths,
+                  "Response-length law, mean after the cap: lognormal:mean=6k,sigma=0.8 | fixed:4k | uniform:mean=2k "
+                  "(default lognormal, mean = max/4, sigma 0.8)");
+  cmd->add_option("--placement", o->placement, "colocated (time-share all GPUs) or disaggregated (generator and trainer pools)")
+      ->capture_default_str();
+  cmd->add_option("--generator-gpus", o->generator_gpus, "Disaggregated: GPUs of the generator pool (default half)");
+  cmd->add_option("--sync", o->synchrony, "on-policy, off-policy (k-step, --staleness), fully-async (partial rollouts)")
+      ->capture_default_str();
+  cmd->add_option("--staleness", o->staleness, "k of k-step off-policy")->capture_default_str();
+  cmd->add_option("--oversample", o->oversample, "Dynamic sampling: responses generated per response kept (DAPO ~1.5-3)")
+      ->capture_default_str();
+  cmd->add_option("--reward", o->reward, "rule (verifier on CPU) or model (reward-model forward)")->capture_default_str();
+  cmd->add_option("--gen-tp", o->gen_tp, "Generation tensor parallelism (default: smallest that fits)");
+  cmd->add_option("--gen-precision", o->gen_precision, "Generation weights and KV cache: bf16 or fp8")->capture_default_str();
+  cmd->add_option("--tp", o->tp, "Training tensor parallelism")->capture_default_str();
+  cmd->add_option("--pp", o->pp, "Training pipeline parallelism")->capture_default_str();
+  cmd->add_option("--cp", o->cp, "Training context parallelism")->capture_default_str();
+  cmd->add_option("--ep", o->ep, "Training expert parallelism")->capture_default_str();
+  cmd->add_option("--sharding", o->sharding, "ddp, zero1, zero2, zero3/fsdp")->capture_default_str();
+  cmd->add_option("--stack", o->stack, "Training stack: megatron, torchtitan (FSDP2), llm-foundry")->capture_default_str();
+  cmd->add_option("--recompute", o->recompute, "none, selective, full")->capture_default_str();
+  cmd->add_option("--mini-batches", o->mini_batches, "Optimizer steps per RL step (batch / ppo_mini_batch)")->capture_default_str();
+  cmd->add_option("--epochs", o->epochs, "Passes over the batch (PPO epochs)")->capture_default_str();
+  cmd->add_flag("--rollout-logprobs", o->rollout_logprobs, "Use the engine's log-probs (no old-log-prob forward)");
+  cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
+      ->capture_default_str();
+  cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();
+  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step");
+  cmd->add_flag("--json", o->json, "JSON output");
+  cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")->type_name("FILE");
+  cmd->footer(
+      "Examples:\n"
+      "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:16 --algorithm grpo --prompts 512 --samples 8 \\\n"
+      "      --max-response 16k --response-lengths lognormal:mean=6k,sigma=0.8 --placement colocated --tp 8\n"
+      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync off-policy\n"
+      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan\n"
+      "Model: docs/models/rl.md. Validation: fmsim validate rl.");
+  cmd->callback([o, &ctx] {
+    const auto job = make_job(*o, ctx);
+    const auto calibration = config::load_training_calibration("");
+    if (!calibration.stacks.count(job.stack)) {
+      throw core::InputError::flag("--stack", "'" + job.stack + "' is not a calibrated stack");
+    }
+    const rl::RlCalibration cal;
+    const rl::ContinuousBatchingEngine engine;
+    if (o->plan) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto plans = rl::plan_rl(job, calibration, cal, engine, 10);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (o->json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& p : plans) arr.push_back(to_json(p.job, p.result));
+        std::cout << nlohmann::json{{"candidates", arr}, {"search_ms", ms}}.dump(2) << "\n";
+        return;
+      }
+      if (plans.empty()) {
+        std::cout << "no feasible placement: every candidate runs out of memory or is invalid\n";
+        ctx.exit_code = 1;
+        return;
+      }
+      TextTable t({{"RANK", true}, {"PLACEMENT"}, {"SYNC"}, {"GEN GPUS", true}, {"GEN TP", true}, {"TRAIN", false},
+                   {"STEP s", true}, {"ROLLOUT s", true}, {"UPDATE s", true}, {"UTIL %", true}});
+      int rank = 1;
+      for (const auto& p : plans) {
+        double rollout = 0.0, update = 0.0;
+        for (const auto& ph : p.result.phases) {
+          if (ph.name == "rollout") rollout = ph.time.value();
+          if (ph.name == "policy_update") update = ph.time.value();
+        }
+        const auto& l = p.result.train_layout;
+        t.add({std::to_string(rank++), rl::to_string(p.job.placement), rl::to_string(p.job.synchrony),
+               std::to_string(p.result.generator_gpus), std::to_string(p.result.generator_tp),
+               fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp), fmt::format("{:.1f}", p.result.step_time.value()),
+               fmt::format("{:.1f}", rollout), fmt::format("{:.1f}", update),
+               fmt::format("{:.0f}", 100.0 * p.result.gpu_utilisation)});
+      }
+      std::cout << fmt::format("RL placement search: {} on {} GPUs of {} ({:.0f} ms)\n\n", job.policy.name, job.job_gpus(),
+                               job.cluster.system.name, ms);
+      t.print(std::cout, "  ");
+      return;
+    }
+    engine::TraceBuffer buffer;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = rl::estimate_rl_step(job, calibration, cal, engine, o->trace.empty() ? nullptr : &buffer);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r.feasible) throw core::InputError::flag("layout", r.reason);
+    if (!o->trace.empty()) {
+      observability::TraceMetadata meta;
+      meta.other_data = {{"policy", job.policy.name}, {"system", job.cluster.system.name},
+                         {"step_time_s", fmt::format("{:.6f}", r.step_time.value())}};
+      write_file_atomically(o->trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
+    }
+    if (o->json) {
+      std::cout << to_json(job, r).dump(2) << "\n";
+    } else {
+      print_text(job, r, ms);
+    }
+  });
+}
+
+}  // namespace fmsim::cli

@@ -1,0 +1,353 @@
+#include "config/rl_input.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "config/cluster_loader.hpp"
+#include "config/csv.hpp"
+#include "config/model_loader.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
+namespace fmsim::config {
+namespace {
+
+std::optional<double> number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == 0) return std::nullopt;
+    return v;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> tokens_value(std::string s) {
+  s = core::to_lower(s);
+  double scale = 1.0;
+  if (!s.empty() && s.back() == 'k') {
+    scale = 1024.0;
+    s.pop_back();
+  }
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(s, &used);
+    if (used != s.size() || v <= 0) return std::nullopt;
+    return v * scale;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return core::to_lower(hay).find(core::to_lower(needle)) != std::string::npos;
+}
+
+/// Preset for a model named in the CSV, or "" when the catalog of presets has none.
+std::string model_preset(const std::string& text) {
+  const std::string t = core::to_lower(text);
+  static const std::vector<std::pair<std::string, std::string>> kMap{
+      {"qwen2.5-math-7b", "qwen2.5-math-7b"}, {"qwen2.5-7b", "qwen2.5-math-7b"}, {"qwen2-7b", "qwen2.5-math-7b"},
+      {"qwen3-30b-a3b", "qwen3-30b-a3b"},     {"qwen3-235b", "qwen3-235b-a22b"},  {"qwen3-32b", "qwen3-32b"},
+      {"qwen3-8b", "qwen3-8b"},               {"qwen3-4b", "qwen3-4b"},           {"qwen3-0.6b", "qwen3-0.6b"},
+      {"llama-3.1-8b", "llama3.1-8b"},        {"llama 3.1 405b", "llama3.1-405b"}, {"deepseek-v3", "deepseek-v3"},
+      {"kimi-k2", "kimi-k2"}};
+  for (const auto& [needle, preset] : kMap) {
+    if (t.find(needle) != std::string::npos) return preset;
+  }
+  return "";
+}
+
+/// Reference system for a GPU named in the CSV, or "" when the row names none we hold.
+std::string system_for(const std::string& hw) {
+  if (contains(hw, "h20") && !contains(hw, "h200")) return "hgx-h20";
+  if (contains(hw, "h800")) return "hgx-h800";
+  if (contains(hw, "a800")) return "hgx-a800";
+  if (contains(hw, "gb200")) return "gb200-nvl72";
+  if (contains(hw, "h100")) return "dgx-h100";
+  if (contains(hw, "a100-80gb")) return "dgx-a100";
+  return "";
+}
+
+/// "[TP,CP,EP,PP,VPP]=[2,2,16,4,n/a]" or "TP2 CP2 EP8 PP1" or "FSDP2" into a layout.
+parallelism::Layout parse_train_layout(const std::string& text, std::string& stack) {
+  parallelism::Layout l;
+  l.recompute = parallelism::Recompute::Full;
+  stack = contains(text, "fsdp") ? "torchtitan" : "megatron";
+  if (stack == "torchtitan") l.sharding = parallelism::Sharding::Zero3;
+  static const std::regex bracket(R"(\[([A-Z,]+)\]\s*=\s*\[([^\]]+)\])");
+  std::smatch m;
+  if (std::regex_search(text, m, bracket)) {
+    std::vector<std::string> keys, vals;
+    std::stringstream ks(m[1].str()), vs(m[2].str());
+    for (std::string k; std::getline(ks, k, ',');) keys.push_back(k);
+    for (std::string v; std::getline(vs, v, ',');) vals.push_back(v);
+    for (std::size_t i = 0; i < keys.size() && i < vals.size(); ++i) {
+      const auto v = number(vals[i]);
+      if (!v) continue;
+      const int n = static_cast<int>(*v);
+      if (keys[i] == "TP") l.tp = n;
+      if (keys[i] == "CP") l.cp = n;
+      if (keys[i] == "EP") l.ep = n;
+      if (keys[i] == "PP") l.pp = n;
+    }
+    return l;
+  }
+  static const std::regex token(R"((TP|CP|EP|PP)(\d+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), token); it != std::sregex_iterator(); ++it) {
+    const int n = std::stoi((*it)[2].str());
+    const std::string k = (*it)[1].str();
+    if (k == "TP") l.tp = n;
+    if (k == "CP") l.cp = n;
+    if (k == "EP") l.ep = n;
+    if (k == "PP") l.pp = n;
+  }
+  return l;
+}
+
+/// Product of the "XYn" factors in "EP8xPP2" (keys in `which`).
+int factor(const std::string& text, const std::string& key) {
+  const std::regex re(key + R"((\d+))");
+  std::smatch m;
+  return std::regex_search(text, m, re) ? std::stoi(m[1].str()) : 1;
+}
+
+std::optional<double> metric(const std::string& metrics, const std::string& key) {
+  const std::regex re(key + R"(=([0-9.]+))");
+  std::smatch m;
+  if (std::regex_search(metrics, m, re)) return number(m[1].str());
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::int64_t parse_tokens(const std::string& text, const std::string& flag) {
+  const auto v = tokens_value(text);
+  if (!v) throw core::InputError::flag(flag, "'" + text + "' is not a token count; write 16384 or 16k (k = 1024)");
+  return static_cast<std::int64_t>(std::llround(*v));
+}
+
+rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t cap, const std::string& flag) {
+  rl::LengthDistribution d;
+  d.cap = cap;
+  const auto colon = text.find(':');
+  const std::string law = core::to_lower(text.substr(0, colon));
+  if (law == "lognormal") d.law = rl::LengthLaw::Lognormal;
+  else if (law == "fixed") d.law = rl::LengthLaw::Fixed;
+  else if (law == "uniform") d.law = rl::LengthLaw::Uniform;
+  else throw core::InputError::flag(flag, "'" + law + "' is not a length law; allowed: lognormal, fixed, uniform "
+                                          "(e.g. lognormal:mean=6k,sigma=0.8)");
+  if (colon == std::string::npos) throw core::InputError::flag(flag, "give the mean, e.g. " + law + ":mean=4k");
+  std::stringstream ss(text.substr(colon + 1));
+  bool have_mean = false;
+  for (std::string part; std::getline(ss, part, ',');) {
+    const auto eq = part.find('=');
+    const std::string key = eq == std::string::npos ? "mean" : part.substr(0, eq);
+    const std::string value = eq == std::string::npos ? part : part.substr(eq + 1);
+    if (key == "mean") {
+      const auto v = tokens_value(value);
+      if (!v) throw core::InputError::flag(flag, "mean '" + value + "' is not a token count (e.g. 6k or 6144)");
+      d.mean = *v;
+      have_mean = true;
+    } else if (key == "sigma") {
+      const auto v = number(value);
+      if (!v || *v <= 0.0 || *v > 5.0) throw core::InputError::flag(flag, "sigma '" + value + "' must be in (0, 5]");
+      d.sigma = *v;
+    } else {
+      throw core::InputError::flag(flag, "unknown key '" + key + "'; allowed: mean, sigma");
+    }
+  }
+  if (!have_mean) throw core::InputError::flag(flag, "give the mean, e.g. " + law + ":mean=4k");
+  if (d.mean >= static_cast<double>(cap)) {
+    throw core::InputError::flag(flag, fmt::format("mean {} must be below the maximum response {}", d.mean, cap));
+  }
+  return d;
+}
+
+std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog& catalog, const RlRowDefaults& defaults) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError(path, 0, "", "cannot open the file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const auto records = parse_csv(buf.str(), path);
+  if (records.empty()) throw core::InputError(path, 1, "", "empty file; expected the header of validation/rl.csv");
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < records[0].cells.size(); ++i) col[records[0].cells[i]] = i;
+  for (const char* required : {"row_id", "row_type", "hardware", "num_gpus", "policy_model", "step_time_s",
+                               "weight_sync_time_s", "placement", "sync_mode", "prompts_per_step", "samples_per_prompt"}) {
+    if (!col.count(required)) throw core::InputError(path, records[0].line, required, "missing column");
+  }
+  std::vector<RlRow> rows;
+  for (std::size_t ri = 1; ri < records.size(); ++ri) {
+    const auto& rec = records[ri];
+    auto cell = [&](const char* name) -> std::string {
+      const auto it = col.find(name);
+      return it != col.end() && it->second < rec.cells.size() ? rec.cells[it->second] : std::string();
+    };
+    RlRow row;
+    row.line = rec.line;
+    row.id = cell("row_id");
+    row.source = cell("source");
+    row.row_type = cell("row_type");
+    row.framework = cell("framework");
+    row.hardware = cell("hardware");
+    row.model_text = cell("policy_model");
+    row.placement_text = cell("placement");
+    row.sync_text = cell("sync_mode");
+    row.notes = cell("notes");
+    row.measured_step_s = number(cell("step_time_s"));
+    row.measured_gen_s = number(cell("generation_time_s"));
+    row.measured_train_s = number(cell("training_time_s"));
+    row.measured_sync_s = number(cell("weight_sync_time_s"));
+    row.measured_tokens_per_s_per_gpu = number(cell("throughput_tokens_per_s_per_gpu"));
+    const std::string system = system_for(row.hardware);
+    const std::string preset = model_preset(row.model_text);
+    const std::string metrics = cell("other_metrics");
+    auto skip = [&](std::string why) {
+      row.skip_reason = std::move(why);
+      rows.push_back(row);
+    };
+    if (row.row_type != "rl_step" && row.row_type != "weight_sync") {
+      skip("row type " + row.row_type + " is not predicted (no time of a step or a sync)");
+      continue;
+    }
+    if (system.empty()) {
+      skip("GPU not named or not in the catalog: '" + row.hardware + "'");
+      continue;
+    }
+    if (preset.empty()) {
+      skip("no preset for model '" + row.model_text + "'");
+      continue;
+    }
+    const auto model = load_model(preset);
+    const std::string layout_text = cell("train_layout");
+    const auto rollout_tp = number(cell("rollout_tp"));
+    const std::string precision = core::to_lower(cell("precision"));
+
+    if (row.row_type == "weight_sync") {
+      rl::WeightSyncJob ws;
+      ws.model = model;
+      ws.generator_precision = contains(precision, "fp8") && !contains(precision, "bf16 train") ? core::Precision::FP8
+                                                                                                 : core::Precision::BF16;
+      std::string stack;
+      int trainer = 0, gens = 0;
+      static const std::regex ranks(R"(trainer ranks=(\d+), rollout ranks=(\d+))");
+      static const std::regex mapping(R"(mapping ([A-Za-z0-9x]+) -> ([A-Za-z0-9x]+))");
+      std::smatch m;
+      if (std::regex_search(row.notes, m, ranks)) {
+        trainer = std::stoi(m[1].str());
+        gens = std::stoi(m[2].str());
+        ws.method = contains(row.notes, "checkpoint-engine=True") ? rl::SyncMethod::NcclBucketed : rl::SyncMethod::NcclPerTensor;
+      } else if (std::regex_search(layout_text, m, mapping)) {
+        const std::string left = m[1].str(), right = m[2].str();
+        ws.train_layout.tp = factor(left, "TP");
+        ws.train_layout.pp = factor(left, "PP");
+        ws.train_layout.ep = factor(left, "EP");
+        trainer = std::max(ws.train_layout.tp * ws.train_layout.pp * factor(left, "DP"), ws.train_layout.ep * ws.train_layout.pp);
+        ws.generator_tp = factor(right, "TP");
+        gens = ws.generator_tp * factor(right, "DP");
+        // NeMo-RL refit: each vLLM rank receives its own shard (XferDTensor bulk path).
+        ws.method = rl::SyncMethod::P2pRdma;
+      } else if (contains(row.placement_text, "ParameterServer")) {
+        // checkpoint-engine: every inference GPU loads from its host and broadcasts within the group.
+        const auto n = number(cell("num_gpus"));
+        if (!n) {
+          skip("GPU count not given");
+          continue;
+        }
+        gens = static_cast<int>(*n);
+        trainer = gens;
+        ws.generator_tp = rollout_tp ? static_cast<int>(*rollout_tp) : 8;
+        ws.method = rl::SyncMethod::NcclBucketed;
+        ws.from_host = true;
+      } else {
+        skip("trainer and generator GPU counts not given");
+        continue;
+      }
+      if (ws.generator_tp <= 1 && !rollout_tp) ws.generator_tp = 1;
+      ws.trainer_gpus = trainer;
+      ws.generator_gpus = gens;
+      ws.cluster = cluster_for_gpus(catalog, system, trainer + gens);
+      row.sync_job = ws;
+      rows.push_back(row);
+      continue;
+    }
+
+    // rl_step
+    const auto prompts = number(cell("prompts_per_step"));
+    const auto samples = number(cell("samples_per_prompt"));
+    const auto gpus = number(cell("num_gpus"));
+    if (!prompts || !samples || !gpus) {
+      skip("prompts, samples per prompt or GPU count not given");
+      continue;
+    }
+    rl::RlJob job;
+    job.policy = model;
+    job.cluster = cluster_for_gpus(catalog, system, static_cast<int>(*gpus));
+    job.gpus = static_cast<int>(*gpus);
+    job.prompts = static_cast<std::int64_t>(*prompts);
+    job.samples = static_cast<int>(*samples);
+    const std::string alg = core::to_lower(cell("algorithm"));
+    job.algorithm = alg == "dapo" ? rl::Algorithm::Dapo : alg == "ppo" ? rl::Algorithm::Ppo : rl::Algorithm::Grpo;
+    const auto max_prompt = number(cell("max_prompt_len"));
+    job.prompt_len = max_prompt ? std::min<std::int64_t>(defaults.prompt_len, static_cast<std::int64_t>(*max_prompt))
+                                : defaults.prompt_len;
+    auto cap = number(cell("max_response_len"));
+    if (!cap) {
+      if (const auto t = metric(metrics, "T_max_seq_len")) cap = *t - static_cast<double>(job.prompt_len);
+    }
+    const auto mean = number(cell("mean_response_len"));
+    if (!cap && !mean) {
+      skip("neither the maximum nor the mean response length is given");
+      continue;
+    }
+    job.lengths.law = rl::LengthLaw::Lognormal;
+    job.lengths.sigma = defaults.length_sigma;
+    job.lengths.cap = static_cast<std::int64_t>(cap ? *cap : 4.0 * *mean);
+    job.lengths.mean = mean ? std::min(*mean, 0.95 * static_cast<double>(job.lengths.cap))
+                            : std::min(defaults.mean_response_tokens, 0.5 * static_cast<double>(job.lengths.cap));
+    static const std::regex split(R"(separate:\s*(\d+)\s*(rollout|generation))");
+    std::smatch m;
+    if (std::regex_search(row.placement_text, m, split)) {
+      job.placement = rl::Placement::Disaggregated;
+      job.generator_gpus = std::stoi(m[1].str());
+    } else {
+      job.placement = rl::Placement::Colocated;
+    }
+    const std::string sync = core::to_lower(row.sync_text);
+    if (job.placement == rl::Placement::Colocated || sync.rfind("sync", 0) == 0) {
+      job.synchrony = rl::Synchrony::OnPolicy;
+    } else if (sync.find("1-step") != std::string::npos || sync.find("one-step") != std::string::npos) {
+      job.synchrony = rl::Synchrony::OffPolicy;
+    } else {
+      job.synchrony = rl::Synchrony::FullyAsync;
+    }
+    if (job.placement == rl::Placement::Disaggregated && job.synchrony == rl::Synchrony::OnPolicy) {
+      job.synchrony = rl::Synchrony::OffPolicy;
+    }
+    job.train_layout = parse_train_layout(layout_text, job.stack);
+    if (rollout_tp) job.generator_tp = static_cast<int>(*rollout_tp);
+    // Optimizer steps per RL step: NeMo-RL trains G-GBS samples in T-GBS batches; verl's recipes
+    // use ppo_mini_batch_size = 32 prompts.
+    if (const auto g = metric(metrics, "G_GBS"); g && metric(metrics, "T_GBS")) {
+      job.mini_batches = std::max<std::int64_t>(1, static_cast<std::int64_t>(*g / *metric(metrics, "T_GBS")));
+    } else if (contains(row.framework, "verl")) {
+      job.mini_batches = std::max<std::int64_t>(1, job.prompts / 32);
+    }
+    job.rollout_logprobs = job.synchrony == rl::Synchrony::FullyAsync && contains(row.framework, "verl");
+    if (contains(row.framework, "verl") && job.algorithm == rl::Algorithm::Grpo) job.reference = true;
+    row.job = job;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace fmsim::config

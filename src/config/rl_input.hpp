@@ -1,0 +1,48 @@
+// Text inputs of the RL model: token counts ("16k"), response-length laws
+// ("lognormal:mean=6k,sigma=0.8"), and the rows of validation/rl.csv turned into RL jobs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/catalog.hpp"
+#include "rl/lengths.hpp"
+#include "rl/rl_step.hpp"
+#include "rl/weight_sync.hpp"
+
+namespace fmsim::config {
+
+/// "16384", "16k" (x 1024, the convention of RL recipes: 16k = 16384), "1.5k". InputError naming `flag`.
+std::int64_t parse_tokens(const std::string& text, const std::string& flag);
+
+/// "lognormal:mean=6k,sigma=0.8", "fixed:4k", "fixed:mean=4096", "uniform:mean=2k". InputError naming `flag`.
+rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t cap, const std::string& flag);
+
+/// Assumptions the validation applies where a row leaves a value unpublished (docs/models/rl.md).
+struct RlRowDefaults {
+  std::int64_t prompt_len = 256;            ///< math prompts with their template (DAPO-Math-17k, OpenMathInstruct-2)
+  /// Unpublished mean response length (tokens), at most half the cap. Math RL from a base or
+  /// instruct model starts near 1k tokens and grows over a run (DAPO, arXiv 2503.14476, Fig. 7:
+  /// Qwen2.5-32B from about 1k to 4k+ tokens over 4,000 steps; NeMo-RL rows publish 0.7k-5.7k).
+  double mean_response_tokens = 2048.0;
+  double length_sigma = 0.8;                ///< lognormal shape of response lengths
+};
+
+/// One row of validation/rl.csv and what the model needs to predict it.
+struct RlRow {
+  int line = 0;
+  std::string id, source, row_type, framework, hardware, model_text, placement_text, sync_text, notes;
+  std::optional<double> measured_step_s, measured_gen_s, measured_train_s, measured_sync_s, measured_tokens_per_s_per_gpu;
+  /// The job when the row can be predicted (rl_step: the whole step; weight_sync: the sync).
+  std::optional<rl::RlJob> job;
+  std::optional<rl::WeightSyncJob> sync_job;
+  std::string skip_reason;  ///< why no job (unnamed GPU, missing batch, unsupported model, ...)
+};
+
+/// Reads rl.csv (the columns of validation/README.md). InputError naming file:line on a malformed file.
+std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog& catalog,
+                                const RlRowDefaults& defaults = {});
+
+}  // namespace fmsim::config

@@ -1,0 +1,304 @@
+#include "rl/rl_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "core/sim_time.hpp"
+#include "training/comm_adapter.hpp"
+#include "workload/parameter_count.hpp"
+
+namespace fmsim::rl {
+
+std::string to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::Grpo: return "grpo";
+    case Algorithm::Dapo: return "dapo";
+    case Algorithm::Ppo: return "ppo";
+    case Algorithm::Reinforce: return "reinforce";
+  }
+  return "?";
+}
+std::string to_string(Placement p) { return p == Placement::Colocated ? "colocated" : "disaggregated"; }
+std::string to_string(Synchrony s) {
+  switch (s) {
+    case Synchrony::OnPolicy: return "on-policy";
+    case Synchrony::OffPolicy: return "off-policy";
+    case Synchrony::FullyAsync: return "fully-async";
+  }
+  return "?";
+}
+
+int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterSpec& cluster, core::Precision p,
+                      const RlCalibration& cal) {
+  const double weights = static_cast<double>(workload::count_parameters(model).total) * core::bytes_per_value(p);
+  const double engine = cluster.gpu.hbm_usable.value() * cal.gpu_memory_utilization;
+  int tp = 1;
+  while (tp < 64 && tp < cluster.gpus() && weights / tp > 0.5 * engine) tp *= 2;
+  return tp;
+}
+
+namespace {
+
+/// Host<->device bandwidth per GPU: PCIe Gen4 x16 on Ampere, Gen5 on Hopper/Blackwell HGX, NVLink-C2C on Grace parts.
+double host_link_bytes_per_s(const hardware::GpuSpec& gpu) {
+  if (gpu.name.rfind("gb", 0) == 0) return 450e9;
+  return gpu.architecture == hardware::Architecture::Ampere ? 32e9 : 64e9;
+}
+
+void emit(engine::TraceSink* trace, const std::string& thread, const std::string& name, double start, double dur,
+          std::vector<std::pair<std::string, std::string>> args = {}) {
+  if (!trace || dur <= 0.0) return;
+  trace->record(engine::TraceEvent{"rl step", thread, name, "compute", core::SimTime::from_seconds(core::Seconds(start)),
+                                   core::SimTime::from_seconds(core::Seconds(dur)), std::move(args)});
+}
+
+}  // namespace
+
+RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& calibration, const RlCalibration& cal,
+                              const RolloutEngine& engine, engine::TraceSink* trace) {
+  RlStepResult r;
+  const int gpus = job.job_gpus();
+  const bool colocated = job.placement == Placement::Colocated;
+  if (colocated && job.synchrony != Synchrony::OnPolicy) {
+    r.reason = "off-policy and fully-async training need separate generator and trainer pools (--placement disaggregated)";
+    return r;
+  }
+  r.generator_gpus = colocated ? gpus : (job.generator_gpus > 0 ? job.generator_gpus : gpus / 2);
+  r.trainer_gpus = colocated ? gpus : gpus - r.generator_gpus;
+  if (r.generator_gpus < 1 || r.trainer_gpus < 1) {
+    r.reason = fmt::format("the generator pool ({} GPUs) leaves no trainer GPUs out of {}", r.generator_gpus, gpus);
+    return r;
+  }
+  r.generator_tp = job.generator_tp > 0 ? job.generator_tp
+                                        : auto_generator_tp(job.policy, job.cluster, job.generator_precision, cal);
+  if (r.generator_tp > r.generator_gpus) r.generator_tp = r.generator_gpus;
+  if (r.generator_gpus % r.generator_tp != 0) {
+    r.reason = fmt::format("generation TP {} does not divide the {} generator GPUs", r.generator_tp, r.generator_gpus);
+    return r;
+  }
+  r.generator_replicas = r.generator_gpus / r.generator_tp;
+  const auto comm = training::make_comm_cost(job.cluster);
+
+  // ---- rollout
+  const auto kept = job.prompts * job.samples;
+  r.responses = static_cast<std::int64_t>(std::llround(static_cast<double>(kept) * std::max(1.0, job.oversample)));
+  GeneratorConfig gen{job.policy, job.cluster.gpu, r.generator_tp, r.generator_replicas, job.generator_precision, {}};
+  if (r.generator_tp > 1) {
+    gen.tp_allreduce = comm(training::CommOp::AllReduce, training::CommGroup{r.generator_tp, 1},
+                            core::Bytes(64.0 * static_cast<double>(job.policy.hidden) * 2.0));
+  }
+  RolloutRequest req;
+  req.prompts = static_cast<std::int64_t>(std::llround(static_cast<double>(job.prompts) * std::max(1.0, job.oversample)));
+  req.samples_per_prompt = job.samples;
+  req.prompt_len = job.prompt_len;
+  req.lengths = sample_lengths(job.lengths, r.responses, job.seed);
+  r.rollout = engine.generate(gen, req, cal);
+  if (!r.rollout.feasible) {
+    r.reason = "rollout: " + r.rollout.reason;
+    return r;
+  }
+  r.mean_response = r.rollout.generated_tokens / static_cast<double>(std::max<std::int64_t>(1, r.responses));
+  r.truncated_fraction = truncated_fraction(job.lengths);
+  r.generated_tokens = r.rollout.generated_tokens;
+
+  // ---- policy update through the training step model
+  training::TrainingJob tj;
+  tj.model = job.policy;
+  tj.cluster = job.cluster;
+  tj.seq_len = std::max<std::int64_t>(1, job.prompt_len + static_cast<std::int64_t>(std::llround(r.mean_response)));
+  tj.task = training::Task::Sft;
+  tj.stack = job.stack;
+  tj.gpus = r.trainer_gpus;
+  auto layout = job.train_layout;
+  if (r.trainer_gpus % layout.model_parallel() != 0) {
+    r.reason = fmt::format("training layout tp{} pp{} cp{} does not divide the {} trainer GPUs", layout.tp, layout.pp,
+                           layout.cp, r.trainer_gpus);
+    return r;
+  }
+  layout = parallelism::with_dp(layout, r.trainer_gpus);
+  const std::int64_t unit = static_cast<std::int64_t>(layout.dp) * layout.micro_batch;
+  const std::int64_t minis = std::max<std::int64_t>(1, job.mini_batches);
+  const std::int64_t per_mini = std::max<std::int64_t>(1, (kept + minis - 1) / minis);
+  layout.global_batch = std::max<std::int64_t>(unit, (per_mini + unit - 1) / unit * unit);
+  if (auto why = parallelism::why_invalid(job.policy, layout, r.trainer_gpus, tj.seq_len)) {
+    r.reason = "training layout: " + *why;
+    return r;
+  }
+  tj.layout = layout;
+  r.train_layout = layout;
+  r.train = training::estimate_step(tj, calibration, comm);
+  if (!r.train.feasible) {
+    r.reason = "training: " + r.train.reason;
+    return r;
+  }
+  // Scale the padded batch back to the responses actually trained.
+  const double batch_scale = static_cast<double>(per_mini) / static_cast<double>(layout.global_batch);
+  const double update_one = r.train.step_time.value() * batch_scale;
+  const double update = update_one * static_cast<double>(minis) * std::max(1, job.epochs);
+  const double fwd_work = (r.train.step_time - r.train.breakdown.optimizer - r.train.breakdown.other -
+                           r.train.breakdown.dp_comm).value() * batch_scale;
+  const double fwd_share = layout.recompute == parallelism::Recompute::Full ? 0.25 : 1.0 / 3.0;
+  const double forward = fwd_work * fwd_share * static_cast<double>(minis);
+  r.trained_tokens = static_cast<double>(kept) * static_cast<double>(tj.seq_len) * std::max(1, job.epochs);
+
+  const bool ppo = job.algorithm == Algorithm::Ppo;
+  const bool reference = job.reference.value_or(job.algorithm != Algorithm::Dapo);
+  const double policy_params = static_cast<double>(workload::count_parameters(job.policy).active);
+  auto scaled = [&](const std::optional<workload::ModelSpec>& m) {
+    return m ? forward * static_cast<double>(workload::count_parameters(*m).active) / policy_params : forward;
+  };
+
+  // ---- reward
+  double reward = 0.0;
+  if (job.reward == RewardKind::Rule) {
+    reward = cal.rule_reward_per_sample.value() * static_cast<double>(r.responses) / std::max(1, cal.reward_workers);
+  } else {
+    reward = scaled(job.reward_model);
+  }
+
+  // ---- weight sync
+  WeightSyncJob ws;
+  ws.model = job.policy;
+  ws.cluster = job.cluster;
+  ws.generator_precision = job.generator_precision;
+  ws.train_layout = layout;
+  ws.trainer_gpus = r.trainer_gpus;
+  ws.generator_gpus = r.generator_gpus;
+  ws.generator_tp = r.generator_tp;
+  ws.colocated = colocated;
+  ws.method = job.sync_method;
+  r.sync = estimate_weight_sync(ws, cal, comm);
+
+  // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
+  double switch_time = 0.0;
+  if (colocated) {
+    const double host = host_link_bytes_per_s(job.cluster.gpu) * cal.host_link_efficiency;
+    const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
+    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / host;
+  }
+
+  // ---- phases
+  const double rollout_time = r.rollout.makespan.value();
+  const double stream_time = r.generated_tokens / std::max(1.0, r.rollout.full_rate_tokens_per_s);
+  const double gen_phase = (job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time) + reward;
+  const double old_lp = job.rollout_logprobs ? 0.0 : forward;
+  const double ref = reference || ppo ? scaled(std::nullopt) : 0.0;
+  const double critic_fwd = ppo ? scaled(job.critic) : 0.0;
+  const double critic_update = ppo ? update * (job.critic ? static_cast<double>(workload::count_parameters(*job.critic).active) / policy_params : 1.0) : 0.0;
+  const double train_phase = old_lp + ref + critic_fwd + update + critic_update;
+  const double overhead = cal.step_overhead.value();
+
+  double step = 0.0;
+  const bool overlapped = job.synchrony != Synchrony::OnPolicy;
+  if (overlapped) {
+    step = std::max(gen_phase, train_phase) + r.sync.total.value() + overhead;
+    r.trainer_wait = core::Seconds(std::max(0.0, gen_phase - train_phase));
+  } else {
+    step = gen_phase + train_phase + r.sync.total.value() + switch_time + overhead;
+    r.trainer_wait = core::Seconds(gen_phase);
+  }
+  r.step_time = core::Seconds(step);
+
+  const double g = gpus;
+  const auto mem_gen = r.rollout.weights_per_gpu + r.rollout.peak_kv_per_gpu +
+                       (colocated ? r.train.memory.weights : core::Bytes(0.0));
+  const auto mem_train = r.train.memory.total();
+  auto add = [&](const std::string& name, double t, double exposed, int on_gpus, double busy, core::Bytes mem) {
+    if (t <= 0.0) return;
+    r.phases.push_back(PhaseResult{name, core::Seconds(t), core::Seconds(exposed), on_gpus, busy * on_gpus / g, mem});
+  };
+  // Overlapped pools: the longer of generation (+ reward) and training is on the critical path,
+  // the other is hidden behind it.
+  const bool gen_critical = !overlapped || gen_phase >= train_phase;
+  const bool train_critical = !overlapped || gen_phase < train_phase;
+  const double gen_time = job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time;
+  add("rollout", gen_time, gen_critical ? gen_time : 0.0, r.generator_gpus,
+      job.synchrony == Synchrony::FullyAsync ? 1.0 : r.rollout.busy_fraction, mem_gen);
+  add("reward", reward, gen_critical ? reward : 0.0, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0, mem_train);
+  auto add_train = [&](const std::string& name, double t) { add(name, t, train_critical ? t : 0.0, r.trainer_gpus, 1.0, mem_train); };
+  add_train("old_log_prob", old_lp);
+  add_train("reference", ref);
+  add_train("critic_values", critic_fwd);
+  add_train("policy_update", update);
+  add_train("critic_update", critic_update);
+  add("weight_sync", r.sync.total.value(), r.sync.total.value(), gpus, 1.0, r.rollout.weights_per_gpu);
+  add("offload_reload", switch_time, switch_time, gpus, 1.0, mem_train);
+  add("overhead", overhead, overhead, 0, 0.0, core::Bytes(0.0));
+  double busy = 0.0;
+  for (const auto& p : r.phases) busy += p.utilisation * p.time.value();
+  r.gpu_utilisation = step > 0.0 ? std::min(1.0, busy / step) : 0.0;
+  r.generated_tokens_per_s = r.generated_tokens / step;
+  r.trained_tokens_per_s = r.trained_tokens / step;
+  r.run_time = r.step_time * static_cast<double>(std::max<std::int64_t>(1, job.steps));
+  const double price_per_gpu_h = job.cluster.price_per_hour_usd() / std::max(1, job.cluster.gpus());
+  r.cost_per_step_usd = price_per_gpu_h * g * step / 3600.0;
+  r.run_cost_usd = r.cost_per_step_usd * static_cast<double>(std::max<std::int64_t>(1, job.steps));
+  r.feasible = true;
+
+  if (trace) {
+    double t = 0.0;
+    const std::string gen_thread = colocated ? "all GPUs" : fmt::format("generators ({} GPUs)", r.generator_gpus);
+    const std::string train_thread = colocated ? "all GPUs" : fmt::format("trainers ({} GPUs)", r.trainer_gpus);
+    emit(trace, gen_thread, "rollout", 0.0, gen_time,
+         {{"responses", std::to_string(r.responses)}, {"replicas", std::to_string(r.generator_replicas)}});
+    for (const auto& s : r.rollout.segments) {
+      emit(trace, "generator replica (longest response)", fmt::format("batch {}", s.batch), s.start_s, s.end_s - s.start_s,
+           {{"batch", std::to_string(s.batch)}});
+    }
+    emit(trace, gen_thread, "reward", gen_time, reward);
+    t = overlapped ? 0.0 : gen_phase;
+    if (colocated) {
+      emit(trace, train_thread, "offload_reload", t, switch_time);
+      t += switch_time;
+    }
+    for (const auto& [name, dur] : std::vector<std::pair<std::string, double>>{
+             {"old_log_prob", old_lp}, {"reference", ref}, {"critic_values", critic_fwd},
+             {"policy_update", update}, {"critic_update", critic_update}}) {
+      emit(trace, train_thread, name, t, dur);
+      t += dur;
+    }
+    const double sync_at = overlapped ? std::max(gen_phase, train_phase) : t;
+    emit(trace, "weight sync", "weight_sync", sync_at, r.sync.total.value(), {{"path", r.sync.path}, {"method", to_string(job.sync_method)}});
+  }
+  return r;
+}
+
+std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibration& calibration,
+                                     const RlCalibration& cal, const RolloutEngine& engine, std::size_t keep) {
+  std::vector<RlPlanCandidate> out;
+  const int gpus = base.job_gpus();
+  const int node = std::max(1, base.cluster.gpus_per_node());
+  std::vector<std::pair<Placement, int>> placements{{Placement::Colocated, 0}};
+  for (int quarter = 1; quarter <= 3; ++quarter) {
+    int g = gpus * quarter / 4 / node * node;
+    if (gpus < 4 * node) g = gpus * quarter / 4;
+    if (g >= 1 && g < gpus) placements.emplace_back(Placement::Disaggregated, g);
+  }
+  const int domain = base.cluster.nvlink_domain_gpus();
+  for (const auto& [placement, gen_gpus] : placements) {
+    for (int gtp = 1; gtp <= std::min(domain, 8); gtp *= 2) {
+      for (int ttp = 1; ttp <= std::min(domain, 8); ttp *= 2) {
+        for (int pp : {1, 2, 4}) {
+          RlJob j = base;
+          j.placement = placement;
+          j.generator_gpus = gen_gpus;
+          if (placement == Placement::Colocated) j.synchrony = Synchrony::OnPolicy;
+          else if (base.synchrony == Synchrony::OnPolicy) j.synchrony = Synchrony::OffPolicy;
+          j.generator_tp = gtp;
+          j.train_layout.tp = ttp;
+          j.train_layout.pp = pp;
+          j.train_layout.vp = 1;
+          auto res = estimate_rl_step(j, calibration, cal, engine);
+          if (!res.feasible || !res.train.fits_memory) continue;
+          out.push_back({std::move(j), std::move(res)});
+        }
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.result.step_time < b.result.step_time; });
+  if (out.size() > keep) out.resize(keep);
+  return out;
+}
+
+}  // namespace fmsim::rl

@@ -1,0 +1,118 @@
+// One step of RL post-training (GRPO, DAPO, PPO, REINFORCE) on a cluster: rollout, reward,
+// log-prob forwards, policy (and critic) update, weight sync; colocated or disaggregated, on- or
+// off-policy. Built on the training step model (training/) and a RolloutEngine (rollout.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/trace.hpp"
+#include "hardware/specs.hpp"
+#include "parallelism/layout.hpp"
+#include "rl/calibration.hpp"
+#include "rl/lengths.hpp"
+#include "rl/rollout.hpp"
+#include "rl/weight_sync.hpp"
+#include "training/calibration.hpp"
+#include "training/step_model.hpp"
+#include "workload/model_spec.hpp"
+
+namespace fmsim::rl {
+
+enum class Algorithm { Grpo, Dapo, Ppo, Reinforce };
+enum class Placement { Colocated, Disaggregated };
+enum class Synchrony {
+  OnPolicy,    ///< generate, then train, then sync: phases in sequence
+  OffPolicy,   ///< k-step off-policy: generation of step n+k overlaps training of step n
+  FullyAsync,  ///< streaming generation with partial rollouts: the long tail no longer holds a step
+};
+enum class RewardKind { Rule, Model };
+
+std::string to_string(Algorithm a);
+std::string to_string(Placement p);
+std::string to_string(Synchrony s);
+
+struct RlJob {
+  workload::ModelSpec policy;
+  std::optional<workload::ModelSpec> critic;        ///< PPO; default: the policy's architecture
+  std::optional<workload::ModelSpec> reward_model;  ///< RewardKind::Model; default: the policy's architecture
+  hardware::ClusterSpec cluster;
+  int gpus = 0;                                     ///< GPUs used; 0 = the whole cluster
+  Algorithm algorithm = Algorithm::Grpo;
+  std::int64_t prompts = 512;
+  int samples = 8;
+  std::int64_t prompt_len = 512;
+  LengthDistribution lengths;
+  Placement placement = Placement::Colocated;
+  int generator_gpus = 0;                           ///< disaggregated: 0 = half of the GPUs
+  Synchrony synchrony = Synchrony::OnPolicy;
+  int staleness = 1;                                ///< k of k-step off-policy
+  double oversample = 1.0;                          ///< dynamic sampling: responses generated per response kept
+  RewardKind reward = RewardKind::Rule;
+  int generator_tp = 0;                             ///< 0 = smallest TP whose weights use at most half the engine's memory
+  core::Precision generator_precision = core::Precision::BF16;
+  parallelism::Layout train_layout;                 ///< dp derived from the trainer GPUs
+  std::string stack = "megatron";
+  std::int64_t mini_batches = 1;                    ///< optimizer steps per RL step (ppo_mini_batch)
+  int epochs = 1;                                   ///< passes over the batch (PPO epochs)
+  bool rollout_logprobs = false;                    ///< reuse the engine's log-probs: no old-log-prob forward
+  std::optional<bool> reference;                    ///< KL reference forward; default by algorithm (not DAPO)
+  SyncMethod sync_method = SyncMethod::NcclBucketed;
+  std::int64_t steps = 1;                           ///< for the time and cost of a run
+  std::uint64_t seed = 1;
+  [[nodiscard]] int job_gpus() const { return gpus > 0 ? gpus : cluster.gpus(); }
+};
+
+struct PhaseResult {
+  std::string name;            ///< rollout, reward, old_log_prob, reference, critic_values, policy_update, ...
+  core::Seconds time{};        ///< duration of the phase itself
+  core::Seconds exposed{};     ///< what it adds to the step (0 when hidden behind another pool's work)
+  int gpus = 0;                ///< GPUs working in the phase
+  double utilisation = 0.0;    ///< busy fraction of the job's GPUs during the phase
+  core::Bytes memory_per_gpu{};
+};
+
+struct RlStepResult {
+  bool feasible = false;
+  std::string reason;
+  core::Seconds step_time{};
+  std::vector<PhaseResult> phases;
+  RolloutResult rollout;
+  WeightSyncResult sync;
+  training::StepResult train;            ///< one optimizer step of the policy
+  int generator_gpus = 0, trainer_gpus = 0, generator_tp = 1, generator_replicas = 1;
+  parallelism::Layout train_layout;
+  std::int64_t responses = 0;
+  double generated_tokens = 0.0, trained_tokens = 0.0;
+  double generated_tokens_per_s = 0.0, trained_tokens_per_s = 0.0;  ///< over the step
+  core::Seconds trainer_wait{};          ///< trainer idle waiting for samples (verl's async "gen")
+  double gpu_utilisation = 0.0;          ///< time-weighted over the step
+  double mean_response = 0.0, truncated_fraction = 0.0;
+  core::Seconds run_time{};              ///< steps x step_time
+  double cost_per_step_usd = 0.0, run_cost_usd = 0.0;  ///< 0 when the system has no price
+};
+
+/// The smallest power-of-two TP (up to the NVLink domain) whose weights take at most half of
+/// the engine's share of HBM.
+int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterSpec& cluster, core::Precision p,
+                      const RlCalibration& cal);
+
+/// Predicts one RL step. Pure; emits phases and generator batches to `trace` when given.
+RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& calibration, const RlCalibration& cal,
+                              const RolloutEngine& engine, engine::TraceSink* trace = nullptr);
+
+/// One candidate of the placement search.
+struct RlPlanCandidate {
+  RlJob job;
+  RlStepResult result;
+};
+
+/// Searches placement (colocated, disaggregated with generator shares of 1/4..3/4 in whole
+/// nodes), generation TP and training layouts (TP, PP, FSDP) for the shortest feasible step.
+/// Returns the candidates sorted by step time (feasible first), at most `keep`.
+std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibration& calibration,
+                                     const RlCalibration& cal, const RolloutEngine& engine, std::size_t keep = 10);
+
+}  // namespace fmsim::rl

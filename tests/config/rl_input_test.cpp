@@ -1,0 +1,84 @@
+// Text inputs of the RL model (src/config/rl_input.hpp): token counts, length laws, rl.csv rows.
+#include "config/rl_input.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../golden/run_cli.hpp"
+#include "config/catalog_loader.hpp"
+#include "core/error.hpp"
+#include "expect_input_error.hpp"
+
+namespace fmsim::config {
+namespace {
+
+// RL recipes write 16k for 16384 (k = 1024).
+TEST(RlInput, TokenCounts) {
+  EXPECT_EQ(parse_tokens("16k", "--max-response"), 16384);
+  EXPECT_EQ(parse_tokens("1.5k", "--max-response"), 1536);
+  EXPECT_EQ(parse_tokens("28672", "--max-response"), 28672);
+  try {
+    parse_tokens("lots", "--max-response");
+    ADD_FAILURE() << "accepted 'lots'";
+  } catch (const core::InputError& e) {
+    EXPECT_EQ(e.field(), "--max-response");
+  }
+}
+
+TEST(RlInput, LengthLaws) {
+  const auto d = parse_length_law("lognormal:mean=6k,sigma=0.8", 16384, "--response-lengths");
+  EXPECT_EQ(d.law, rl::LengthLaw::Lognormal);
+  EXPECT_DOUBLE_EQ(d.mean, 6144.0);
+  EXPECT_DOUBLE_EQ(d.sigma, 0.8);
+  EXPECT_EQ(d.cap, 16384);
+  EXPECT_EQ(parse_length_law("fixed:4k", 8192, "--response-lengths").law, rl::LengthLaw::Fixed);
+  for (const char* bad : {"gamma:mean=1k", "lognormal:mean=20k", "lognormal:sigma=0.8", "lognormal:mean=1k,shape=2",
+                          "lognormal:mean=1k,sigma=-1"}) {
+    try {
+      parse_length_law(bad, 16384, "--response-lengths");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const core::InputError& e) {
+      EXPECT_EQ(e.field(), "--response-lengths") << bad;
+    }
+  }
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "fmsim_rl_input_XXXXXX").string();
+    path = mkdtemp(templ.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+// A file without the columns of validation/rl.csv fails naming the file, line 1 and the column.
+TEST(RlInput, MissingColumnNamesFileLineAndColumn) {
+  TempDir dir;
+  const std::string file = dir.path + "/rl.csv";
+  std::ofstream(file) << "row_id,row_type,hardware\nR1,rl_step,H100\n";
+  const auto catalog = load_catalog();
+  testing::expect_input_error([&] { load_rl_rows(file, catalog); }, "rl.csv", 1, "num_gpus", "missing column");
+}
+
+// The shipped rows: NeMo-RL's Llama 8B row becomes a colocated GRPO job on 16 H100 with 2,048
+// responses of mean 1,019 tokens trained in 4 mini-batches of 512 (G-GBS / T-GBS).
+TEST(RlInput, ShippedRowBecomesAJob) {
+  const auto rows = load_rl_rows(testing::source_path("validation/rl.csv"), load_catalog());
+  EXPECT_EQ(rows.size(), 148u);
+  const auto it = std::find_if(rows.begin(), rows.end(), [](const RlRow& r) { return r.id == "R061"; });
+  ASSERT_NE(it, rows.end());
+  ASSERT_TRUE(it->job) << it->skip_reason;
+  EXPECT_EQ(it->job->job_gpus(), 16);
+  EXPECT_EQ(it->job->prompts * it->job->samples, 2048);
+  EXPECT_DOUBLE_EQ(it->job->lengths.mean, 1019.0);
+  EXPECT_EQ(it->job->mini_batches, 4);
+  EXPECT_EQ(it->job->placement, rl::Placement::Colocated);
+}
+
+}  // namespace
+}  // namespace fmsim::config

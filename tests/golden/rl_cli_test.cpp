@@ -1,0 +1,100 @@
+// fmsim rl and fmsim validate rl, run as a user would.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_cli.hpp"
+
+namespace fmsim::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::vector<std::string> kJob{"rl", "--policy", "qwen3-8b", "--cluster", "p5.48xlarge:2", "--prompts", "128",
+                                    "--samples", "8", "--max-response", "8k"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// The text report names every phase of a colocated GRPO step and the step time.
+TEST(RlCli, PrintsPhasesAndStepTime) {
+  const auto r = run_fmsim(kJob);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"rollout", "old_log_prob", "reference", "policy_update", "weight_sync", "offload_reload",
+                        "step time", "tokens/s", "GPU utilisation"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+}
+
+// --json: the exposed phase times add up to the step (the phases are the step's critical path).
+TEST(RlCli, JsonPhasesSumToTheStep) {
+  for (const auto& extra : std::vector<std::vector<std::string>>{
+           {}, {"--placement", "disaggregated", "--sync", "off-policy"}, {"--algorithm", "ppo"}}) {
+    const auto r = run_fmsim(with(with(kJob, extra), {"--json"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    double sum = 0.0;
+    for (const auto& p : j["phases"]) sum += p["exposed_s"].get<double>();
+    EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-6 * sum);
+    EXPECT_EQ(j["responses"], 1024);
+  }
+}
+
+// --trace writes a Chrome/Perfetto trace with the phases and the generator's batches.
+TEST(RlCli, TraceHasPhasesAndBatches) {
+  std::string templ = (std::filesystem::temp_directory_path() / "fmsim_rl_trace_XXXXXX").string();
+  const std::string dir = mkdtemp(templ.data());
+  const std::string file = dir + "/rl.json";
+  const auto r = run_fmsim(with(kJob, {"--trace", file}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str());
+  bool rollout = false, batch = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (!e.contains("name")) continue;
+    const auto name = e["name"].get<std::string>();
+    rollout |= name == "rollout";
+    batch |= name.rfind("batch ", 0) == 0;
+  }
+  EXPECT_TRUE(rollout);
+  EXPECT_TRUE(batch);
+  std::filesystem::remove_all(dir);
+}
+
+// Bad input: exit status 2 and a message naming the flag and what is allowed.
+TEST(RlCli, BadFlagsNameTheFlag) {
+  auto r = run_fmsim(with(kJob, {"--placement", "shared"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--placement"), HasSubstr("disaggregated")));
+  r = run_fmsim(with(kJob, {"--response-lengths", "lognormal:mean=9k"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--response-lengths"));
+  r = run_fmsim(with(kJob, {"--sync", "off-policy"}));  // colocated pools cannot overlap
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("disaggregated"));
+}
+
+// --plan ranks feasible candidates by step time.
+TEST(RlCli, PlanRanksByStepTime) {
+  const auto r = run_fmsim(with(kJob, {"--plan", "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["candidates"].size(), 2u);
+  double last = 0.0;
+  for (const auto& c : j["candidates"]) {
+    EXPECT_GE(c["step_time_s"].get<double>(), last);
+    last = c["step_time_s"].get<double>();
+  }
+}
+
+}  // namespace
+}  // namespace fmsim::testing

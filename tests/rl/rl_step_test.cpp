@@ -1,0 +1,122 @@
+// Composition of one RL step from its phases (src/rl/rl_step.hpp), with a stand-in rollout
+// engine whose makespan is known: the longest response x 1 ms per token.
+#include "rl/rl_step.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "../training/test_fixtures.hpp"
+
+namespace fmsim::rl {
+namespace {
+
+class TailEngine final : public RolloutEngine {
+ public:
+  [[nodiscard]] RolloutResult generate(const GeneratorConfig&, const RolloutRequest& req, const RlCalibration&) const override {
+    RolloutResult r;
+    r.feasible = true;
+    const auto longest = *std::max_element(req.lengths.begin(), req.lengths.end());
+    r.makespan = core::Seconds(1e-3 * static_cast<double>(longest));
+    r.generated_tokens = std::accumulate(req.lengths.begin(), req.lengths.end(), 0.0);
+    r.full_rate_tokens_per_s = r.generated_tokens / (0.5 * r.makespan.value());
+    r.busy_fraction = 0.5;
+    r.concurrency = 64;
+    return r;
+  }
+  [[nodiscard]] std::string name() const override { return "tail"; }
+};
+
+RlJob base_job() {
+  RlJob j;
+  j.policy = testing::test_model();
+  j.cluster = testing::test_cluster(1);
+  j.stack = "test";
+  j.prompts = 64;
+  j.samples = 8;
+  j.prompt_len = 256;
+  j.lengths = LengthDistribution{LengthLaw::Lognormal, 1024.0, 0.8, 4096};
+  j.generator_tp = 1;
+  return j;
+}
+
+double phase(const RlStepResult& r, const std::string& name) {
+  for (const auto& p : r.phases) if (p.name == name) return p.time.value();
+  return 0.0;
+}
+
+double exposed_sum(const RlStepResult& r) {
+  double s = 0.0;
+  for (const auto& p : r.phases) s += p.exposed.value();
+  return s;
+}
+
+// On-policy and colocated, phases run one after another: the step is the sum of all of them,
+// and the rollout takes the engine's makespan (the longest response).
+TEST(RlStep, ColocatedOnPolicyStepIsTheSumOfItsPhases) {
+  const auto r = estimate_rl_step(base_job(), testing::test_calibration(), RlCalibration{}, TailEngine{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
+  EXPECT_NEAR(phase(r, "rollout"), 4.096, 1e-9);  // 4096-token cap reached by the tail: 4096 x 1 ms
+  for (const char* name : {"rollout", "reward", "old_log_prob", "reference", "policy_update", "weight_sync", "offload_reload"}) {
+    EXPECT_GT(phase(r, name), 0.0) << name;
+  }
+  EXPECT_EQ(r.responses, 64 * 8);
+}
+
+// Off-policy on separate pools: generation of the next batch overlaps training of this one, so
+// the step is max(generation + reward, training phases) + weight sync + overhead.
+TEST(RlStep, OffPolicyOverlapsGenerationAndTraining) {
+  auto j = base_job();
+  j.placement = Placement::Disaggregated;
+  j.synchrony = Synchrony::OffPolicy;
+  const auto r = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.generator_gpus, 4);
+  EXPECT_EQ(r.trainer_gpus, 4);
+  const double gen = phase(r, "rollout") + phase(r, "reward");
+  const double train = phase(r, "old_log_prob") + phase(r, "reference") + phase(r, "policy_update");
+  EXPECT_NEAR(r.step_time.value(), std::max(gen, train) + phase(r, "weight_sync") + phase(r, "overhead"), 1e-9);
+  EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
+  EXPECT_DOUBLE_EQ(phase(r, "offload_reload"), 0.0);  // nothing to swap on separate pools
+}
+
+// Algorithms differ in their forwards: DAPO drops the KL reference, PPO adds a critic (values
+// forward and its own update), engine log-probs remove the old-log-prob forward.
+TEST(RlStep, AlgorithmsAddAndDropForwards) {
+  auto j = base_job();
+  j.algorithm = Algorithm::Dapo;
+  auto r = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  EXPECT_DOUBLE_EQ(phase(r, "reference"), 0.0);
+  j.algorithm = Algorithm::Ppo;
+  r = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  EXPECT_NEAR(phase(r, "critic_update"), phase(r, "policy_update"), 1e-9);  // same architecture
+  EXPECT_GT(phase(r, "critic_values"), 0.0);
+  j.rollout_logprobs = true;
+  r = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  EXPECT_DOUBLE_EQ(phase(r, "old_log_prob"), 0.0);
+}
+
+// Dynamic sampling generates oversample x the responses it keeps and trains only the kept ones.
+TEST(RlStep, DynamicSamplingGeneratesMoreTrainsTheSame) {
+  auto j = base_job();
+  const auto plain = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  j.oversample = 2.0;
+  const auto over = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  EXPECT_EQ(over.responses, 2 * plain.responses);
+  EXPECT_DOUBLE_EQ(over.trained_tokens, plain.trained_tokens);
+  EXPECT_NEAR(over.generated_tokens, 2.0 * plain.generated_tokens, 0.01 * plain.generated_tokens);
+}
+
+// Time-sharing GPUs cannot run generation and training at once: asking for it is an error.
+TEST(RlStep, ColocatedOffPolicyIsRefused) {
+  auto j = base_job();
+  j.synchrony = Synchrony::OffPolicy;
+  const auto r = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  EXPECT_FALSE(r.feasible);
+  EXPECT_NE(r.reason.find("disaggregated"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fmsim::rl
