@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "collectives/collective.hpp"
 #include "core/sim_time.hpp"
 #include "training/comm_adapter.hpp"
 #include "workload/parameter_count.hpp"
@@ -85,7 +86,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   r.responses = static_cast<std::int64_t>(std::llround(static_cast<double>(kept) * std::max(1.0, job.oversample)));
   GeneratorConfig gen{job.policy, job.cluster.gpu, r.generator_tp, r.generator_replicas, job.generator_precision, {}};
   if (r.generator_tp > 1) {
-    gen.tp_allreduce = comm(training::CommOp::AllReduce, training::CommGroup{r.generator_tp, 1},
+    gen.tp_allreduce = comm(collectives::Op::AllReduce, training::CommGroup{r.generator_tp, 1},
                             core::Bytes(64.0 * static_cast<double>(job.policy.hidden) * 2.0));
   }
   RolloutRequest req;
