@@ -16,6 +16,17 @@
 namespace fmsim::training {
 namespace {
 
+// FlashAttention's backward runs five matmuls of the forward's size (S = QK^T recomputed, dV = P^T dO,
+// dP = dO V^T, dQ = dS K, dK = dS^T Q) where the forward runs two (QK^T, PV): 2.5x the forward's
+// FLOPs, the count FlashAttention's own benchmarks use (github.com/Dao-AILab/flash-attention,
+// benchmarks/benchmark_flash_attention.py: flops(mode="bwd") = 2.5 x flops(mode="fwd")).
+constexpr double kAttentionBackwardFlopRatio = 2.5;
+
+// An FP8 cast reads the 16-bit tensor (2 bytes per element) and writes its 8-bit copy (1 byte):
+// 3 bytes of HBM traffic per element, at the memory roofline (Transformer Engine's cast kernels are
+// bandwidth-bound elementwise passes).
+constexpr double kFp8CastBytesPerElement = 2.0 + 1.0;
+
 using core::Seconds;
 using parallelism::Recompute;
 using parallelism::Sharding;
@@ -111,9 +122,10 @@ class Costing {
           c.fwd += t;
           c.bwd += lora ? t : 2.0 * t;  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (low_precision && !keep16) {
-            // Quantise inputs (read 16-bit, write 8-bit, and a transposed copy for backward).
-            c.fwd += memory_time(3.0 * op.m * op.k);
-            c.bwd += memory_time(3.0 * op.m * op.n);
+            // Cast the GEMM's activation input (m x k) forward and its output gradient (m x n)
+            // backward to 8 bits: kFp8CastBytesPerElement of HBM traffic per element.
+            c.fwd += memory_time(kFp8CastBytesPerElement * op.m * op.k);
+            c.bwd += memory_time(kFp8CastBytesPerElement * op.m * op.n);
           }
           (op.expert ? c.expert_params : c.dense_params) += op.weights;
           c.weight_bytes += op.weights * 2.0;
@@ -125,7 +137,7 @@ class Costing {
                            attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
           attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
-          attention_bwd = 2.5 * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
+          attention_bwd = kAttentionBackwardFlopRatio * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
           c.fwd += attention_fwd;
           c.bwd += attention_bwd;
           break;
