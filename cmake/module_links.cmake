@@ -1,12 +1,20 @@
-# The module graph: a test (ModuleLinks.EqualIncludes, tools/check_module_links.cmake) proves that
-# each library in src/ links exactly the fmsim libraries its sources and headers include.
-# fmsim_register_module(module): called by src/CMakeLists.txt after add_subdirectory(module);
-# records every library target of src/<module>/ for the check.
+# The module graph: each library sees only its own headers and those of the modules it links, and
+# a test (ModuleLinks.EqualIncludes, tools/check_module_links.cmake) proves that each library in
+# src/ links exactly the fmsim libraries its sources and headers include.
+# fmsim_register_module(module): called by src/CMakeLists.txt after add_subdirectory(module).
+# Every library target of src/<module>/ gets ${CMAKE_BINARY_DIR}/include/<module> as its PUBLIC
+# include root: a folder holding one link, <module> -> src/<module>, so "training/x.hpp" resolves
+# only in targets that link fmsim_training (PUBLIC links pass the root on with the code), and a
+# backwards include fails to compile. The targets are also recorded for the link check.
 function(fmsim_register_module module)
+  set(root ${CMAKE_BINARY_DIR}/include/${module})
+  file(MAKE_DIRECTORY ${root})
+  file(CREATE_LINK ${FMSIM_SOURCE_ROOT}/src/${module} ${root}/${module} SYMBOLIC)
   get_property(targets DIRECTORY ${FMSIM_SOURCE_ROOT}/src/${module} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(target ${targets})
     get_target_property(type ${target} TYPE)
     if(type MATCHES "LIBRARY$")
+      target_include_directories(${target} PUBLIC ${root})
       set_property(GLOBAL APPEND PROPERTY FMSIM_MODULE_TARGETS ${target})
       set_property(GLOBAL PROPERTY FMSIM_MODULE_DIR_${target} ${module})
     endif()
