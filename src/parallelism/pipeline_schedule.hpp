@@ -27,7 +27,8 @@ struct PipelineItem {
 /// k runs chunk (k / pp) mod vp on micro-batch (k / (pp vp)) pp + k mod pp, i.e. groups of pp
 /// micro-batches sweep the chunks in order; backward k runs the chunks in reverse. Warm-up is
 /// (pp - stage - 1) x 2 + (vp - 1) x pp forwards. Megatron requires micro_batches % pp == 0 for
-/// interleaving; otherwise every forward runs before the first backward (all-forward-first).
+/// interleaving; otherwise every forward runs before the first backward (all-forward-first):
+/// chunk 0 over every micro-batch, then chunk 1, ...; backwards from the last chunk down.
 ///
 /// Every (chunk, micro-batch) appears once forward and once backward, its backward after its
 /// forward. Empty for a non-positive count or an out-of-range stage.
