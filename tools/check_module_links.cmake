@@ -1,5 +1,6 @@
 # Proves that the build graph equals the include graph: each fmsim library links (directly) exactly
-# the fmsim libraries whose headers its sources and headers include, no more and no fewer.
+# the fmsim libraries whose headers its sources and headers include, no more and no fewer, and only
+# libraries of modules before it in src/CMakeLists.txt (dependencies point one way).
 #
 #   cmake -DTARGETS_FILE=build/module_targets.cmake -P tools/check_module_links.cmake
 #
@@ -71,9 +72,14 @@ foreach(target ${FMSIM_TARGETS})
       string(APPEND problems "  ${target} includes ${module} (${first}) but does not link it\n")
     endif()
   endforeach()
+  list(FIND FMSIM_TARGETS ${target} own_index)
   foreach(module ${links})
     if(NOT module IN_LIST used)
       string(APPEND problems "  ${target} links ${module} but includes none of its headers\n")
+    endif()
+    list(FIND FMSIM_TARGETS ${module} index)
+    if(index GREATER_EQUAL own_index)
+      string(APPEND problems "  ${target} links ${module}, which comes after it in src/CMakeLists.txt (a backwards dependency)\n")
     endif()
   endforeach()
   list(SORT used)
