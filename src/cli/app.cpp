@@ -16,6 +16,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   add_validate_training(*validate, ctx);
   add_validate_planner(*validate, ctx);
   add_validate_rl(*validate, ctx);
+  add_validate_inference(*validate, ctx);
 }
 
 int run(int argc, char** argv) {
@@ -54,6 +55,7 @@ int run(int argc, char** argv) {
   add_calibrate_command(app, ctx);
   add_topology_command(app, ctx);
   add_rl_command(app, ctx);
+  add_serve_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -19,12 +19,14 @@ void add_models_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_topology_command(CLI::App& app, Context& ctx);
 void add_rl_command(CLI::App& app, Context& ctx);
+void add_serve_command(CLI::App& app, Context& ctx);
 /// `fmsim validate <what>`: each validation registers under the same parent.
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);
 void add_validate_training(CLI::App& validate, Context& ctx);
 void add_validate_planner(CLI::App& validate, Context& ctx);  ///< in cmd_plan.cpp (shares --against-csv)
 void add_validate_rl(CLI::App& validate, Context& ctx);
+void add_validate_inference(CLI::App& validate, Context& ctx);
 
 /// The job flags `checkpoint` and `goodput` share (model or parameter count, cluster, layout,
 /// storage tier); defined in cmd_checkpoint.cpp.

@@ -1,0 +1,245 @@
+// fmsim serve: simulate an inference engine serving a workload on one replica (or a fleet of them).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "cli/serving_flags.hpp"
+#include "observability/chrome_trace.hpp"
+#include "observability/prometheus.hpp"
+#include "observability/prometheus_histogram.hpp"
+#include "training/comm_adapter.hpp"
+
+namespace fmsim::cli {
+namespace {
+
+struct ServeOptions {
+  ServingFlags flags;
+  bool json = false;
+  std::string trace, metrics, timeseries;
+};
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
+
+std::string layout_text(const serving::Deployment& d) {
+  return fmt::format("tp{} pp{} ep{}{} ({} GPUs)", d.tp, d.pp, d.ep, d.attention_dp > 1 ? " +attention-dp (DEP)" : "", d.gpus());
+}
+
+// Up to `n` evenly spaced iteration samples (always the last).
+std::vector<serving::IterationSample> downsample(const std::vector<serving::IterationSample>& v, std::size_t n) {
+  if (v.size() <= n) return v;
+  std::vector<serving::IterationSample> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(v[i * (v.size() - 1) / (n - 1)]);
+  return out;
+}
+
+nlohmann::json stats_json(const serving::LatencyStats& s) {
+  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
+}
+
+nlohmann::json to_json(const ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
+  const auto& d = s.deployment;
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& it : downsample(r.iterations, 200)) {
+    series.push_back({{"time_s", it.time_s}, {"batch", it.running}, {"tokens", it.tokens}, {"kv_usage", it.kv_usage},
+                      {"waiting", it.waiting}, {"iteration_s", it.duration_s}});
+  }
+  const auto& p = r.time_by_part;
+  return {
+      {"model", d.model.name},
+      {"system", d.cluster.system.name},
+      {"gpu", d.cluster.gpu.name},
+      {"engine", d.engine.name},
+      {"layout", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attention_dp", d.attention_dp}, {"gpus", d.gpus()}}},
+      {"precision", {{"weights", core::to_string(d.weights)}, {"kv_cache", core::to_string(d.kv)}}},
+      {"workload", serving::describe(s.workload)},
+      {"fits", r.fits},
+      {"reason", r.reason},
+      {"memory_per_gpu_bytes", {{"weights", r.memory.weights}, {"activations", r.memory.activations}, {"graphs", r.memory.graphs},
+                                {"kv_cache", r.memory.kv_cache}, {"usable", r.memory.usable}}},
+      {"kv_capacity_tokens", r.memory.token_capacity},
+      {"completed_requests", m.completed},
+      {"rejected_requests", r.rejected},
+      {"duration_s", r.duration_s},
+      {"replicas", replicas},
+      {"throughput",
+       {{"output_tokens_per_s_per_replica", m.output_tokens_per_s}, {"total_tokens_per_s_per_replica", m.total_tokens_per_s},
+        {"output_tokens_per_s_per_gpu", m.output_tokens_per_s_per_gpu}, {"total_tokens_per_s_per_gpu", m.total_tokens_per_s_per_gpu},
+        {"output_tokens_per_s_fleet", m.output_tokens_per_s * replicas}, {"requests_per_s_per_replica", m.requests_per_s},
+        {"tokens_per_s_per_user", m.tokens_per_s_per_user}}},
+      {"latency_s", {{"ttft", stats_json(m.ttft)}, {"tpot", stats_json(m.tpot)}, {"itl", stats_json(m.itl)}, {"e2e", stats_json(m.e2e)}}},
+      {"latency_definitions",
+       {{"ttft", "first output token time - arrival (queueing included)"},
+        {"tpot", "per request (last token - first token) / (output tokens - 1); first token excluded"},
+        {"itl", "gap between consecutive output tokens of a request, over all tokens"},
+        {"e2e", "last output token - arrival"}}},
+      {"slo", {{"ttft_s", s.slo.ttft_s}, {"tpot_s", s.slo.tpot_s}, {"attainment", m.slo_attainment},
+               {"goodput_requests_per_s", m.goodput_requests_per_s},
+               {"meets_p99", (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s)}}},
+      {"kv_usage", {{"mean", m.kv_usage_mean}, {"max", m.kv_usage_max}}},
+      {"batch_mean", m.batch_mean},
+      {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
+      {"preemptions", r.preemptions},
+      {"iterations", r.iterations.size()},
+      {"time_by_part_s", {{"linear", p.linear}, {"experts", p.experts}, {"attention", p.attention}, {"other", p.other},
+                          {"tp_comm", p.tp_comm}, {"ep_comm", p.ep_comm}, {"pp_comm", p.pp_comm}, {"overhead", p.overhead},
+                          {"draft", p.draft}}},
+      {"cost_usd", {{"per_gpu_hour", s.price_per_gpu_hour}, {"per_million_output_tokens", m.cost_per_million_output_tokens},
+                    {"per_million_total_tokens", m.cost_per_million_total_tokens}}},
+      {"timeseries", series}};
+}
+
+void print(const ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
+  const auto& d = s.deployment;
+  fmt::print("fmsim serve: {} on {} ({}), replica {}, {} weights, {} KV, engine {}\n", d.model.name, d.cluster.system.name,
+             d.cluster.gpu.display_name, layout_text(d), core::to_string(d.weights), core::to_string(d.kv), d.engine.name);
+  fmt::print("workload    {}\n", serving::describe(s.workload));
+  const auto& mem = r.memory;
+  fmt::print("memory/GPU  weights {:.1f} GiB | activations {:.1f} GiB | graphs {:.1f} GiB | KV cache {:.1f} GiB of {:.1f} GiB usable = {:.0f}k tokens per replica\n",
+             mem.weights / kGiB, mem.activations / kGiB, mem.graphs / kGiB, std::max(0.0, mem.kv_cache) / kGiB, mem.usable / kGiB,
+             mem.token_capacity / 1e3);
+  if (!r.fits) {
+    fmt::print("\nDOES NOT FIT: {}\n", r.reason);
+    return;
+  }
+  fmt::print("\n{:<26}{:>14}{:>14}{}\n", "throughput", "per replica", "per GPU", replicas > 1 ? fmt::format("{:>14}", "fleet") : "");
+  auto row = [&](const char* name, double v) {
+    fmt::print("  {:<24}{:>14.1f}{:>14.1f}{}\n", name, v, v / d.gpus(), replicas > 1 ? fmt::format("{:>14.1f}", v * replicas) : "");
+  };
+  row("output tokens/s", m.output_tokens_per_s);
+  row("total tokens/s", m.total_tokens_per_s);
+  row("requests/s", m.requests_per_s);
+  fmt::print("  {:<24}{:>14.1f}  (1 / mean TPOT)\n", "tokens/s per user", m.tokens_per_s_per_user);
+  fmt::print("\n{:<26}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90", "p99");
+  for (const auto& [name, st] : {std::pair{"TTFT", m.ttft}, std::pair{"TPOT", m.tpot}, std::pair{"ITL", m.itl}, std::pair{"E2E", m.e2e}}) {
+    fmt::print("  {:<24}{:>10}{:>10}{:>10}{:>10}\n", name, ms(st.mean), ms(st.p50), ms(st.p90), ms(st.p99));
+  }
+  fmt::print("  TTFT = first token - arrival (queueing included); TPOT = (last - first token) / (output - 1) per request;\n"
+             "  ITL = gap between consecutive tokens over all tokens; E2E = last token - arrival.\n");
+  if (s.slo.ttft_s > 0 || s.slo.tpot_s > 0) {
+    const bool meets = (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s);
+    fmt::print("\nSLO         TTFT <= {} ms, TPOT <= {} ms: {:.1f}% of requests meet it, goodput {:.2f} req/s; p99 {}\n",
+               s.slo.ttft_s > 0 ? ms(s.slo.ttft_s) : "-", s.slo.tpot_s > 0 ? ms(s.slo.tpot_s) : "-", 100 * m.slo_attainment,
+               m.goodput_requests_per_s, meets ? "MEETS the SLO" : "MISSES the SLO");
+  }
+  fmt::print("\nengine      batch mean {:.1f} | KV usage mean {:.0f}% max {:.0f}% | queue mean {:.1f} max {:.0f} | preemptions {} | {} iterations\n",
+             m.batch_mean, 100 * m.kv_usage_mean, 100 * m.kv_usage_max, m.queue_mean, m.queue_max, r.preemptions, r.iterations.size());
+  if (r.rejected > 0) fmt::print("            {} requests rejected: larger than the whole KV cache\n", r.rejected);
+  const auto& p = r.time_by_part;
+  const double tot = p.total() > 0 ? p.total() : 1.0;
+  fmt::print("GPU time    linear {:.0f}% | experts {:.0f}% | attention {:.0f}% | other {:.0f}% | TP comm {:.0f}% | EP comm {:.0f}% | PP {:.0f}% | overhead {:.0f}%{}\n",
+             100 * p.linear / tot, 100 * p.experts / tot, 100 * p.attention / tot, 100 * p.other / tot, 100 * p.tp_comm / tot,
+             100 * p.ep_comm / tot, 100 * p.pp_comm / tot, 100 * p.overhead / tot,
+             p.draft > 0 ? fmt::format(" | drafting {:.0f}%", 100 * p.draft / tot) : "");
+  if (s.price_per_gpu_hour > 0) {
+    fmt::print("cost        ${:.3f} per million output tokens, ${:.3f} per million total tokens (at ${:.2f} per GPU-hour, {})\n",
+               m.cost_per_million_output_tokens, m.cost_per_million_total_tokens, s.price_per_gpu_hour, d.cluster.system.name);
+  }
+  fmt::print("\n{:>10}{:>8}{:>10}{:>8}{:>8}   over time (10 samples)\n", "time s", "batch", "tokens", "KV %", "queue");
+  for (const auto& it : downsample(r.iterations, 10)) {
+    fmt::print("{:>10.2f}{:>8}{:>10}{:>8.0f}{:>8}\n", it.time_s, it.running, it.tokens, 100 * it.kv_usage, it.waiting);
+  }
+}
+
+std::string metrics_text(const ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m) {
+  using observability::counter;
+  using observability::gauge;
+  const std::vector<std::pair<std::string, std::string>> labels{{"model_name", s.deployment.model.name}};
+  double prompt = 0, gen = 0;
+  std::vector<double> ttft, e2e;
+  for (const auto& q : r.requests) {
+    if (!q.completed()) continue;
+    if (q.sample == 0) prompt += static_cast<double>(q.input_tokens);
+    gen += static_cast<double>(q.output_tokens);
+    ttft.push_back(q.ttft());
+    e2e.push_back(q.e2e());
+  }
+  std::vector<observability::Metric> g{
+      gauge("vllm:num_requests_running", "Requests in the running batch (time-weighted mean)", m.batch_mean, labels),
+      gauge("vllm:num_requests_waiting", "Requests waiting to be admitted (time-weighted mean)", m.queue_mean, labels),
+      gauge("vllm:gpu_cache_usage_perc", "KV-cache usage, 1 = full (time-weighted mean)", m.kv_usage_mean, labels),
+      counter("vllm:num_preemptions_total", "Cumulative preemptions", r.preemptions, labels),
+      counter("vllm:prompt_tokens_total", "Prefill tokens processed", prompt, labels),
+      counter("vllm:generation_tokens_total", "Generation tokens processed", gen, labels),
+      counter("vllm:request_success_total", "Requests finished", m.completed, labels)};
+  const std::vector<double> ttft_b{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
+                                   2.5,   5.0,   7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+  const std::vector<double> tpot_b{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0};
+  const std::vector<double> e2e_b{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
+                                  120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+  auto hist = [&](std::string name, std::string help, const std::vector<double>& v, const std::vector<double>& b) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return observability::Histogram{std::move(name), std::move(help), labels, b, observability::cumulative_counts(v, b), sum,
+                                    static_cast<double>(v.size())};
+  };
+  observability::Histogram itl{"vllm:time_per_output_token_seconds", "Time per output token (inter-token latency, one per decoded token)",
+                               labels, tpot_b, {}, r.itl.sum(), r.itl.count()};
+  for (double b : tpot_b) itl.cumulative.push_back(r.itl.count_below(b));
+  return observability::to_prometheus_text(g) +
+         observability::to_prometheus_histograms(
+             {hist("vllm:time_to_first_token_seconds", "Time to first token (queueing included)", ttft, ttft_b), itl,
+              hist("vllm:e2e_request_latency_seconds", "End-to-end request latency", e2e, e2e_b)});
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<ServeOptions>();
+  auto* cmd = app.add_subcommand("serve", "Simulate an inference engine serving a workload: throughput, TTFT/TPOT/ITL, SLO, cost");
+  cmd->footer(
+      "One replica (tp x pp GPUs) runs the engine's scheduler iteration by iteration: continuous batching,\n"
+      "chunked prefill with a token budget, a paged KV cache sized from the memory left after weights,\n"
+      "admission, preemption and prefix caching. Each iteration's time comes from FLOPs, bytes and the\n"
+      "collectives model (docs/models/serving.md). Without --rate/--concurrency/--requests all requests\n"
+      "arrive at once (offline, max throughput).\n\n"
+      "Examples:\n"
+      "  fmsim serve --model llama3.3-70b --precision fp8 --cluster p5en.48xlarge --tp 2 --engine trtllm \\\n"
+      "              --isl 1024 --osl 1024 --rate 20 --slo-ttft 2s --slo-tpot 50ms\n"
+      "  fmsim serve --model llama3.3-70b --precision fp8 --cluster p5.48xlarge --tp 2 --engine trtllm \\\n"
+      "              --isl 5000 --osl 500 --concurrency 100 --num-requests 400\n"
+      "  fmsim serve --model deepseek-r1 --precision fp4 --cluster p6-b200.48xlarge --tp 8 --ep 8 --dep \\\n"
+      "              --engine trtllm --osl 4000 --osl-dist lognormal --osl-spread 1 --samples 4 --json\n"
+      "  fmsim serve --job examples/serve_job.yaml --trace serve.json --metrics serve.prom");
+  add_serving_flags(*cmd, opts->flags);
+  cmd->add_flag("--json", opts->json, "Machine-readable output (with a time series of batch, tokens, KV usage, queue)");
+  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of iterations and requests (JSON)")->type_name("FILE");
+  cmd->add_option("--metrics", opts->metrics, "Write Prometheus text with vLLM metric names")->type_name("FILE");
+  cmd->add_option("--timeseries", opts->timeseries, "Write the per-iteration time series as CSV")->type_name("FILE");
+  cmd->callback([opts, &ctx, cmd]() {
+    ServeOptions o = *opts;
+    apply_serving_job_file(o.flags, *cmd);
+    const ServingSetup s = make_serving_setup(o.flags, ctx);
+    const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
+    const auto requests = serving::make_requests(s.workload);
+    engine::TraceBuffer buffer;
+    const auto r = serving::simulate(model, s.workload, requests, o.trace.empty() ? nullptr : &buffer);
+    const auto m = serving::summarize(r, s.slo, s.price_per_gpu_hour);
+    if (!o.trace.empty()) {
+      observability::TraceMetadata meta;
+      meta.other_data = {{"model", s.deployment.model.name}, {"system", s.deployment.cluster.system.name},
+                         {"engine", s.deployment.engine.name}, {"workload", serving::describe(s.workload)}};
+      write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
+    }
+    if (!o.metrics.empty()) write_file_atomically(o.metrics, metrics_text(s, r, m), "--metrics");
+    if (!o.timeseries.empty()) {
+      std::string csv = "time_s,iteration_s,batch,decode_seqs,prefill_tokens,tokens,waiting,kv_usage,preemptions\n";
+      for (const auto& it : r.iterations) {
+        csv += fmt::format("{:.6f},{:.6f},{},{},{},{},{},{:.4f},{}\n", it.time_s, it.duration_s, it.running, it.decode_seqs,
+                           it.prefill_tokens, it.tokens, it.waiting, it.kv_usage, it.preemptions);
+      }
+      write_file_atomically(o.timeseries, csv, "--timeseries");
+    }
+    if (o.json) {
+      std::cout << to_json(s, r, m, o.flags.replicas).dump(2) << "\n";
+    } else {
+      print(s, r, m, o.flags.replicas);
+    }
+  });
+}
+
+}  // namespace fmsim::cli

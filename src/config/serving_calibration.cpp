@@ -1,0 +1,98 @@
+// Parses data/calibration/serving.yaml into serving::ServingCalibration.
+#include "config/serving_calibration.hpp"
+
+#include "config/yaml_reader.hpp"
+#include "core/embedded_data.hpp"
+#include "core/error.hpp"
+
+namespace fmsim::config {
+namespace {
+
+double fraction(const YamlNode& parent, std::string_view key) {
+  const auto v = read_sourced(parent[key], true);
+  const double x = v.value.as_number(Bound::Positive);
+  if (x > 1.0) v.value.fail("a fraction of peak: at most 1");
+  return x;
+}
+
+double seconds(const YamlNode& parent, std::string_view key) {
+  return read_sourced(parent[key], true).value.as_duration(Bound::NonNegative).value();
+}
+
+int whole(const YamlNode& parent, std::string_view key) { return read_sourced(parent[key], true).value.as_int(Bound::Positive); }
+
+std::string word(const YamlNode& parent, std::string_view key) { return read_sourced(parent[key], true).value.as_string(); }
+
+}  // namespace
+
+serving::ServingCalibration load_serving_calibration(const std::string& path) {
+  YamlDocument doc;
+  if (path.empty()) {
+    const auto text = core::embedded_file("calibration/serving.yaml");
+    FMSIM_CHECK(text.has_value(), "data/calibration/serving.yaml is not embedded");
+    doc = load_yaml_text(*text, "data/calibration/serving.yaml");
+  } else {
+    doc = load_yaml_file(path, "--calibration");
+  }
+  const YamlNode root = doc.node();
+  root.check_keys({"gpus", "engines"});
+  serving::ServingCalibration cal;
+  for (const auto& [name, node] : root["gpus"].entries()) {
+    hardware::Architecture arch;
+    if (name == "ampere") arch = hardware::Architecture::Ampere;
+    else if (name == "hopper") arch = hardware::Architecture::Hopper;
+    else if (name == "blackwell") arch = hardware::Architecture::Blackwell;
+    else if (name == "blackwell_ultra") arch = hardware::Architecture::BlackwellUltra;
+    else node.fail("unknown GPU architecture '" + name + "'; allowed: ampere, hopper, blackwell, blackwell_ultra");
+    node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "weight_read_efficiency",
+                     "kv_read_efficiency", "attention_efficiency", "host_link_bandwidth"});
+    serving::GpuServingCalibration g;
+    g.gemm_efficiency_bf16 = fraction(node, "gemm_efficiency_bf16");
+    g.gemm_efficiency_fp8 = fraction(node, "gemm_efficiency_fp8");
+    g.gemm_efficiency_fp4 = fraction(node, "gemm_efficiency_fp4");
+    g.weight_read_efficiency = fraction(node, "weight_read_efficiency");
+    g.kv_read_efficiency = fraction(node, "kv_read_efficiency");
+    g.attention_efficiency = fraction(node, "attention_efficiency");
+    g.host_link_bandwidth = read_sourced(node["host_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
+    g.source = read_sourced(node["weight_read_efficiency"], true).source;
+    cal.gpus[arch] = g;
+  }
+  for (const auto& [name, node] : root["engines"].entries()) {
+    node.check_keys({"display_name", "iteration_overhead", "graph_layer_overhead", "eager_layer_overhead",
+                     "cuda_graph_max_batch", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "block_size",
+                     "gpu_memory_utilization", "graph_memory", "kv_admission", "preemption", "prefix_caching",
+                     "allreduce_latency"});
+    serving::EngineProfile e;
+    e.name = name;
+    e.display_name = node["display_name"].as_string();
+    e.iteration_overhead_s = seconds(node, "iteration_overhead");
+    e.graph_layer_overhead_s = seconds(node, "graph_layer_overhead");
+    e.eager_layer_overhead_s = seconds(node, "eager_layer_overhead");
+    e.cuda_graph_max_batch = whole(node, "cuda_graph_max_batch");
+    e.max_num_seqs = whole(node, "max_num_seqs");
+    e.max_num_batched_tokens = whole(node, "max_num_batched_tokens");
+    e.chunked_prefill = read_sourced(node["chunked_prefill"], true).value.as_bool();
+    e.block_size = whole(node, "block_size");
+    e.gpu_memory_utilization = fraction(node, "gpu_memory_utilization");
+    e.graph_memory_bytes = read_sourced(node["graph_memory"], true).value.as_bytes(Bound::NonNegative).value();
+    const auto adm = word(node, "kv_admission");
+    if (adm == "on-demand") e.admission = serving::KvAdmission::OnDemand;
+    else if (adm == "reserve-full") e.admission = serving::KvAdmission::ReserveFull;
+    else node["kv_admission"].fail("unknown '" + adm + "'; allowed: on-demand, reserve-full");
+    const auto pre = word(node, "preemption");
+    if (pre == "recompute") e.preemption = serving::PreemptionMode::Recompute;
+    else if (pre == "swap") e.preemption = serving::PreemptionMode::Swap;
+    else node["preemption"].fail("unknown '" + pre + "'; allowed: recompute, swap");
+    e.prefix_caching = read_sourced(node["prefix_caching"], true).value.as_bool();
+    e.allreduce_latency_s = seconds(node, "allreduce_latency");
+    e.source = read_sourced(node["iteration_overhead"], true).source;
+    cal.engines[name] = e;
+  }
+  for (const char* arch : {"hopper", "blackwell"}) {
+    if (!root["gpus"].has(arch)) root["gpus"].fail(std::string("missing architecture '") + arch + "'");
+  }
+  if (cal.engines.empty()) root["engines"].fail("at least one engine profile is needed");
+  return cal;
+}
+
+}  // namespace fmsim::config

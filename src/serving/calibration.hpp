@@ -1,0 +1,74 @@
+// Named calibration of the serving model: per GPU architecture (kernel efficiencies) and per
+// inference engine (vLLM, SGLang, TensorRT-LLM: scheduler defaults and fixed overheads).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hardware/specs.hpp"
+
+namespace fmsim::serving {
+
+/// How close inference kernels get to the datasheet peaks on one GPU architecture.
+struct GpuServingCalibration {
+  double gemm_efficiency_bf16 = 0.70;   ///< large-token GEMMs (prefill), of the dense BF16 peak
+  double gemm_efficiency_fp8 = 0.65;    ///< of the FP8 peak
+  double gemm_efficiency_fp4 = 0.55;    ///< of the FP4 peak
+  double weight_read_efficiency = 0.80; ///< fraction of HBM bandwidth a small-batch GEMM reaches streaming weights
+  double kv_read_efficiency = 0.70;     ///< fraction of HBM bandwidth decode attention reaches streaming the KV cache
+  double attention_efficiency = 0.45;   ///< prefill (flash) attention, of the BF16 peak
+  double host_link_bandwidth = 55e9;    ///< bytes/s one GPU moves to/from host memory (KV swap, offload)
+  std::string source;
+
+  [[nodiscard]] double gemm_efficiency(core::Precision p) const {
+    switch (p) {
+      case core::Precision::FP8: return gemm_efficiency_fp8;
+      case core::Precision::FP4: return gemm_efficiency_fp4;
+      default: return gemm_efficiency_bf16;
+    }
+  }
+};
+
+/// What the engine does when the KV cache cannot hold the next token of a running request.
+enum class PreemptionMode { Recompute, Swap };
+
+/// When the engine reserves KV-cache blocks for a request.
+enum class KvAdmission {
+  OnDemand,     ///< block by block as tokens arrive; may preempt (vLLM, SGLang)
+  ReserveFull,  ///< prompt + max output at admission, never preempts (TensorRT-LLM GUARANTEED_NO_EVICT)
+};
+
+/// One inference engine's scheduler defaults and fixed per-iteration costs.
+struct EngineProfile {
+  std::string name;                       ///< "vllm", "sglang", "trtllm"
+  std::string display_name;
+  double iteration_overhead_s = 1e-3;     ///< CPU scheduling, input preparation, sampling per iteration (graph replay)
+  double graph_layer_overhead_s = 10e-6;  ///< gaps and tails of one layer's kernels replayed from a CUDA graph
+  double eager_layer_overhead_s = 40e-6;  ///< kernel launches per layer when an iteration runs without a CUDA graph
+  int cuda_graph_max_batch = 512;         ///< decode-only batches up to this size replay a captured graph
+  int max_num_seqs = 256;                 ///< running requests at most
+  int max_num_batched_tokens = 8192;      ///< token budget of one iteration (chunked prefill)
+  bool chunked_prefill = true;
+  int block_size = 16;                    ///< tokens per KV-cache block
+  double gpu_memory_utilization = 0.90;   ///< fraction of HBM the engine may use
+  double graph_memory_bytes = 1.0e9;      ///< captured CUDA graphs and their pools, per GPU
+  KvAdmission admission = KvAdmission::OnDemand;
+  PreemptionMode preemption = PreemptionMode::Recompute;
+  bool prefix_caching = true;
+  double allreduce_latency_s = 0.0;       ///< custom (one-shot) all-reduce latency; 0 = the NCCL collectives model
+  std::string source;
+};
+
+/// The whole serving calibration.
+struct ServingCalibration {
+  std::map<hardware::Architecture, GpuServingCalibration> gpus;
+  std::map<std::string, EngineProfile> engines;
+
+  [[nodiscard]] const GpuServingCalibration& gpu(hardware::Architecture a) const;
+  /// nullptr when unknown.
+  [[nodiscard]] const EngineProfile* engine(const std::string& name) const;
+  [[nodiscard]] std::vector<std::string> engine_names() const;
+};
+
+}  // namespace fmsim::serving

@@ -1,0 +1,275 @@
+// Per-iteration cost of one model replica: roofline of every GEMM group, attention and
+// communication; memory left for the KV cache.
+#include "serving/iteration_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "workload/parameter_count.hpp"
+
+namespace fmsim::serving {
+namespace {
+
+double head_dim_of(const workload::ModelSpec& m) {
+  return m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / std::max(1, m.num_heads);
+}
+
+// Roofline of one group of kernels: the slower of its compute and its memory traffic.
+double roofline(double flops, double peak, double bytes, double bandwidth) {
+  return std::max(peak > 0 ? flops / peak : 0.0, bandwidth > 0 ? bytes / bandwidth : 0.0);
+}
+
+}  // namespace
+
+double Speculation::tokens_per_step() const {
+  if (kind == SpeculativeKind::None || draft_tokens <= 0) return 1.0;
+  const double a = std::clamp(acceptance_rate, 0.0, 0.999999);
+  return (1.0 - std::pow(a, draft_tokens + 1)) / (1.0 - a);
+}
+
+double stored_bytes(core::Precision p) {
+  if (p == core::Precision::FP4) return 0.5 + 1.0 / 16.0;  // NVFP4: one FP8 scale per 16 values
+  return core::bytes_per_value(p);
+}
+
+const GpuServingCalibration& ServingCalibration::gpu(hardware::Architecture a) const {
+  if (auto it = gpus.find(a); it != gpus.end()) return it->second;
+  // Nearest calibrated architecture: Blackwell Ultra falls back to Blackwell, Ampere to Hopper.
+  for (auto fb : {hardware::Architecture::Blackwell, hardware::Architecture::Hopper}) {
+    if (auto it = gpus.find(fb); it != gpus.end()) return it->second;
+  }
+  static const GpuServingCalibration fallback;
+  return fallback;
+}
+
+const EngineProfile* ServingCalibration::engine(const std::string& name) const {
+  auto it = engines.find(name);
+  return it == engines.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> ServingCalibration::engine_names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : engines) out.push_back(k);
+  return out;
+}
+
+std::string why_invalid(const Deployment& d) {
+  const auto& m = d.model;
+  if (d.tp < 1 || d.pp < 1 || d.ep < 1 || d.attention_dp < 1) return "tp, pp, ep and attention-dp must be at least 1";
+  if (d.gpus() > d.cluster.gpus()) {
+    return fmt::format("tp x pp = {} GPUs but the cluster has {}", d.gpus(), d.cluster.gpus());
+  }
+  if (d.tp > d.cluster.nvlink_domain_gpus()) {
+    return fmt::format("tp {} spans more than one NVLink domain ({} GPUs)", d.tp, d.cluster.nvlink_domain_gpus());
+  }
+  if (d.pp > m.num_layers) return fmt::format("pp {} exceeds the {} layers", d.pp, m.num_layers);
+  if (d.tp % d.ep != 0) return fmt::format("ep {} must divide tp {} (expert TP = tp / ep)", d.ep, d.tp);
+  if (d.ep > 1 && !m.is_moe()) return "ep > 1 needs a mixture-of-experts model";
+  if (m.is_moe() && m.moe.num_experts % d.ep != 0) {
+    return fmt::format("ep {} must divide the {} experts", d.ep, m.moe.num_experts);
+  }
+  if (d.attention_dp != 1 && d.attention_dp != d.tp) return "attention-dp must be 1 or equal to tp (DEP)";
+  if (d.attention_dp == 1 && m.num_heads % d.tp != 0) {
+    return fmt::format("tp {} must divide the {} attention heads", d.tp, m.num_heads);
+  }
+  if (d.speculation.kind != SpeculativeKind::None &&
+      (d.speculation.draft_tokens < 1 || d.speculation.acceptance_rate < 0 || d.speculation.acceptance_rate >= 1)) {
+    return "speculative decoding needs draft tokens >= 1 and an acceptance rate in [0, 1)";
+  }
+  return {};
+}
+
+IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& comm) : d_(d), comm_(comm) {
+  const auto& m = d.model;
+  const auto pc = workload::count_parameters(m);
+  const double L = m.num_layers;
+  const double pp = d.pp, tp = d.tp;
+  const bool adp = d.attention_dp > 1;
+  layers_ = L / pp;
+  moe_layers_ = pc.moe_layers / pp;
+  const double attention = static_cast<double>(pc.attention_per_layer) * layers_;
+  const double dense_mlp = static_cast<double>(pc.dense_mlp_per_layer) * pc.dense_layers / pp;
+  const double shared = static_cast<double>(pc.shared_expert_per_layer + pc.router_per_layer) * moe_layers_;
+  if (adp) {
+    dense_weights_rep_ = attention + dense_mlp + shared;
+  } else {
+    dense_weights_tp_ = (attention + dense_mlp + shared) / tp;
+  }
+  if (m.is_moe()) {
+    experts_local_ = static_cast<double>(m.moe.num_experts) / d.ep;
+    expert_params_one_ = static_cast<double>(pc.expert) / (tp / d.ep);
+    expert_weights_ = expert_params_one_ * experts_local_ * moe_layers_;
+  }
+  lm_head_ = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / tp;
+  bytes_per_weight_ = stored_bytes(d.weights);
+  bytes_per_kv_ = stored_bytes(d.kv);
+
+  const auto& gpu = d.cluster.gpu;
+  const double clock = gpu.power_clock_factor();
+  core::Precision compute = d.weights;
+  if (gpu.peak(compute).value() <= 0 && compute == core::Precision::FP4) compute = core::Precision::FP8;  // W4A8 on Hopper
+  if (gpu.peak(compute).value() <= 0) compute = core::Precision::BF16;
+  peak_gemm_ = gpu.peak(compute).value() * clock * d.gpu_cal.gemm_efficiency(compute);
+  peak_attn_ = gpu.bf16.value() * clock * d.gpu_cal.attention_efficiency;
+  hbm_ = gpu.hbm_bandwidth.value();
+
+  // Attention FLOPs per (query, key) pair per layer and KV elements per token per layer.
+  const double hd = head_dim_of(m);
+  double kv_elems_layer;
+  if (m.mla) {
+    const auto& a = *m.mla;
+    attn_flops_per_pair_ = 2.0 * m.num_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim);
+    // Decode with the absorbed projections: scores over the 576-element latent, values over 512.
+    decode_attn_flops_per_ctx_ = 2.0 * m.num_heads * (2.0 * a.kv_lora_rank + a.qk_rope_head_dim);
+    kv_elems_layer = a.kv_lora_rank + a.qk_rope_head_dim;
+    kv_shard_ = adp ? 1 : 1;  // the latent is shared by all heads: every TP rank holds all of it
+  } else {
+    attn_flops_per_pair_ = 4.0 * m.num_heads * hd;
+    decode_attn_flops_per_ctx_ = attn_flops_per_pair_;
+    kv_elems_layer = 2.0 * m.num_kv_heads * hd;
+    kv_shard_ = adp ? 1 : std::min(d.tp, std::max(1, m.num_kv_heads));
+  }
+  int sliding = 0;
+  for (int i = 0; i < m.num_layers; ++i) sliding += m.is_sliding_layer(i) ? 1 : 0;
+  window_ = m.sliding_window;
+  kv_elems_full_ = kv_elems_layer * (L - sliding) / pp / kv_shard_;
+  kv_elems_window_ = kv_elems_layer * sliding / pp / kv_shard_;
+
+  // Memory of one GPU.
+  const auto& e = d.engine;
+  memory_.weights = (dense_weights_tp_ + dense_weights_rep_ + expert_weights_) * bytes_per_weight_ +
+                    (lm_head_ + (m.tied_embeddings ? 0.0 : lm_head_)) * 2.0;
+  const double ffn_local = std::max<double>(m.ffn_hidden / tp, m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / tp : 0.0);
+  memory_.activations = e.max_num_batched_tokens * (16.0 * m.hidden + 4.0 * ffn_local) * 2.0 +
+                        static_cast<double>(e.max_num_seqs) * m.vocab / tp * 4.0;
+  memory_.graphs = d.cuda_graphs ? e.graph_memory_bytes : 0.0;
+  memory_.usable = gpu.hbm_usable.value() * e.gpu_memory_utilization;
+  memory_.kv_cache = memory_.usable - memory_.weights - memory_.activations - memory_.graphs;
+  memory_.kv_bytes_per_token = (kv_elems_full_ + kv_elems_window_) * bytes_per_kv_;
+  memory_.kv_bytes_per_token_window = kv_elems_window_ * bytes_per_kv_;
+  kv_capacity_ = std::max(0.0, memory_.kv_cache) * (adp ? d.attention_dp : 1);
+  memory_.token_capacity = memory_.kv_bytes_per_token > 0 ? kv_capacity_ / memory_.kv_bytes_per_token : 0.0;
+
+  // Communication tables: time at 2^i tokens.
+  for (std::size_t i = 0; i < ar_table_.size(); ++i) {
+    const double tokens = std::ldexp(1.0, static_cast<int>(i));
+    const double act = tokens * m.hidden * 2.0;
+    if (d.tp > 1 && !adp) {
+      if (e.allreduce_latency_s > 0) {
+        // One-shot all-reduce: every rank reads the others' buffers over NVLink.
+        ar_table_[i] = e.allreduce_latency_s + act * (tp - 1) / tp / gpu.nvlink_per_direction().value();
+      } else {
+        ar_table_[i] = comm_(collectives::Op::AllReduce, {d.tp, 1}, core::Bytes(act)).value();
+      }
+    }
+    if (adp && m.is_moe() && d.ep > 1) {
+      // Dispatch (FP8 activations) and combine (BF16) of each rank's tokens, top-k copies each.
+      const double send = tokens * m.moe.top_k * m.hidden;
+      a2a_table_[i] = comm_(collectives::Op::AllToAll, {d.ep, 1}, core::Bytes(send * 1.0)).value() +
+                      comm_(collectives::Op::AllToAll, {d.ep, 1}, core::Bytes(send * 2.0)).value();
+    }
+  }
+}
+
+namespace {
+double interpolate(const std::array<double, 18>& table, double tokens) {
+  if (tokens <= 0) return 0.0;
+  if (tokens <= 1) return table[0];
+  const double l = std::log2(tokens);
+  const auto i = static_cast<std::size_t>(std::min<double>(std::floor(l), table.size() - 2));
+  const double lo = std::ldexp(1.0, static_cast<int>(i)), hi = 2 * lo;
+  if (tokens >= std::ldexp(1.0, static_cast<int>(table.size() - 1))) {
+    return table.back() * tokens / std::ldexp(1.0, static_cast<int>(table.size() - 1));
+  }
+  return table[i] + (table[i + 1] - table[i]) * (tokens - lo) / (hi - lo);
+}
+}  // namespace
+
+int IterationModel::graph_batch(int batch) const {
+  if (batch <= 1) return 1;
+  if (batch <= 2) return 2;
+  if (batch <= 4) return 4;
+  return (batch + 7) / 8 * 8;
+}
+
+double IterationModel::kv_bytes(double ctx) const {
+  const double bs = d_.engine.block_size;
+  const double full = std::ceil(ctx / bs) * bs * kv_elems_full_;
+  const double win = kv_elems_window_ > 0 ? std::ceil(std::min(ctx, window_ + bs) / bs) * bs * kv_elems_window_ : 0.0;
+  return (full + win) * bytes_per_kv_;
+}
+
+IterationCost IterationModel::iteration(const BatchWork& w) const {
+  IterationCost c;
+  const auto& m = d_.model;
+  const auto& e = d_.engine;
+  const auto& cal = d_.gpu_cal;
+  const double per_seq = d_.speculation.kind == SpeculativeKind::None ? 1.0 : 1.0 + d_.speculation.draft_tokens;
+  const int decode_tokens = static_cast<int>(w.decode_seqs * per_seq);
+  const bool decode_only = w.prefill_tokens == 0;
+  const bool graph = d_.cuda_graphs && decode_only && w.decode_seqs <= e.cuda_graph_max_batch;
+  const double tokens = (graph ? graph_batch(decode_tokens) : decode_tokens) + static_cast<double>(w.prefill_tokens);
+  if (tokens <= 0) return c;
+  const double adp = d_.attention_dp;
+  const double weight_bw = hbm_ * cal.weight_read_efficiency;
+  const double bpw = bytes_per_weight_;
+
+  // Dense GEMMs: every GPU multiplies its tp slice by all tokens, or (attention DP) its full
+  // weights by its share of the tokens.
+  c.linear = roofline(2.0 * tokens * dense_weights_tp_, peak_gemm_, dense_weights_tp_ * bpw, weight_bw) +
+             roofline(2.0 * tokens / adp * dense_weights_rep_, peak_gemm_, dense_weights_rep_ * bpw, weight_bw);
+  // LM head (BF16) for the tokens that are sampled.
+  const double sampled = std::max(1.0, w.sampled * per_seq);
+  const double peak16 = d_.cluster.gpu.bf16.value() * d_.cluster.gpu.power_clock_factor() * cal.gemm_efficiency_bf16;
+  c.linear += roofline(2.0 * sampled * lm_head_, peak16, lm_head_ * 2.0, weight_bw) / d_.pp;
+  // Routed experts: balanced routing, tokens x top_k spread over all experts; only experts that
+  // receive at least one token are read: E_local (1 - (1 - k/E)^T).
+  if (expert_weights_ > 0) {
+    const double k = m.moe.top_k, E = m.moe.num_experts;
+    const double active = 1.0 - std::pow(1.0 - k / E, tokens);
+    c.experts = roofline(2.0 * tokens * k / E * expert_weights_, peak_gemm_, expert_weights_ * active * bpw, weight_bw);
+  }
+  // Attention: prefill is compute-bound flash attention; decode streams the KV cache.
+  const double full_frac = kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
+  const double win_frac = 1.0 - full_frac;
+  const double heads_share = adp > 1 ? adp : (m.mla ? d_.tp : d_.tp);
+  const double prefill_pairs = w.prefill_attn_full * full_frac + w.prefill_attn_window * win_frac;
+  const double prefill_flops = attn_flops_per_pair_ * prefill_pairs * layers_ / heads_share;
+  const double decode_kv = (w.decode_ctx_full * kv_elems_full_ + w.decode_ctx_window * kv_elems_window_) / (adp > 1 ? adp : 1.0);
+  const double decode_ctx = w.decode_ctx_full * full_frac + w.decode_ctx_window * win_frac;
+  const double decode_flops = decode_attn_flops_per_ctx_ * decode_ctx * per_seq * layers_ / heads_share;
+  c.attention = prefill_flops / peak_attn_ +
+                roofline(decode_flops, peak_attn_, decode_kv * bytes_per_kv_, hbm_ * cal.kv_read_efficiency);
+  // Elementwise work: norms, residuals, activation function, RoPE (16-bit, read + write).
+  const double ffn_local = m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / static_cast<double>(d_.tp)
+                                      : m.ffn_hidden / static_cast<double>(d_.tp);
+  c.other = tokens / adp * layers_ * (12.0 * m.hidden + 3.0 * ffn_local) * 2.0 / (hbm_ * 0.8);
+  // Communication.
+  c.tp_comm = 2.0 * layers_ * interpolate(ar_table_, tokens);
+  c.ep_comm = moe_layers_ * interpolate(a2a_table_, tokens / adp);
+  double stage = c.total();
+  if (d_.pp > 1) {
+    c.pp_comm = (d_.pp - 1.0) * comm_(collectives::Op::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0)).value();
+    // Without micro-batch pipelining a token crosses every stage in turn.
+    const double scale = d_.pp;
+    c.linear *= scale; c.experts *= scale; c.attention *= scale; c.other *= scale; c.tp_comm *= scale; c.ep_comm *= scale;
+    stage *= scale;
+  }
+  const double layers_total = m.num_layers;
+  c.overhead = e.iteration_overhead_s + layers_total * (graph ? e.graph_layer_overhead_s : e.eager_layer_overhead_s);
+  // Drafting: MTP/EAGLE run one extra layer (+ LM head) per draft token; a draft model costs a
+  // fraction of the target's decode step.
+  if (d_.speculation.kind != SpeculativeKind::None) {
+    const double k = d_.speculation.draft_tokens;
+    if (d_.speculation.kind == SpeculativeKind::DraftModel) {
+      c.draft = k * d_.speculation.draft_cost_fraction * stage;
+    } else {
+      c.draft = k * (stage / layers_total + e.iteration_overhead_s * 0.2);
+    }
+  }
+  return c;
+}
+
+}  // namespace fmsim::serving

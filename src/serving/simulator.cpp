@@ -1,0 +1,671 @@
+// Event-by-event engine scheduler (vLLM V1 / SGLang / TensorRT-LLM in-flight batching).
+#include "serving/simulator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <queue>
+
+#include "core/sim_time.hpp"
+
+namespace fmsim::serving {
+
+// ---------------------------------------------------------------------------------------------
+void DurationHistogram::add(double seconds, double weight) {
+  const double l = seconds > 0 ? std::log10(seconds) + 6.0 : -1.0;  // 1 us -> 0
+  int bin = l < 0 ? 0 : static_cast<int>(l * kPerDecade) + 1;
+  bin = std::min(bin, kBins + 1);
+  bins_[static_cast<std::size_t>(bin)] += weight;
+  count_ += weight;
+  sum_ += seconds * weight;
+}
+
+double DurationHistogram::quantile(double q) const {
+  if (count_ <= 0) return 0.0;
+  const double target = q * count_;
+  double acc = 0;
+  for (int b = 0; b < kBins + 2; ++b) {
+    const double w = bins_[static_cast<std::size_t>(b)];
+    if (w > 0 && acc + w >= target) {
+      if (b == 0) return 1e-6;
+      const double lo = std::pow(10.0, (b - 1.0) / kPerDecade - 6.0), hi = std::pow(10.0, 1.0 * b / kPerDecade - 6.0);
+      const double f = std::clamp((target - acc) / w, 0.0, 1.0);
+      return lo * std::pow(hi / lo, f);
+    }
+    acc += w;
+  }
+  return std::pow(10.0, 4.0);
+}
+
+double DurationHistogram::count_below(double bound) const {
+  double acc = 0;
+  for (int b = 0; b < kBins + 2; ++b) {
+    const double hi = b == 0 ? 1e-6 : std::pow(10.0, 1.0 * b / kPerDecade - 6.0);
+    if (hi > bound * (1 + 1e-9)) break;
+    acc += bins_[static_cast<std::size_t>(b)];
+  }
+  return acc;
+}
+
+LatencyStats latency_stats(std::vector<double> v) {
+  LatencyStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  auto pct = [&](double q) {
+    const double pos = q * (static_cast<double>(v.size()) - 1);
+    const auto i = static_cast<std::size_t>(pos);
+    const double f = pos - static_cast<double>(i);
+    return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v.back();
+  };
+  s.p50 = pct(0.5);
+  s.p90 = pct(0.9);
+  s.p99 = pct(0.99);
+  s.max = v.back();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+core::SimTime at(double seconds) { return core::SimTime::from_seconds(core::Seconds(seconds)); }
+
+struct Seq {
+  int request = 0, sample = 0;
+  double arrival = 0;
+  std::int64_t input = 0;
+  std::int64_t target_out = 0;
+  std::int64_t prefill_target = 0;  // tokens to run through prefill (prompt, + generated after a recompute)
+  std::int64_t computed = 0;        // of prefill_target
+  std::int64_t generated = 0;
+  std::int64_t kv_tokens = 0;       // tokens whose KV is stored
+  std::int64_t shared_tokens = 0;   // of kv_tokens, held by a prefix-cache entry
+  double own_bytes = 0;             // KV bytes charged to this sequence
+  int prefix_key = -1;              // prefix-cache entry it may share
+  std::int64_t prefix_tokens = 0;
+  bool holds_ref = false;
+  bool swapped = false;
+  double first_token = -1, finish = -1, last_token = -1;
+  double spec_credit = 0;
+  std::int64_t cached = 0;
+  int preemptions = 0;
+  std::vector<int> children;        // n-sample siblings released when this prefill completes
+  bool decoding() const { return computed >= prefill_target; }
+};
+
+struct PrefixEntry {
+  std::int64_t tokens = 0;
+  double bytes = 0;
+  int refs = 0;
+  double last_use = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const IterationModel& model, const WorkloadSpec& w, const std::vector<Request>& reqs, engine::TraceSink* trace)
+      : m_(model), e_(model.deployment().engine), w_(w), reqs_(reqs), trace_(trace) {
+    capacity_ = model.kv_capacity();
+    const auto& d = model.deployment();
+    per_seq_tokens_ = d.speculation.kind == SpeculativeKind::None ? 1 : 1 + d.speculation.draft_tokens;
+    tokens_per_step_ = d.speculation.tokens_per_step();
+    window_ = d.model.sliding_window;
+    host_bw_ = d.gpu_cal.host_link_bandwidth;
+  }
+
+  ServeResult run() {
+    ServeResult r;
+    r.memory = m_.memory();
+    r.gpus = m_.deployment().gpus();
+    if (capacity_ <= m_.kv_bytes(1.0)) {
+      r.fits = false;
+      r.reason = fmt::format("weights and workspace leave no room for a KV cache ({:.1f} GiB weights per GPU)",
+                             m_.memory().weights / (1024.0 * 1024 * 1024));
+      return r;
+    }
+    // Arrival order.
+    order_.resize(reqs_.size());
+    for (std::size_t i = 0; i < reqs_.size(); ++i) order_[i] = static_cast<int>(i);
+    if (w_.arrival != ArrivalKind::ClosedLoop) {
+      std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return reqs_[a].arrival_s < reqs_[b].arrival_s; });
+    }
+    release_time_.assign(reqs_.size(), std::numeric_limits<double>::infinity());
+    remaining_samples_.assign(reqs_.size(), 0);
+    if (w_.arrival == ArrivalKind::ClosedLoop) {
+      for (int i = 0; i < std::min<int>(w_.concurrency, static_cast<int>(reqs_.size())); ++i) release_time_[order_[i]] = 0.0;
+      next_closed_ = std::min<int>(w_.concurrency, static_cast<int>(reqs_.size()));
+    } else {
+      for (std::size_t i = 0; i < reqs_.size(); ++i) release_time_[i] = w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s;
+    }
+    loop(r);
+    for (const auto& s : seqs_) {
+      RequestResult rr;
+      rr.request = s.request;
+      rr.sample = s.sample;
+      rr.arrival_s = s.arrival;
+      rr.first_token_s = s.first_token;
+      rr.finish_s = s.finish;
+      rr.input_tokens = s.input;
+      rr.output_tokens = s.generated;
+      rr.cached_tokens = s.cached;
+      rr.preemptions = s.preemptions;
+      r.requests.push_back(rr);
+    }
+    r.itl = itl_;
+    r.preemptions = preemptions_;
+    r.rejected = rejected_;
+    r.time_by_part = parts_;
+    double first = std::numeric_limits<double>::infinity(), last = 0;
+    for (const auto& s : seqs_) {
+      first = std::min(first, s.arrival);
+      if (s.finish >= 0) last = std::max(last, s.finish);
+    }
+    r.duration_s = last > first ? last - first : 0.0;
+    return r;
+  }
+
+ private:
+  double free_bytes() const { return capacity_ - used_; }
+
+  // Frees unreferenced prefix-cache entries, least recently used first, until `need` bytes are free.
+  bool make_room(double need) {
+    if (free_bytes() >= need) return true;
+    while (free_bytes() < need) {
+      int victim = -1;
+      double oldest = std::numeric_limits<double>::infinity();
+      for (const auto& [k, p] : prefixes_) {
+        if (p.refs == 0 && p.bytes > 0 && p.last_use < oldest) {
+          oldest = p.last_use;
+          victim = k;
+        }
+      }
+      if (victim < 0) return false;
+      used_ -= prefixes_[victim].bytes;
+      prefixes_.erase(victim);
+    }
+    return true;
+  }
+
+  void release_request(int req, double now) {
+    const auto& rq = reqs_[static_cast<std::size_t>(req)];
+    const int n = static_cast<int>(rq.output_tokens.size());
+    remaining_samples_[static_cast<std::size_t>(req)] = n;
+    const int parent = static_cast<int>(seqs_.size());
+    for (int s = 0; s < n; ++s) {
+      Seq q;
+      q.request = req;
+      q.sample = s;
+      q.arrival = now;
+      q.input = rq.input_tokens;
+      q.target_out = std::max<std::int64_t>(1, rq.output_tokens[static_cast<std::size_t>(s)]);
+      q.prefill_target = rq.input_tokens;
+      if (rq.prefix_group >= 0) {
+        q.prefix_key = rq.prefix_group;
+        q.prefix_tokens = rq.prefix_tokens;
+      }
+      if (n > 1) {  // samples share the whole prompt: a private prefix entry per request
+        q.prefix_key = 1'000'000 + req;
+        q.prefix_tokens = rq.input_tokens;
+      }
+      seqs_.push_back(q);
+      if (s == 0) {
+        waiting_.push_back(parent);
+      } else {
+        seqs_[static_cast<std::size_t>(parent)].children.push_back(parent + s);
+      }
+    }
+  }
+
+  void release_arrivals(double now) {
+    if (w_.arrival == ArrivalKind::ClosedLoop) {
+      for (; next_release_ < reqs_.size() && release_time_[order_[next_release_]] <= now; ++next_release_) {
+        release_request(order_[next_release_], release_time_[order_[next_release_]]);
+      }
+      return;
+    }
+    for (; next_release_ < order_.size() && release_time_[order_[next_release_]] <= now; ++next_release_) {
+      release_request(order_[next_release_], release_time_[order_[next_release_]]);
+    }
+  }
+
+  double next_arrival() const {
+    if (next_release_ < order_.size()) return release_time_[order_[next_release_]];
+    return std::numeric_limits<double>::infinity();
+  }
+
+  void free_seq(Seq& s) {
+    used_ -= s.own_bytes;
+    s.own_bytes = 0;
+    if (s.holds_ref) {
+      auto it = prefixes_.find(s.prefix_key);
+      if (it != prefixes_.end()) it->second.refs--;
+      s.holds_ref = false;
+    }
+  }
+
+  // Preempts a running sequence: recompute drops its KV, swap moves it to host memory.
+  double preempt(int idx) {
+    Seq& s = seqs_[static_cast<std::size_t>(idx)];
+    s.preemptions++;
+    preemptions_++;
+    double cost = 0;
+    if (e_.preemption == PreemptionMode::Swap) {
+      cost = s.own_bytes / host_bw_;
+      s.swapped = true;
+      free_seq(s);
+    } else {
+      free_seq(s);
+      s.prefill_target = s.input + s.generated;
+      s.computed = 0;
+      s.kv_tokens = 0;
+      s.shared_tokens = 0;
+    }
+    waiting_.push_front(idx);
+    return cost;
+  }
+
+  void loop(ServeResult& r) {
+    double now = 0;
+    std::vector<std::pair<int, int>> batch;  // (seq, prefill chunk or 0 for decode)
+    std::vector<int> still;
+    while (true) {
+      release_arrivals(now);
+      if (running_.empty() && waiting_.empty()) {
+        const double t = next_arrival();
+        if (!std::isfinite(t)) break;
+        now = std::max(now, t);
+        continue;
+      }
+      batch.clear();
+      double extra = 0;  // swap time
+      int budget = e_.max_num_batched_tokens;
+      BatchWork w;
+      // 1. Running sequences, oldest first: decodes, then continuing prefill chunks.
+      still.clear();
+      for (std::size_t i = 0; i < running_.size(); ++i) {
+        const int idx = running_[i];
+        Seq& s = seqs_[static_cast<std::size_t>(idx)];
+        if (s.finish >= 0 || is_preempted(idx)) continue;
+        if (s.decoding()) {
+          if (e_.admission == KvAdmission::OnDemand) {
+            const double grow = m_.kv_bytes(static_cast<double>(s.kv_tokens + per_seq_tokens_)) - m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
+            bool ok = grow <= 0 || make_room(grow);
+            while (!ok) {
+              // Preempt the most recently admitted other sequence.
+              int victim = -1;
+              for (std::size_t j = running_.size(); j-- > i + 1;) {
+                const int v = running_[j];
+                if (seqs_[static_cast<std::size_t>(v)].finish < 0 && !is_preempted(v)) { victim = v; break; }
+              }
+              if (victim < 0) break;
+              extra += preempt(victim);
+              mark_preempted(victim);
+              ok = make_room(grow);
+            }
+            if (!ok) {
+              extra += preempt(idx);
+              mark_preempted(idx);
+              continue;
+            }
+            if (grow > 0) { s.own_bytes += grow; used_ += grow; }
+          }
+          budget -= per_seq_tokens_;
+          batch.emplace_back(idx, 0);
+          still.push_back(idx);
+        } else {
+          still.push_back(idx);
+          if (budget <= 0) continue;
+          const auto chunk = static_cast<int>(std::min<std::int64_t>(s.prefill_target - s.computed, budget));
+          if (!schedule_prefill(s, chunk)) continue;
+          budget -= chunk;
+          batch.emplace_back(idx, chunk);
+        }
+      }
+      // Drop preempted ones from the running list.
+      running_.clear();
+      for (int idx : still) if (!is_preempted(idx)) running_.push_back(idx);
+      preempted_now_.clear();
+      // 2. Admission, first come first served, while budget, slots and KV last.
+      while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < e_.max_num_seqs) {
+        const int idx = waiting_.front();
+        Seq& s = seqs_[static_cast<std::size_t>(idx)];
+        if (s.swapped) {
+          if (!make_room(s_bytes_of(s))) break;
+          s.own_bytes = s_bytes_of(s);
+          used_ += s.own_bytes;
+          extra += s.own_bytes / host_bw_;
+          s.swapped = false;
+          waiting_.pop_front();
+          running_.push_back(idx);
+          continue;
+        }
+        attach_prefix(s, now);
+        std::int64_t remaining = s.prefill_target - s.computed;
+        if (!e_.chunked_prefill && remaining > budget && !batch.empty()) { detach_prefix(s); break; }
+        const auto chunk = static_cast<int>(e_.chunked_prefill ? std::min<std::int64_t>(remaining, budget) : remaining);
+        const double reserve_ctx = e_.admission == KvAdmission::ReserveFull
+                                       ? static_cast<double>(s.input + s.target_out)
+                                       : static_cast<double>(s.computed + chunk);
+        const double need = m_.kv_bytes(reserve_ctx) - m_.kv_bytes(static_cast<double>(s.shared_tokens));
+        if (!make_room(need)) {
+          detach_prefix(s);
+          if (running_.empty() && batch.empty()) {  // can never fit: reject
+            waiting_.pop_front();
+            rejected_++;
+            s.finish = -2;
+            finish_request_sample(s, now);
+            continue;
+          }
+          break;
+        }
+        if (e_.admission == KvAdmission::ReserveFull) { s.own_bytes = need; used_ += need; }
+        waiting_.pop_front();
+        running_.push_back(idx);
+        if (!schedule_prefill(s, chunk)) continue;
+        budget -= chunk;
+        batch.emplace_back(idx, chunk);
+      }
+      if (batch.empty()) {
+        const double t = next_arrival();
+        if (!std::isfinite(t)) {
+          if (running_.empty() && waiting_.empty()) break;
+          if (running_.empty()) { // head of queue cannot be admitted and nothing frees memory: reject it
+            const int idx = waiting_.front();
+            waiting_.pop_front();
+            rejected_++;
+            seqs_[static_cast<std::size_t>(idx)].finish = -2;
+            finish_request_sample(seqs_[static_cast<std::size_t>(idx)], now);
+          }
+          continue;
+        }
+        now = std::max(now, t);
+        continue;
+      }
+      // 3. Cost of the iteration.
+      for (const auto& [idx, chunk] : batch) {
+        const Seq& s = seqs_[static_cast<std::size_t>(idx)];
+        if (chunk == 0) {
+          w.decode_seqs++;
+          w.decode_ctx_full += static_cast<double>(s.kv_tokens);
+          w.decode_ctx_window += window_ > 0 ? std::min<double>(static_cast<double>(s.kv_tokens), window_) : static_cast<double>(s.kv_tokens);
+          w.sampled++;
+        } else {
+          const double before = static_cast<double>(s.computed);
+          w.prefill_tokens += chunk;
+          w.prefill_seqs++;
+          w.prefill_attn_full += chunk * (before + chunk / 2.0);
+          w.prefill_attn_window += chunk * (window_ > 0 ? std::min(before + chunk / 2.0, window_) : before + chunk / 2.0);
+          if (s.computed + chunk >= s.prefill_target) w.sampled++;
+        }
+      }
+      const IterationCost cost = m_.iteration(w);
+      add_parts(cost);
+      const double dt = cost.total() + extra;
+      const double start = now;
+      now += dt;
+      // 4. Apply: tokens come out at the end of the iteration.
+      for (const auto& [idx, chunk] : batch) {
+        Seq& s = seqs_[static_cast<std::size_t>(idx)];
+        std::int64_t emitted = 0;
+        if (chunk == 0) {
+          s.spec_credit += tokens_per_step_;
+          emitted = static_cast<std::int64_t>(std::floor(s.spec_credit));
+          s.spec_credit -= static_cast<double>(emitted);
+          emitted = std::min(emitted, s.target_out - s.generated);
+          if (emitted > 0) itl_.add((now - s.last_token) / static_cast<double>(emitted), static_cast<double>(emitted));
+          s.kv_tokens += emitted;
+        } else {
+          s.computed += chunk;
+          s.kv_tokens += chunk;
+          if (s.prefix_key >= 0 && !s.holds_ref && s.computed >= s.prefix_tokens) register_prefix(s, now);
+          if (s.decoding()) {
+            emitted = s.generated == 0 ? 1 : 0;  // a recomputed sequence already has its tokens
+            if (s.generated > 0 && s.generated < s.target_out) emitted = 1, itl_.add(now - s.last_token);
+            for (int c : s.children) waiting_.push_front(c);
+            s.children.clear();
+          }
+        }
+        if (emitted > 0) {
+          if (s.first_token < 0) s.first_token = now;
+          s.generated += emitted;
+          s.last_token = now;
+        }
+        if (s.generated >= s.target_out && s.decoding()) {
+          s.finish = now;
+          if (e_.admission == KvAdmission::ReserveFull) { used_ -= s.own_bytes; s.own_bytes = 0; }
+          free_seq(s);
+          finish_request_sample(s, now);
+        }
+      }
+      std::erase_if(running_, [&](int idx) { return seqs_[static_cast<std::size_t>(idx)].finish >= 0; });
+      IterationSample smp;
+      smp.time_s = now;
+      smp.duration_s = dt;
+      smp.running = static_cast<int>(batch.size());
+      smp.decode_seqs = w.decode_seqs;
+      smp.prefill_tokens = w.prefill_tokens;
+      smp.tokens = w.decode_seqs * per_seq_tokens_ + w.prefill_tokens;
+      smp.waiting = static_cast<int>(waiting_.size());
+      smp.kv_usage = std::clamp(used_ / capacity_, 0.0, 1.0);
+      smp.preemptions = preemptions_;
+      r.iterations.push_back(smp);
+      if (trace_ != nullptr) {
+        trace_->record({"replica 0", "iterations",
+                        w.prefill_tokens > 0 ? fmt::format("mixed b{} +{} prefill", w.decode_seqs, w.prefill_tokens)
+                                             : fmt::format("decode b{}", w.decode_seqs),
+                        w.prefill_tokens > 0 ? "prefill" : "decode", at(start),
+                        at(dt),
+                        {{"decode_seqs", std::to_string(w.decode_seqs)}, {"prefill_tokens", std::to_string(w.prefill_tokens)},
+                         {"kv_usage", fmt::format("{:.3f}", smp.kv_usage)}, {"waiting", std::to_string(smp.waiting)}}});
+      }
+    }
+  }
+
+  double s_bytes_of(const Seq& s) const {
+    return m_.kv_bytes(static_cast<double>(s.kv_tokens)) - m_.kv_bytes(static_cast<double>(s.shared_tokens));
+  }
+
+  bool schedule_prefill(Seq& s, int chunk) {
+    if (chunk <= 0) return false;
+    if (e_.admission == KvAdmission::OnDemand) {
+      const double need = m_.kv_bytes(static_cast<double>(s.computed + chunk)) - m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
+      if (need > 0) {
+        if (!make_room(need)) return false;
+        s.own_bytes += need;
+        used_ += need;
+      }
+    }
+    return true;
+  }
+
+  // On admission: a cached prefix skips its prefill.
+  void attach_prefix(Seq& s, double now) {
+    if (!e_.prefix_caching || s.prefix_key < 0 || s.computed > 0) return;
+    auto it = prefixes_.find(s.prefix_key);
+    if (it == prefixes_.end() || it->second.tokens <= 0) return;
+    auto& p = it->second;
+    std::int64_t hit = std::min(p.tokens, s.prefix_tokens);
+    hit = std::min(hit, s.prefill_target - 1);  // the last prompt token is always computed (its logits)
+    if (hit <= 0) return;
+    p.refs++;
+    p.last_use = now;
+    s.holds_ref = true;
+    s.shared_tokens = p.tokens;
+    s.computed = hit;
+    s.kv_tokens = hit;
+    s.cached += hit;
+  }
+
+  void detach_prefix(Seq& s) {
+    if (!s.holds_ref) return;
+    prefixes_[s.prefix_key].refs--;
+    s.holds_ref = false;
+    s.computed = 0;
+    s.kv_tokens = 0;
+    s.cached = 0;
+    s.shared_tokens = 0;
+  }
+
+  // The first sequence to compute a prefix hands its blocks to the cache.
+  void register_prefix(Seq& s, double now) {
+    if (!e_.prefix_caching) return;
+    const double bs = e_.block_size;
+    const auto tokens = static_cast<std::int64_t>(std::floor(static_cast<double>(s.prefix_tokens) / bs) * bs);
+    if (tokens <= 0) return;
+    auto [it, fresh] = prefixes_.try_emplace(s.prefix_key);
+    auto& p = it->second;
+    if (!fresh && p.tokens >= tokens) return;  // another sequence got there first
+    const double bytes = m_.kv_bytes(static_cast<double>(tokens));
+    // Move the blocks from the sequence to the cache entry.
+    p.tokens = tokens;
+    p.bytes = bytes;
+    p.refs += 1;
+    p.last_use = now;
+    s.holds_ref = true;
+    s.shared_tokens = tokens;
+    s.own_bytes -= bytes;
+    if (s.own_bytes < 0) { used_ += -s.own_bytes; s.own_bytes = 0; }
+  }
+
+  void finish_request_sample(Seq& s, double now) {
+    auto& left = remaining_samples_[static_cast<std::size_t>(s.request)];
+    // Children never released (their parent was rejected) count as done too.
+    for (int c : s.children) { seqs_[static_cast<std::size_t>(c)].finish = -2; left--; }
+    s.children.clear();
+    if (--left > 0 || w_.arrival != ArrivalKind::ClosedLoop) return;
+    if (next_closed_ < order_.size()) {
+      release_time_[order_[next_closed_]] = now;
+      next_closed_++;
+    }
+  }
+
+  bool is_preempted(int idx) const { return std::find(preempted_now_.begin(), preempted_now_.end(), idx) != preempted_now_.end(); }
+  void mark_preempted(int idx) { preempted_now_.push_back(idx); }
+
+  void add_parts(const IterationCost& c) {
+    parts_.linear += c.linear; parts_.experts += c.experts; parts_.attention += c.attention; parts_.other += c.other;
+    parts_.tp_comm += c.tp_comm; parts_.ep_comm += c.ep_comm; parts_.pp_comm += c.pp_comm; parts_.overhead += c.overhead;
+    parts_.draft += c.draft;
+  }
+
+  const IterationModel& m_;
+  const EngineProfile& e_;
+  const WorkloadSpec& w_;
+  const std::vector<Request>& reqs_;
+  engine::TraceSink* trace_;
+  double capacity_ = 0, used_ = 0;
+  int per_seq_tokens_ = 1;
+  double tokens_per_step_ = 1;
+  double window_ = 0;
+  double host_bw_ = 1;
+  std::vector<Seq> seqs_;
+  std::deque<int> waiting_;
+  std::vector<int> running_;
+  std::vector<int> preempted_now_;
+  std::map<int, PrefixEntry> prefixes_;
+  std::vector<int> order_;
+  std::vector<double> release_time_;
+  std::vector<int> remaining_samples_;
+  std::size_t next_release_ = 0, next_closed_ = 0;
+  DurationHistogram itl_;
+  IterationCost parts_;
+  int preemptions_ = 0, rejected_ = 0;
+};
+
+}  // namespace
+
+ServeResult simulate(const IterationModel& model, const WorkloadSpec& workload, const std::vector<Request>& requests,
+                     engine::TraceSink* trace) {
+  Scheduler s(model, workload, requests, trace);
+  ServeResult r = s.run();
+  if (trace != nullptr) {
+    // Request spans on lanes, first 2,000 requests: queue (arrival to first token) and decode.
+    std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> free_lanes;
+    int lanes = 0;
+    int shown = 0;
+    std::vector<const RequestResult*> done;
+    for (const auto& q : r.requests) if (q.completed() && shown++ < 2000) done.push_back(&q);
+    std::sort(done.begin(), done.end(), [](auto* a, auto* b) { return a->arrival_s < b->arrival_s; });
+    for (const auto* q : done) {
+      int lane;
+      if (!free_lanes.empty() && free_lanes.top().first <= q->arrival_s) {
+        lane = free_lanes.top().second;
+        free_lanes.pop();
+      } else {
+        lane = lanes++;
+      }
+      free_lanes.emplace(q->finish_s, lane);
+      const std::string thread = fmt::format("requests {:04d}", lane);
+      const std::string name = fmt::format("req {}{}", q->request, q->sample > 0 ? fmt::format(".{}", q->sample) : "");
+      const std::vector<std::pair<std::string, std::string>> args{{"input_tokens", std::to_string(q->input_tokens)},
+                                                                  {"output_tokens", std::to_string(q->output_tokens)},
+                                                                  {"ttft_ms", fmt::format("{:.2f}", 1e3 * q->ttft())}};
+      trace->record({"requests", thread, name + " ttft", "queue+prefill", at(q->arrival_s),
+                     at(q->ttft()), args});
+      trace->record({"requests", thread, name + " decode", "decode", at(q->first_token_s),
+                     at(q->finish_s - q->first_token_s), args});
+    }
+  }
+  return r;
+}
+
+ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gpu_hour_usd) {
+  ServeSummary s;
+  std::vector<double> ttft, tpot, e2e;
+  double out_tokens = 0, in_tokens = 0;
+  int good = 0, counted = 0;
+  std::vector<bool> seen;
+  for (const auto& q : r.requests) {
+    if (!q.completed()) continue;
+    s.completed++;
+    out_tokens += static_cast<double>(q.output_tokens);
+    if (q.sample == 0) in_tokens += static_cast<double>(q.input_tokens);
+    ttft.push_back(q.ttft());
+    e2e.push_back(q.e2e());
+    if (q.output_tokens > 1) tpot.push_back(q.tpot());
+    counted++;
+    const bool ok = (slo.ttft_s <= 0 || q.ttft() <= slo.ttft_s) && (slo.tpot_s <= 0 || q.tpot() <= slo.tpot_s);
+    good += ok ? 1 : 0;
+  }
+  const double dur = r.duration_s > 0 ? r.duration_s : 1.0;
+  s.output_tokens_per_s = out_tokens / dur;
+  s.total_tokens_per_s = (out_tokens + in_tokens) / dur;
+  const double g = std::max(1, r.gpus);
+  s.output_tokens_per_s_per_gpu = s.output_tokens_per_s / g;
+  s.total_tokens_per_s_per_gpu = s.total_tokens_per_s / g;
+  s.requests_per_s = s.completed / dur;
+  s.ttft = latency_stats(ttft);
+  s.tpot = latency_stats(tpot);
+  s.e2e = latency_stats(e2e);
+  s.itl = LatencyStats{r.itl.mean(), r.itl.quantile(0.5), r.itl.quantile(0.9), r.itl.quantile(0.99), r.itl.quantile(1.0)};
+  s.tokens_per_s_per_user = s.tpot.mean > 0 ? 1.0 / s.tpot.mean : 0.0;
+  const int total = static_cast<int>(r.requests.size());
+  s.slo_attainment = total > 0 ? static_cast<double>(good) / total : 0.0;
+  s.goodput_requests_per_s = good / dur;
+  double kv = 0, batch = 0, queue = 0, wsum = 0;
+  for (const auto& it : r.iterations) {
+    kv += it.kv_usage * it.duration_s;
+    batch += it.running * it.duration_s;
+    queue += it.waiting * it.duration_s;
+    wsum += it.duration_s;
+    s.kv_usage_max = std::max(s.kv_usage_max, it.kv_usage);
+    s.queue_max = std::max<double>(s.queue_max, it.waiting);
+  }
+  if (wsum > 0) {
+    s.kv_usage_mean = kv / wsum;
+    s.batch_mean = batch / wsum;
+    s.queue_mean = queue / wsum;
+  }
+  const double usd_per_s = price_per_gpu_hour_usd * g / 3600.0;
+  if (s.output_tokens_per_s > 0) s.cost_per_million_output_tokens = usd_per_s / s.output_tokens_per_s * 1e6;
+  if (s.total_tokens_per_s > 0) s.cost_per_million_total_tokens = usd_per_s / s.total_tokens_per_s * 1e6;
+  (void)counted;
+  return s;
+}
+
+}  // namespace fmsim::serving

@@ -1,0 +1,121 @@
+// The engine's scheduler played event by event: continuous batching, chunked prefill with a token
+// budget, a paged KV cache with admission, preemption and prefix caching, over a workload.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/trace.hpp"
+#include "serving/iteration_model.hpp"
+#include "serving/workload.hpp"
+
+namespace fmsim::serving {
+
+/// One sample (sequence) of one request, as it went.
+struct RequestResult {
+  int request = 0;
+  int sample = 0;
+  double arrival_s = 0;
+  double first_token_s = -1;   ///< when the first output token was produced; -1 if never
+  double finish_s = -1;        ///< when the last output token was produced; -1 if not completed
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cached_tokens = 0;  ///< prompt tokens served from the prefix cache
+  int preemptions = 0;
+  [[nodiscard]] bool completed() const { return finish_s >= 0; }
+  [[nodiscard]] double ttft() const { return first_token_s - arrival_s; }
+  [[nodiscard]] double e2e() const { return finish_s - arrival_s; }
+  /// Time per output token after the first: (finish - first token) / (output - 1).
+  [[nodiscard]] double tpot() const {
+    return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0;
+  }
+};
+
+/// The state after one iteration: the time series observability exports.
+struct IterationSample {
+  double time_s = 0;        ///< end of the iteration
+  double duration_s = 0;
+  int running = 0;          ///< requests holding KV (scheduled this iteration)
+  int decode_seqs = 0;
+  int prefill_tokens = 0;
+  int tokens = 0;           ///< tokens computed (prefill + decode)
+  int waiting = 0;          ///< arrived, not admitted
+  double kv_usage = 0;      ///< fraction of KV-cache blocks in use (0..1), prefix cache included
+  int preemptions = 0;      ///< cumulative
+};
+
+/// Log-spaced histogram of durations (1 us .. 10^4 s, 40 bins per decade) for percentiles of
+/// quantities with one value per token (inter-token latency).
+class DurationHistogram {
+ public:
+  void add(double seconds, double weight = 1.0);
+  [[nodiscard]] double quantile(double q) const;
+  [[nodiscard]] double mean() const { return count_ > 0 ? sum_ / count_ : 0.0; }
+  [[nodiscard]] double count() const { return count_; }
+  [[nodiscard]] double sum() const { return sum_; }
+  /// Weight at or below `bound` seconds (for Prometheus cumulative buckets).
+  [[nodiscard]] double count_below(double bound) const;
+
+ private:
+  static constexpr int kPerDecade = 40;
+  static constexpr int kBins = 10 * kPerDecade;
+  std::array<double, kBins + 2> bins_{};
+  double count_ = 0, sum_ = 0;
+};
+
+struct ServeResult {
+  std::vector<RequestResult> requests;
+  std::vector<IterationSample> iterations;
+  DurationHistogram itl;          ///< inter-token latency, one entry per decoded token
+  ServingMemory memory;
+  IterationCost time_by_part;     ///< summed over all iterations
+  double duration_s = 0;          ///< first arrival to last completion
+  int gpus = 0;                   ///< GPUs of the replica
+  int preemptions = 0;
+  int rejected = 0;               ///< requests larger than the whole KV cache
+  bool fits = true;               ///< false: the weights leave no room for a KV cache
+  std::string reason;
+};
+
+/// Plays `requests` (from make_requests) through one replica. Emits iteration and request spans
+/// to `trace` when given (request spans for the first 2,000 requests). Deterministic.
+ServeResult simulate(const IterationModel& model, const WorkloadSpec& workload, const std::vector<Request>& requests,
+                     engine::TraceSink* trace = nullptr);
+
+/// Mean and percentiles of one latency.
+struct LatencyStats {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+/// Service-level objective on per-request latencies (0 = no bound).
+struct Slo {
+  double ttft_s = 0;
+  double tpot_s = 0;
+};
+
+/// Headline figures of a run.
+struct ServeSummary {
+  int completed = 0;
+  double output_tokens_per_s = 0;       ///< replica
+  double total_tokens_per_s = 0;        ///< input + output, replica
+  double output_tokens_per_s_per_gpu = 0;
+  double total_tokens_per_s_per_gpu = 0;
+  double requests_per_s = 0;
+  LatencyStats ttft, tpot, itl, e2e;
+  double tokens_per_s_per_user = 0;     ///< 1 / mean TPOT
+  double slo_attainment = 1.0;          ///< fraction of requests meeting the SLO
+  double goodput_requests_per_s = 0;    ///< completed requests meeting the SLO, per second
+  double kv_usage_mean = 0, kv_usage_max = 0;
+  double batch_mean = 0, queue_mean = 0, queue_max = 0;
+  double cost_per_million_output_tokens = 0;  ///< USD, at the system's price per GPU-hour
+  double cost_per_million_total_tokens = 0;
+};
+
+ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gpu_hour_usd);
+
+/// Percentiles by linear interpolation between order statistics (numpy's default).
+LatencyStats latency_stats(std::vector<double> values);
+
+}  // namespace fmsim::serving

@@ -1,0 +1,73 @@
+// Serving workloads: request lengths, arrival processes, traces, samples per prompt.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fmsim::serving {
+
+/// A distribution of token counts.
+enum class LengthKind {
+  Fixed,        ///< always `mean`
+  Uniform,      ///< uniform on [mean (1 - spread), mean (1 + spread)]
+  Normal,       ///< normal with standard deviation spread x mean, truncated at 1
+  LogNormal,    ///< log-normal with median `mean` and sigma `spread` (heavy-tailed reasoning lengths)
+  Exponential,  ///< exponential with mean `mean`
+};
+
+struct LengthDistribution {
+  LengthKind kind = LengthKind::Fixed;
+  double mean = 1024;
+  double spread = 0.0;
+  std::int64_t max = 0;  ///< cap (context limit); 0 = none
+};
+
+/// How requests arrive.
+enum class ArrivalKind {
+  Offline,     ///< all requests at time 0 (max-throughput benchmarks)
+  Poisson,     ///< open loop at `rate` requests/s
+  ClosedLoop,  ///< `concurrency` clients, each sending its next request when the last one completes
+  Trace,       ///< arrival times from a trace
+};
+
+/// One request of a trace file.
+struct TraceRequest {
+  double arrival_s = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::string prefix_id;          ///< requests with the same id share their first prefix_tokens
+  std::int64_t prefix_tokens = 0; ///< 0 with a prefix id = the whole prompt is shared
+};
+
+struct WorkloadSpec {
+  ArrivalKind arrival = ArrivalKind::Offline;
+  double rate = 1.0;          ///< Poisson requests/s
+  int concurrency = 1;        ///< closed loop clients
+  int num_requests = 1000;    ///< prompts (each may carry several samples)
+  LengthDistribution input;
+  LengthDistribution output;
+  int samples_per_prompt = 1; ///< n: best-of-n / self-consistency, the samples share the prompt's KV
+  std::int64_t shared_prefix_tokens = 0;  ///< system prompt shared by every request
+  std::uint64_t seed = 1;
+  std::vector<TraceRequest> trace;
+};
+
+/// One prompt as the simulator receives it.
+struct Request {
+  int id = 0;
+  double arrival_s = 0;       ///< ignored for closed loop (set when its client is free)
+  std::int64_t input_tokens = 0;
+  std::vector<std::int64_t> output_tokens;  ///< one per sample
+  int prefix_group = -1;      ///< requests of one group share their first prefix_tokens
+  std::int64_t prefix_tokens = 0;
+};
+
+/// Draws the requests of `spec` (deterministic for a seed). Trace requests keep their order.
+std::vector<Request> make_requests(const WorkloadSpec& spec);
+
+/// Short description: "offline, 1000 requests, ISL 1024 fixed, OSL 1024 fixed".
+std::string describe(const WorkloadSpec& spec);
+
+}  // namespace fmsim::serving

@@ -1,0 +1,55 @@
+// fmsim serve and fmsim validate inference from the command line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run_cli.hpp"
+
+using fmsim::testing::run_fmsim;
+using ::testing::HasSubstr;
+
+TEST(ServeCli, PrintsThroughputLatencyAndSlo) {
+  const auto r = run_fmsim({"serve", "--model", "llama3.1-70b", "--precision", "fp8", "--cluster", "p5en.48xlarge", "--tp", "2",
+                            "--engine", "trtllm", "--isl", "1024", "--osl", "256", "--rate", "4", "--num-requests", "200",
+                            "--slo-ttft", "2s", "--slo-tpot", "50ms"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("output tokens/s"));
+  EXPECT_THAT(r.out, HasSubstr("TTFT"));
+  EXPECT_THAT(r.out, HasSubstr("TPOT"));
+  EXPECT_THAT(r.out, HasSubstr("SLO"));
+}
+
+TEST(ServeCli, JsonIsDeterministicAndConsistent) {
+  const std::vector<std::string> args{"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl",
+                                      "128", "--concurrency", "16", "--num-requests", "64", "--json"};
+  const auto a = run_fmsim(args), b = run_fmsim(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["completed_requests"].get<int>(), 64);
+  // Per-GPU throughput = replica throughput / GPUs of the replica (tp 1).
+  EXPECT_DOUBLE_EQ(j["throughput"]["output_tokens_per_s_per_gpu"].get<double>(),
+                   j["throughput"]["output_tokens_per_s_per_replica"].get<double>());
+  // Output tokens/s = 64 x 128 tokens over the run's duration.
+  EXPECT_NEAR(j["throughput"]["output_tokens_per_s_per_replica"].get<double>(), 64.0 * 128 / j["duration_s"].get<double>(), 1e-6);
+}
+
+TEST(ServeCli, BadInputIsExitTwoNamingTheFlag) {
+  auto r = run_fmsim({"serve", "--tp", "3", "--model", "llama3.1-70b"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--tp"));
+  r = run_fmsim({"serve", "--engine", "vlm"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("vllm"));
+  r = run_fmsim({"serve", "--slo-ttft", "soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--slo-ttft"));
+}
+
+TEST(ServeCli, DoesNotFitIsAVerdictNotACrash) {
+  // Llama 3.1 405B in BF16 (~810 GB) on one H100 (80 GB).
+  const auto r = run_fmsim({"serve", "--model", "llama3.1-405b", "--cluster", "p5.48xlarge", "--tp", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("DOES NOT FIT"));
+}
