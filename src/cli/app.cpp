@@ -15,6 +15,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   add_validate_collectives(*validate, ctx);
   add_validate_training(*validate, ctx);
   add_validate_planner(*validate, ctx);
+  add_validate_memory(*validate, ctx);
   add_validate_rl(*validate, ctx);
   add_validate_inference(*validate, ctx);
 }
