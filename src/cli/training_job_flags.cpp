@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "config/cluster_loader.hpp"
@@ -42,6 +43,10 @@ void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");
   cmd.add_option("--stack", f.stack, "Software stack calibration: megatron, torchtitan, llm-foundry")->capture_default_str();
   cmd.add_option("--task", f.task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
+  cmd.add_option("--lora-rank", f.lora_rank,
+                 "With --task lora: adapter rank on every linear layer but the router and the head")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   cmd.add_flag("--no-sp", f.no_sp, "Disable sequence parallelism");
   cmd.add_option("--power-limit", f.power_limit, "GPU power cap, e.g. 500W (default: TDP)");
   cmd.add_flag("--tp-overlap", f.tp_overlap, "Overlap TP communication with GEMMs (userbuffers / async TP)");
@@ -122,11 +127,17 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   job.seq_len = o.seq;
   job.stack = o.stack;
   job.task = config::word_flag(training::kTaskWords, o.task, "--task");
+  job.lora_rank = o.lora_rank;
   job.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   auto& l = job.layout;
   l.tp = o.tp;
   l.pp = o.pp;
   l.vp = o.vp;
+  if (l.vp > 1 && l.pp == 1) {
+    // Recipes set virtual_pipeline_model_parallel_size with pp 1; Megatron then runs no interleaving.
+    fmt::print(stderr, "warning: --vp {} with --pp 1 has no pipeline to interleave; running vp 1\n", l.vp);
+    l.vp = 1;
+  }
   l.cp = o.cp;
   l.ep = o.ep;
   l.etp = o.etp;
