@@ -15,7 +15,7 @@ DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean
+.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean format format-check
 
 all: build
 
@@ -76,6 +76,19 @@ fuzz-long: deps
 
 bench: build
 	$(BUILD_DIR)/bench/fmsim_bench
+
+# C++ formatting by .clang-format (Debian package clang-format); format-check changes nothing and
+# fails listing the files that `make format` would rewrite.
+FORMAT_FILES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'bench/*.hpp')
+CLANG_FORMAT ?= clang-format
+
+format:
+	$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+format-check:
+	@$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES) 2>/dev/null || { \
+	  for f in $(FORMAT_FILES); do $(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || echo "not formatted: $$f"; done; \
+	  echo "run 'make format' (clang-format, .clang-format)"; exit 1; }
 
 clean:
 	rm -rf $(BUILD_DIR)

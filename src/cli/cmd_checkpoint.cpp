@@ -28,7 +28,8 @@ void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
   cmd.add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node (without --cluster; default 8)");
   cmd.add_option("--tp", f.tp, "Tensor-parallel size (ranks innermost on a node; default 1)");
   cmd.add_option("--pp", f.pp, "Pipeline-parallel size (default 1); data parallel = GPUs / (tp x pp)");
-  cmd.add_option("--sharding", f.sharding, "none (ddp) | optimizer (zero1, zero2; default) | full (zero3, fsdp)");
+  cmd.add_option("--sharding", f.sharding, "Data-parallel sharding (checkpoint shards: none for ddp, optimizer for zero1/zero2,\n"
+                 "full for fsdp): " + parallelism::kShardingWords.allowed() + "; default: zero1");
   add_checkpoint_storage_flags(cmd, f);
 }
 
@@ -118,7 +119,7 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
                    {"nodes", job.layout.nodes},
                    {"tp", job.layout.tensor_parallel},
                    {"dp", job.layout.data_parallel},
-                   {"sharding", storage::to_string(job.layout.sharding)},
+                   {"sharding", storage::sharded_state(job.layout.sharding)},
                    {"writers", e.plan.writers},
                    {"max_writer_bytes", e.plan.max_writer_bytes.value()},
                    {"max_node_bytes", e.plan.max_node_bytes.value()},
@@ -173,7 +174,7 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
                            core::format_bytes(job.contents.weights()), core::format_bytes(job.contents.optimizer()));
   std::cout << fmt::format("Job: {} GPUs on {} nodes, tp {} x dp {}, sharding {}; {} writers, at most {} per rank, {} per node\n",
                            job.layout.ranks, job.layout.nodes, job.layout.tensor_parallel, job.layout.data_parallel,
-                           storage::to_string(job.layout.sharding), e.plan.writers,
+                           storage::sharded_state(job.layout.sharding), e.plan.writers,
                            core::format_bytes(e.plan.max_writer_bytes), core::format_bytes(e.plan.max_node_bytes));
   std::cout << fmt::format("Tier: {} ({}): aggregate write {}, per node {}, node network {}\n", job.tier.name,
                            storage::to_string(job.tier.kind), format_rate(job.tier.aggregate_write),

@@ -26,11 +26,13 @@
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
 #include "config/training_csv.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/planner.hpp"
+#include "planner/published_comparison.hpp"
 #include "report/document.hpp"
 #include "training/comm_adapter.hpp"
 
@@ -109,60 +111,6 @@ std::vector<int> parse_int_list(const std::string& flag, const std::string& text
   if (text.empty()) return out;
   for (const auto& item : split_list(text)) out.push_back(parse_positive(flag, item));
   if (out.empty()) throw core::InputError::flag(flag, "expected one or more whole numbers, e.g. 8 or 4,8");
-  return out;
-}
-
-planner::Objective parse_objective(const std::string& text) {
-  const auto t = core::to_lower(text);
-  if (t == "time") return planner::Objective::Time;
-  if (t == "cost") return planner::Objective::Cost;
-  if (t == "tokens-per-dollar") return planner::Objective::TokensPerDollar;
-  throw core::InputError::flag("--objective", fmt::format("'{}': expected time, cost or tokens-per-dollar", text));
-}
-
-training::Task parse_task(const std::string& text) {
-  const auto t = core::to_lower(text);
-  if (t == "pretrain") return training::Task::Pretrain;
-  if (t == "sft") return training::Task::Sft;
-  if (t == "lora") return training::Task::Lora;
-  throw core::InputError::flag("--task", fmt::format("'{}': expected pretrain, sft or lora", text));
-}
-
-std::vector<core::Precision> parse_precisions(const std::string& text) {
-  std::vector<core::Precision> out;
-  for (const auto& item : split_list(text)) {
-    const auto p = core::parse_precision(item);
-    if (!p || (*p != core::Precision::BF16 && *p != core::Precision::FP16 && *p != core::Precision::FP8 &&
-               *p != core::Precision::FP4)) {
-      throw core::InputError::flag("--precision", fmt::format("'{}': expected bf16, fp16, fp8 or fp4", item));
-    }
-    out.push_back(*p);
-  }
-  return out;
-}
-
-std::vector<Recompute> parse_recomputes(const std::string& text) {
-  std::vector<Recompute> out;
-  for (const auto& item : split_list(text)) {
-    const auto t = core::to_lower(item);
-    if (t == "none") out.push_back(Recompute::None);
-    else if (t == "selective" || t == "sel") out.push_back(Recompute::Selective);
-    else if (t == "full") out.push_back(Recompute::Full);
-    else throw core::InputError::flag("--recompute", fmt::format("'{}': expected none, selective or full", item));
-  }
-  return out;
-}
-
-std::vector<Sharding> parse_shardings(const std::string& text) {
-  std::vector<Sharding> out;
-  for (const auto& item : split_list(text)) {
-    const auto t = core::to_lower(item);
-    if (t == "ddp") out.push_back(Sharding::None);
-    else if (t == "zero1") out.push_back(Sharding::DistributedOptimizer);
-    else if (t == "zero2") out.push_back(Sharding::Zero2);
-    else if (t == "fsdp" || t == "zero3") out.push_back(Sharding::Zero3);
-    else throw core::InputError::flag("--sharding", fmt::format("'{}': expected ddp, zero1, zero2 or fsdp", item));
-  }
   return out;
 }
 
@@ -515,8 +463,8 @@ planner::PlanRequest build_request(Context& ctx, const PlanOptions& o, const tra
   r.tokens = *tokens.value;
   r.seq_len = o.seq;
   r.global_batch = o.gbs;
-  r.objective = parse_objective(o.objective);
-  r.task = parse_task(o.task);
+  r.objective = config::word_flag(planner::kObjectiveWords, o.objective, "--objective");
+  r.task = config::word_flag(training::kTaskWords, o.task, "--task");
   if (calibration.stacks.count(o.stack) == 0) {
     std::vector<std::string> names;
     for (const auto& [name, _] : calibration.stacks) names.push_back(name);
@@ -539,9 +487,9 @@ planner::PlanRequest build_request(Context& ctx, const PlanOptions& o, const tra
   r.space.max_pp = o.max_pp;
   r.space.max_tp = o.max_tp;
   for (int tp : r.space.tp) r.space.max_tp = std::max(r.space.max_tp, tp);  // a pinned tp is always tried
-  r.space.precision = parse_precisions(o.precision);
-  r.space.recompute = parse_recomputes(o.recompute);
-  r.space.sharding = parse_shardings(o.sharding);
+  r.space.precision = config::word_list_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
+  r.space.recompute = config::word_list_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
+  r.space.sharding = config::word_list_flag(parallelism::kShardingWords, o.sharding, "--sharding");
   check_pins(r.space, r.model, r.seq_len, r.global_batch);
 
   if (!o.gpus_range.empty()) {
@@ -645,130 +593,19 @@ void run_plan(Context& ctx, const PlanOptions& o) {
 // ---------------------------------------------------------------------------------------------
 // --against-csv: the planner's best layout vs the best published layout, both predicted.
 
-/// Why a published layout is not among the candidates the planner enumerates (empty when it is).
-std::string outside_search_space(const planner::PlanRequest& r, const hardware::ClusterSpec& cluster, int gpus,
-                                 const parallelism::Layout& l) {
-  const auto sized = planner::sized_cluster(cluster, gpus);
-  const auto shapes = planner::enumerate_shapes(r.model, gpus, r.seq_len, r.space, sized);
-  const auto variants = planner::enumerate_variants(r.space, sized.gpu);
-  std::vector<std::string> why;
-  if (l.shard_group > 0) why.push_back(fmt::format("hybrid FSDP shard group {} is not searched", l.shard_group));
-  if (l.etp > 1) why.push_back(fmt::format("expert tensor parallelism etp {} is not searched", l.etp));
-  const planner::Shape shape{.tp = l.tp, .pp = l.pp, .vp = l.vp, .cp = l.cp, .ep = l.ep, .etp = 1, .dp = l.dp};
-  if (l.etp == 1 && std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) {
-    why.push_back(fmt::format("shape tp{} pp{} vp{} cp{} ep{} is not among the default candidates", l.tp, l.pp, l.vp,
-                              l.cp, l.ep));
-  }
-  const bool mbs_searched = std::any_of(variants.begin(), variants.end(),
-                                        [&](const planner::Variant& v) { return v.micro_batch == l.micro_batch; });
-  if (!mbs_searched) why.push_back(fmt::format("micro-batch {} is not searched (1, 2, 4, 8)", l.micro_batch));
-  return core::join(why, "; ");
-}
-
-struct CsvGroup {
-  std::string model, system;
-  int gpus = 0;
-  std::vector<const config::TrainingRow*> rows;
-};
-
-void run_against_csv(Context& ctx, const PlanOptions& o) {
+void run_against_csv(Context& ctx, const PlanOptions& o, const std::string& command) {
   const auto calibration = config::load_training_calibration(o.calibration);
   const auto rows = config::read_training_csv(o.against_csv, ctx.catalog());
-  // Group rows by everything the planner holds fixed: model, system, GPUs, sequence, global batch,
-  // precision, task and stack.
-  std::map<std::string, CsvGroup> groups;
-  std::vector<std::string> order;
+  std::vector<planner::PublishedRun> runs;
   for (const auto& row : rows) {
-    if (!row.job) continue;
-    const auto& j = *row.job;
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", row.model, row.system, row.num_gpus, j.seq_len,
-                                        j.layout.global_batch, core::to_string(j.layout.precision),
-                                        static_cast<int>(j.task), j.stack);
-    auto [it, inserted] = groups.try_emplace(key, CsvGroup{row.model, row.system, row.num_gpus, {}});
-    if (inserted) order.push_back(key);
-    it->second.rows.push_back(&row);
+    if (row.job) runs.push_back({row.model, row.system, row.num_gpus, *row.job, row.measured_step_time_s});
   }
-  struct Line {
-    std::string model, system, precision, published_label, planner_label, verdict;
-    int gpus = 0;
-    std::int64_t seq = 0, gbs = 0;
-    double published_step = 0, planner_step = 0, measured_step = 0;
-    bool published_fits = true;
-  };
-  std::vector<Line> lines;
   ProgressBar bar(!o.no_progress);
-  std::size_t done = 0;
-  for (const auto& key : order) {
-    const auto& g = groups.at(key);
-    const auto& job0 = *g.rows.front()->job;
-    planner::PlanRequest r;
-    r.model = job0.model;
-    r.systems = {job0.cluster};
-    r.gpu_counts = {g.gpus};
-    r.seq_len = job0.seq_len;
-    r.global_batch = job0.layout.global_batch;
-    r.tokens = 1e12;
-    r.task = job0.task;
-    r.stack = job0.stack;
-    r.top = 1;
-    r.threads = o.threads;
-    r.space.precision = {job0.layout.precision};
-    r.space.max_pp = o.max_pp;
-    r.framework.overlap_tp_comm = job0.layout.overlap_tp_comm || job0.stack == "megatron";
-    r.framework.bf16_grad_reduce = job0.layout.bf16_grad_reduce;
-    r.framework.fp8_recipe = job0.layout.fp8_recipe;
-
-    Line line;
-    line.model = g.model;
-    line.system = g.system;
-    line.precision = std::string(core::to_string(job0.layout.precision));
-    line.gpus = g.gpus;
-    line.seq = r.seq_len;
-    line.gbs = r.global_batch;
-    // Best published layout as the simulator predicts it (rows may publish several layouts).
-    std::optional<planner::PlannedLayout> published;
-    const config::TrainingRow* published_row = nullptr;
-    for (const auto* row : g.rows) {
-      auto p = planner::evaluate_layout(r, calibration, row->job->cluster, g.gpus, row->job->layout);
-      if (!p.step.feasible) continue;
-      if (!published || p.step.step_time.value() < published->step.step_time.value()) {
-        published = std::move(p);
-        published_row = row;
-      }
-    }
-    if (!published) continue;
-    line.published_label = planner::layout_label(published->layout);
-    line.published_step = published->step.step_time.value();
-    line.published_fits = published->step.fits_memory;
-    line.measured_step = published_row->measured_step_time_s.value_or(std::nan(""));
-    const auto plan = planner::plan(r, calibration);
-    bar.update(++done, order.size());
-    if (plan.systems.front().top.empty()) {
-      line.planner_label = "-";
-      line.planner_step = std::nan("");
-      line.verdict = "planner finds nothing that fits: " + plan.systems.front().empty_reason;
-    } else {
-      const auto& best = plan.systems.front().top.front();
-      line.planner_label = best.label();
-      line.planner_step = best.step.step_time.value();
-      const double ratio = line.planner_step / line.published_step;
-      if (best.layout.tp == published->layout.tp && best.layout.pp == published->layout.pp &&
-          best.layout.cp == published->layout.cp && best.layout.ep == published->layout.ep &&
-          best.layout.vp == published->layout.vp && ratio <= 1.0 + 1e-9) {
-        line.verdict = "agrees (same tp/pp/vp/cp/ep)";
-      } else if (ratio <= 1.0 + 1e-9) {
-        line.verdict = fmt::format("planner {:.0f}% faster", 100.0 * (1.0 / ratio - 1.0));
-      } else if (!line.published_fits) {
-        line.verdict = "published layout exceeds the memory model; planner keeps to what fits";
-      } else {
-        const auto why = outside_search_space(r, published_row->job->cluster, g.gpus, published->layout);
-        line.verdict = "planner slower: " + (why.empty() ? std::string("published layout is outside the search space")
-                                                         : why);
-      }
-      if (!line.published_fits && ratio <= 1.0 + 1e-9) line.verdict += " (published layout exceeds the memory model)";
-    }
-    lines.push_back(std::move(line));
-  }
+  const auto lines = planner::compare_with_published(
+      runs, calibration,
+      {.threads = o.threads, .max_pp = o.max_pp, .progress = [&](std::size_t done, std::size_t total) {
+         bar.update(done, total);
+       }});
   bar.finish();
   if (o.json) {
     json arr = json::array();
@@ -776,33 +613,33 @@ void run_against_csv(Context& ctx, const PlanOptions& o) {
       arr.push_back({{"model", l.model},
                      {"system", l.system},
                      {"gpus", l.gpus},
-                     {"seq_len", l.seq},
-                     {"global_batch", l.gbs},
+                     {"seq_len", l.seq_len},
+                     {"global_batch", l.global_batch},
                      {"precision", l.precision},
-                     {"published_layout", l.published_label},
-                     {"published_predicted_step_s", l.published_step},
+                     {"published_layout", l.published_layout},
+                     {"published_predicted_step_s", l.published_step_s},
                      {"published_fits_memory", l.published_fits},
-                     {"measured_step_s", finite_or_null(l.measured_step)},
-                     {"planner_layout", l.planner_label},
-                     {"planner_predicted_step_s", finite_or_null(l.planner_step)},
-                     {"ratio", finite_or_null(l.planner_step / l.published_step)},
+                     {"measured_step_s", finite_or_null(l.measured_step_s)},
+                     {"planner_layout", l.planner_layout},
+                     {"planner_predicted_step_s", finite_or_null(l.planner_step_s)},
+                     {"ratio", finite_or_null(l.planner_step_s / l.published_step_s)},
                      {"verdict", l.verdict}});
     }
-    std::cout << json{{"command", "plan --against-csv"}, {"file", o.against_csv}, {"groups", arr}}.dump(2) << "\n";
+    std::cout << json{{"command", command}, {"file", o.against_csv}, {"groups", arr}}.dump(2) << "\n";
     return;
   }
   std::size_t at_least_as_fast = 0;
-  for (const auto& l : lines) at_least_as_fast += std::isfinite(l.planner_step) && l.planner_step <= l.published_step * (1 + 1e-9);
+  for (const auto& l : lines) at_least_as_fast += l.planner_at_least_as_fast();
   if (o.markdown) {
     std::cout << "| model | system | GPUs | seq | GBS | prec | best published layout | predicted (s) | planner's best "
                  "| predicted (s) | planner/published | verdict |\n";
     std::cout << "|---|---|--:|--:|--:|---|---|--:|---|--:|--:|---|\n";
     for (const auto& l : lines) {
       std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {}{} | {:.3f} | {} | {} | {} | {} |\n", l.model,
-                               l.system, l.gpus, l.seq, l.gbs, l.precision, l.published_label,
-                               l.published_fits ? "" : " (OOM in model)", l.published_step, l.planner_label,
-                               std::isfinite(l.planner_step) ? fmt::format("{:.3f}", l.planner_step) : "-",
-                               std::isfinite(l.planner_step) ? fmt::format("{:.3f}", l.planner_step / l.published_step)
+                               l.system, l.gpus, l.seq_len, l.global_batch, l.precision, l.published_layout,
+                               l.published_fits ? "" : " (OOM in model)", l.published_step_s, l.planner_layout,
+                               std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s) : "-",
+                               std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s)
                                                              : "-",
                                l.verdict);
     }
@@ -810,10 +647,10 @@ void run_against_csv(Context& ctx, const PlanOptions& o) {
     TextTable t({{"MODEL"}, {"SYSTEM"}, {"GPUS", true}, {"PUBLISHED (BEST)"}, {"PRED s", true}, {"PLANNER"},
                  {"PRED s", true}, {"RATIO", true}, {"VERDICT"}});
     for (const auto& l : lines) {
-      t.add({l.model, l.system, std::to_string(l.gpus), l.published_label + (l.published_fits ? "" : " (OOM)"),
-             fmt::format("{:.3f}", l.published_step), l.planner_label,
-             std::isfinite(l.planner_step) ? fmt::format("{:.3f}", l.planner_step) : "-",
-             std::isfinite(l.planner_step) ? fmt::format("{:.3f}", l.planner_step / l.published_step) : "-", l.verdict});
+      t.add({l.model, l.system, std::to_string(l.gpus), l.published_layout + (l.published_fits ? "" : " (OOM)"),
+             fmt::format("{:.3f}", l.published_step_s), l.planner_layout,
+             std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s) : "-",
+             std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s) : "-", l.verdict});
     }
     t.print(std::cout);
   }
@@ -823,6 +660,31 @@ void run_against_csv(Context& ctx, const PlanOptions& o) {
 }
 
 }  // namespace
+
+void add_validate_planner(CLI::App& validate, Context& ctx) {
+  auto opts = std::make_shared<PlanOptions>();
+  auto* cmd = validate.add_subcommand(
+      "planner", "The planner's best layout against the best published layout of each published run, both predicted");
+  cmd->add_option("--csv", opts->against_csv,
+                  "Measurements CSV (training.csv schema; default: the built-in validation/training.csv)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--json", opts->json, "Groups as JSON");
+  cmd->add_flag("--markdown", opts->markdown, "A Markdown table (for docs/validation.md)");
+  cmd->add_option("--max-pp", opts->max_pp, "Largest pipeline parallelism tried")->capture_default_str();
+  cmd->add_option("--calibration", opts->calibration, "Training calibration YAML (default: shipped)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  cmd->add_flag("--no-progress", opts->no_progress, "No progress bar on stderr");
+  cmd->footer(
+      "Groups the rows by what the planner holds fixed (model, system, GPUs, sequence, global batch,\n"
+      "precision, task, stack), predicts every published layout of a group, plans the group, and\n"
+      "says whether the planner's best is at least as fast (both predicted by the same model), and\n"
+      "why not when it is slower. Same as `fmsim plan --against-csv FILE`.\n\n"
+      "Examples:\n"
+      "  fmsim validate planner\n"
+      "  fmsim validate planner --csv validation/training.csv --markdown");
+  cmd->callback([opts, &ctx] { run_against_csv(ctx, *opts, "validate planner"); });
+}
 
 void add_plan_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<PlanOptions>();
@@ -834,7 +696,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--gbs", opts->gbs, "Global batch (sequences per optimizer step)")->capture_default_str();
   cmd->add_option("--tokens", opts->tokens, "Training budget in tokens (15T, 300B, 1.5e12)")->capture_default_str();
   cmd->add_option("--systems", opts->systems, "Comma-separated systems to compare")->capture_default_str();
-  cmd->add_option("--objective", opts->objective, "Rank by time, cost or tokens-per-dollar")->capture_default_str();
+  cmd->add_option("--objective", opts->objective, "Rank by " + planner::kObjectiveWords.allowed())->capture_default_str();
   cmd->add_option("--top", opts->top, "Layouts shown per system")->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print the plan as JSON (SI units)");
   cmd->add_option("--report", opts->report, "Write a self-contained HTML report to FILE")
@@ -853,17 +715,17 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--mbs", opts->mbs, "Pin the micro-batch size")->type_name("N[,N...]");
   cmd->add_option("--max-pp", opts->max_pp, "Largest pipeline parallelism tried")->capture_default_str();
   cmd->add_option("--max-tp", opts->max_tp, "Largest tensor parallelism tried (default: the NVLink domain, >= 8)");
-  cmd->add_option("--precision", opts->precision, "Pin precision: bf16, fp16, fp8, fp4 (default: bf16,fp8)")
+  cmd->add_option("--precision", opts->precision, "Pin precision: " + core::kTrainingPrecisionWords.allowed() + " (default: bf16,fp8)")
       ->type_name("P[,P...]");
   cmd->add_option("--fp8-recipe", opts->fp8_recipe, "Scaling of the FP8 candidates: tensorwise, rowwise, block (see fmsim train --help)")
       ->capture_default_str();
-  cmd->add_option("--recompute", opts->recompute, "Pin recompute: none, selective, full")->type_name("R[,R...]");
-  cmd->add_option("--sharding", opts->sharding, "Pin sharding: ddp, zero1, zero2, fsdp")->type_name("S[,S...]");
+  cmd->add_option("--recompute", opts->recompute, "Pin recompute: " + parallelism::kRecomputeWords.allowed())->type_name("R[,R...]");
+  cmd->add_option("--sharding", opts->sharding, "Pin sharding: " + parallelism::kShardingWords.allowed())->type_name("S[,S...]");
   cmd->add_option("--stack", opts->stack, "Software stack calibration (megatron, torchtitan, llm-foundry)")
       ->capture_default_str();
   cmd->add_option("--moe-dispatcher", opts->moe_dispatcher,
                   "MoE token dispatch across NVLink domains: alltoall or deduplicated (default: the stack's)");
-  cmd->add_option("--task", opts->task, "pretrain, sft or lora")->capture_default_str();
+  cmd->add_option("--task", opts->task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
   cmd->add_option("--calibration", opts->calibration, "Training calibration YAML (default: shipped)")
       ->type_name("FILE");
   cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")->capture_default_str();
@@ -882,7 +744,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "  fmsim plan --against-csv validation/training.csv");
   cmd->callback([&ctx, opts] {
     if (!opts->against_csv.empty()) {
-      run_against_csv(ctx, *opts);
+      run_against_csv(ctx, *opts, "plan --against-csv");
     } else {
       run_plan(ctx, *opts);
     }

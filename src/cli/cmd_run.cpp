@@ -47,18 +47,6 @@ struct RunFlags {
   MetricsFlags metrics;
 };
 
-// The checkpoint engines' sharding for the training layout's ZeRO stage: ZeRO-1/2 shard the
-// optimizer state, ZeRO-3/FSDP everything (a deduplicating distributed checkpoint).
-storage::Sharding checkpoint_sharding(parallelism::Sharding s) {
-  switch (s) {
-    case parallelism::Sharding::None: return storage::Sharding::None;
-    case parallelism::Sharding::DistributedOptimizer:
-    case parallelism::Sharding::Zero2: return storage::Sharding::Optimizer;
-    case parallelism::Sharding::Zero3: return storage::Sharding::Full;
-  }
-  return storage::Sharding::Optimizer;
-}
-
 // The checkpoint of the training job: each GPU it uses is a rank, on whole nodes of the system;
 // the model is split over tp x pp ranks and replicated over the rest (data and context parallel).
 // The tier is --storage, else the cluster's attached storage, else S3.
@@ -74,7 +62,7 @@ config::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const c
                                          .nodes = (ranks + per_node - 1) / per_node,
                                          .data_parallel = ranks / (l.tp * l.pp),
                                          .tensor_parallel = l.tp,
-                                         .sharding = checkpoint_sharding(l.sharding)};
+                                         .sharding = l.sharding};
   config::CheckpointJobFlags f = flags;
   if (f.storage.empty() && f.tier_bandwidth.empty() && job.cluster.storage.empty()) f.storage = "s3";
   config::resolve_checkpoint_storage(job, static_cast<double>(workload::count_parameters(tj.model).total), f,

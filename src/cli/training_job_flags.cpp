@@ -10,41 +10,13 @@
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
+#include "config/words.hpp"
 #include "config/yaml_reader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "parallelism/layout.hpp"
 
 namespace fmsim::cli {
-namespace {
-
-parallelism::Sharding parse_sharding(const std::string& s, const std::string& flag) {
-  const std::string v = core::to_lower(s);
-  if (v == "ddp" || v == "none") return parallelism::Sharding::None;
-  if (v == "zero1" || v == "distopt" || v == "distributed-optimizer") return parallelism::Sharding::DistributedOptimizer;
-  if (v == "zero2" || v == "shard-grad-op") return parallelism::Sharding::Zero2;
-  if (v == "zero3" || v == "fsdp" || v == "full-shard") return parallelism::Sharding::Zero3;
-  throw core::InputError::flag(flag, "'" + s + "' is not a sharding; allowed: ddp, zero1, zero2, zero3 (fsdp)");
-}
-
-parallelism::Recompute parse_recompute(const std::string& s, const std::string& flag) {
-  const std::string v = core::to_lower(s);
-  if (v == "none") return parallelism::Recompute::None;
-  if (v == "selective") return parallelism::Recompute::Selective;
-  if (v == "full") return parallelism::Recompute::Full;
-  throw core::InputError::flag(flag, "'" + s + "' is not a recompute policy; allowed: none, selective, full");
-}
-
-training::Task parse_task(const std::string& s, const std::string& flag) {
-  const std::string v = core::to_lower(s);
-  if (v == "pretrain") return training::Task::Pretrain;
-  if (v == "sft") return training::Task::Sft;
-  if (v == "lora") return training::Task::Lora;
-  throw core::InputError::flag(flag, "'" + s + "' is not a task; allowed: pretrain, sft, lora");
-}
-
-}  // namespace
-
 void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
   cmd.add_option("--job", f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
       ->check(CLI::ExistingFile);
@@ -61,16 +33,16 @@ void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
   cmd.add_option("--mbs", f.mbs, "Micro-batch size (sequences)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(CLI::PositiveNumber);
   cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--precision", f.precision, "Compute precision: bf16, fp16, fp8, fp4")->capture_default_str();
+  cmd.add_option("--precision", f.precision, "Compute precision: " + core::kTrainingPrecisionWords.allowed())->capture_default_str();
   cmd.add_option("--fp8-recipe", f.fp8_recipe,
                  "FP8 scaling: tensorwise (per-tensor, delayed or current), rowwise (torchao: slower GEMMs),\n"
                  "block (MXFP8 / TE block scaling; costed as tensorwise for now, see docs/models/training.md)")
       ->capture_default_str();
-  cmd.add_option("--recompute", f.recompute, "Activation recomputation: none, selective, full")->capture_default_str();
-  cmd.add_option("--sharding", f.sharding, "ddp, zero1 (distributed optimizer), zero2, zero3/fsdp")->capture_default_str();
+  cmd.add_option("--recompute", f.recompute, "Activation recomputation: " + parallelism::kRecomputeWords.allowed())->capture_default_str();
+  cmd.add_option("--sharding", f.sharding, "Data-parallel sharding: " + parallelism::kShardingWords.allowed())->capture_default_str();
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");
   cmd.add_option("--stack", f.stack, "Software stack calibration: megatron, torchtitan, llm-foundry")->capture_default_str();
-  cmd.add_option("--task", f.task, "pretrain, sft or lora")->capture_default_str();
+  cmd.add_option("--task", f.task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
   cmd.add_option("--lora-rank", f.lora_rank,
                  "With --task lora: adapter rank on every linear layer but the router and the head")
       ->check(CLI::Range(1, 65536))
@@ -98,13 +70,13 @@ void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
   if (const auto n = root.find("cluster"); n && !flag_given("--cluster")) o.cluster = n->as_string();
   if (const auto n = root.find("gpus"); n && !flag_given("--gpus")) o.gpus = n->as_int(config::Bound::Positive);
   if (const auto n = root.find("seq_len"); n && !flag_given("--seq")) o.seq = n->as_int(config::Bound::Positive);
-  if (const auto n = root.find("precision"); n && !flag_given("--precision")) o.precision = n->as_enum({"bf16", "fp16", "fp8", "fp4"});
+  if (const auto n = root.find("precision"); n && !flag_given("--precision")) o.precision = n->as_word_name(core::kTrainingPrecisionWords);
   if (const auto n = root.find("fp8_recipe"); n && !flag_given("--fp8-recipe")) {
-    o.fp8_recipe = n->as_enum({"tensorwise", "rowwise", "block"});
+    o.fp8_recipe = n->as_word_name(core::kFp8RecipeWords);
   }
-  if (const auto n = root.find("recompute"); n && !flag_given("--recompute")) o.recompute = n->as_enum({"none", "selective", "full"});
+  if (const auto n = root.find("recompute"); n && !flag_given("--recompute")) o.recompute = n->as_word_name(parallelism::kRecomputeWords);
   if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
-  if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_enum({"pretrain", "sft", "lora"});
+  if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_word_name(training::kTaskWords);
   if (const auto p = root.find("parallelism")) {
     p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap", "moe_dispatcher"});
     auto set = [&](const char* key, const char* flag, int& into) {
@@ -120,9 +92,9 @@ void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
     if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) o.no_sp = !n->as_bool();
     if (const auto n = p->find("tp_overlap"); n && !flag_given("--tp-overlap")) o.tp_overlap = n->as_bool();
     if (const auto n = p->find("moe_dispatcher"); n && !flag_given("--moe-dispatcher")) {
-      o.moe_dispatcher = n->as_enum({"alltoall", "deduplicated"});
+      o.moe_dispatcher = n->as_word_name(training::kMoeDispatcherWords);
     }
-    if (const auto n = p->find("sharding"); n && !flag_given("--sharding")) o.sharding = n->as_enum({"ddp", "zero1", "zero2", "zero3", "fsdp"});
+    if (const auto n = p->find("sharding"); n && !flag_given("--sharding")) o.sharding = n->as_word_name(parallelism::kShardingWords);
   }
   if (const auto b = root.find("batch")) {
     b->check_keys({"global", "micro"});
@@ -154,7 +126,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   }
   job.seq_len = o.seq;
   job.stack = o.stack;
-  job.task = parse_task(o.task, "--task");
+  job.task = config::word_flag(training::kTaskWords, o.task, "--task");
   job.lora_rank = o.lora_rank;
   job.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   auto& l = job.layout;
@@ -172,12 +144,10 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   l.micro_batch = o.mbs;
   l.sequence_parallel = !o.no_sp && o.tp > 1;
   l.overlap_tp_comm = o.tp_overlap;
-  l.sharding = parse_sharding(o.sharding, "--sharding");
+  l.sharding = config::word_flag(parallelism::kShardingWords, o.sharding, "--sharding");
   l.shard_group = o.shard_group;
-  l.recompute = parse_recompute(o.recompute, "--recompute");
-  const auto prec = core::parse_precision(o.precision);
-  if (!prec) throw core::InputError::flag("--precision", "'" + o.precision + "' is not a precision; allowed: bf16, fp16, fp8, fp4");
-  l.precision = *prec;
+  l.recompute = config::word_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
+  l.precision = config::word_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   if (job.cluster.gpu.peak(l.precision).value() <= 0) {
     throw core::InputError::flag("--precision", fmt::format("{} has no {} tensor cores", job.cluster.gpu.display_name,
@@ -211,18 +181,12 @@ training::Calibration load_stack_calibration(const std::string& file, const std:
 }
 
 core::Fp8Recipe fp8_recipe_flag(const std::string& value) {
-  const auto recipe = core::parse_fp8_recipe(value);
-  if (!recipe) {
-    throw core::InputError::flag("--fp8-recipe", "'" + value + "' is not an FP8 recipe; allowed: tensorwise, rowwise, block");
-  }
-  return *recipe;
+  return config::word_flag(core::kFp8RecipeWords, value, "--fp8-recipe");
 }
 
 std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value) {
   if (value.empty()) return std::nullopt;
-  const auto d = training::parse_moe_dispatcher(value);
-  if (!d) throw core::InputError::flag("--moe-dispatcher", "'" + value + "' is not a dispatcher; allowed: alltoall, deduplicated");
-  return d;
+  return config::word_flag(training::kMoeDispatcherWords, value, "--moe-dispatcher");
 }
 
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration) {

@@ -325,11 +325,7 @@ GpuSpec build_gpu(const RawEntry& entry) {
   g.name = entry.name;
   g.display_name = display_name(r);
   g.aliases = aliases(r);
-  const std::string arch = r.require_plain("architecture").as_enum({"ampere", "hopper", "blackwell", "blackwell-ultra"});
-  g.architecture = arch == "ampere"      ? Architecture::Ampere
-                   : arch == "hopper"    ? Architecture::Hopper
-                   : arch == "blackwell" ? Architecture::Blackwell
-                                         : Architecture::BlackwellUltra;
+  g.architecture = r.require_plain("architecture").as_word(hardware::kArchitectureWords);
   r.set("sm_version", g.sm_version, integer(Bound::Positive));
   r.set("sm_count", g.sm_count, integer(Bound::Positive));
   r.set("l2_cache", g.l2_cache, bytes(Bound::Positive));
@@ -561,13 +557,7 @@ hardware::Catalog load_catalog(const std::vector<std::string>& user_files) {
 }
 
 std::string_view to_string(hardware::Architecture architecture) {
-  switch (architecture) {
-    case Architecture::Ampere: return "ampere";
-    case Architecture::Hopper: return "hopper";
-    case Architecture::Blackwell: return "blackwell";
-    case Architecture::BlackwellUltra: return "blackwell-ultra";
-  }
-  return "?";
+  return hardware::kArchitectureWords.name(architecture);
 }
 
 std::string_view to_string(hardware::SystemKind kind) {

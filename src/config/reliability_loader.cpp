@@ -5,6 +5,7 @@
 
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
+#include "config/words.hpp"
 #include "config/yaml_reader.hpp"
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
@@ -28,18 +29,7 @@ std::string embedded_text(const char* path) {
   return std::string(*text);
 }
 
-reliability::ComponentClass parse_class(const YamlNode& node) {
-  const std::string v =
-      node.as_enum({"gpu", "hbm", "network", "switch", "host", "software", "maintenance", "unknown"});
-  if (v == "gpu") return reliability::ComponentClass::Gpu;
-  if (v == "hbm") return reliability::ComponentClass::Hbm;
-  if (v == "network") return reliability::ComponentClass::Network;
-  if (v == "switch") return reliability::ComponentClass::Switch;
-  if (v == "host") return reliability::ComponentClass::Host;
-  if (v == "software") return reliability::ComponentClass::Software;
-  if (v == "maintenance") return reliability::ComponentClass::Maintenance;
-  return reliability::ComponentClass::Unknown;
-}
+reliability::ComponentClass parse_class(const YamlNode& node) { return node.as_word(reliability::kComponentClassWords); }
 
 reliability::FailureModel parse_model(const YamlNode& node, bool shipped) {
   node.check_keys({"name", "source", "observation", "causes"});
@@ -201,24 +191,6 @@ core::Seconds parse_duration_flag(const std::string& text, const std::string& fl
   return *v.value;
 }
 
-storage::Sharding parse_sharding(const std::string& text, const std::string& flag) {
-  const std::string t = core::to_lower(text);
-  if (t == "none" || t == "ddp" || t == "zero0") return storage::Sharding::None;
-  if (t == "optimizer" || t == "zero1" || t == "zero2") return storage::Sharding::Optimizer;
-  if (t == "full" || t == "zero3" || t == "fsdp") return storage::Sharding::Full;
-  throw core::InputError::flag(
-      flag, fmt::format("unknown sharding '{}'; allowed: none (ddp), optimizer (zero1, zero2), full (zero3, fsdp)", text));
-}
-
-reliability::CheckpointStrategy parse_strategy(const std::string& text, const std::string& flag) {
-  const std::string t = core::to_lower(text);
-  if (t == "sync") return reliability::CheckpointStrategy::SyncDisk;
-  if (t == "async") return reliability::CheckpointStrategy::AsyncDisk;
-  if (t == "in-memory" || t == "memory") return reliability::CheckpointStrategy::InMemory;
-  if (t == "peer") return reliability::CheckpointStrategy::PeerReplica;
-  throw core::InputError::flag(flag, fmt::format("unknown strategy '{}'; allowed: sync, async, in-memory, peer", text));
-}
-
 double parse_node_failure_rate(const FailureData& data, const std::string& text, const std::string& flag) {
   for (const auto& r : data.rates) {
     if (core::to_lower(r.name) == core::to_lower(text)) return r.per_node_hour;
@@ -302,7 +274,7 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
                                          .nodes = job.cluster.nodes(),
                                          .data_parallel = ranks / (flags.tp * flags.pp),
                                          .tensor_parallel = flags.tp,
-                                         .sharding = parse_sharding(flags.sharding, "--sharding")};
+                                         .sharding = word_flag(parallelism::kShardingWords, flags.sharding, "--sharding")};
 
   // Contents.
   if (!flags.model.empty() && !flags.params.empty()) {
@@ -410,7 +382,7 @@ GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& j
   // Checkpoint timing: from the storage model when the job's checkpoint is described, else flags.
   using reliability::CheckpointStrategy;
   const auto strategy =
-      parse_strategy(f.strategy.empty() ? (job.engine.asynchronous ? "async" : "sync") : f.strategy, "--strategy");
+      word_flag(reliability::kCheckpointStrategyWords, f.strategy.empty() ? (job.engine.asynchronous ? "async" : "sync") : f.strategy, "--strategy");
   setup.strategy = strategy;
   reliability::CheckpointTiming& t = s.checkpoint;
   if (f.replicas < 1) throw core::InputError::flag("--replicas", "must be 1 or more");

@@ -63,10 +63,6 @@ double parse_count_flag(const std::string& text, const std::string& flag);
 core::Bytes parse_bytes_flag(const std::string& text, const std::string& flag);
 core::BytesPerSecond parse_bandwidth_flag(const std::string& text, const std::string& flag);
 core::Seconds parse_duration_flag(const std::string& text, const std::string& flag);
-/// "none"|"ddp", "optimizer"|"zero1"|"zero2", "full"|"zero3"|"fsdp".
-storage::Sharding parse_sharding(const std::string& text, const std::string& flag);
-/// "sync", "async", "in-memory", "peer".
-reliability::CheckpointStrategy parse_strategy(const std::string& text, const std::string& flag);
 /// A failure rate per 1000 node-days ("6.5") or the name of a published rate ("meta-rsc1").
 double parse_node_failure_rate(const FailureData& data, const std::string& text, const std::string& flag);
 
@@ -84,7 +80,7 @@ struct CheckpointJobFlags {
   int gpus_per_node = 8;          ///< --gpus-per-node (without --cluster)
   int tp = 1;                     ///< --tp
   int pp = 1;                     ///< --pp
-  std::string sharding = "optimizer";
+  std::string sharding = "zero1";  ///< --sharding: a word of parallelism::kShardingWords
   std::string storage;            ///< --storage: catalog key
   std::string capacity;           ///< --capacity (FSx)
   std::string throughput_per_tib; ///< --throughput-per-tib (FSx)

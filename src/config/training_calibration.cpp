@@ -79,12 +79,9 @@ training::Calibration load_training_calibration(const std::string& path) {
   root.check_keys({"gpus", "stacks"});
   training::Calibration cal;
   for (const auto& [name, node] : root["gpus"].entries()) {
-    hardware::Architecture arch;
-    if (name == "ampere") arch = hardware::Architecture::Ampere;
-    else if (name == "hopper") arch = hardware::Architecture::Hopper;
-    else if (name == "blackwell") arch = hardware::Architecture::Blackwell;
-    else if (name == "blackwell_ultra") arch = hardware::Architecture::BlackwellUltra;
-    else node.fail("unknown GPU architecture '" + name + "'; allowed: ampere, hopper, blackwell, blackwell_ultra");
+    const auto parsed_arch = hardware::kArchitectureWords.parse(name);
+    if (!parsed_arch) node.fail(hardware::kArchitectureWords.error(name));
+    const hardware::Architecture arch = *parsed_arch;
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
                      "fp8_block_factor", "gemm_half_dim",
                      "attention_fwd_efficiency", "attention_bwd_efficiency", "flash2_fwd_efficiency", "flash2_bwd_efficiency",
@@ -140,16 +137,10 @@ training::Calibration load_training_calibration(const std::string& path) {
     s.name = name;
     s.compute_efficiency = node.has("compute_efficiency") ? number(node, "compute_efficiency", Bound::Positive) : 1.0;
     if (node.has("attention_kernel")) {
-      const auto kernel = read_sourced(node["attention_kernel"], true).value.as_string();
-      if (kernel == "reference") s.attention_kernel = training::AttentionKernel::Reference;
-      else if (kernel == "flash-attention-2") s.attention_kernel = training::AttentionKernel::FlashAttention2;
-      else node["attention_kernel"].fail("unknown attention kernel '" + kernel + "'; allowed: reference, flash-attention-2");
+      s.attention_kernel = read_sourced(node["attention_kernel"], true).value.as_word(training::kAttentionKernelWords);
     }
     if (node.has("moe_dispatcher")) {
-      const auto d = read_sourced(node["moe_dispatcher"], true).value.as_string();
-      const auto parsed = training::parse_moe_dispatcher(d);
-      if (!parsed) node["moe_dispatcher"].fail("unknown MoE dispatcher '" + d + "'; allowed: alltoall, deduplicated");
-      s.moe_dispatcher = *parsed;
+      s.moe_dispatcher = read_sourced(node["moe_dispatcher"], true).value.as_word(training::kMoeDispatcherWords);
     }
     s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
     s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);

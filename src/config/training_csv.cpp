@@ -77,6 +77,7 @@ std::string stack_of(const std::string& framework) {
 }
 
 core::Precision precision_of(const std::string& p) {
+  if (const auto word = core::kTrainingPrecisionWords.parse(p)) return *word;
   if (contains(p, "fp4")) return core::Precision::FP4;
   if (contains(p, "fp8")) return core::Precision::FP8;
   return core::Precision::BF16;
@@ -85,6 +86,7 @@ core::Precision precision_of(const std::string& p) {
 // The FP8 scaling recipe a precision cell names: "float8 rowwise" (torchao), "block-scaled" or
 // "MXFP8"; per-tensor (delayed or current scaling) otherwise.
 core::Fp8Recipe fp8_recipe_of(const std::string& p) {
+  if (const auto word = core::kFp8RecipeWords.parse(p)) return *word;
   if (contains(p, "rowwise")) return core::Fp8Recipe::Rowwise;
   if (contains(p, "block") || contains(p, "mxfp8")) return core::Fp8Recipe::Block;
   return core::Fp8Recipe::Tensorwise;
@@ -250,9 +252,11 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     job.gpus = row.num_gpus;
     job.seq_len = static_cast<std::int64_t>(*seq);
     job.stack = stack_of(row.framework);
-    job.task = contains(row.task, "lora") ? training::Task::Lora
-               : contains(row.task, "sft") ? training::Task::Sft
-                                           : training::Task::Pretrain;
+    const auto task_word = training::kTaskWords.parse(row.task);
+    job.task = task_word                    ? *task_word
+               : contains(row.task, "lora") ? training::Task::Lora
+               : contains(row.task, "sft")  ? training::Task::Sft
+                                            : training::Task::Pretrain;
 
     parallelism::Layout& l = job.layout;
     l.tp = integer("tp", 1);
@@ -277,20 +281,26 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       l.sharding = parallelism::Sharding::Zero3;
       l.recompute = job.stack == "torchtitan" ? parallelism::Recompute::Selective : parallelism::Recompute::Full;
     }
+    // Published cells are mostly free text ("FSDP FULL_SHARD (MP mode PURE)", "DDP (FSDP=0)"),
+    // read by keyword. Megatron recipes' "DDP" cell means Megatron DDP with the distributed
+    // optimizer (ZeRO-1 style), as validation/README.md says; elsewhere it is plain DDP. Any other
+    // cell that is one word of the --sharding vocabulary means what the flag means.
     if (contains(shard, "fsdp=0") || contains(shard, "zero-1")) l.sharding = parallelism::Sharding::DistributedOptimizer;
     else if (contains(shard, "shard_grad_op")) l.sharding = parallelism::Sharding::Zero2;
     else if (contains(shard, "fsdp")) l.sharding = parallelism::Sharding::Zero3;
     else if (contains(shard, "zero2") || contains(shard, "zero-2")) l.sharding = parallelism::Sharding::Zero2;
     else if (contains(shard, "zero3") || contains(shard, "zero-3")) l.sharding = parallelism::Sharding::Zero3;
     else if (core::to_lower(shard) == "ddp") {
-      // Megatron recipes' "DDP" cell means Megatron DDP with the distributed optimizer (ZeRO-1
-      // style), as validation/README.md says; elsewhere it is plain DDP.
       l.sharding = job.stack == "megatron" ? parallelism::Sharding::DistributedOptimizer : parallelism::Sharding::None;
     } else if (core::to_lower(shard).rfind("ddp", 0) == 0) {
       l.sharding = parallelism::Sharding::None;  // "ddp (ZeRO-0)", "ddp (no optimizer sharding)"
+    } else if (const auto word = parallelism::kShardingWords.parse(shard)) {
+      l.sharding = *word;
     }
     if (contains(shard, "pure")) l.bf16_grad_reduce = true;
-    if (!rc.empty()) {
+    if (const auto word = parallelism::kRecomputeWords.parse(rc)) {
+      l.recompute = *word;
+    } else if (!rc.empty()) {
       if (contains(rc, "full")) l.recompute = parallelism::Recompute::Full;
       else if (contains(rc, "selective")) l.recompute = parallelism::Recompute::Selective;
       else if (contains(rc, "none") || contains(rc, "no")) l.recompute = parallelism::Recompute::None;

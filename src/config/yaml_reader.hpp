@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "core/vocabulary.hpp"
 
 namespace fmsim::config {
 
@@ -112,6 +113,18 @@ class YamlNode {
   [[nodiscard]] bool as_bool() const;
   /// One of `allowed` (case-insensitive); returns the matching entry of `allowed`.
   [[nodiscard]] std::string as_enum(std::initializer_list<std::string_view> allowed) const;
+  /// A word of `words` (canonical name or alias, case-insensitive); fails listing the allowed words.
+  template <class E>
+  [[nodiscard]] E as_word(const core::Vocabulary<E>& words) const {
+    const std::string text = as_string();
+    if (const auto v = words.parse(text)) return *v;
+    fail(words.error(text));
+  }
+  /// The canonical name of the word of `words` this holds ("distopt" -> "zero1").
+  template <class E>
+  [[nodiscard]] std::string as_word_name(const core::Vocabulary<E>& words) const {
+    return std::string(words.name(as_word(words)));
+  }
   /// A scalar or a sequence of scalars, as strings.
   [[nodiscard]] std::vector<std::string> as_string_list() const;
 

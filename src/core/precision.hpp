@@ -5,26 +5,38 @@
 #include <string>
 #include <string_view>
 
+#include "core/vocabulary.hpp"
+
 namespace fmsim::core {
 
 /// Tensor-core compute precision. FP8 covers per-tensor (delayed/current) and block-scaled
 /// (MXFP8) recipes; FP4 covers NVFP4/MXFP4.
 enum class Precision { FP64, TF32, BF16, FP16, FP8, FP4 };
 
-/// Canonical lower-case name: "bf16", "fp8", ...
-constexpr std::string_view to_string(Precision p) {
-  switch (p) {
-    case Precision::FP64: return "fp64";
-    case Precision::TF32: return "tf32";
-    case Precision::BF16: return "bf16";
-    case Precision::FP16: return "fp16";
-    case Precision::FP8: return "fp8";
-    case Precision::FP4: return "fp4";
-  }
-  return "?";
-}
+/// Every numeric format (catalog peaks, calibration keys).
+inline constexpr Word<Precision> kPrecisionWordList[] = {
+    {Precision::FP64, "fp64"},
+    {Precision::TF32, "tf32", "fp32"},
+    {Precision::BF16, "bf16"},
+    {Precision::FP16, "fp16"},
+    {Precision::FP8, "fp8", "mxfp8"},
+    {Precision::FP4, "fp4", "nvfp4, mxfp4"},
+};
+inline constexpr Vocabulary<Precision> kPrecisionWords{"precision", kPrecisionWordList};
 
-/// Parses "bf16", "fp16", "fp8", "fp4", "tf32", "fp64" (case-insensitive); nullopt otherwise.
+/// The compute precisions a training job may ask for (`--precision` of train, plan, run, goodput).
+inline constexpr Word<Precision> kTrainingPrecisionWordList[] = {
+    {Precision::BF16, "bf16"},
+    {Precision::FP16, "fp16"},
+    {Precision::FP8, "fp8", "mxfp8"},
+    {Precision::FP4, "fp4", "nvfp4, mxfp4"},
+};
+inline constexpr Vocabulary<Precision> kTrainingPrecisionWords{"training precision", kTrainingPrecisionWordList};
+
+/// Canonical lower-case name: "bf16", "fp8", ...
+constexpr std::string_view to_string(Precision p) { return kPrecisionWords.name(p); }
+
+/// Any word of kPrecisionWords (case-insensitive); nullopt otherwise.
 std::optional<Precision> parse_precision(std::string_view text);
 
 /// How an FP8 GEMM's inputs are scaled; it sets which kernel runs and how much quantisation work
@@ -35,16 +47,16 @@ enum class Fp8Recipe {
   Block,       ///< one scale per block of 32 or 128 values (MXFP8 on Blackwell, TE Float8BlockScaling on Hopper)
 };
 
-constexpr std::string_view to_string(Fp8Recipe r) {
-  switch (r) {
-    case Fp8Recipe::Tensorwise: return "tensorwise";
-    case Fp8Recipe::Rowwise: return "rowwise";
-    case Fp8Recipe::Block: return "block";
-  }
-  return "?";
-}
+inline constexpr Word<Fp8Recipe> kFp8RecipeWordList[] = {
+    {Fp8Recipe::Tensorwise, "tensorwise"},
+    {Fp8Recipe::Rowwise, "rowwise"},
+    {Fp8Recipe::Block, "block", "blockwise, mxfp8"},
+};
+inline constexpr Vocabulary<Fp8Recipe> kFp8RecipeWords{"FP8 recipe", kFp8RecipeWordList};
 
-/// Parses "tensorwise", "rowwise", "block" (also "mxfp8", "blockwise"; case-insensitive).
+constexpr std::string_view to_string(Fp8Recipe r) { return kFp8RecipeWords.name(r); }
+
+/// Any word of kFp8RecipeWords (case-insensitive); nullopt otherwise.
 std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view text);
 
 /// "bf16", "fp8", and for FP8 under another recipe "fp8-rowwise" / "fp8-block" (layout labels).

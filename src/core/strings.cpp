@@ -1,6 +1,9 @@
 // Closest-name suggestions and small string utilities.
 #include "core/strings.hpp"
 
+#include "core/precision.hpp"
+#include "core/vocabulary.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -104,22 +107,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
-}  // namespace fmsim::core
-
-#include "core/precision.hpp"
-
-namespace fmsim::core {
-
-std::optional<Precision> parse_precision(std::string_view text) {
-  const std::string t = to_lower(text);
-  if (t == "fp64") return Precision::FP64;
-  if (t == "tf32" || t == "fp32") return Precision::TF32;
-  if (t == "bf16") return Precision::BF16;
-  if (t == "fp16") return Precision::FP16;
-  if (t == "fp8" || t == "mxfp8") return Precision::FP8;
-  if (t == "fp4" || t == "nvfp4" || t == "mxfp4") return Precision::FP4;
-  return std::nullopt;
-}
+std::optional<Precision> parse_precision(std::string_view text) { return kPrecisionWords.parse(text); }
 
 std::string precision_label(Precision p, Fp8Recipe r) {
   std::string out(to_string(p));
@@ -127,12 +115,15 @@ std::string precision_label(Precision p, Fp8Recipe r) {
   return out;
 }
 
-std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view text) {
-  const std::string t = to_lower(text);
-  if (t == "tensorwise") return Fp8Recipe::Tensorwise;
-  if (t == "rowwise") return Fp8Recipe::Rowwise;
-  if (t == "block" || t == "blockwise" || t == "mxfp8") return Fp8Recipe::Block;
-  return std::nullopt;
+std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view text) { return kFp8RecipeWords.parse(text); }
+
+std::string fold_word(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '-' || c == '_' || c == ' ') continue;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
 }
 
 }  // namespace fmsim::core

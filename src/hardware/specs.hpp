@@ -9,6 +9,7 @@
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
+#include "core/vocabulary.hpp"
 
 namespace fmsim::hardware {
 
@@ -26,6 +27,16 @@ struct Provenance {
 using ProvenanceMap = std::map<std::string, Provenance>;
 
 enum class Architecture { Ampere, Hopper, Blackwell, BlackwellUltra };
+
+/// The words of `architecture:` in gpus.yaml and the keys of data/calibration/training.yaml
+/// ("blackwell-ultra" and "blackwell_ultra" are one word).
+inline constexpr core::Word<Architecture> kArchitectureWordList[] = {
+    {Architecture::Ampere, "ampere"},
+    {Architecture::Hopper, "hopper"},
+    {Architecture::Blackwell, "blackwell"},
+    {Architecture::BlackwellUltra, "blackwell-ultra"},
+};
+inline constexpr core::Vocabulary<Architecture> kArchitectureWords{"GPU architecture", kArchitectureWordList};
 
 /// One GPU model. Throughputs are dense tensor-core peaks; zero means not supported.
 struct GpuSpec {

@@ -5,25 +5,6 @@
 
 namespace fmsim::parallelism {
 
-std::string_view to_string(Sharding s) {
-  switch (s) {
-    case Sharding::None: return "ddp";
-    case Sharding::DistributedOptimizer: return "zero1";
-    case Sharding::Zero2: return "zero2";
-    case Sharding::Zero3: return "fsdp";
-  }
-  return "?";
-}
-
-std::string_view to_string(Recompute r) {
-  switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
-  }
-  return "?";
-}
-
 Layout with_dp(Layout layout, int gpus) {
   const int mp = layout.tp * layout.pp * layout.cp;
   layout.dp = (mp > 0 && gpus % mp == 0) ? gpus / mp : 0;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/precision.hpp"
+#include "core/vocabulary.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::parallelism {
@@ -30,8 +31,26 @@ enum class Recompute {
 /// Pipeline schedule.
 enum class PipelineSchedule { OneFOneB, Interleaved };
 
-std::string_view to_string(Sharding s);
-std::string_view to_string(Recompute r);
+/// The words of --sharding (train, plan, run, checkpoint, goodput), job files and CSVs.
+inline constexpr core::Word<Sharding> kShardingWordList[] = {
+    {Sharding::None, "ddp", "none, zero0"},
+    {Sharding::DistributedOptimizer, "zero1", "distopt, distributed-optimizer, optimizer"},
+    {Sharding::Zero2, "zero2", "shard-grad-op"},
+    {Sharding::Zero3, "fsdp", "zero3, full-shard, full"},
+};
+inline constexpr core::Vocabulary<Sharding> kShardingWords{"sharding", kShardingWordList};
+
+/// The words of --recompute, job files and CSVs.
+inline constexpr core::Word<Recompute> kRecomputeWordList[] = {
+    {Recompute::None, "none", "no, off"},
+    {Recompute::Selective, "selective", "sel"},
+    {Recompute::Full, "full"},
+};
+inline constexpr core::Vocabulary<Recompute> kRecomputeWords{"recompute policy", kRecomputeWordList};
+
+/// Canonical names: "ddp", "zero1", "zero2", "fsdp"; "none", "selective", "full".
+constexpr std::string_view to_string(Sharding s) { return kShardingWords.name(s); }
+constexpr std::string_view to_string(Recompute r) { return kRecomputeWords.name(r); }
 
 /// One parallel layout. dp is derived: gpus / (tp * pp * cp). Megatron conventions: EP is carved
 /// out of DP*CP (and TP when etp < tp), rank order TP innermost, then CP, DP, PP outermost.

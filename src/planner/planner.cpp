@@ -382,15 +382,6 @@ Plan assemble(const PlanRequest& request, const training::Calibration& calibrati
 
 }  // namespace
 
-std::string_view to_string(Objective o) {
-  switch (o) {
-    case Objective::Time: return "time";
-    case Objective::Cost: return "cost";
-    case Objective::TokensPerDollar: return "tokens-per-dollar";
-  }
-  return "?";
-}
-
 SearchStats& SearchStats::operator+=(const SearchStats& o) {
   shapes += o.shapes;
   candidates += o.candidates;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
 #include "planner/bottleneck.hpp"
@@ -34,7 +35,15 @@ namespace fmsim::planner {
 /// budget divided by the other).
 enum class Objective { Time, Cost, TokensPerDollar };
 
-std::string_view to_string(Objective o);
+/// The words of --objective.
+inline constexpr core::Word<Objective> kObjectiveWordList[] = {
+    {Objective::Time, "time"},
+    {Objective::Cost, "cost"},
+    {Objective::TokensPerDollar, "tokens-per-dollar"},
+};
+inline constexpr core::Vocabulary<Objective> kObjectiveWords{"objective", kObjectiveWordList};
+
+constexpr std::string_view to_string(Objective o) { return kObjectiveWords.name(o); }
 
 /// One planning question.
 struct PlanRequest {

@@ -5,19 +5,7 @@
 
 namespace fmsim::reliability {
 
-std::string to_string(ComponentClass c) {
-  switch (c) {
-    case ComponentClass::Gpu: return "gpu";
-    case ComponentClass::Hbm: return "hbm";
-    case ComponentClass::Network: return "network";
-    case ComponentClass::Switch: return "switch";
-    case ComponentClass::Host: return "host";
-    case ComponentClass::Software: return "software";
-    case ComponentClass::Maintenance: return "maintenance";
-    case ComponentClass::Unknown: return "unknown";
-  }
-  return "?";
-}
+std::string to_string(ComponentClass c) { return std::string(kComponentClassWords.name(c)); }
 
 double FailureModel::node_hours() const { return observed_nodes * observed_duration.value() / 3600.0; }
 

@@ -12,11 +12,21 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "core/vocabulary.hpp"
 
 namespace fmsim::reliability {
 
 /// What broke. Closed set; the Llama 3 categories map onto it (docs/models/reliability.md).
 enum class ComponentClass { Gpu, Hbm, Network, Switch, Host, Software, Maintenance, Unknown };
+
+/// The words of `class:` in failure data files.
+inline constexpr core::Word<ComponentClass> kComponentClassWordList[] = {
+    {ComponentClass::Gpu, "gpu"},           {ComponentClass::Hbm, "hbm"},
+    {ComponentClass::Network, "network"},   {ComponentClass::Switch, "switch"},
+    {ComponentClass::Host, "host"},         {ComponentClass::Software, "software"},
+    {ComponentClass::Maintenance, "maintenance"}, {ComponentClass::Unknown, "unknown"},
+};
+inline constexpr core::Vocabulary<ComponentClass> kComponentClassWords{"component class", kComponentClassWordList};
 
 /// "gpu", "hbm", "network", "switch", "host", "software", "maintenance", "unknown".
 std::string to_string(ComponentClass c);

@@ -8,15 +8,7 @@
 
 namespace fmsim::reliability {
 
-std::string to_string(CheckpointStrategy s) {
-  switch (s) {
-    case CheckpointStrategy::SyncDisk: return "sync";
-    case CheckpointStrategy::AsyncDisk: return "async";
-    case CheckpointStrategy::InMemory: return "in-memory";
-    case CheckpointStrategy::PeerReplica: return "peer";
-  }
-  return "?";
-}
+std::string to_string(CheckpointStrategy s) { return std::string(kCheckpointStrategyWords.name(s)); }
 
 core::Seconds effective_interval(const CheckpointTiming& t) {
   return std::max(t.interval, t.persist - t.blocking);

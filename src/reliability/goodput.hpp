@@ -24,6 +24,7 @@
 #include <string>
 
 #include "core/units.hpp"
+#include "core/vocabulary.hpp"
 #include "reliability/failure_model.hpp"
 
 namespace fmsim::reliability {
@@ -34,6 +35,16 @@ enum class CheckpointStrategy {
   InMemory,     ///< snapshot to host DRAM, replicated to peers; restore from a peer's memory
   PeerReplica,  ///< replacement failures restore from a data-parallel replica; disk checkpoints otherwise
 };
+
+/// The words of --strategy (checkpoint, goodput, run).
+inline constexpr core::Word<CheckpointStrategy> kCheckpointStrategyWordList[] = {
+    {CheckpointStrategy::SyncDisk, "sync"},
+    {CheckpointStrategy::AsyncDisk, "async"},
+    {CheckpointStrategy::InMemory, "in-memory", "memory"},
+    {CheckpointStrategy::PeerReplica, "peer"},
+};
+inline constexpr core::Vocabulary<CheckpointStrategy> kCheckpointStrategyWords{"checkpoint strategy",
+                                                                               kCheckpointStrategyWordList};
 
 /// "sync", "async", "in-memory", "peer".
 std::string to_string(CheckpointStrategy s);

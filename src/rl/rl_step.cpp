@@ -5,6 +5,7 @@
 #include <map>
 #include <fmt/format.h>
 
+#include "collectives/collective.hpp"
 #include "core/sim_time.hpp"
 #include "training/comm_adapter.hpp"
 #include "workload/parameter_count.hpp"

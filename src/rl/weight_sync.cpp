@@ -59,7 +59,7 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
   const int shard = l.sharding == parallelism::Sharding::Zero3 ? l.fsdp_shard_size() : l.tp * std::max(1, l.ep / std::max(1, l.tp));
   if (shard > 1) {
     const int stride = l.sharding == parallelism::Sharding::Zero3 ? l.tp * l.cp : 1;
-    r.gather = comm(training::CommOp::AllGather, training::CommGroup{shard, stride}, core::Bytes(bytes / std::max(1, l.pp)));
+    r.gather = comm(collectives::Op::AllGather, training::CommGroup{shard, stride}, core::Bytes(bytes / std::max(1, l.pp)));
   }
 
   // Transfer. Broadcast methods deliver every generator GPU the full tensors; P2P only its shard.

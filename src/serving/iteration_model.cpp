@@ -161,14 +161,14 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
         // One-shot all-reduce: every rank reads the others' buffers over NVLink.
         ar_table_[i] = e.allreduce_latency_s + act * (tp - 1) / tp / gpu.nvlink_per_direction().value();
       } else {
-        ar_table_[i] = comm_(training::CommOp::AllReduce, {d.tp, 1}, core::Bytes(act)).value();
+        ar_table_[i] = comm_(collectives::Op::AllReduce, {d.tp, 1}, core::Bytes(act)).value();
       }
     }
     if (adp && m.is_moe() && d.ep > 1) {
       // Dispatch (FP8 activations) and combine (BF16) of each rank's tokens, top-k copies each.
       const double send = tokens * m.moe.top_k * m.hidden;
-      a2a_table_[i] = comm_(training::CommOp::AllToAll, {d.ep, 1}, core::Bytes(send * 1.0)).value() +
-                      comm_(training::CommOp::AllToAll, {d.ep, 1}, core::Bytes(send * 2.0)).value();
+      a2a_table_[i] = comm_(collectives::Op::AllToAll, {d.ep, 1}, core::Bytes(send * 1.0)).value() +
+                      comm_(collectives::Op::AllToAll, {d.ep, 1}, core::Bytes(send * 2.0)).value();
     }
   }
 }
@@ -251,7 +251,7 @@ IterationCost IterationModel::iteration(const BatchWork& w) const {
   c.ep_comm = moe_layers_ * interpolate(a2a_table_, tokens / adp);
   double stage = c.total();
   if (d_.pp > 1) {
-    c.pp_comm = (d_.pp - 1.0) * comm_(training::CommOp::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0)).value();
+    c.pp_comm = (d_.pp - 1.0) * comm_(collectives::Op::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0)).value();
     // Without micro-batch pipelining a token crosses every stage in turn.
     const double scale = d_.pp;
     c.linear *= scale; c.experts *= scale; c.attention *= scale; c.other *= scale; c.tp_comm *= scale; c.ep_comm *= scale;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "collectives/collective.hpp"
 #include "core/precision.hpp"
 #include "hardware/specs.hpp"
 #include "serving/calibration.hpp"
@@ -106,7 +107,7 @@ class IterationModel {
   [[nodiscard]] int graph_batch(int batch) const;
 
  private:
-  double comm_time(training::CommOp op, int tokens, double bytes_per_token, training::CommGroup g) const;
+  double comm_time(collectives::Op op, int tokens, double bytes_per_token, training::CommGroup g) const;
 
   Deployment d_;
   training::CommCostFn comm_;

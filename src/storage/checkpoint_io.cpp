@@ -41,11 +41,12 @@ CheckpointContents checkpoint_contents(double parameters, double bytes_per_param
                             .optimizer_bytes_per_param = bytes_per_param - weight_bytes};
 }
 
-std::string to_string(Sharding sharding) {
+std::string_view sharded_state(Sharding sharding) {
   switch (sharding) {
     case Sharding::None: return "none";
-    case Sharding::Optimizer: return "optimizer";
-    case Sharding::Full: return "full";
+    case Sharding::DistributedOptimizer:
+    case Sharding::Zero2: return "optimizer";
+    case Sharding::Zero3: return "full";
   }
   return "?";
 }
@@ -82,13 +83,14 @@ ShardPlan plan_shards(const CheckpointContents& c, const CheckpointLayout& layou
       writers = layout.model_parallel();
       per_rank_load = c.total().value() / mp;
       break;
-    case Sharding::Optimizer:
+    case Sharding::DistributedOptimizer:
+    case Sharding::Zero2:
       lead = c.weights().value() / mp + c.optimizer().value() / ranks;
       other = c.optimizer().value() / ranks;
       writers = other > 0.0 ? layout.ranks : layout.model_parallel();
       per_rank_load = c.weights().value() / mp + c.optimizer().value() / ranks;
       break;
-    case Sharding::Full:
+    case Sharding::Zero3:
       lead = c.total().value() / ranks;
       other = lead;
       writers = layout.ranks;

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "core/units.hpp"
+#include "parallelism/layout.hpp"
 #include "storage/storage_tier.hpp"
 
 namespace fmsim::storage {
@@ -46,10 +47,12 @@ struct CheckpointContents {
 /// optimizer state). Mixed-precision Adam: 14 and 2.
 CheckpointContents checkpoint_contents(double parameters, double bytes_per_param = 14.0, double weight_bytes = 2.0);
 
-enum class Sharding { None, Optimizer, Full };
+using parallelism::Sharding;
 
-/// "none", "optimizer" (zero1), "full" (zero3/fsdp).
-std::string to_string(Sharding sharding);
+/// What a checkpoint of a layout with this sharding holds sharded across data-parallel ranks:
+/// "none" (ddp: one replica writes), "optimizer" (zero1, zero2: optimizer states), "full"
+/// (fsdp: everything).
+std::string_view sharded_state(Sharding sharding);
 
 /// How the job's ranks are laid out.
 struct CheckpointLayout {
@@ -57,7 +60,7 @@ struct CheckpointLayout {
   int nodes = 1;
   int data_parallel = 1;  ///< model replicas; ranks / data_parallel = model-parallel size
   int tensor_parallel = 1;  ///< innermost rank group (placement only)
-  Sharding sharding = Sharding::Optimizer;
+  Sharding sharding = Sharding::DistributedOptimizer;
 
   [[nodiscard]] int gpus_per_node() const { return ranks / nodes; }
   [[nodiscard]] int model_parallel() const { return ranks / data_parallel; }

@@ -10,6 +10,7 @@
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 
 namespace fmsim::training {
@@ -66,6 +67,13 @@ enum class AttentionKernel {
   FlashAttention2,  ///< the flash-attn 2.x package (Ampere-generation kernels)
 };
 
+/// The words of a stack's `attention_kernel:` in the calibration file.
+inline constexpr core::Word<AttentionKernel> kAttentionKernelWordList[] = {
+    {AttentionKernel::Reference, "reference"},
+    {AttentionKernel::FlashAttention2, "flash-attention-2", "fa2, flash2"},
+};
+inline constexpr core::Vocabulary<AttentionKernel> kAttentionKernelWords{"attention kernel", kAttentionKernelWordList};
+
 /// Forward and backward efficiency of `kernel` on the architecture calibrated by `g`.
 [[nodiscard]] inline std::pair<double, double> attention_efficiency(const GpuCalibration& g, AttentionKernel kernel) {
   if (kernel == AttentionKernel::FlashAttention2 && g.flash2_fwd_efficiency > 0.0) {
@@ -101,16 +109,14 @@ enum class MoeDispatcher {
   Deduplicated,  ///< one copy per destination domain, fanned out over NVLink (DeepEP, HybridEP)
 };
 
-[[nodiscard]] inline std::string_view to_string(MoeDispatcher d) {
-  return d == MoeDispatcher::Deduplicated ? "deduplicated" : "alltoall";
-}
+/// The words of --moe-dispatcher, `moe_dispatcher:` in job and calibration files.
+inline constexpr core::Word<MoeDispatcher> kMoeDispatcherWordList[] = {
+    {MoeDispatcher::AllToAll, "alltoall"},
+    {MoeDispatcher::Deduplicated, "deduplicated"},
+};
+inline constexpr core::Vocabulary<MoeDispatcher> kMoeDispatcherWords{"MoE dispatcher", kMoeDispatcherWordList};
 
-/// "alltoall" or "deduplicated"; nullopt for anything else.
-[[nodiscard]] inline std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view s) {
-  if (s == "alltoall") return MoeDispatcher::AllToAll;
-  if (s == "deduplicated") return MoeDispatcher::Deduplicated;
-  return std::nullopt;
-}
+[[nodiscard]] constexpr std::string_view to_string(MoeDispatcher d) { return kMoeDispatcherWords.name(d); }
 
 /// Expected inter-domain bytes of a deduplicating dispatcher relative to a plain all-to-all, for
 /// balanced top-k routing over `experts` spread evenly over `domains` NVLink domains:

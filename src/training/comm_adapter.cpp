@@ -13,17 +13,6 @@
 namespace fmsim::training {
 namespace {
 
-collectives::Op to_collective(CommOp op) {
-  switch (op) {
-    case CommOp::AllReduce: return collectives::Op::AllReduce;
-    case CommOp::AllGather: return collectives::Op::AllGather;
-    case CommOp::ReduceScatter: return collectives::Op::ReduceScatter;
-    case CommOp::AllToAll: return collectives::Op::AllToAll;
-    case CommOp::SendRecv: return collectives::Op::SendRecv;
-  }
-  return collectives::Op::AllReduce;
-}
-
 struct Key {
   int op, size, stride;
   std::uint64_t bytes;
@@ -51,14 +40,14 @@ struct State {
 CommCostFn make_comm_cost(const hardware::ClusterSpec& cluster) {
   auto state = std::make_shared<State>();
   state->topology = topology::build_topology(cluster);
-  return [state](CommOp op, CommGroup group, core::Bytes bytes) {
+  return [state](collectives::Op op, CommGroup group, core::Bytes bytes) {
     const Key key{static_cast<int>(op), group.size, group.stride, std::bit_cast<std::uint64_t>(bytes.value())};
     {
       std::lock_guard lock(state->mutex);
       if (auto it = state->memo.find(key); it != state->memo.end()) return core::Seconds(it->second);
     }
     const auto shape = topology::classify(state->topology, topology::Group::strided(0, group.size, group.stride));
-    const auto cost = collectives::estimate(state->topology, state->calibration, shape, to_collective(op), bytes);
+    const auto cost = collectives::estimate(state->topology, state->calibration, shape, op, bytes);
     const double t = cost.feasible ? cost.time.value() : 0.0;
     std::lock_guard lock(state->mutex);
     state->memo.emplace(key, t);

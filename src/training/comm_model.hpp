@@ -3,12 +3,11 @@
 
 #include <functional>
 
+#include "collectives/collective.hpp"
 #include "core/units.hpp"
 #include "parallelism/layout.hpp"
 
 namespace fmsim::training {
-
-enum class CommOp { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
 
 /// A group of ranks in node-major rank order: ranks first, first+stride, ..., (size members).
 /// Rank order follows Megatron: TP innermost, then CP, then DP (EP carved from it), PP outermost.
@@ -45,6 +44,6 @@ inline int domains_spanned(CommGroup group, int domain_gpus) {
 /// output, reduce-scatter input, all-to-all send buffer per rank, send/recv message) on `group`.
 /// Identical groups running at once (all DP groups of a node) use different NIC rails, which the
 /// collectives model's per-group NIC count already captures.
-using CommCostFn = std::function<core::Seconds(CommOp op, CommGroup group, core::Bytes bytes)>;
+using CommCostFn = std::function<core::Seconds(collectives::Op op, CommGroup group, core::Bytes bytes)>;
 
 }  // namespace fmsim::training

@@ -9,11 +9,23 @@
 
 #include "core/error.hpp"
 #include "engine/task_graph.hpp"
+#include "parallelism/pipeline_schedule.hpp"
 #include "workload/model_flops.hpp"
 #include "workload/operators.hpp"
 
 namespace fmsim::training {
 namespace {
+
+// FlashAttention's backward runs five matmuls of the forward's size (S = QK^T recomputed, dV = P^T dO,
+// dP = dO V^T, dQ = dS K, dK = dS^T Q) where the forward runs two (QK^T, PV): 2.5x the forward's
+// FLOPs, the count FlashAttention's own benchmarks use (github.com/Dao-AILab/flash-attention,
+// benchmarks/benchmark_flash_attention.py: flops(mode="bwd") = 2.5 x flops(mode="fwd")).
+constexpr double kAttentionBackwardFlopRatio = 2.5;
+
+// An FP8 cast reads the 16-bit tensor (2 bytes per element) and writes its 8-bit copy (1 byte):
+// 3 bytes of HBM traffic per element, at the memory roofline (Transformer Engine's cast kernels are
+// bandwidth-bound elementwise passes).
+constexpr double kFp8CastBytesPerElement = 2.0 + 1.0;
 
 using core::Seconds;
 using parallelism::Recompute;
@@ -64,7 +76,7 @@ class Costing {
 
 
 
-  double comm_time(CommOp op, CommGroup g, double bytes) const {
+  double comm_time(collectives::Op op, CommGroup g, double bytes) const {
     if (g.size <= 1 || bytes <= 0) return 0.0;
     return comm_(op, g, core::Bytes(bytes)).value();
   }
@@ -120,9 +132,10 @@ class Costing {
             c.adapter_params += op.groups * r * (op.k + op.n);
           }
           if (low_precision && !keep16) {
-            // Quantise inputs (read 16-bit, write 8-bit, and a transposed copy for backward).
-            c.fwd += memory_time(3.0 * op.m * op.k);
-            c.bwd += memory_time(3.0 * op.m * op.n);
+            // Cast the GEMM's activation input (m x k) forward and its output gradient (m x n)
+            // backward to 8 bits: kFp8CastBytesPerElement of HBM traffic per element.
+            c.fwd += memory_time(kFp8CastBytesPerElement * op.m * op.k);
+            c.bwd += memory_time(kFp8CastBytesPerElement * op.m * op.n);
           }
           (op.expert ? c.expert_params : c.dense_params) += op.weights;
           c.weight_bytes += op.weights * 2.0;
@@ -134,7 +147,7 @@ class Costing {
                            attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
           attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
-          attention_bwd = 2.5 * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
+          attention_bwd = kAttentionBackwardFlopRatio * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
           c.fwd += attention_fwd;
           c.bwd += attention_bwd;
           break;
@@ -154,7 +167,7 @@ class Costing {
           // applied to the whole exchange, whose time the inter-domain part dominates (the NVLink
           // fan-out inside the destination domain is left out).
           const double bytes = op.bytes * ep_dedup_;
-          const double t = comm_time(CommOp::AllToAll, ep_group(), bytes);
+          const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes);
           c.ep_fwd += t;
           c.ep_bwd += t;
           c.ep_bytes += 2.0 * bytes * (l_.ep - 1.0) / l_.ep;
@@ -173,10 +186,10 @@ class Costing {
         const double pairs = moe ? 1.0 : 2.0;
         double t_tp;
         if (l_.sequence_parallel) {
-          t_tp = pairs * (comm_time(CommOp::AllGather, tp_group(), act_bytes) +
-                          comm_time(CommOp::ReduceScatter, tp_group(), act_bytes));
+          t_tp = pairs * (comm_time(collectives::Op::AllGather, tp_group(), act_bytes) +
+                          comm_time(collectives::Op::ReduceScatter, tp_group(), act_bytes));
         } else {
-          t_tp = pairs * comm_time(CommOp::AllReduce, tp_group(), act_bytes);
+          t_tp = pairs * comm_time(collectives::Op::AllReduce, tp_group(), act_bytes);
         }
         const double exposed = l_.overlap_tp_comm ? (1.0 - sc_.tp_overlap) : 1.0;
         c.tp_fwd = t_tp * exposed;
@@ -188,7 +201,7 @@ class Costing {
         const auto& m = job_.model;
         const double hd = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / m.num_heads;
         const double kv_bytes = tokens * 2.0 * std::max(1, m.num_kv_heads) * hd * 2.0 / l_.tp;
-        const double t_cp = (l_.cp - 1.0) * comm_time(CommOp::SendRecv, cp_group(), kv_bytes);
+        const double t_cp = (l_.cp - 1.0) * comm_time(collectives::Op::SendRecv, cp_group(), kv_bytes);
         c.cp_fwd = std::max(0.0, t_cp - attention_fwd * (l_.cp - 1.0) / l_.cp);
         c.cp_bwd = std::max(0.0, 2.0 * t_cp - attention_bwd * (l_.cp - 1.0) / l_.cp);
         c.cp_bytes = 3.0 * (l_.cp - 1.0) * kv_bytes;
@@ -274,7 +287,7 @@ class Costing {
     if (l_.pp <= 1) return 0.0;
     const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
     const double bytes = tokens * static_cast<double>(job_.model.hidden) * 2.0 / (l_.sequence_parallel ? l_.tp : 1);
-    return comm_time(CommOp::SendRecv, pp_group(), bytes);
+    return comm_time(collectives::Op::SendRecv, pp_group(), bytes);
   }
 
   double p2p_bytes() const {
@@ -307,9 +320,9 @@ class Costing {
       // their updated shards gathered under the distributed optimizer); the frozen base is not synchronised.
       const double adapters = st.sum.adapter_params;
       const double t = l_.sharding == Sharding::None
-                           ? comm_time(CommOp::AllReduce, dp_group(), adapters * grad_b)
-                           : comm_time(CommOp::ReduceScatter, dp_group(), adapters * grad_b) +
-                                 comm_time(CommOp::AllGather, dp_group(), adapters * 2.0);
+                           ? comm_time(collectives::Op::AllReduce, dp_group(), adapters * grad_b)
+                           : comm_time(collectives::Op::ReduceScatter, dp_group(), adapters * grad_b) +
+                                 comm_time(collectives::Op::AllGather, dp_group(), adapters * 2.0);
       d.exposed = exposed_after(t, adapters, window_b);
       d.bytes = adapters * (grad_b + (l_.sharding == Sharding::None ? 0.0 : 2.0));
       return d;
@@ -321,9 +334,9 @@ class Costing {
       const CommGroup g = fsdp_group();
       const double layers = std::max(1, st.layers);
       const double layer_bytes = st.sum.weight_bytes / layers;
-      const double ag = comm_time(CommOp::AllGather, g, layer_bytes);
+      const double ag = comm_time(collectives::Op::AllGather, g, layer_bytes);
       const double grad_params = lora ? st.sum.adapter_params / layers : layer_bytes / 2.0;
-      const double rs = comm_time(CommOp::ReduceScatter, g, grad_params * grad_b);
+      const double rs = comm_time(collectives::Op::ReduceScatter, g, grad_params * grad_b);
       const double f_layer = st.sum.fwd / layers;
       const double b_layer = (st.sum.bwd + st.sum.recompute) / layers;
       const double hide = l_.fsdp_prefetch ? sc_.dp_overlap : 0.0;
@@ -335,7 +348,7 @@ class Costing {
       if (l_.fsdp_shard_size() < l_.dp) {
         // Hybrid sharding: all-reduce gradient shards across the replica groups once per step.
         const CommGroup rep{l_.dp / l_.fsdp_shard_size(), l_.tp * l_.cp * l_.fsdp_shard_size()};
-        d.exposed += comm_time(CommOp::AllReduce, rep, grad_params * layers * grad_b / l_.fsdp_shard_size());
+        d.exposed += comm_time(collectives::Op::AllReduce, rep, grad_params * layers * grad_b / l_.fsdp_shard_size());
       }
       return d;
     }
@@ -343,13 +356,13 @@ class Costing {
     const double expert_grad_bytes = st.expert_params * grad_b;
     double t_grad = 0, t_param = 0;
     if (l_.sharding == Sharding::None) {
-      t_grad = comm_time(CommOp::AllReduce, dp_group(), dense_grad_bytes) +
-               comm_time(CommOp::AllReduce, edp_group(), expert_grad_bytes);
+      t_grad = comm_time(collectives::Op::AllReduce, dp_group(), dense_grad_bytes) +
+               comm_time(collectives::Op::AllReduce, edp_group(), expert_grad_bytes);
     } else {
-      t_grad = comm_time(CommOp::ReduceScatter, dp_group(), dense_grad_bytes) +
-               comm_time(CommOp::ReduceScatter, edp_group(), expert_grad_bytes);
-      t_param = comm_time(CommOp::AllGather, dp_group(), st.dense_params * 2.0) +
-                comm_time(CommOp::AllGather, edp_group(), st.expert_params * 2.0);
+      t_grad = comm_time(collectives::Op::ReduceScatter, dp_group(), dense_grad_bytes) +
+               comm_time(collectives::Op::ReduceScatter, edp_group(), expert_grad_bytes);
+      t_param = comm_time(collectives::Op::AllGather, dp_group(), st.dense_params * 2.0) +
+                comm_time(collectives::Op::AllGather, edp_group(), st.expert_params * 2.0);
     }
     const double params = st.dense_params + st.expert_params;
     d.exposed = exposed_after(t_grad, params, window_b) + exposed_after(t_param, params, window_f);
@@ -528,32 +541,9 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
   const std::size_t total = static_cast<std::size_t>(pp) * static_cast<std::size_t>(vp) * static_cast<std::size_t>(m);
   std::vector<engine::TaskId> fwd_done(total, -1), bwd_done(total, -1);
 
-  // Per-stage issue order (Megatron): 1F1B with warm-up pp-s-1 forwards, or the interleaved order.
-  struct Item { bool forward; int chunk; int mb; };
-  std::vector<std::vector<Item>> order(static_cast<std::size_t>(pp));
-  for (int s = 0; s < pp; ++s) {
-    auto& o = order[static_cast<std::size_t>(s)];
-    const int n = m * vp;
-    const auto fwd_item = [&](int k) {
-      const int chunk = (k / pp) % vp;
-      const int mb = (k / (pp * vp)) * pp + k % pp;
-      return Item{true, chunk, mb};
-    };
-    const auto bwd_item = [&](int k) {
-      const int chunk = vp - 1 - (k / pp) % vp;
-      const int mb = (k / (pp * vp)) * pp + k % pp;
-      return Item{false, chunk, mb};
-    };
-    int warmup = vp > 1 ? std::min(n, (pp - s - 1) * 2 + (vp - 1) * pp) : std::min(n, pp - s - 1);
-    if (vp > 1 && m % pp != 0) warmup = n;  // Megatron requires m % pp == 0 for interleaving; fall back to all-forward-first
-    int f = 0, bk = 0;
-    for (; f < warmup; ++f) o.push_back(fwd_item(f));
-    while (f < n) {
-      o.push_back(fwd_item(f++));
-      o.push_back(bwd_item(bk++));
-    }
-    while (bk < n) o.push_back(bwd_item(bk++));
-  }
+  // Per-stage issue order (Megatron): 1F1B, or the interleaved order with vp chunks per stage.
+  std::vector<std::vector<parallelism::PipelineItem>> order(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) order[static_cast<std::size_t>(s)] = parallelism::pipeline_issue_order(pp, vp, m, s);
   // Tasks must be added after their dependencies: iterate stages round-robin, adding an item
   // once its cross-stage dependency exists.
   std::vector<std::size_t> cursor(static_cast<std::size_t>(pp), 0);
@@ -566,29 +556,29 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
       auto& cur = cursor[static_cast<std::size_t>(s)];
       const auto& o = order[static_cast<std::size_t>(s)];
       while (cur < o.size()) {
-        const Item it = o[cur];
+        const parallelism::PipelineItem it = o[cur];
         std::vector<engine::TaskId> deps;
         if (it.forward) {
           if (s > 0) {
-            const auto prev = send_fwd[idx(s - 1, it.chunk, it.mb)];
+            const auto prev = send_fwd[idx(s - 1, it.chunk, it.micro_batch)];
             if (prev < 0) break;
             deps.push_back(prev);
           } else if (it.chunk > 0) {
-            const auto prev = send_fwd[idx(pp - 1, it.chunk - 1, it.mb)];
+            const auto prev = send_fwd[idx(pp - 1, it.chunk - 1, it.micro_batch)];
             if (prev < 0) break;
             deps.push_back(prev);
           }
         } else {
           if (s < pp - 1) {
-            const auto next = send_bwd[idx(s + 1, it.chunk, it.mb)];
+            const auto next = send_bwd[idx(s + 1, it.chunk, it.micro_batch)];
             if (next < 0) break;
             deps.push_back(next);
           } else if (it.chunk < vp - 1) {
-            const auto next = send_bwd[idx(0, it.chunk + 1, it.mb)];
+            const auto next = send_bwd[idx(0, it.chunk + 1, it.micro_batch)];
             if (next < 0) break;
             deps.push_back(next);
           }
-          const auto own = fwd_done[idx(s, it.chunk, it.mb)];
+          const auto own = fwd_done[idx(s, it.chunk, it.micro_batch)];
           if (own < 0) break;
           deps.push_back(own);
         }
@@ -596,18 +586,18 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
         const double dur = it.forward ? st.chunk_fwd[static_cast<std::size_t>(it.chunk)]
                                       : st.chunk_bwd[static_cast<std::size_t>(it.chunk)];
         const auto task = g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), deps,
-                                     fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.mb, it.chunk),
+                                     fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.micro_batch, it.chunk),
                                      "compute");
-        const auto i = idx(s, it.chunk, it.mb);
+        const auto i = idx(s, it.chunk, it.micro_batch);
         (it.forward ? fwd_done : bwd_done)[i] = task;
         // Hand the activation (or its gradient) to the neighbouring stage.
         const bool has_next = it.forward ? !(s == pp - 1 && it.chunk == vp - 1) : !(s == 0 && it.chunk == 0);
         const double link = has_next && pp > 1 ? p2p : 0.0;
         const auto sent = l.overlap_pp_comm
                               ? g.add_task(send[static_cast<std::size_t>(s)], ns(link), {task},
-                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.mb), "comm")
+                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm")
                               : g.add_task(compute[static_cast<std::size_t>(s)], ns(link), {task},
-                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.mb), "comm");
+                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm");
         (it.forward ? send_fwd : send_bwd)[i] = sent;
         ++cur;
         --remaining;

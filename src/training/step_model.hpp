@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "core/vocabulary.hpp"
 #include "engine/trace.hpp"
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
@@ -22,6 +23,14 @@ enum class Task {
   Sft,       ///< as pre-training (full fine-tuning)
   Lora,      ///< frozen base weights: no weight-gradient GEMMs, tiny optimizer
 };
+
+/// The words of --task, `task:` in job files.
+inline constexpr core::Word<Task> kTaskWordList[] = {
+    {Task::Pretrain, "pretrain", "pretraining, pre-train"},
+    {Task::Sft, "sft", "fine-tune, finetune"},
+    {Task::Lora, "lora"},
+};
+inline constexpr core::Vocabulary<Task> kTaskWords{"task", kTaskWordList};
 
 /// Everything that defines one training step.
 struct TrainingJob {

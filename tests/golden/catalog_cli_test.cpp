@@ -211,7 +211,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{with_catalog("empty.yaml"), "empty.yaml:1: the catalog file is empty"},
         BadInput{with_catalog("fractional_count.yaml"), "fractional_count.yaml:4: systems[0].gpus_per_node: '8.5' is not a whole number"},
         BadInput{with_catalog("alias_collision.yaml"), "alias_collision.yaml:5: gpus[0].aliases: 'H200' already names gpu 'h200-sxm'"},
-        BadInput{with_catalog("bad_enum.yaml"), "bad_enum.yaml:5: gpus[0].architecture: 'hoper' is not one of"},
+        BadInput{with_catalog("bad_enum.yaml"), "bad_enum.yaml:5: gpus[0].architecture: unknown GPU architecture 'hoper'; allowed: ampere, hopper"},
         BadInput{{"--catalog", fixture("does_not_exist.yaml"), "catalog", "gpus"}, "does_not_exist.yaml"},
         // Cluster files.
         BadInput{cluster_file("cluster_unknown_key.yaml"), "cluster_unknown_key.yaml:5: storrage: unknown key 'storrage'; did you mean storage?"},

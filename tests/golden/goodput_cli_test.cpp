@@ -61,7 +61,7 @@ TEST(GoodputCli, BadInputExitsTwo) {
   EXPECT_EQ(no_size.exit_code, 2);
   const auto strategy = run_fmsim({"goodput", "--gpus", "64", "--save-time", "10s", "--strategy", "lazy"});
   EXPECT_EQ(strategy.exit_code, 2);
-  EXPECT_THAT(strategy.err, HasSubstr("sync, async, in-memory, peer"));
+  EXPECT_THAT(strategy.err, HasSubstr("allowed: sync, async, in-memory (memory), peer"));
 }
 
 }  // namespace

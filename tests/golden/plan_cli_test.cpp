@@ -192,7 +192,7 @@ TEST_P(PlanBadFlags, ExitTwoWithAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Flags, PlanBadFlags,
-    ::testing::Values(BadFlag{{"plan", "--objective", "speed"}, "expected time, cost or tokens-per-dollar"},
+    ::testing::Values(BadFlag{{"plan", "--objective", "speed"}, "unknown objective 'speed'; allowed: time, cost, tokens-per-dollar"},
                       BadFlag{{"plan", "--gpus", "0"}, "--gpus"},
                       BadFlag{{"plan", "--tp", "6"}, "6 does not divide"},
                       BadFlag{{"plan", "--tp", "x"}, "'x' is not a whole number"},
@@ -203,9 +203,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFlag{{"plan", "--gpus-range", "256"}, "expected MIN:MAX"},
                       BadFlag{{"plan", "--model", "no-such-model"}, "no-such-model"},
                       BadFlag{{"plan", "--ep", "8"}, "expert parallelism needs a mixture of experts"},
-                      BadFlag{{"plan", "--sharding", "zero4"}, "expected ddp, zero1, zero2 or fsdp"},
-                      BadFlag{{"plan", "--recompute", "some"}, "expected none, selective or full"},
-                      BadFlag{{"plan", "--precision", "int8"}, "expected bf16, fp16, fp8 or fp4"},
+                      BadFlag{{"plan", "--sharding", "zero4"}, "unknown sharding 'zero4'; allowed: ddp (none, zero0), zero1 (distopt"},
+                      BadFlag{{"plan", "--recompute", "some"}, "unknown recompute policy 'some'; allowed: none (no, off), selective (sel), full"},
+                      BadFlag{{"plan", "--precision", "int8"}, "unknown training precision 'int8'; allowed: bf16, fp16, fp8 (mxfp8), fp4 (nvfp4, mxfp4)"},
                       BadFlag{{"plan", "--stack", "jax"}, "jax"},
                       BadFlag{{"plan", "--moe-dispatcher", "deepep"}, "allowed: alltoall, deduplicated"},
                       BadFlag{{"plan", "--top", "0"}, "--top"},

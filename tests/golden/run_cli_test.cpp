@@ -156,7 +156,7 @@ TEST(RunCli, BadInputExitsTwoNamingTheFlag) {
       {{"--tp", "3"}, "layout: tp*pp*cp = 3 does not divide 8 GPUs"},
       {{"--s3", "s3"}, "--s3: a data repository association links an FSx for Lustre tier to S3"},
       {{"--storage", "fsx-persistent9"}, "--storage: unknown storage 'fsx-persistent9'"},
-      {{"--strategy", "lazy"}, "--strategy: unknown strategy 'lazy'; allowed: sync, async, in-memory, peer"},
+      {{"--strategy", "lazy"}, "--strategy: unknown checkpoint strategy 'lazy'; allowed: sync, async, in-memory (memory), peer"},
   };
   for (const auto& c : cases) {
     const auto r = run_fmsim(with({"run"}, c.args));

@@ -14,7 +14,7 @@ namespace {
 
 // No communication cost: a single-GPU replica never calls it.
 training::CommCostFn no_comm() {
-  return [](training::CommOp, training::CommGroup, core::Bytes) { return core::Seconds(0.0); };
+  return [](collectives::Op, training::CommGroup, core::Bytes) { return core::Seconds(0.0); };
 }
 
 Deployment test_deployment() {

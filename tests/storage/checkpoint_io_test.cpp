@@ -22,7 +22,7 @@ TEST(PlanShards, OptimizerShardedLikeBloom) {
   // the others optimizer/384; a node holds TP x 2 replicas = 4 lead ranks and 4 others.
   const auto c = checkpoint_contents(176e9);
   const CheckpointLayout layout{.ranks = 384, .nodes = 48, .data_parallel = 8, .tensor_parallel = 4,
-                                .sharding = Sharding::Optimizer};
+                                .sharding = Sharding::DistributedOptimizer};
   const auto p = plan_shards(c, layout);
   const double lead = 176e9 * 2.0 / 48.0 + 176e9 * 12.0 / 384.0;
   const double other = 176e9 * 12.0 / 384.0;
@@ -36,7 +36,7 @@ TEST(PlanShards, OptimizerShardedLikeBloom) {
 TEST(PlanShards, FullShardingSpreadsEverything) {
   // FSDP over 64 ranks on 8 nodes: each rank writes total/64, each node total/8.
   const auto c = checkpoint_contents(70e9);
-  const auto p = plan_shards(c, {.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Full});
+  const auto p = plan_shards(c, {.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Zero3});
   EXPECT_NEAR(p.max_writer_bytes.value(), 70e9 * 14 / 64, 1.0);
   EXPECT_NEAR(p.max_node_bytes.value(), 70e9 * 14 / 8, 1.0);
 }
@@ -55,7 +55,7 @@ TEST(EstimateCheckpoint, SlowestStageWins) {
   // Synchronous: rank stream = pageable copy 15.625/5 = 3.125 s + writer 15.625/1 = 15.625 s
   // = 18.75 s; node 125/100 = 1.25 s; tier 1000/20 = 50 s. The slowest concurrent stage wins.
   const auto c = checkpoint_contents(1e12 / 14.0);
-  const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Full};
+  const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Zero3};
   const auto tier = custom_tier("test", gb_per_s(20), {});
   const CheckpointEngine engine{
       .device_to_host = gb_per_s(50), .pageable_copy = gb_per_s(5), .writer_throughput = gb_per_s(1)};
@@ -74,7 +74,7 @@ TEST(EstimateCheckpoint, CopyThenWriteIsSerialPerRank) {
   // A rank copies its shard off the GPU, then serialises and writes it: the stream is the sum.
   // Unbounded tier: 15.625 GB / 1.25 GB/s + 15.625 GB / 0.625 GB/s = 12.5 + 25 = 37.5 s.
   const auto c = checkpoint_contents(1e12 / 14.0);
-  const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Full};
+  const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Zero3};
   const CheckpointEngine engine{.pageable_copy = gb_per_s(1.25), .writer_throughput = gb_per_s(0.625)};
   const auto e = estimate_checkpoint(c, layout, custom_tier("t", {}, {}), engine, {});
   EXPECT_NEAR(e.save.total.value(), 37.5, 1e-9);
@@ -85,7 +85,7 @@ TEST(EstimateCheckpoint, AsyncBlocksOnlyForTheStagingCopy) {
   // Asynchronous: the stall is the copy into pinned memory (15.625 GB / 50 GB/s = 0.3125 s), not
   // the pageable one (3.125 s); persist = the whole save (tier 50 s).
   const auto c = checkpoint_contents(1e12 / 14.0);
-  const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Full};
+  const CheckpointLayout layout{.ranks = 64, .nodes = 8, .data_parallel = 64, .sharding = Sharding::Zero3};
   const CheckpointEngine engine{.device_to_host = gb_per_s(50), .pageable_copy = gb_per_s(5), .asynchronous = true};
   const auto e = estimate_checkpoint(c, layout, custom_tier("t", gb_per_s(20), {}), engine, gb_per_s(100));
   EXPECT_NEAR(e.blocking.value(), 0.3125, 1e-9);
@@ -96,7 +96,7 @@ TEST(EstimateCheckpoint, AsyncBlocksOnlyForTheStagingCopy) {
 TEST(EstimateCheckpoint, CapacityCheck) {
   // Two retained 1 TB checkpoints do not fit in 1.5 TB.
   const auto c = checkpoint_contents(1e12 / 14.0);
-  const auto e = estimate_checkpoint(c, {.ranks = 8, .nodes = 1, .data_parallel = 8, .sharding = Sharding::Full},
+  const auto e = estimate_checkpoint(c, {.ranks = 8, .nodes = 1, .data_parallel = 8, .sharding = Sharding::Zero3},
                                      custom_tier("t", gb_per_s(20), {}, core::tb(1.5)), {}, gb_per_s(100), 2);
   EXPECT_FALSE(e.fits);
 }

@@ -248,8 +248,8 @@ TEST(StepModel, DeduplicatedDispatchScalesCrossNodeAllToAll) {
   dedup.name = "test-dedup";
   dedup.moe_dispatcher = MoeDispatcher::Deduplicated;
   cal.stacks["test-dedup"] = dedup;
-  const CommCostFn per_byte = [](CommOp op, CommGroup g, core::Bytes b) {
-    return core::Seconds(op == CommOp::AllToAll && g.size > 1 ? b.value() * 1e-9 : 0.0);
+  const CommCostFn per_byte = [](collectives::Op op, CommGroup g, core::Bytes b) {
+    return core::Seconds(op == collectives::Op::AllToAll && g.size > 1 ? b.value() * 1e-9 : 0.0);
   };
   auto ep_time = [&](int nodes, int ep, const std::string& stack) {
     auto l = layout(1, 1, 1, 1, 8 * nodes);

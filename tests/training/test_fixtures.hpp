@@ -60,12 +60,12 @@ inline training::Calibration test_calibration() {
 
 /// A network that costs nothing: isolates compute and scheduling.
 inline training::CommCostFn free_network() {
-  return [](training::CommOp, training::CommGroup, core::Bytes) { return core::Seconds(0.0); };
+  return [](collectives::Op, training::CommGroup, core::Bytes) { return core::Seconds(0.0); };
 }
 
 /// A network with a fixed time per collective.
 inline training::CommCostFn fixed_network(double seconds) {
-  return [seconds](training::CommOp, training::CommGroup g, core::Bytes) {
+  return [seconds](collectives::Op, training::CommGroup g, core::Bytes) {
     return core::Seconds(g.size > 1 ? seconds : 0.0);
   };
 }

@@ -1,0 +1,52 @@
+// One vocabulary for every command: a word one command accepts, every command that reads the same
+// setting accepts, and every refusal lists the same words (issue 19: `train --sharding distopt`
+// worked while `plan --sharding distopt` failed; `plan --recompute sel` worked, `train` refused it).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "run_cli.hpp"
+
+namespace {
+
+using fmsim::testing::run_fmsim;
+using ::testing::HasSubstr;
+
+const std::vector<std::string> kTrain = {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:8",
+                                         "--gbs", "64", "--seq", "4096", "--json"};
+const std::vector<std::string> kPlan = {"plan", "--model", "llama3.1-8b", "--gpus", "64", "--systems", "p5.48xlarge",
+                                        "--tokens", "1B", "--top", "1", "--json"};
+
+std::vector<std::string> with(std::vector<std::string> args, std::initializer_list<std::string> more) {
+  args.insert(args.end(), more);
+  return args;
+}
+
+TEST(WordsCli, TrainAndPlanAcceptTheSameShardingAndRecomputeWords) {
+  for (const auto& base : {kTrain, kPlan}) {
+    const auto r = run_fmsim(with(base, {"--sharding", "distopt", "--recompute", "sel"}));
+    EXPECT_EQ(r.exit_code, 0) << base[0] << ": " << r.err;
+  }
+}
+
+TEST(WordsCli, AnAliasGivesTheSameFiguresAsTheCanonicalWord) {
+  // distopt is zero1, sel is selective: the same job, the same JSON.
+  const auto alias = run_fmsim(with(kTrain, {"--sharding", "distopt", "--recompute", "sel"}));
+  const auto canonical = run_fmsim(with(kTrain, {"--sharding", "zero1", "--recompute", "selective"}));
+  ASSERT_EQ(alias.exit_code, 0) << alias.err;
+  EXPECT_EQ(alias.out, canonical.out);
+}
+
+TEST(WordsCli, RefusalsNameTheFlagAndListTheSameWords) {
+  const std::string allowed = "allowed: ddp (none, zero0), zero1 (distopt, distributed-optimizer, optimizer), "
+                              "zero2 (shard-grad-op), fsdp (zero3, full-shard, full)";
+  const auto t = run_fmsim(with(kTrain, {"--sharding", "zero4"}));
+  const auto p = run_fmsim(with(kPlan, {"--sharding", "zero4"}));
+  const auto c = run_fmsim({"checkpoint", "--model", "llama3.1-8b", "--gpus", "8", "--sharding", "zero4"});
+  for (const auto* r : {&t, &p, &c}) {
+    EXPECT_EQ(r->exit_code, 2);
+    EXPECT_THAT(r->err, HasSubstr("--sharding"));
+    EXPECT_THAT(r->err, HasSubstr(allowed));
+  }
+}
+
+}  // namespace
