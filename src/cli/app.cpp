@@ -55,6 +55,7 @@ int run(int argc, char** argv) {
   add_topology_command(app, ctx);
   add_rl_command(app, ctx);
   add_serve_command(app, ctx);
+  add_plan_serve_command(app, ctx);
 
   try {
     app.parse(argc, argv);
