@@ -12,10 +12,12 @@
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/rl_input.hpp"
+#include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
 #include "core/error.hpp"
 #include "observability/chrome_trace.hpp"
 #include "rl/rl_step.hpp"
+#include "rl/test_time.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -34,7 +36,7 @@ struct RlOptions {
   double oversample = 1.0;
   std::string reward = "rule";
   int gen_tp = 0;
-  std::string gen_precision = "bf16";
+  std::string gen_precision = "bf16", engine = "vllm";
   int tp = 1, pp = 1, cp = 1, ep = 1;
   std::string sharding = "zero1", stack = "megatron", recompute = "full";
   long long mini_batches = 1;
@@ -43,7 +45,8 @@ struct RlOptions {
   std::string sync_method = "nccl-bucketed";
   long long steps = 1;
   bool json = false, plan = false;
-  std::string trace;
+  std::string trace, test_time;
+  int search_steps = 8;
 };
 
 template <class E>
@@ -204,6 +207,53 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
   std::cout << fmt::format("  predicted in {:.1f} ms ({} rollout events)\n", elapsed_ms, r.rollout.events);
 }
 
+/// --test-time: the cost per query of a test-time-compute method on the job's GPUs.
+void run_test_time(const RlOptions& o, const rl::RlJob& job, const rl::RlCalibration& cal, const rl::RolloutEngine& engine) {
+  rl::TtcJob t;
+  t.method = choose<rl::TtcMethod>(o.test_time, "--test-time",
+                                   {{"single", rl::TtcMethod::Single}, {"best-of-n", rl::TtcMethod::BestOfN},
+                                    {"self-consistency", rl::TtcMethod::SelfConsistency},
+                                    {"verifier-search", rl::TtcMethod::VerifierSearch}});
+  if (o.search_steps < 1) throw core::InputError::flag("--search-steps", "must be at least 1");
+  const int gpus = job.job_gpus();
+  const int tp = job.generator_tp > 0 ? job.generator_tp
+                                      : std::min(gpus, rl::auto_generator_tp(job.policy, job.cluster, job.generator_precision, cal));
+  if (gpus % tp != 0) throw core::InputError::flag("--gen-tp", fmt::format("{} does not divide the {} GPUs", tp, gpus));
+  t.generator = rl::GeneratorConfig{job.policy, job.cluster, tp, gpus / tp, job.generator_precision};
+  t.n = job.samples;
+  t.search_steps = o.search_steps;
+  t.prompt_len = job.prompt_len;
+  t.lengths = job.lengths;
+  t.queries = job.prompts;
+  t.price_per_gpu_hour = job.cluster.price_per_hour_usd() / std::max(1, job.cluster.gpus());
+  rl::RlCalibration serve_cal = cal;
+  serve_cal.gpu_memory_utilization = cal.gpu_memory_utilization_disaggregated;  // a serving pool holds nothing else
+  const auto r = rl::estimate_test_time(t, serve_cal, engine);
+  if (!r.feasible) throw core::InputError::flag("--gen-tp", r.reason);
+  if (o.json) {
+    std::cout << nlohmann::json{{"method", rl::to_string(t.method)},
+                                {"policy", job.policy.name},
+                                {"gpus", gpus},
+                                {"generator_tp", tp},
+                                {"queries", t.queries},
+                                {"n", t.method == rl::TtcMethod::Single ? 1 : t.n},
+                                {"tokens_per_query", r.tokens_per_query},
+                                {"gpu_seconds_per_query", r.gpu_seconds_per_query},
+                                {"usd_per_query", r.usd_per_query},
+                                {"batch_latency_s", r.latency.value()}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("Test-time compute: {} (n = {}) with {} on {} GPUs ({} replicas x TP{}), {} queries at once\n",
+                           rl::to_string(t.method), t.method == rl::TtcMethod::Single ? 1 : t.n, job.policy.name, gpus,
+                           gpus / tp, tp, t.queries);
+  std::cout << fmt::format("  tokens per query      {:.0f} (generated and verifier)\n", r.tokens_per_query);
+  std::cout << fmt::format("  GPU-seconds per query {:.2f}\n", r.gpu_seconds_per_query);
+  if (t.price_per_gpu_hour > 0.0) std::cout << fmt::format("  cost per query        ${:.4f}\n", r.usd_per_query);
+  std::cout << fmt::format("  batch latency         {:.1f} s (the slowest sample finishes the batch)\n", r.latency.value());
+}
+
 }  // namespace
 
 void add_rl_command(CLI::App& app, Context& ctx) {
@@ -234,6 +284,8 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--reward", o->reward, "rule (verifier on CPU) or model (reward-model forward)")->capture_default_str();
   cmd->add_option("--gen-tp", o->gen_tp, "Generation tensor parallelism (default: smallest that fits)");
+  cmd->add_option("--engine", o->engine, "Rollout inference engine profile: vllm, sglang (data/calibration/serving.yaml)")
+      ->capture_default_str();
   cmd->add_option("--gen-precision", o->gen_precision, "Generation weights and KV cache: bf16 or fp8")->capture_default_str();
   cmd->add_option("--tp", o->tp, "Training tensor parallelism")->capture_default_str();
   cmd->add_option("--pp", o->pp, "Training pipeline parallelism")->capture_default_str();
@@ -248,7 +300,14 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();
-  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step");
+  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step "
+                                   "(at the --sync given: on-policy compares colocated with sequential separate pools, "
+                                   "off-policy searches overlapped pool splits)");
+  cmd->add_option("--test-time", o->test_time,
+                  "Instead of an RL step, the cost per query of test-time compute: single (long thinking: set "
+                  "--response-lengths), best-of-n, self-consistency, verifier-search; --samples is n, --prompts the "
+                  "queries served at once");
+  cmd->add_option("--search-steps", o->search_steps, "verifier-search: reasoning steps per beam")->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")->type_name("FILE");
   cmd->footer(
@@ -257,6 +316,8 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "      --max-response 16k --response-lengths lognormal:mean=6k,sigma=0.8 --placement colocated --tp 8\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync off-policy\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan\n"
+      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan --sync off-policy\n"
+      "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:1 --test-time self-consistency --samples 16 --prompts 64\n"
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
   cmd->callback([o, &ctx] {
     const auto job = make_job(*o, ctx);
@@ -265,7 +326,17 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       throw core::InputError::flag("--stack", "'" + job.stack + "' is not a calibrated stack");
     }
     const rl::RlCalibration cal;
-    const rl::ContinuousBatchingEngine engine;
+    const auto serving_cal = config::load_serving_calibration();
+    if (serving_cal.engine(o->engine) == nullptr) {
+      std::string names;
+      for (const auto& n : serving_cal.engine_names()) names += (names.empty() ? "" : ", ") + n;
+      throw core::InputError::flag("--engine", "'" + o->engine + "' is not an engine profile; allowed: " + names);
+    }
+    const rl::ServingRolloutEngine engine(serving_cal, o->engine);
+    if (!o->test_time.empty()) {
+      run_test_time(*o, job, cal, engine);
+      return;
+    }
     if (o->plan) {
       const auto t0 = std::chrono::steady_clock::now();
       const auto plans = rl::plan_rl(job, calibration, cal, engine, 10);

@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
 #include "config/rl_input.hpp"
+#include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
 #include "rl/rl_step.hpp"
 #include "training/comm_adapter.hpp"
@@ -54,7 +55,7 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
   v.rows = config::load_rl_rows(csv, ctx.catalog());
   const auto calibration = config::load_training_calibration("");
   const rl::RlCalibration cal;
-  const rl::ContinuousBatchingEngine engine;
+  const rl::ServingRolloutEngine engine(config::load_serving_calibration(), "vllm");
   auto& results = v.results;
   for (const auto& row : v.rows) {
     if (row.row_type == "rl_step") ++v.step_rows;

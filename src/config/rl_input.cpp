@@ -68,6 +68,10 @@ std::string model_preset(const std::string& text) {
 
 /// Reference system for a GPU named in the CSV, or "" when the row names none we hold.
 std::string system_for(const std::string& hw) {
+  // NeMo-RL's refit benchmarks run on "8-GPU nodes, UCX over 8 RDMA rails" without naming the
+  // GPU; verl's checkpoint-engine benchmark names "4x8 H100". Both are read as DGX H100 nodes
+  // (the JSON of validate rl marks the assumption).
+  if (contains(hw, "gpu model not stated") && contains(hw, "8-gpu nodes")) return "dgx-h100";
   if (contains(hw, "h20") && !contains(hw, "h200")) return "hgx-h20";
   if (contains(hw, "h800")) return "hgx-h800";
   if (contains(hw, "a800")) return "hgx-a800";
@@ -241,6 +245,8 @@ std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog
       int trainer = 0, gens = 0;
       static const std::regex ranks(R"(trainer ranks=(\d+), rollout ranks=(\d+))");
       static const std::regex mapping(R"(mapping ([A-Za-z0-9x]+) -> ([A-Za-z0-9x]+))");
+      static const std::regex pools(R"(\((\d+) GPUs, TP[^)]*\) \+ \d+ rollout nodes \((\d+) GPUs)");
+      static const std::regex receivers(R"(fsdp world_size=(\d+), (\d+) rollout receivers)");
       std::smatch m;
       if (std::regex_search(row.notes, m, ranks)) {
         trainer = std::stoi(m[1].str());
@@ -256,6 +262,28 @@ std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog
         gens = ws.generator_tp * factor(right, "DP");
         // NeMo-RL refit: each vLLM rank receives its own shard (XferDTensor bulk path).
         ws.method = rl::SyncMethod::P2pRdma;
+      } else if (std::regex_search(row.placement_text, m, pools)) {
+        // "separate: 32 policy nodes (256 GPUs, TP1/PP16/EP16) + 4 rollout nodes (32 GPUs, vLLM TP32)"
+        trainer = std::stoi(m[1].str());
+        gens = std::stoi(m[2].str());
+        ws.train_layout.tp = factor(layout_text, "TP");
+        ws.train_layout.pp = factor(layout_text, "PP");
+        ws.train_layout.ep = factor(layout_text, "EP");
+        ws.generator_tp = rollout_tp ? static_cast<int>(*rollout_tp) : 1;
+        if (contains(row.notes, "NCCL full-weight")) {
+          ws.method = rl::SyncMethod::NcclBucketed;
+        } else {
+          ws.method = rl::SyncMethod::P2pRdma;
+          // Without expert sharding every rank receives the full tensors.
+          if (contains(row.notes, "shard_expert_weights=false")) ws.generator_tp = 1;
+        }
+      } else if (std::regex_search(row.placement_text, m, receivers)) {
+        // verl checkpoint_engine microbenchmark: FSDP trainer ranks broadcast to receivers, which
+        // do not load into an engine.
+        trainer = std::stoi(m[1].str());
+        gens = std::stoi(m[2].str());
+        ws.method = rl::SyncMethod::NcclBucketed;
+        ws.engine_load = false;
       } else if (contains(row.placement_text, "ParameterServer")) {
         // checkpoint-engine: every inference GPU loads from its host and broadcasts within the group.
         const auto n = number(cell("num_gpus"));
@@ -282,9 +310,17 @@ std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog
     }
 
     // rl_step
-    const auto prompts = number(cell("prompts_per_step"));
-    const auto samples = number(cell("samples_per_prompt"));
+    auto prompts = number(cell("prompts_per_step"));
+    auto samples = number(cell("samples_per_prompt"));
     const auto gpus = number(cell("num_gpus"));
+    // NeMo-RL rows that give only G-GBS (samples generated per step): the group size then only
+    // decides which responses share a prompt's KV cache, so one prompt per response is assumed.
+    if (!prompts && !samples) {
+      if (const auto g = metric(metrics, "G_GBS")) {
+        prompts = *g;
+        samples = 1.0;
+      }
+    }
     if (!prompts || !samples || !gpus) {
       skip("prompts, samples per prompt or GPU count not given");
       continue;

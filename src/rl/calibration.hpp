@@ -6,22 +6,14 @@
 namespace fmsim::rl {
 
 struct RlCalibration {
-  // ---- rollout engine (vLLM / SGLang continuous batching)
-  /// Fraction of HBM bandwidth that decode reaches streaming weights and KV cache. vLLM decode
-  /// kernels reach 70-80% of HBM bandwidth on H100 at large batch (the training model's
-  /// memory_efficiency is 0.80 for elementwise kernels); paged attention loses a little more.
-  double decode_memory_efficiency = 0.70;
-  /// Fraction of the dense BF16 peak reached by prefill GEMMs (large, compute bound).
-  double prefill_efficiency = 0.55;
-  /// Per decode iteration: scheduler, sampling, detokenisation, kernel launches not hidden by
-  /// CUDA graphs. vLLM V1 reports a few ms of CPU time per step at large batch.
-  core::Seconds decode_step_overhead = core::ms(4.0);
-  /// Per sequence per decode iteration (sampling, logits processors, output handling).
-  core::Seconds decode_per_sequence_overhead = core::us(12.0);
+  // ---- rollout engine: the serving model (data/calibration/serving.yaml) with RL settings
   /// vLLM's gpu_memory_utilization default for RL frameworks (verl rollout default 0.5-0.7,
   /// NeMo-RL 0.6); the KV cache gets what remains of this share after the weights.
   double gpu_memory_utilization = 0.6;
-  /// vLLM max_num_seqs default (V1: 256 on most GPUs; RL recipes raise it to 1024).
+  /// On a separate generator pool nothing else lives on the GPUs: vLLM's own default, 0.9.
+  double gpu_memory_utilization_disaggregated = 0.9;
+  /// Sequences one engine runs at once: verl's rollout config sets max_num_seqs 1024 (vLLM's own
+  /// default is 256); NeMo-RL leaves vLLM's scheduler to the KV cache.
   int max_num_seqs = 1024;
 
   // ---- weight synchronisation trainer -> generators
@@ -44,10 +36,13 @@ struct RlCalibration {
   /// Fixed cost of one update: barrier, metadata gather, engine cache reset.
   core::Seconds sync_fixed = core::ms(10.0);
 
-  // ---- host link (colocated offload/reload of training state, engine sleep/wake)
-  /// Pinned host<->device copy per GPU (PCIe Gen5 x16 reaches ~50 GB/s, Gen4 ~25 GB/s; pinned
-  /// copies measure 70-80% of that).
-  double host_link_efficiency = 0.75;
+  // ---- colocated switch (offload/reload of training state, engine sleep/wake)
+  /// Bytes per second per GPU at which a colocated step moves the trainer's gradients and
+  /// optimizer states and the engine's weights to host memory and back. Fitted on the NeMo-RL
+  /// v0.5 dense colocated rows (R061, R070, R074, R082: residual after the other phases over the
+  /// bytes moved = 4.5, 1.6, 3.1, 2.8 GB/s, median 3.0), on H100 (PCIe Gen5) and GB200 (C2C)
+  /// alike: a pageable, CPU-bound copy, not the host link. Held out: v0.4 rows R084, R092.
+  double offload_bandwidth = 3.0e9;
 
   // ---- framework
   /// Per RL step: Ray/controller round trips, data collation, advantage computation, logging.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <fmt/format.h>
 
 #include "core/sim_time.hpp"
@@ -40,12 +41,6 @@ int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterS
 
 namespace {
 
-/// Host<->device bandwidth per GPU: PCIe Gen4 x16 on Ampere, Gen5 on Hopper/Blackwell HGX, NVLink-C2C on Grace parts.
-double host_link_bytes_per_s(const hardware::GpuSpec& gpu) {
-  if (gpu.name.rfind("gb", 0) == 0) return 450e9;
-  return gpu.architecture == hardware::Architecture::Ampere ? 32e9 : 64e9;
-}
-
 void emit(engine::TraceSink* trace, const std::string& thread, const std::string& name, double start, double dur,
           std::vector<std::pair<std::string, std::string>> args = {}) {
   if (!trace || dur <= 0.0) return;
@@ -83,17 +78,15 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // ---- rollout
   const auto kept = job.prompts * job.samples;
   r.responses = static_cast<std::int64_t>(std::llround(static_cast<double>(kept) * std::max(1.0, job.oversample)));
-  GeneratorConfig gen{job.policy, job.cluster.gpu, r.generator_tp, r.generator_replicas, job.generator_precision, {}};
-  if (r.generator_tp > 1) {
-    gen.tp_allreduce = comm(training::CommOp::AllReduce, training::CommGroup{r.generator_tp, 1},
-                            core::Bytes(64.0 * static_cast<double>(job.policy.hidden) * 2.0));
-  }
+  const GeneratorConfig gen{job.policy, job.cluster, r.generator_tp, r.generator_replicas, job.generator_precision};
   RolloutRequest req;
   req.prompts = static_cast<std::int64_t>(std::llround(static_cast<double>(job.prompts) * std::max(1.0, job.oversample)));
   req.samples_per_prompt = job.samples;
   req.prompt_len = job.prompt_len;
   req.lengths = sample_lengths(job.lengths, r.responses, job.seed);
-  r.rollout = engine.generate(gen, req, cal);
+  RlCalibration gen_cal = cal;
+  if (!colocated) gen_cal.gpu_memory_utilization = cal.gpu_memory_utilization_disaggregated;
+  r.rollout = engine.generate(gen, req, gen_cal);
   if (!r.rollout.feasible) {
     r.reason = "rollout: " + r.rollout.reason;
     return r;
@@ -106,7 +99,10 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   training::TrainingJob tj;
   tj.model = job.policy;
   tj.cluster = job.cluster;
+  // Sequences padded to a multiple of 2 x CP (Megatron's load-balanced context-parallel split).
+  const std::int64_t pad = 2 * std::max(1, job.train_layout.cp);
   tj.seq_len = std::max<std::int64_t>(1, job.prompt_len + static_cast<std::int64_t>(std::llround(r.mean_response)));
+  tj.seq_len = (tj.seq_len + pad - 1) / pad * pad;
   tj.task = training::Task::Sft;
   tj.stack = job.stack;
   tj.gpus = r.trainer_gpus;
@@ -173,9 +169,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
   double switch_time = 0.0;
   if (colocated) {
-    const double host = host_link_bytes_per_s(job.cluster.gpu) * cal.host_link_efficiency;
     const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
-    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / host;
+    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / cal.offload_bandwidth;
   }
 
   // ---- phases
@@ -264,9 +259,32 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   return r;
 }
 
+namespace {
+
+/// Within one search the responses are the same for every candidate, so a rollout depends only
+/// on the generator pool (TP, replicas): each pool is simulated once.
+class MemoEngine final : public RolloutEngine {
+ public:
+  explicit MemoEngine(const RolloutEngine& inner) : inner_(inner) {}
+  [[nodiscard]] RolloutResult generate(const GeneratorConfig& gen, const RolloutRequest& req,
+                                       const RlCalibration& cal) const override {
+    const auto key = std::make_pair(gen.tp, gen.replicas);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    return memo_.emplace(key, inner_.generate(gen, req, cal)).first->second;
+  }
+  [[nodiscard]] std::string name() const override { return inner_.name(); }
+
+ private:
+  const RolloutEngine& inner_;
+  mutable std::map<std::pair<int, int>, RolloutResult> memo_;
+};
+
+}  // namespace
+
 std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibration& calibration,
-                                     const RlCalibration& cal, const RolloutEngine& engine, std::size_t keep) {
+                                     const RlCalibration& cal, const RolloutEngine& inner, std::size_t keep) {
   std::vector<RlPlanCandidate> out;
+  const MemoEngine engine(inner);
   const int gpus = base.job_gpus();
   const int node = std::max(1, base.cluster.gpus_per_node());
   std::vector<std::pair<Placement, int>> placements{{Placement::Colocated, 0}};
@@ -283,8 +301,8 @@ std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibrat
           RlJob j = base;
           j.placement = placement;
           j.generator_gpus = gen_gpus;
-          if (placement == Placement::Colocated) j.synchrony = Synchrony::OnPolicy;
-          else if (base.synchrony == Synchrony::OnPolicy) j.synchrony = Synchrony::OffPolicy;
+          // The user's synchrony is kept: time-shared GPUs cannot overlap generation and training.
+          if (placement == Placement::Colocated && base.synchrony != Synchrony::OnPolicy) continue;
           j.generator_tp = gtp;
           j.train_layout.tp = ttp;
           j.train_layout.pp = pp;

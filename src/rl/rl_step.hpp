@@ -110,7 +110,8 @@ struct RlPlanCandidate {
 };
 
 /// Searches placement (colocated, disaggregated with generator shares of 1/4..3/4 in whole
-/// nodes), generation TP and training layouts (TP, PP, FSDP) for the shortest feasible step.
+/// nodes), generation TP and training layouts (TP, PP) for the shortest feasible step, at the
+/// job's synchrony (off-policy and fully-async jobs consider separate pools only).
 /// Returns the candidates sorted by step time (feasible first), at most `keep`.
 std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibration& calibration,
                                      const RlCalibration& cal, const RolloutEngine& engine, std::size_t keep = 10);

@@ -1,9 +1,10 @@
-// Rollout generation: an inference engine with continuous batching over the sampled response
-// lengths. Behind RolloutEngine so a fuller serving simulator can take its place.
+// Rollout generation: the responses of one RL step played through an inference engine. The
+// engine is the serving model (src/serving/): its per-iteration cost and its scheduler
+// (continuous batching, chunked prefill, paged KV cache); RolloutEngine keeps the step model
+// testable with a stand-in.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,18 +12,18 @@
 #include "core/units.hpp"
 #include "hardware/specs.hpp"
 #include "rl/calibration.hpp"
+#include "serving/calibration.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::rl {
 
-/// The generator pool: `replicas` engine instances of `tp` GPUs each.
+/// The generator pool: `replicas` engine instances of `tp` GPUs each, on machines of `cluster`.
 struct GeneratorConfig {
   workload::ModelSpec model;
-  hardware::GpuSpec gpu;
+  hardware::ClusterSpec cluster;
   int tp = 1;
   int replicas = 1;
   core::Precision precision = core::Precision::BF16;  ///< weights and KV cache
-  core::Seconds tp_allreduce{};  ///< one decode all-reduce on the TP group (latency-bound)
 };
 
 /// What one step asks the generators for.
@@ -30,7 +31,7 @@ struct RolloutRequest {
   std::int64_t prompts = 1;
   int samples_per_prompt = 1;
   std::int64_t prompt_len = 256;
-  std::vector<std::int64_t> lengths;  ///< response lengths, prompts x samples, in arrival order
+  std::vector<std::int64_t> lengths;  ///< response lengths, prompt-major (prompt i's samples together)
 };
 
 /// A stretch of constant batch size on one replica.
@@ -42,21 +43,19 @@ struct BatchSegment {
 struct RolloutResult {
   bool feasible = false;
   std::string reason;
-  core::Seconds makespan{};             ///< until the last (longest-holding) replica finishes
-  core::Seconds mean_replica_time{};    ///< mean over replicas of their own finishing time
-  double generated_tokens = 0.0;
-  double prefill_tokens = 0.0;
-  double busy_fraction = 0.0;           ///< time-averaged batch / concurrency limit, over makespan and replicas
-  double full_rate_tokens_per_s = 0.0;  ///< whole pool, while replicas run full (the streaming rate)
+  core::Seconds makespan{};             ///< until the replica holding the longest response finishes
+  double generated_tokens = 0.0;        ///< whole pool
+  double prefill_tokens = 0.0;          ///< whole pool (prompts, once per prompt: samples share its KV)
+  double busy_fraction = 0.0;           ///< time-averaged running sequences / concurrency, that replica over the makespan
+  double full_rate_tokens_per_s = 0.0;  ///< whole pool, decode with every slot busy (the streaming rate)
+  double prefill_tokens_per_s = 0.0;    ///< whole pool, prefill at the engine's token budget per iteration
   int concurrency = 0;                  ///< sequences one replica runs at once (KV and max_num_seqs bound)
+  int pipeline_stages = 1;              ///< TP beyond an NVLink domain runs as TP = domain x PP stages
   core::Bytes weights_per_gpu{};
   core::Bytes peak_kv_per_gpu{};
-  std::vector<BatchSegment> segments;   ///< replica 0 (the one holding the longest response)
-  std::size_t events = 0;
+  std::vector<BatchSegment> segments;   ///< the replica holding the longest response
+  std::size_t events = 0;               ///< engine iterations simulated
 };
-
-/// Bytes of KV cache per token on one GPU of a TP group (MLA latent cache is replicated).
-core::Bytes kv_bytes_per_token_per_gpu(const workload::ModelSpec& model, int tp, core::Precision p);
 
 class RolloutEngine {
  public:
@@ -66,16 +65,21 @@ class RolloutEngine {
   [[nodiscard]] virtual std::string name() const = 0;
 };
 
-/// Event-driven continuous batching: each replica admits requests up to its concurrency limit and
-/// advances all running sequences one token per decode iteration; between two completions the
-/// batch is constant and the context grows linearly, so the iterations between events are summed
-/// in closed form. Iteration time = max(weights touched + KV read over HBM, FLOPs over peak)
-/// + TP all-reduces + overheads. Cost O(n log n) in the number of responses.
-class ContinuousBatchingEngine final : public RolloutEngine {
+/// The serving simulator as the rollout engine. Prompts go to replicas round-robin (an RL
+/// framework's load balancer); the replicas see statistically the same load, so only the one
+/// holding the longest response is simulated, iteration by iteration: it sets the makespan.
+/// The engine profile (vLLM, SGLang) gets the RL frameworks' memory share and sequence limit
+/// (RlCalibration::gpu_memory_utilization, max_num_seqs).
+class ServingRolloutEngine final : public RolloutEngine {
  public:
+  ServingRolloutEngine(serving::ServingCalibration calibration, std::string engine = "vllm");
   [[nodiscard]] RolloutResult generate(const GeneratorConfig& gen, const RolloutRequest& req,
                                        const RlCalibration& cal) const override;
-  [[nodiscard]] std::string name() const override { return "continuous-batching"; }
+  [[nodiscard]] std::string name() const override { return engine_; }
+
+ private:
+  serving::ServingCalibration calibration_;
+  std::string engine_;
 };
 
 }  // namespace fmsim::rl

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "workload/parameter_count.hpp"
 
 namespace fmsim::rl {
 
@@ -37,9 +36,8 @@ TtcResult estimate_test_time(const TtcJob& job, const RlCalibration& cal, const 
   if (job.method == TtcMethod::VerifierSearch) verifier_tokens = generated + static_cast<double>(n * job.search_steps * 16);
   r.tokens_per_query = generated + verifier_tokens;
   const int gpus = job.generator.tp * job.generator.replicas;
-  const double peak = job.generator.gpu.peak(core::Precision::BF16).value() * cal.prefill_efficiency;
-  const double active = static_cast<double>(workload::count_parameters(job.generator.model).active);
-  const double verifier_s = verifier_tokens * static_cast<double>(job.queries) * 2.0 * active / (peak * gpus);
+  // The verifier reads its tokens as prefill on the same pool (a scorer of the policy's size).
+  const double verifier_s = verifier_tokens * static_cast<double>(job.queries) / std::max(1.0, r.rollout.prefill_tokens_per_s);
   r.latency = r.rollout.makespan + core::Seconds(verifier_s);
   r.gpu_seconds_per_query = r.latency.value() * gpus / static_cast<double>(job.queries);
   r.usd_per_query = r.gpu_seconds_per_query * job.price_per_gpu_hour / 3600.0;

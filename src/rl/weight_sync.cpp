@@ -96,7 +96,7 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
   const core::Seconds each = job.method == SyncMethod::NcclPerTensor ? cal.per_tensor_overhead : cal.per_tensor_overhead_bucketed;
   r.per_tensor = each * static_cast<double>(r.tensors);
   r.fixed = cal.sync_fixed;
-  r.load = core::Seconds(job.method == SyncMethod::Storage ? 0.0 : recv_bytes / cal.engine_load_bandwidth);
+  r.load = core::Seconds(job.method == SyncMethod::Storage || !job.engine_load ? 0.0 : recv_bytes / cal.engine_load_bandwidth);
   r.total = r.fixed + r.gather + std::max(r.transfer, r.load) + r.per_tensor;
   return r;
 }

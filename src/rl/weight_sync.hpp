@@ -32,6 +32,7 @@ struct WeightSyncJob {
   int generator_gpus = 8;
   int generator_tp = 1;
   bool colocated = false;            ///< trainer and generators on the same GPUs (CUDA IPC)
+  bool engine_load = true;           ///< false: receive only (a transfer benchmark without load_weights)
   bool from_host = false;            ///< weights staged in host memory (checkpoint-engine ParameterServer): H2D first
   SyncMethod method = SyncMethod::NcclBucketed;
   core::BytesPerSecond storage_bandwidth = core::gb_per_s(10.0);  ///< Storage method: aggregate file-system throughput

@@ -96,5 +96,25 @@ TEST(RlCli, PlanRanksByStepTime) {
   }
 }
 
+// Test-time compute: self-consistency with n samples generates n x the tokens of one answer
+// (same length law); best-of-n adds a verifier pass over the same samples, so it costs more.
+TEST(RlCli, TestTimeComputeScalesWithSamples) {
+  const std::vector<std::string> base{"rl", "--policy", "qwen3-8b", "--cluster", "p5.48xlarge:1", "--prompts", "32",
+                                      "--max-response", "8k", "--response-lengths", "lognormal:mean=2k", "--json"};
+  auto value = [&](const std::vector<std::string>& more, const char* key) {
+    const auto r = run_fmsim(with(base, more));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)[key].get<double>();
+  };
+  const double one = value({"--test-time", "single"}, "tokens_per_query");
+  EXPECT_NEAR(one, 2048.0, 0.03 * 2048.0);
+  EXPECT_NEAR(value({"--test-time", "self-consistency", "--samples", "8"}, "tokens_per_query"), 8.0 * one, 0.02 * 8.0 * one);
+  EXPECT_GT(value({"--test-time", "best-of-n", "--samples", "8"}, "gpu_seconds_per_query"),
+            value({"--test-time", "self-consistency", "--samples", "8"}, "gpu_seconds_per_query"));
+  const auto bad = run_fmsim(with(base, {"--test-time", "majority"}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--test-time"));
+}
+
 }  // namespace
 }  // namespace fmsim::testing

@@ -3,6 +3,7 @@
 // a change that makes them worse fails here.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "../golden/run_cli.hpp"
@@ -15,10 +16,18 @@ TEST(RlValidation, StepAndWeightSyncErrors) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"], 148);
-  EXPECT_GE(j["rl_step_predicted"].get<int>(), 42);
-  EXPECT_GE(j["weight_sync_predicted"].get<int>(), 16);
-  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 32.0);
-  EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 17.0);
+  EXPECT_GE(j["rl_step_predicted"].get<int>(), 47);
+  EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
+  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 26.0);
+  EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 35.0);
+  // Held out: engine_load_bandwidth is read off R143 alone; the other checkpoint-engine updates
+  // (DeepSeek-V3.1 and Kimi-K2 in FP8 on 16 and 256 H20) stay within 15%.
+  for (const auto& c : j["checks"]) {
+    const auto id = c["row_id"].get<std::string>();
+    if (id == "R144" || id == "R145" || id == "R146" || id == "R147") {
+      EXPECT_LE(std::abs(c["error_pct"].get<double>()), 15.0) << id;
+    }
+  }
   // Every row is predicted or says why not: none is dropped silently.
   EXPECT_EQ(j["predicted"].get<std::size_t>() + j["unpredicted"].size(), 148u);
 }
