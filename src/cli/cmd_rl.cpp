@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/serving_flags.hpp"
 #include "cli/text_table.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
@@ -45,7 +46,7 @@ struct RlOptions {
   std::string sync_method = "nccl-bucketed";
   long long steps = 1;
   bool json = false, plan = false;
-  std::string trace, test_time;
+  std::string trace, test_time, job;
   int search_steps = 8;
 };
 
@@ -308,6 +309,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
                   "--response-lengths), best-of-n, self-consistency, verifier-search; --samples is n, --prompts the "
                   "queries served at once");
   cmd->add_option("--search-steps", o->search_steps, "verifier-search: reasoning steps per beam")->capture_default_str();
+  cmd->add_option("--job", o->job, "YAML job file: any of these flags as keys (without --); flags win")->type_name("FILE");
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")->type_name("FILE");
   cmd->footer(
@@ -318,8 +320,10 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan --sync off-policy\n"
       "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:1 --test-time self-consistency --samples 16 --prompts 64\n"
+      "  fmsim rl --job examples/grpo_qwen3_32b_rl.yaml --placement disaggregated --sync off-policy\n"
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
-  cmd->callback([o, &ctx] {
+  cmd->callback([o, cmd, &ctx] {
+    apply_flags_job_file(o->job, *cmd);
     const auto job = make_job(*o, ctx);
     const auto calibration = config::load_training_calibration("");
     if (!calibration.stacks.count(job.stack)) {

@@ -58,9 +58,11 @@ void add_serving_flags(CLI::App& cmd, ServingFlags& f) {
   cmd.add_option("--slo-tpot", f.slo_tpot, "SLO on time per output token, e.g. 50ms");
 }
 
-void apply_serving_job_file(ServingFlags& f, CLI::App& cmd) {
-  if (f.job_file.empty()) return;
-  const auto doc = config::load_yaml_file(f.job_file, "--job");
+void apply_serving_job_file(ServingFlags& f, CLI::App& cmd) { apply_flags_job_file(f.job_file, cmd); }
+
+void apply_flags_job_file(const std::string& file, CLI::App& cmd) {
+  if (file.empty()) return;
+  const auto doc = config::load_yaml_file(file, "--job");
   const auto root = doc.node();
   root.expect_map("a serving job (flag names without -- as keys)");
   for (const auto& [key, node] : root.entries()) {

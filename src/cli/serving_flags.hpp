@@ -53,6 +53,9 @@ struct ServingFlags {
 void add_serving_flags(CLI::App& cmd, ServingFlags& f);
 /// Fills flags not given on the command line from --job (YAML: keys are flag names without "--").
 void apply_serving_job_file(ServingFlags& f, CLI::App& cmd);
+/// The same for any command: the options of `cmd` not given on the command line from `file`
+/// (YAML map, keys = flag names without "--"; `kind` ignored). Nothing when `file` is empty.
+void apply_flags_job_file(const std::string& file, CLI::App& cmd);
 
 struct ServingSetup {
   serving::Deployment deployment;

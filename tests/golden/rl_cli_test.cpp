@@ -116,5 +116,33 @@ TEST(RlCli, TestTimeComputeScalesWithSamples) {
   EXPECT_THAT(bad.err, HasSubstr("--test-time"));
 }
 
+// examples/grpo_qwen3_32b_rl.yaml holds the flags of the example; the same step comes out
+// of the file and of the flags, and a flag on the command line wins over the file.
+TEST(RlCli, JobFileEqualsFlags) {
+  const auto file = run_fmsim({"rl", "--job", source_path("examples/grpo_qwen3_32b_rl.yaml"), "--json"});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  const auto flags = run_fmsim({"rl", "--policy", "qwen3-32b", "--cluster", "p5en.48xlarge:16", "--algorithm", "grpo",
+                                "--prompts", "512", "--samples", "8", "--max-response", "16k", "--response-lengths",
+                                "lognormal:mean=6k,sigma=0.8", "--placement", "colocated", "--tp", "8", "--steps", "200",
+                                "--json"});
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  EXPECT_EQ(nlohmann::json::parse(file.out)["step_time_s"], nlohmann::json::parse(flags.out)["step_time_s"]);
+  EXPECT_EQ(nlohmann::json::parse(file.out)["steps"], 200);
+  const auto over = run_fmsim({"rl", "--job", source_path("examples/grpo_qwen3_32b_rl.yaml"), "--prompts", "64", "--json"});
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_EQ(nlohmann::json::parse(over.out)["responses"], 64 * 8);
+}
+
+TEST(RlCli, JobFileUnknownKeyNamesFileAndLine) {
+  std::string templ = (std::filesystem::temp_directory_path() / "fmsim_rl_job_XXXXXX").string();
+  const std::string dir = mkdtemp(templ.data());
+  const std::string file = dir + "/job.yaml";
+  std::ofstream(file) << "policy: qwen3-8b\nprompt: 5\n";
+  const auto r = run_fmsim({"rl", "--job", file});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("job.yaml:2"), HasSubstr("prompt")));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fmsim::testing
