@@ -14,6 +14,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   validate->require_subcommand(1);
   add_validate_collectives(*validate, ctx);
   add_validate_training(*validate, ctx);
+  add_validate_memory(*validate, ctx);
   add_validate_rl(*validate, ctx);
   add_validate_inference(*validate, ctx);
 }

@@ -381,7 +381,14 @@ void add_rl_command(CLI::App& app, Context& ctx) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = rl::estimate_rl_step(job, calibration, cal, engine, o->trace.empty() ? nullptr : &buffer);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.feasible) throw core::InputError::flag("layout", r.reason);
+    if (!r.feasible) {
+      // Name the flag that changes what failed.
+      std::string flag = "--tp";
+      if (r.reason.rfind("rollout", 0) == 0 || r.reason.rfind("generation TP", 0) == 0) flag = "--gen-tp";
+      if (r.reason.rfind("the generator pool", 0) == 0) flag = "--generator-gpus";
+      if (r.reason.rfind("off-policy", 0) == 0) flag = "--placement";
+      throw core::InputError::flag(flag, r.reason);
+    }
     if (!o->trace.empty()) {
       observability::TraceMetadata meta;
       meta.other_data = {{"policy", job.policy.name}, {"system", job.cluster.system.name},

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/stats.hpp"
 #include "config/training_calibration.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -43,15 +44,6 @@ struct Outcome {
   double capacity_gib = 0.0;  // usable HBM
   int peak_stage = 0;
 };
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * (static_cast<double>(v.size()) - 1.0);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = static_cast<std::size_t>(std::ceil(pos));
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 /// Rows the simulator cannot tell apart (same model, system, GPU count, layout, sequence length,
 /// task and stack) whose measurements still differ, e.g. the same recipe in two container

@@ -25,6 +25,7 @@ void add_plan_serve_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);
 void add_validate_training(CLI::App& validate, Context& ctx);
+void add_validate_memory(CLI::App& validate, Context& ctx);
 void add_validate_rl(CLI::App& validate, Context& ctx);
 void add_validate_inference(CLI::App& validate, Context& ctx);
 

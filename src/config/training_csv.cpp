@@ -57,6 +57,19 @@ std::optional<HardwareMatch> map_hardware(const std::string& hw) {
   return std::nullopt;
 }
 
+// "96GB" in a hardware cell (the last "<digits>GB" with the case as written, so "Gbps" is not one).
+std::optional<double> memory_size_gb(const std::string& hw) {
+  std::optional<double> size;
+  for (std::size_t at = hw.find("GB"); at != std::string::npos; at = hw.find("GB", at + 2)) {
+    std::size_t b = at;
+    while (b > 0 && hw[b - 1] == ' ') --b;
+    std::size_t e = b;
+    while (b > 0 && std::isdigit(static_cast<unsigned char>(hw[b - 1]))) --b;
+    if (b < e) size = std::stod(hw.substr(b, e - b));
+  }
+  return size;
+}
+
 std::string stack_of(const std::string& framework) {
   if (contains(framework, "torchtitan")) return "torchtitan";
   if (contains(framework, "composer") || contains(framework, "foundry")) return "llm-foundry";
@@ -78,7 +91,7 @@ core::Fp8Recipe fp8_recipe_of(const std::string& p) {
 }
 
 workload::MlpKind mlp_of(const std::string& model) {
-  for (const char* gelu : {"gpt", "mpt", "bloom", "nemotron"}) {
+  for (const char* gelu : {"gpt", "mpt", "bloom", "bigscience", "mt-nlg", "nemotron"}) {
     if (contains(model, gelu) && !contains(model, "gpt-oss")) return workload::MlpKind::Gelu;
   }
   return workload::MlpKind::SwiGlu;
@@ -89,12 +102,21 @@ workload::MlpKind mlp_of(const std::string& model) {
 std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const hardware::Catalog& catalog) {
   std::string path;
   const std::string text = read_measurements(csv_path, "training.csv", "--csv", path);
-  const auto table = parse_csv(text, path);
+  return training_rows(parse_csv(text, path), path, catalog, {});
+}
+
+std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, const std::string& path,
+                                       const hardware::Catalog& catalog, const TrainingRowOptions& options) {
   if (table.empty()) throw core::InputError(path, 1, "", "empty file; expected a header row");
   std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < table[0].cells.size(); ++i) col[table[0].cells[i]] = i;
-  const std::vector<std::string> required{"row_id", "hardware", "num_gpus", "model", "num_layers", "hidden_size",
-                                          "num_attention_heads", "seq_len", "global_batch_size"};
+  for (std::size_t i = 0; i < table[0].cells.size(); ++i) {
+    const std::string& name = table[0].cells[i];
+    const auto alias = options.aliases.find(name);
+    col[alias == options.aliases.end() ? name : alias->second] = i;
+  }
+  std::vector<std::string> required{"row_id", "hardware", "num_gpus", "model", "num_layers", "hidden_size",
+                                    "num_attention_heads", "seq_len"};
+  if (options.require_step_time) required.push_back("global_batch_size");
   for (const auto& r : required) {
     if (!col.count(r)) throw core::InputError(path, 1, r, "required column missing from the header");
   }
@@ -126,7 +148,7 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
     row.task = get("task");
     row.num_gpus = integer("num_gpus", 0);
 
-    const auto gbs = num("global_batch_size");
+    auto gbs = num("global_batch_size");
     const auto seq = num("seq_len");
     if (const auto st = num("step_time_s")) {
       row.measured_step_time_s = *st;
@@ -137,7 +159,7 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
       row.reason = std::move(why);
       out.push_back(row);
     };
-    if (!row.measured_step_time_s) {
+    if (options.require_step_time && !row.measured_step_time_s) {
       reject("no step time or tokens/s/GPU measured (only TFLOPS/MFU, whose FLOP conventions differ)");
       continue;
     }
@@ -145,6 +167,12 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
     if (!hw) {
       reject("hardware '" + row.hardware + "' does not map to a catalog system");
       continue;
+    }
+    // Memory rows often give no global batch: one micro-batch per data-parallel rank.
+    const auto mbs_cell = num("micro_batch_size");
+    if (!gbs && !options.require_step_time && mbs_cell && seq && row.num_gpus > 0) {
+      const int model_parallel = std::max(1, integer("tp", 1)) * std::max(1, integer("pp", 1)) * std::max(1, integer("cp", 1));
+      gbs = *mbs_cell * std::max(1, row.num_gpus / model_parallel);
     }
     if (row.num_gpus <= 0 || !gbs || !seq) {
       reject("num_gpus, global_batch_size or seq_len missing");
@@ -200,6 +228,15 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
     if (!hw->gpu.empty()) {
       if (const auto* g = catalog.find_gpu(hw->gpu)) job.cluster.gpu = *g;
     }
+    // "H100 SXM 96GB HBM2e": a memory size other than the catalog GPU's (Grand Teton's 96 GB
+    // H100) sets the capacity; the driver exposes N GiB of an N GB part, as for the catalog's.
+    if (const auto gb = memory_size_gb(row.hardware)) {
+      const double nominal = job.cluster.gpu.hbm_capacity.value() / 1e9;
+      if (nominal > 0 && std::abs(*gb - nominal) > 0.04 * nominal) {
+        job.cluster.gpu.hbm_capacity = core::Bytes(*gb * 1e9);
+        job.cluster.gpu.hbm_usable = core::Bytes(*gb * 1024.0 * 1024.0 * 1024.0);
+      }
+    }
     // "500W power limit": a capped GPU sustains a lower clock (GpuSpec::power_clock_factor).
     {
       const std::string hwl = core::to_lower(row.hardware);
@@ -242,10 +279,14 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
     if (contains(shard, "fsdp=0") || contains(shard, "zero-1")) l.sharding = parallelism::Sharding::DistributedOptimizer;
     else if (contains(shard, "shard_grad_op")) l.sharding = parallelism::Sharding::Zero2;
     else if (contains(shard, "fsdp")) l.sharding = parallelism::Sharding::Zero3;
+    else if (contains(shard, "zero2") || contains(shard, "zero-2")) l.sharding = parallelism::Sharding::Zero2;
+    else if (contains(shard, "zero3") || contains(shard, "zero-3")) l.sharding = parallelism::Sharding::Zero3;
     else if (core::to_lower(shard) == "ddp") {
       // Megatron recipes' "DDP" cell means Megatron DDP with the distributed optimizer (ZeRO-1
       // style), as validation/README.md says; elsewhere it is plain DDP.
       l.sharding = job.stack == "megatron" ? parallelism::Sharding::DistributedOptimizer : parallelism::Sharding::None;
+    } else if (core::to_lower(shard).rfind("ddp", 0) == 0) {
+      l.sharding = parallelism::Sharding::None;  // "ddp (ZeRO-0)", "ddp (no optimizer sharding)"
     }
     if (contains(shard, "pure")) l.bf16_grad_reduce = true;
     if (!rc.empty()) {

@@ -1,10 +1,12 @@
 // Reading published training measurements (validation/training.csv schema) into jobs.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/csv.hpp"
 #include "hardware/catalog.hpp"
 #include "training/step_model.hpp"
 
@@ -28,5 +30,17 @@ struct TrainingRow {
 /// "H100-SXM-80GB (DGX-H100)", "FP8 current scaling (per-tensor)", "FSDP2 (shard group 8)");
 /// blank cells take the framework's documented defaults. A row that cannot be mapped keeps a reason.
 std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog);
+
+/// How training_rows reads a table of another schema that shares training.csv's columns.
+struct TrainingRowOptions {
+  bool require_step_time = true;                  ///< reject rows without a step time or tokens/s/GPU
+  std::map<std::string, std::string> aliases;     ///< header name in the file -> training.csv column
+};
+
+/// The jobs of the rows of a parsed table (header first) with training.csv's columns; `path`
+/// names the file in errors. Without a global batch (and require_step_time false) it is one
+/// micro-batch per data-parallel rank.
+std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, const std::string& path,
+                                       const hardware::Catalog& catalog, const TrainingRowOptions& options);
 
 }  // namespace fmsim::config

@@ -43,7 +43,9 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
       if (!kd.ready) {
         for (const auto& op : workload::layer_operators(model, i, ctx)) (op.expert ? kd.expert : kd.dense) += op.weights;
         const auto act = workload::layer_activation_bytes(model, i, ctx, ao);
-        kd.act = l.recompute == Recompute::None ? act.none : l.recompute == Recompute::Selective ? act.selective : act.full;
+        kd.act = l.recompute == Recompute::None        ? act.none
+                 : l.recompute == Recompute::Selective ? (o.selective_op_sac ? act.op_sac : act.selective)
+                                                       : act.full;
         kd.none = act.none;
         kd.ready = true;
       }
@@ -77,7 +79,8 @@ MemoryOptions stack_memory_options(std::string_view stack) {
     // FSDP2 / FSDP mixed precision: sharded fp32 parameters, fp32 gradients and Adam m, v;
     // the bf16 copies exist only for the gathered layers (buffers).
     o.state = StateBytes{4.0, 4.0, 8.0, 0.0};
-    o.optimizer_over_cp = false;
+    o.optimizer_over_cp = stack == "torchtitan";
+    o.selective_op_sac = stack == "torchtitan";
   }
   return o;
 }
@@ -97,10 +100,12 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
   const double dp = std::max(1, l.dp);
   const double edp = std::max(1, l.expert_dp());
   const bool zero3 = l.sharding == Sharding::Zero3;
-  const double shard = zero3 ? std::max(1, l.fsdp_shard_size()) : dp;
+  // States shard over the gradient-reduction group: dp x cp in Megatron-Core (distributed
+  // optimizer, FSDP) and torchtitan (FSDP over the dp_shard x cp mesh).
+  const double cp_group = o.optimizer_over_cp ? std::max(1, l.cp) : 1.0;
+  const double shard = (zero3 ? std::max(1, l.fsdp_shard_size()) : dp) * cp_group;
   const double eshard = zero3 ? std::max(1.0, edp * l.fsdp_shard_size() / dp) : edp;
-  // The distributed optimizer shards over the gradient-reduction group: dp x cp in Megatron-Core.
-  const double opt_shard = zero3 ? shard : (o.optimizer_over_cp ? dp * std::max(1, l.cp) : dp);
+  const double opt_shard = shard;
   const bool fp8 = l.precision == core::Precision::FP8 || l.precision == core::Precision::FP4;
   const double mbs_total = static_cast<double>(std::max<std::int64_t>(1, l.micro_batches()));
   const double tokens = static_cast<double>(l.micro_batch) * static_cast<double>(seq_len) / std::max(1, l.cp);
@@ -152,7 +157,12 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     m.activations = core::Bytes(activations);
 
     double buffers = 0.0;
-    if (zero3) {
+    if (zero3 && pp > 1) {
+      // FSDP under pipeline parallelism keeps the stage's parameters gathered between
+      // micro-batches (reshard_after_forward off) and accumulates unsharded 16-bit gradients
+      // until the last micro-batch (torch.distributed.pipelining, torchtitan).
+      buffers += (s.dense + s.expert) * (2.0 + 2.0);
+    } else if (zero3) {
       // Gathered 16-bit layers (this one and the prefetched next) and one unsharded gradient.
       buffers += 3.0 * s.largest_layer * 2.0;
     }
@@ -163,6 +173,7 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     buffers += 256.0 * 1024 * 1024;  // DP gradient buckets
     m.buffers = core::Bytes(buffers);
     m.fragmentation = core::Bytes(o.fragmentation * m.allocated().value());
+    m.cache = core::Bytes(o.cache_reserve * m.allocated().value());
     m.context = core::Bytes(o.context_gib * kGiB);
     m.overhead = m.fragmentation + m.context;
     if (stage == 0 || m.total() > best.total()) best = m;

@@ -26,7 +26,13 @@ struct MemoryOptions {
   bool flash_attention = true;      ///< fused attention: no s^2 score/softmax/dropout tensors kept
   bool fp8_activations = false;     ///< FP8 GEMM inputs saved for backward in 8 bits (Transformer Engine)
   bool optimizer_over_cp = true;    ///< distributed optimizer shards over dp x cp (Megatron-Core); false: dp only
-  double fragmentation = 0.05;      ///< caching-allocator reserve over the live peak (reserved / allocated - 1)
+  bool selective_op_sac = false;    ///< "selective" is torch per-op checkpointing (torchtitan), not Megatron's attention core
+  /// Caching-allocator blocks that cannot be released at the peak (fragmentation), as a fraction
+  /// of the live tensors: what an out-of-memory verdict adds to the allocated peak.
+  double fragmentation = 0.05;
+  /// Cached blocks held beyond that when memory is plentiful: torch's max_memory_reserved runs
+  /// this far above max_memory_allocated; the allocator releases them and retries before an OOM.
+  double cache_reserve = 0.10;
   double context_gib = 0.75;        ///< CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers outside the allocator
   bool offload_optimizer = false;   ///< optimizer states and master weights in host memory (CPU Adam)
   bool offload_params = false;      ///< sharded parameters and gradients in host memory as well (FSDP CPU offload)
@@ -45,7 +51,8 @@ struct MemoryBreakdown {
   core::Bytes optimizer{};
   core::Bytes activations{};
   core::Bytes buffers{};        ///< communication buckets, FSDP gathered layers, logits, workspace
-  core::Bytes fragmentation{};  ///< caching-allocator reserve over the live tensors
+  core::Bytes fragmentation{};  ///< caching-allocator blocks that cannot be released at the peak
+  core::Bytes cache{};          ///< releasable cached blocks (in max_memory_reserved, not in the verdict)
   core::Bytes context{};        ///< CUDA context and NCCL buffers (outside the allocator)
   core::Bytes overhead{};       ///< context + fragmentation
   core::Bytes host{};           ///< states offloaded to host memory
@@ -55,9 +62,11 @@ struct MemoryBreakdown {
   /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).
   [[nodiscard]] core::Bytes allocated() const { return weights + gradients + optimizer + activations + buffers; }
   /// The caching allocator's peak (torch max_memory_reserved).
-  [[nodiscard]] core::Bytes reserved() const { return allocated() + fragmentation; }
-  /// What the device holds (nvidia-smi): reserved + context. Compared with usable HBM.
-  [[nodiscard]] core::Bytes total() const { return reserved() + context; }
+  [[nodiscard]] core::Bytes reserved() const { return allocated() + fragmentation + cache; }
+  /// What nvidia-smi shows: reserved + context.
+  [[nodiscard]] core::Bytes device() const { return reserved() + context; }
+  /// What must fit in usable HBM: allocated + fragmentation + context (no releasable cache).
+  [[nodiscard]] core::Bytes total() const { return allocated() + fragmentation + context; }
 };
 
 /// Estimates memory for one GPU, on the first and the last pipeline stage (the peak of the two).

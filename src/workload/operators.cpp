@@ -197,6 +197,22 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
   }
   ActivationBytes out;
   const double kept = tokens * (split_sp / sp + split_tp / t);
+  {
+    // torch per-op selective checkpointing (torchtitan's "op" policy): the block input, every
+    // other matmul output in execution order, the attention output and its log-sum-exp (fp32).
+    std::vector<double> mm{heads * hd, kv_heads * hd, kv_heads * hd, h};
+    if (model.is_moe_layer(layer)) {
+      const MoeSpec& moe = model.moe;
+      for (int c = 0; c < (swiglu ? 2 : 1); ++c) mm.push_back(moe.top_k * d(moe.expert_ffn));
+      mm.push_back(moe.top_k * h);
+    } else {
+      for (int c = 0; c < (swiglu ? 2 : 1); ++c) mm.push_back(d(model.ffn_hidden));
+      mm.push_back(h);
+    }
+    double saved = 0.0;
+    for (std::size_t i = 0; i < mm.size(); i += 2) saved += mm[i];
+    out.op_sac = tokens * (2.0 * h / sp + 2.0 * (saved + heads * hd) / t + 4.0 * heads / t);
+  }
   out.selective = kept;
   out.none = kept + core;
   out.full = tokens * 2.0 * h / sp;

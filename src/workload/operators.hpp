@@ -61,6 +61,7 @@ struct ActivationBytes {
   double none = 0;       ///< everything
   double selective = 0;  ///< attention core (scores, softmax, dropout) recomputed: Megatron's "selective"
   double full = 0;       ///< layer input only
+  double op_sac = 0;     ///< torch per-op selective checkpointing: every other matmul output kept
 };
 
 /// How the framework stores activations.

@@ -80,7 +80,10 @@ TEST(RlCli, BadFlagsNameTheFlag) {
   EXPECT_THAT(r.err, HasSubstr("--response-lengths"));
   r = run_fmsim(with(kJob, {"--sync", "off-policy"}));  // colocated pools cannot overlap
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("disaggregated"));
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--placement"), HasSubstr("disaggregated")));
+  r = run_fmsim(with(kJob, {"--tp", "3"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--tp"));
 }
 
 // --plan ranks feasible candidates by step time.

@@ -1,0 +1,147 @@
+// Published per-GPU memory rows -> jobs, the framework's memory conventions and the quantity measured.
+#include "config/memory_csv.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
+namespace fmsim::config {
+namespace {
+
+bool has(const std::string& cell, std::string_view needle) {
+  return core::to_lower(cell).find(needle) != std::string::npos;
+}
+
+// The memory conventions a row's cells name. Starts from the software stack's
+// (parallelism::stack_memory_options) and applies what the framework, precision and optimizer
+// cells say; bytes per parameter follow each framework's documented optimizer layout.
+parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& stack) {
+  auto o = parallelism::stack_memory_options(stack);
+  const std::string fw = core::to_lower(r.framework);
+  const std::string notes = core::to_lower(r.precision + " " + r.optimizer + " " + r.sharding);
+  if (has(fw, "deepspeed") || has(fw, "nanotron")) {
+    // DeepSpeed ZeRO-1/2 and nanotron's ZeRO-1: 16-bit parameters and gradients; the sharded
+    // optimizer keeps fp32 master weights, Adam m and v and an fp32 gradient partition (16/d).
+    o.state = parallelism::StateBytes{2.0, 2.0, 16.0, 0.0};
+    o.fp8_activations = false;
+    o.optimizer_over_cp = false;
+    if (has(notes, "fp32 grad acc")) {
+      // BF16_Optimizer / nanotron accumulate_grad_in_fp32: an unsharded fp32 accumulation buffer
+      // beside the 16-bit gradients (+4 B/param), which the optimizer reads instead of its own copy.
+      o.state.gradients = 6.0;
+      o.state.optimizer = 12.0;
+    }
+  }
+  if (has(fw, "megatron-deepspeed") || has(fw, "korthikanti")) {
+    o.flash_attention = false;  // 2021-2022 Megatron kernels: fused softmax over the full s x s scores
+  }
+  if (has(notes, "18 b/param")) {
+    // Korthikanti et al. 2022: fp16 weights, fp32 main gradients, fp32 master weights and Adam m, v.
+    o.state = parallelism::StateBytes{2.0, 4.0, 12.0, 0.0};
+    o.fp8_activations = false;
+  }
+  if (has(fw, "torchtune") || has(fw, "accelerate")) {
+    o.fp8_activations = false;
+    o.optimizer_over_cp = false;
+    o.state = parallelism::StateBytes{4.0, 4.0, 8.0, 0.0};  // FSDP mixed precision
+    if (has(notes, "pure")) {
+      // Pure bf16 training: bf16 parameters, gradients and Adam m, v; no fp32 master copy.
+      o.state = parallelism::StateBytes{2.0, 2.0, 4.0, 0.0};
+    }
+    if (has(notes, "8bit")) o.state.optimizer = 2.0;           // 8-bit Adam m and v
+    if (has(notes, "optimizer_in_bwd")) o.state.gradients = 0.0;  // each gradient applied and freed in backward
+  }
+  if (has(notes, "muon")) o.state.optimizer -= 4.0;  // Muon keeps one momentum for the 2-D weights
+  if (has(notes, "offload")) {
+    o.offload_optimizer = true;
+    o.offload_params = has(r.sharding, "offload");
+  }
+  return o;
+}
+
+}  // namespace
+
+MemoryQuantity memory_quantity_of(const std::string& kind) {
+  const std::string k = core::to_lower(kind);
+  if (k == "oom") return MemoryQuantity::OutOfMemory;
+  if (k == "fits") return MemoryQuantity::Fits;
+  if (has(k, "paper_component") && has(k, "activation")) return MemoryQuantity::Activations;
+  if (has(k, "paper_component")) return MemoryQuantity::States;
+  if (has(k, "reserved")) return MemoryQuantity::Reserved;
+  if (has(k, "active") || has(k, "allocated")) return MemoryQuantity::Allocated;
+  return MemoryQuantity::Device;
+}
+
+double predicted_bytes(const parallelism::MemoryBreakdown& m, MemoryQuantity q) {
+  switch (q) {
+    case MemoryQuantity::Reserved: return m.reserved().value();
+    case MemoryQuantity::Allocated: return m.allocated().value();
+    case MemoryQuantity::Device: return m.device().value();
+    case MemoryQuantity::States: return (m.weights + m.gradients + m.optimizer).value();
+    case MemoryQuantity::Activations: return m.activations.value();
+    case MemoryQuantity::OutOfMemory:
+    case MemoryQuantity::Fits: return 0.0;
+  }
+  return 0.0;
+}
+
+std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardware::Catalog& catalog) {
+  std::string path;
+  const std::string text = read_measurements(csv_path, "memory.csv", "--csv", path);
+  const auto table = parse_csv(text, path);
+  if (table.empty()) throw core::InputError(path, 1, "", "empty file; expected a header row");
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < table[0].cells.size(); ++i) col[table[0].cells[i]] = i;
+  for (const char* r : {"memory_kind", "measured_peak_gib", "framework"}) {
+    if (!col.count(r)) throw core::InputError(path, 1, r, "required column missing from the header");
+  }
+  TrainingRowOptions read;
+  read.require_step_time = false;
+  read.aliases = {{"sharding", "fsdp_or_zero"}, {"source", "source_id"}};
+  auto runs = training_rows(table, path, catalog, read);
+
+  std::vector<MemoryRow> out;
+  for (std::size_t ri = 1; ri < table.size(); ++ri) {
+    const auto& cells = table[ri].cells;
+    auto get = [&](const char* name) -> std::string {
+      auto it = col.find(name);
+      return it == col.end() || it->second >= cells.size() ? "" : cells[it->second];
+    };
+    MemoryRow m;
+    m.run = std::move(runs[ri - 1]);
+    m.framework = get("framework");
+    m.precision = get("precision");
+    m.optimizer = get("optimizer");
+    m.sharding = get("sharding");
+    m.memory_kind = get("memory_kind");
+    m.quantity = memory_quantity_of(m.memory_kind);
+    if (const std::string v = get("measured_peak_gib"); !v.empty()) {
+      try {
+        m.measured_gib = std::stod(v);
+      } catch (...) {
+        throw core::InputError(path, table[ri].line, "measured_peak_gib", "'" + v + "' is not a number of GiB");
+      }
+    }
+    if (!m.measured_gib && m.quantity != MemoryQuantity::OutOfMemory && m.quantity != MemoryQuantity::Fits) {
+      m.run.job.reset();
+      m.run.reason = "no measured_peak_gib for memory_kind '" + m.memory_kind + "'";
+    }
+    if (m.run.job) {
+      auto& job = *m.run.job;
+      m.options = options_of(m, job.stack);
+      // Megatron-DeepSpeed runs of the time checkpointed every layer (BigScience's production
+      // scripts pass --checkpoint-activations) where the row does not say.
+      if (get("recompute").empty() && has(m.framework, "megatron-deepspeed")) {
+        job.layout.recompute = parallelism::Recompute::Full;
+      }
+      // Sequence parallelism came to Megatron in 2022 (Korthikanti et al.); Megatron-DeepSpeed
+      // runs that do not name it ran without.
+      if (get("sp").empty() && has(m.framework, "megatron-deepspeed")) job.layout.sequence_parallel = false;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace fmsim::config
