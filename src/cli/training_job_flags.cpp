@@ -70,6 +70,10 @@ void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");
   cmd.add_option("--stack", f.stack, "Software stack calibration: megatron, torchtitan, llm-foundry")->capture_default_str();
   cmd.add_option("--task", f.task, "pretrain, sft or lora")->capture_default_str();
+  cmd.add_option("--lora-rank", f.lora_rank,
+                 "With --task lora: adapter rank on every linear layer but the router and the head")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   cmd.add_flag("--no-sp", f.no_sp, "Disable sequence parallelism");
   cmd.add_option("--power-limit", f.power_limit, "GPU power cap, e.g. 500W (default: TDP)");
   cmd.add_flag("--tp-overlap", f.tp_overlap, "Overlap TP communication with GEMMs (userbuffers / async TP)");
@@ -150,6 +154,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   job.seq_len = o.seq;
   job.stack = o.stack;
   job.task = parse_task(o.task, "--task");
+  job.lora_rank = o.lora_rank;
   job.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   auto& l = job.layout;
   l.tp = o.tp;

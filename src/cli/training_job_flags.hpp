@@ -28,6 +28,7 @@ struct TrainingJobFlags {
   int shard_group = 0;
   std::string stack = "megatron";
   std::string task = "pretrain";
+  int lora_rank = 16;
   bool no_sp = false;
   std::string power_limit;            ///< "" = TDP
   bool tp_overlap = false;

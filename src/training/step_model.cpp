@@ -30,6 +30,7 @@ struct LayerCost {
   double cp_fwd = 0, cp_bwd = 0;  // exposed context-parallel exchange
   double weight_bytes = 0;        // 16-bit weights of the layer on this GPU (FSDP gathers)
   double dense_params = 0, expert_params = 0;
+  double adapter_params = 0;                        // LoRA: trainable adapter parameters on this GPU
   double tp_bytes = 0, ep_bytes = 0, cp_bytes = 0;  // sent per micro-batch (fwd+bwd)
 
   [[nodiscard]] double forward_total() const { return fwd + tp_fwd + ep_fwd + cp_fwd; }
@@ -109,6 +110,15 @@ class Costing {
           const double t = gemm_time(op, gp);
           c.fwd += t;
           c.bwd += lora ? t : 2.0 * t;  // dgrad + wgrad; LoRA: frozen weights, dgrad only
+          if (lora && !keep16) {
+            // Adapters A (k x r) and B (r x n) beside the frozen weight: r (k + n) / (k n) of its
+            // FLOPs forward, twice that backward (input and weight gradients), two small GEMMs each way.
+            const double r = std::max(1, job_.lora_rank);
+            const double frac = r * (op.k + op.n) / std::max(1.0, op.k * op.n);
+            c.fwd += t * frac + 2.0 * gc_.kernel_overhead.value();
+            c.bwd += 2.0 * t * frac + 4.0 * gc_.kernel_overhead.value();
+            c.adapter_params += op.groups * r * (op.k + op.n);
+          }
           if (low_precision && !keep16) {
             // Quantise inputs (read 16-bit, write 8-bit, and a transposed copy for backward).
             c.fwd += memory_time(3.0 * op.m * op.k);
@@ -211,6 +221,7 @@ class Costing {
     into.weight_bytes += c.weight_bytes;
     into.dense_params += c.dense_params;
     into.expert_params += c.expert_params;
+    into.adapter_params += c.adapter_params;
     into.tp_bytes += c.tp_bytes;
     into.ep_bytes += c.ep_bytes;
     into.cp_bytes += c.cp_bytes;
@@ -290,26 +301,41 @@ class Costing {
       const double last_bucket = t * std::min(1.0, bucket_params / std::max(1.0, params));
       return std::max(last_bucket, t - window);
     };
+    const bool lora = job_.task == Task::Lora;
+    if (lora && l_.sharding != Sharding::Zero3) {
+      // LoRA: only the adapters' gradients cross the network (all-reduced, or reduce-scattered and
+      // their updated shards gathered under the distributed optimizer); the frozen base is not synchronised.
+      const double adapters = st.sum.adapter_params;
+      const double t = l_.sharding == Sharding::None
+                           ? comm_time(CommOp::AllReduce, dp_group(), adapters * grad_b)
+                           : comm_time(CommOp::ReduceScatter, dp_group(), adapters * grad_b) +
+                                 comm_time(CommOp::AllGather, dp_group(), adapters * 2.0);
+      d.exposed = exposed_after(t, adapters, window_b);
+      d.bytes = adapters * (grad_b + (l_.sharding == Sharding::None ? 0.0 : 2.0));
+      return d;
+    }
     if (l_.sharding == Sharding::Zero3) {
       // FSDP: gather each layer's weights in forward and again in backward, reduce-scatter its
-      // gradients in backward; prefetch hides them behind the layer's compute.
+      // gradients in backward; prefetch hides them behind the layer's compute. LoRA: the frozen
+      // weights are still gathered; only the adapters' gradients are reduce-scattered.
       const CommGroup g = fsdp_group();
       const double layers = std::max(1, st.layers);
       const double layer_bytes = st.sum.weight_bytes / layers;
       const double ag = comm_time(CommOp::AllGather, g, layer_bytes);
-      const double rs = comm_time(CommOp::ReduceScatter, g, layer_bytes / 2.0 * grad_b);
+      const double grad_params = lora ? st.sum.adapter_params / layers : layer_bytes / 2.0;
+      const double rs = comm_time(CommOp::ReduceScatter, g, grad_params * grad_b);
       const double f_layer = st.sum.fwd / layers;
       const double b_layer = (st.sum.bwd + st.sum.recompute) / layers;
       const double hide = l_.fsdp_prefetch ? sc_.dp_overlap : 0.0;
       const double fwd_exposed = std::max(0.0, ag - hide * f_layer);
       const double bwd_exposed = std::max(0.0, ag + rs - hide * b_layer);
       d.per_mb_fsdp = layers * (fwd_exposed + bwd_exposed) + ag;  // the first gather is never hidden
-      d.bytes = (2.0 * st.sum.weight_bytes + st.sum.weight_bytes / 2.0 * grad_b) *
+      d.bytes = (2.0 * st.sum.weight_bytes + grad_params * layers * grad_b) *
                 static_cast<double>(std::max<std::int64_t>(1, l_.micro_batches()));
       if (l_.fsdp_shard_size() < l_.dp) {
         // Hybrid sharding: all-reduce gradient shards across the replica groups once per step.
         const CommGroup rep{l_.dp / l_.fsdp_shard_size(), l_.tp * l_.cp * l_.fsdp_shard_size()};
-        d.exposed += comm_time(CommOp::AllReduce, rep, st.sum.weight_bytes / 2.0 * grad_b / l_.fsdp_shard_size());
+        d.exposed += comm_time(CommOp::AllReduce, rep, grad_params * layers * grad_b / l_.fsdp_shard_size());
       }
       return d;
     }
@@ -332,7 +358,8 @@ class Costing {
   }
 
   double optimizer_time(const StageCost& st) const {
-    if (job_.task == Task::Lora) return gc_.kernel_overhead.value() * 10;
+    // LoRA: Adam over the adapters only (replicated: they are a fraction of a percent of the weights).
+    if (job_.task == Task::Lora) return memory_time(st.sum.adapter_params * 30.0) + 10 * gc_.kernel_overhead.value();
     const double dp = std::max(1, l_.dp);
     const double edp = std::max(1, l_.expert_dp());
     const bool sharded = l_.sharding != Sharding::None;

@@ -30,6 +30,9 @@ struct TrainingJob {
   parallelism::Layout layout;     ///< dp filled in (parallelism::with_dp)
   std::int64_t seq_len = 4096;
   Task task = Task::Pretrain;
+  /// LoRA: rank of the adapters on every linear layer but the router and the output head
+  /// (Megatron-Bridge's linear_qkv, linear_proj, linear_fc1, linear_fc2; PEFT's all-linear).
+  int lora_rank = 16;
   std::string stack = "megatron"; ///< key into Calibration::stacks
   std::optional<MoeDispatcher> moe_dispatcher;  ///< overrides the stack's dispatcher when set
   int gpus = 0;                   ///< GPUs the job uses; 0 = the whole cluster
