@@ -8,7 +8,8 @@ FMSIM := $(BUILD_DIR)/src/cli/fmsim
 # slurmctld, slurmd, slurm-client: the real Slurm on loopback, tests/support/slurm_loopback.hpp;
 # prometheus: promtool and a real Prometheus on loopback for the metrics tests).
 DEB_PACKAGES := cmake ninja-build g++ make libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
-                libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+                libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
+                pkg-config libcpp-httplib-dev
 DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -56,6 +56,8 @@ int run(int argc, char** argv) {
   add_topology_command(app, ctx);
   add_rl_command(app, ctx);
   add_serve_command(app, ctx);
+  add_metrics_command(app, ctx);
+  add_compare_command(app, ctx);
   add_plan_serve_command(app, ctx);
 
   try {

@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
 #include "observability/prometheus_histogram.hpp"
+#include "telemetry/serving_metrics.hpp"
 #include "training/comm_adapter.hpp"
 
 namespace fmsim::cli {
@@ -19,6 +21,7 @@ struct ServeOptions {
   ServingFlags flags;
   bool json = false;
   std::string trace, metrics, timeseries;
+  MetricsFlags metrics_out;
 };
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -210,6 +213,8 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of iterations and requests (JSON)")->type_name("FILE");
   cmd->add_option("--metrics", opts->metrics, "Write Prometheus text with vLLM metric names")->type_name("FILE");
   cmd->add_option("--timeseries", opts->timeseries, "Write the per-iteration time series as CSV")->type_name("FILE");
+  opts->metrics_out.resolution = "1s";  // a serving run lasts minutes
+  add_metrics_flags(*cmd, opts->metrics_out);
   cmd->callback([opts, &ctx, cmd]() {
     ServeOptions o = *opts;
     apply_serving_job_file(o.flags, *cmd);
@@ -226,6 +231,14 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
     }
     if (!o.metrics.empty()) write_file_atomically(o.metrics, metrics_text(s, r, m), "--metrics");
+    std::optional<nlohmann::json> series;
+    if (!o.metrics_out.out.empty()) {
+      const auto options = resolve_metrics_options(o.metrics_out, s.deployment.model.name + "-" + s.deployment.engine.name);
+      series = write_metrics_file(o.metrics_out.out, "serve.om", [&](observability::OpenMetricsWriter& w) {
+        return telemetry::write_serving_metrics(r, s.deployment.model.name, options, w);
+      });
+      (*series)["job"] = options.job;
+    }
     if (!o.timeseries.empty()) {
       std::string csv = "time_s,iteration_s,batch,decode_seqs,prefill_tokens,tokens,waiting,kv_usage,preemptions\n";
       for (const auto& it : r.iterations) {
@@ -235,9 +248,12 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       write_file_atomically(o.timeseries, csv, "--timeseries");
     }
     if (o.json) {
-      std::cout << to_json(s, r, m, o.flags.replicas).dump(2) << "\n";
+      auto j = to_json(s, r, m, o.flags.replicas);
+      if (series) j["metrics"] = *series;
+      std::cout << j.dump(2) << "\n";
     } else {
       print(s, r, m, o.flags.replicas);
+      if (series) std::cout << metrics_line(*series);
     }
   });
 }

@@ -20,6 +20,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_topology_command(CLI::App& app, Context& ctx);
 void add_rl_command(CLI::App& app, Context& ctx);
 void add_serve_command(CLI::App& app, Context& ctx);
+void add_metrics_command(CLI::App& app, Context& ctx);
+void add_compare_command(CLI::App& app, Context& ctx);
 void add_plan_serve_command(CLI::App& app, Context& ctx);
 /// `fmsim validate <what>`: each validation registers under the same parent.
 void add_validate_command(CLI::App& app, Context& ctx);

@@ -65,6 +65,15 @@ std::int64_t parse_unix_time(const std::string& text, const std::string& flag) {
   return days.time_since_epoch().count() * 86400LL + h * 3600LL + mi * 60LL + s;
 }
 
+std::string format_unix_time(std::int64_t unix_s) {
+  const std::int64_t days = unix_s >= 0 ? unix_s / 86400 : (unix_s - 86399) / 86400;
+  const std::int64_t rest = unix_s - days * 86400;
+  const std::chrono::year_month_day ymd{std::chrono::sys_days(std::chrono::days(days))};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), rest / 3600,
+                     rest / 60 % 60, rest % 60);
+}
+
 telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, const std::string& default_job) {
   telemetry::SeriesOptions o;
   o.job = flags.job.empty() ? default_job : flags.job;

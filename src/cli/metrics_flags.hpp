@@ -28,6 +28,9 @@ telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, cons
 /// "2026-01-01T00:00:00Z" or "1767225600" -> Unix seconds; InputError naming `flag` otherwise.
 std::int64_t parse_unix_time(const std::string& text, const std::string& flag);
 
+/// Unix seconds -> "2026-01-01T00:00:00Z".
+std::string format_unix_time(std::int64_t unix_s);
+
 /// Writes DIR/<file> through `write` (which emits families; # EOF is added) into a temporary file
 /// renamed into place, so a failed run leaves nothing half-written. Returns what --json reports
 /// under "metrics" and prints nothing.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "config/cluster_loader.hpp"
@@ -160,6 +161,11 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx)
   l.tp = o.tp;
   l.pp = o.pp;
   l.vp = o.vp;
+  if (l.vp > 1 && l.pp == 1) {
+    // Recipes set virtual_pipeline_model_parallel_size with pp 1; Megatron then runs no interleaving.
+    fmt::print(stderr, "warning: --vp {} with --pp 1 has no pipeline to interleave; running vp 1\n", l.vp);
+    l.vp = 1;
+  }
   l.cp = o.cp;
   l.ep = o.ep;
   l.etp = o.etp;

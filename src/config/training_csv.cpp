@@ -258,6 +258,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     l.tp = integer("tp", 1);
     l.pp = integer("pp", 1);
     l.vp = std::max(1, integer("vp", 1));
+    if (integer("pp", 1) <= 1) l.vp = 1;  // a recipe's vp with pp 1: Megatron runs no interleaving
     l.cp = integer("cp", 1);
     l.ep = integer("ep", 1);
     l.etp = integer("etp", 1);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 
@@ -40,24 +41,53 @@ void SeriesSink::choose_ticks(const std::vector<double>& values) {
   const std::size_t n = grid_.ticks;
   FMSIM_CHECK(values.size() == n, "one value per tick");
   ticks_.clear();
-  const bool counter = type_ == observability::SeriesType::Counter;
-  std::size_t last = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    bool keep = k == 0 || k + 1 == n;
-    if (!keep) {
-      if (counter) {
-        keep = differs(values[k] - values[k - 1], values[k + 1] - values[k]);
-      } else {
-        keep = differs(values[k], values[k - 1]) || differs(values[k + 1], values[k]);
+  ticks_.push_back(0);
+  // A tick is kept, whatever its value, when the gap from the last kept one to the next tick
+  // would otherwise exceed the heartbeat.
+  const auto beat = [&](std::size_t k, std::size_t last) {
+    return heartbeat_s_ > 0 && static_cast<std::int64_t>(k + 1 - last) * grid_.resolution_s > heartbeat_s_;
+  };
+  if (type_ != observability::SeriesType::Counter) {
+    std::size_t last = 0;
+    for (std::size_t k = 1; k < n; ++k) {
+      if (k + 1 == n || differs(values[k], values[k - 1]) || beat(k, last)) {
+        ticks_.push_back(k);
+        last = k;
       }
     }
-    if (!keep && heartbeat_s_ > 0) {
-      keep = static_cast<std::int64_t>(k + 1 - last) * grid_.resolution_s > heartbeat_s_;
+    return;
+  }
+  // Counters: swinging door. The straight line from the last kept sample must pass within +-e of
+  // every dropped one; the slopes that still do so form [lo, hi], narrowed at each tick. When the
+  // range empties at tick k, tick k-1 is kept (exact) and the door reopens from it.
+  const double mean_step = n > 1 ? std::abs(values[n - 1] - values[0]) / static_cast<double>(n - 1) : 0.0;
+  const double tolerance = kCounterTolerance * mean_step;
+  std::size_t last = 0;
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  const auto narrow = [&](std::size_t k) {
+    const double e = std::max(tolerance, 1e-12 * std::abs(values[k]));
+    const double dt = static_cast<double>(k - last);
+    lo = std::max(lo, (values[k] - e - values[last]) / dt);
+    hi = std::min(hi, (values[k] + e - values[last]) / dt);
+  };
+  const auto keep = [&](std::size_t k) {
+    ticks_.push_back(k);
+    last = k;
+    lo = -std::numeric_limits<double>::infinity();
+    hi = std::numeric_limits<double>::infinity();
+  };
+  for (std::size_t k = 1; k < n; ++k) {
+    if (k + 1 == n) {
+      keep(k);
+      break;
     }
-    if (keep) {
-      ticks_.push_back(k);
-      last = k;
+    narrow(k);
+    if (lo > hi) {  // k - 1 > last here: from an adjacent kept tick the range cannot empty
+      keep(k - 1);
+      narrow(k);
     }
+    if (beat(k, last)) keep(k);
   }
 }
 

@@ -11,6 +11,10 @@
 
 namespace fmsim::telemetry {
 
+/// A counter's dropped ticks lie within this share of its mean increase per tick of the line
+/// through the written samples: rate() over one resolution is off by at most 1% of the mean rate.
+inline constexpr double kCounterTolerance = 0.005;
+
 /// Ticks 0, resolution, 2 resolution, ... up to the horizon (seconds of simulated time).
 struct Grid {
   std::size_t ticks = 0;
@@ -26,9 +30,11 @@ struct Grid {
 Grid make_grid(double horizon_s, const SeriesOptions& options);
 
 /// Writes families of series whose values are given per tick. A gauge sample is written at the
-/// first and last tick, on both sides of every change of value, and wherever the gap since the
-/// last written sample would otherwise exceed the heartbeat; a counter sample likewise where the
-/// slope changes.
+/// first and last tick, at every change of value (a query reads the last value before it, so the
+/// step function is exact), and wherever the gap since the last written sample would otherwise
+/// exceed the heartbeat. A counter is written where a straight line from its last written sample
+/// would miss a tick's value by more than kCounterTolerance of its mean increase per tick (rate()
+/// interpolates linearly between samples; every written sample is exact), and at the heartbeat.
 class SeriesSink {
  public:
   SeriesSink(observability::OpenMetricsWriter& out, const Grid& grid, const SeriesOptions& options);

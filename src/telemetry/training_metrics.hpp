@@ -26,7 +26,7 @@ struct SeriesOptions {
   std::int64_t start_unix_s = 1767225600;  ///< timestamp of simulated time 0 (default 2026-01-01T00:00:00Z)
   std::int64_t resolution_s = 60;          ///< sampling grid (a scrape interval)
   /// Longest gap between two written samples of a series; in between, a sample is written only
-  /// where the value (gauges) or its slope (counters) changes, and at both sides of a change.
+  /// where the value (gauges) or its slope (counters) changes.
   /// 240 s keeps every series inside Prometheus' default 5-minute lookback; 0 = changes only.
   std::int64_t heartbeat_s = 240;
   Granularity granularity = Granularity::Node;

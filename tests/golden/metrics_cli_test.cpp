@@ -17,7 +17,7 @@ using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
 std::string make_temp_dir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "fmsim-metrics-XXXXXX").string();
+  std::string tmpl = (std::filesystem::path(::testing::TempDir()) / "fmsim-metrics-XXXXXX").string();
   const char* dir = mkdtemp(tmpl.data());
   if (dir == nullptr) throw std::runtime_error("mkdtemp failed");
   return dir;
@@ -85,6 +85,37 @@ TEST(MetricsCli, BadMetricsFlagsNameTheFlag) {
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_THAT(s.err, HasSubstr("--metrics-start"));
   EXPECT_FALSE(std::filesystem::exists(tmp.path + "/run.om"));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(MetricsCli, ReportDrawsTheRunsPanels) {
+  TempDir tmp;
+  const auto r = fmsim::testing::run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
+                                            "--gbs", "64", "--duration", "12h", "--replications", "0", "--metrics-out",
+                                            tmp.path + "/m"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rep = fmsim::testing::run_fmsim({"metrics", "report", tmp.path + "/m", "--html", tmp.path + "/run.html",
+                                              "--svg", tmp.path + "/throughput.svg"});
+  ASSERT_EQ(rep.exit_code, 0) << rep.all();
+  std::ifstream html_in(tmp.path + "/run.html");
+  std::stringstream html;
+  html << html_in.rdbuf();
+  for (const char* chart : {"throughput", "mfu-ettr", "step-time", "activity", "power", "memory"}) {
+    EXPECT_THAT(html.str(), HasSubstr(std::string("data-chart=\"") + chart + "\"")) << chart;
+  }
+  std::ifstream svg_in(tmp.path + "/throughput.svg");
+  std::stringstream svg;
+  svg << svg_in.rdbuf();
+  EXPECT_TRUE(svg.str().starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  const auto none = fmsim::testing::run_fmsim({"metrics", "report", tmp.path + "/m"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("--html"));
+  const auto missing = fmsim::testing::run_fmsim({"metrics", "serve", tmp.path + "/nothing"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("is not a directory"));
 }
 
 }  // namespace

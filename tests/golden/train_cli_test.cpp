@@ -205,3 +205,13 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
 
 }  // namespace
+
+// A published recipe may set vp with pp 1 (Megatron then interleaves nothing): accepted with a
+// warning on stderr and run as vp 1, the same step as without --vp.
+TEST(TrainCli, VirtualStagesWithoutPipelineWarnAndRun) {
+  const auto a = fmsim::testing::run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--vp", "4", "--json"});
+  const auto b = fmsim::testing::run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.err.find("warning: --vp 4 with --pp 1"), std::string::npos) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["step_time_s"], nlohmann::json::parse(b.out)["step_time_s"]);
+}

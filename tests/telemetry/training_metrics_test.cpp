@@ -1,5 +1,6 @@
 // A training run as exporter time series: the per-state GPU readings and the written series.
 #include "telemetry/training_metrics.hpp"
+#include "telemetry/series.hpp"
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,44 @@ TEST(TrainingMetrics, HeartbeatBoundsTheGapBetweenSamples) {
   EXPECT_EQ(count(write_to_text(run, o, summary), "fmsim_step_time_seconds{"), 16u);
   o.heartbeat_s = 0;
   EXPECT_EQ(count(write_to_text(run, o, summary), "fmsim_step_time_seconds{"), 2u);
+}
+
+}  // namespace
+}  // namespace fmsim::telemetry
+
+namespace fmsim::telemetry {
+namespace {
+
+std::string counter_text(const std::vector<double>& values, std::int64_t heartbeat_s) {
+  char* data = nullptr;
+  std::size_t size = 0;
+  std::FILE* f = open_memstream(&data, &size);
+  {
+    observability::OpenMetricsWriter w(f, "mem");
+    const SeriesOptions o{.job = "j", .start_unix_s = 0, .resolution_s = 60, .heartbeat_s = heartbeat_s};
+    Grid grid{.ticks = values.size(), .resolution_s = 60, .start_unix_s = 0};
+    SeriesSink sink(w, grid, o);
+    sink.family("c_total", observability::SeriesType::Counter, "c");
+    sink.series(observability::Labels{{"job", "j"}}, values);
+    w.finish();
+  }
+  std::fclose(f);
+  std::string text(data, size);
+  std::free(data);
+  return text;
+}
+
+TEST(SeriesSink, CounterIsWrittenAtItsKinksOnly) {
+  // Slope 10 per tick, then 20 from tick 3: the line through ticks 0, 3 and 6 is the counter.
+  EXPECT_EQ(counter_text({0, 10, 20, 30, 50, 70, 90}, 0),
+            "# HELP c_total c\n# TYPE c_total counter\n"
+            "c_total{job=\"j\"} 0 0\nc_total{job=\"j\"} 30 180\nc_total{job=\"j\"} 90 360\n# EOF\n");
+  // Wobbles below 0.5% of the mean increase per tick (15 here: 0.075) are not kinks...
+  EXPECT_EQ(counter_text({0, 15.05, 30, 45.05, 60, 75, 90}, 0),
+            "# HELP c_total c\n# TYPE c_total counter\nc_total{job=\"j\"} 0 0\nc_total{job=\"j\"} 90 360\n# EOF\n");
+  // ...larger ones are. A 120 s heartbeat keeps every second tick at most.
+  EXPECT_NE(counter_text({0, 15.5, 30, 45, 60, 75, 90}, 0).find("15.5 60\n"), std::string::npos);
+  EXPECT_NE(counter_text({0, 15, 30, 45, 60, 75, 90}, 120).find("30 120\n"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,271 @@
+// fmsim metrics: recorded time series (--metrics-out DIR) into a real Prometheus: `load` backfills
+// them as TSDB blocks (promtool tsdb create-blocks-from openmetrics), `serve` plays them back on
+// /metrics in accelerated wall-clock time for a Prometheus to scrape.
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/http.hpp"
+#include "cli/metrics_flags.hpp"
+#include "cli/process.hpp"
+#include "config/openmetrics_reader.hpp"
+#include "config/reliability_loader.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "cli/output.hpp"
+#include "report/charts.hpp"
+#include "report/document.hpp"
+#include "telemetry/recording.hpp"
+#include "telemetry/run_report.hpp"
+
+namespace fmsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct LoadFlags {
+  std::string dir;
+  std::string data;
+  std::string promtool = "promtool";
+  bool json = false;
+};
+
+std::string tail_lines(const std::string& text, std::size_t lines) {
+  std::size_t pos = text.size();
+  while (pos > 0 && lines > 0) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return text;
+    --lines;
+  }
+  return text.substr(pos + 1);
+}
+
+std::set<std::string> blocks_in(const fs::path& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "meta.json")) out.insert(e.path().filename().string());
+  }
+  return out;
+}
+
+void load(const LoadFlags& f) {
+  const auto files = config::metrics_files_in(f.dir, "DIR");
+  if (!on_path(f.promtool)) {
+    throw core::InputError::flag("--promtool", fmt::format("\"{}\" not found on PATH; install the Debian package "
+                                                           "prometheus (it ships promtool) or pass --promtool PATH",
+                                                           f.promtool));
+  }
+  std::error_code ec;
+  fs::create_directories(f.data, ec);
+  if (!fs::is_directory(f.data)) {
+    throw core::InputError::flag("--prometheus-data", fmt::format("cannot create directory \"{}\"", f.data));
+  }
+  // Backfill into a hidden staging folder inside the data directory (Prometheus opens only
+  // block folders named by ULID), then move the finished blocks in: a failure leaves no block.
+  std::string pattern = (fs::path(f.data) / ".fmsim-load-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw core::InputError::flag("--prometheus-data", fmt::format("cannot write into \"{}\"", f.data));
+  }
+  const fs::path staging = pattern;
+  const auto cleanup = [&] { fs::remove_all(staging, ec); };
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& file : files) {
+    const auto r = run_process({f.promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", file, staging.string()});
+    if (r.exit_code != 0) {
+      cleanup();
+      throw core::InputError(file, 0, "", fmt::format("promtool tsdb create-blocks-from openmetrics failed (exit {}):\n{}",
+                                                      r.exit_code, tail_lines(r.output, 8)));
+    }
+  }
+  std::int64_t min_ms = 0, max_ms = 0;
+  std::vector<std::string> moved;
+  for (const auto& block : blocks_in(staging)) {
+    std::ifstream meta(staging / block / "meta.json");
+    const auto j = nlohmann::json::parse(meta, nullptr, false);
+    if (!j.is_discarded() && j.contains("minTime")) {
+      const auto lo = j["minTime"].get<std::int64_t>(), hi = j["maxTime"].get<std::int64_t>();
+      min_ms = moved.empty() ? lo : std::min(min_ms, lo);
+      max_ms = moved.empty() ? hi : std::max(max_ms, hi);
+    }
+    fs::rename(staging / block, fs::path(f.data) / block, ec);
+    if (ec) {
+      cleanup();
+      throw core::InputError::flag("--prometheus-data", fmt::format("cannot move block {} into \"{}\": {}", block,
+                                                                    f.data, ec.message()));
+    }
+    moved.push_back(block);
+  }
+  cleanup();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (f.json) {
+    nlohmann::json out{{"data", f.data},         {"files", files},         {"blocks", moved},
+                       {"min_time_ms", min_ms},  {"max_time_ms", max_ms},  {"seconds", seconds}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("Loaded {} file{} into {}: {} block{}, {} .. {} ({:.1f} s)\n", files.size(),
+                           files.size() == 1 ? "" : "s", f.data, moved.size(), moved.size() == 1 ? "" : "s",
+                           format_unix_time(min_ms / 1000), format_unix_time(max_ms / 1000), seconds);
+  std::cout << fmt::format(
+      "Open it with a stock Prometheus (blocks are kept while younger than the retention, counted from the\n"
+      "newest block):\n"
+      "  prometheus --storage.tsdb.path={} --storage.tsdb.retention.time=10y --config.file=prometheus.yml\n"
+      "and query at those times (Graph tab: set the end time to {}).\n",
+      f.data, format_unix_time(max_ms / 1000));
+}
+
+struct ServeFlags {
+  std::string dir;
+  std::string listen = "127.0.0.1:9464";
+  double speed = 60.0;
+  std::string from;
+};
+
+void serve(const ServeFlags& f) {
+  const auto files = config::metrics_files_in(f.dir, "DIR");
+  auto recording = std::make_shared<telemetry::Recording>();
+  for (const auto& file : files) config::read_openmetrics(file, *recording);
+  if (recording->samples == 0) throw core::InputError::flag("DIR", fmt::format("\"{}\" holds no samples", f.dir));
+  if (!(f.speed > 0.0)) throw core::InputError::flag("--speed", "must be positive (simulated seconds per second)");
+  const auto colon = f.listen.rfind(':');
+  int port = -1;
+  if (colon != std::string::npos) {
+    try {
+      port = std::stoi(f.listen.substr(colon + 1));
+    } catch (const std::exception&) {
+      port = -1;
+    }
+  }
+  if (colon == std::string::npos || colon == 0 || port < 0 || port > 65535) {
+    throw core::InputError::flag("--listen", fmt::format("\"{}\" is not HOST:PORT (e.g. 127.0.0.1:9464; port 0 "
+                                                         "picks a free one)", f.listen));
+  }
+  const std::string host = f.listen.substr(0, colon);
+  const std::int64_t begin = f.from.empty() ? recording->first_timestamp_s : parse_unix_time(f.from, "--from");
+  const std::int64_t end = recording->last_timestamp_s;
+  const auto started = std::chrono::steady_clock::now();
+  const double speed = f.speed;
+  const auto now_simulated = [=] {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return std::min(end, begin + static_cast<std::int64_t>(wall * speed));
+  };
+  std::size_t series = 0;
+  for (const auto& fam : recording->families) series += fam.series.size();
+  serve_metrics(
+      host, port, [recording, now_simulated] { return telemetry::exposition_at(*recording, now_simulated()); },
+      [&](int bound) {
+        std::cout << fmt::format(
+                         "Serving {} series from {} on http://{}:{}/metrics\n"
+                         "simulated {} .. {} at {}x ({} s of wall time); after the end the last values stay.\n",
+                         core::format_thousands(static_cast<double>(series)), f.dir, host, bound,
+                         format_unix_time(begin), format_unix_time(end), speed,
+                         static_cast<std::int64_t>(static_cast<double>(end - begin) / speed))
+                  << std::flush;
+      },
+      "--listen");
+}
+
+struct ReportFlags {
+  std::string dir;
+  std::string html;
+  std::string svg;
+};
+
+void make_report(const ReportFlags& f) {
+  if (f.html.empty() && f.svg.empty()) throw core::InputError::flag("--html", "give --html FILE, --svg FILE or both");
+  const auto files = config::metrics_files_in(f.dir, "DIR");
+  telemetry::Recording recording;
+  for (const auto& file : files) config::read_openmetrics(file, recording);
+  if (recording.samples == 0) throw core::InputError::flag("DIR", fmt::format("\"{}\" holds no samples", f.dir));
+  if (!f.html.empty()) {
+    write_file_atomically(f.html, report::render_html(telemetry::run_report(recording, f.dir)), "--html");
+    std::cout << fmt::format("Wrote {}\n", f.html);
+  }
+  if (!f.svg.empty()) {
+    const auto panel = telemetry::throughput_panel(recording);
+    if (panel.series.empty()) throw core::InputError::flag("--svg", "the recording holds no fmsim_tokens_per_second");
+    write_file_atomically(f.svg, report::render_svg(panel, "throughput") + "\n", "--svg");
+    std::cout << fmt::format("Wrote {}\n", f.svg);
+  }
+}
+
+}  // namespace
+
+void add_metrics_command(CLI::App& app, Context& /*ctx*/) {
+  auto* metrics = app.add_subcommand(
+      "metrics", "Put simulated time series (--metrics-out DIR) into a real Prometheus: backfill or scrape");
+  metrics->require_subcommand(1);
+  metrics->footer(
+      "`fmsim run ... --metrics-out DIR` writes DIR/run.om (OpenMetrics with timestamps; names of dcgm-exporter,\n"
+      "the EFA node exporter, node_exporter and fmsim_* training progress: docs/models/observability.md).\n\n"
+      "Examples:\n"
+      "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --duration 3d --metrics-out m\n"
+      "  fmsim metrics load m --prometheus-data prom-data\n"
+      "  fmsim metrics serve m --listen 127.0.0.1:9464 --speed 600\n"
+      "  fmsim metrics report m --html run.html");
+
+  auto lf = std::make_shared<LoadFlags>();
+  auto* l = metrics->add_subcommand("load", "Backfill DIR's series into Prometheus TSDB blocks (promtool)");
+  l->add_option("DIR", lf->dir, "Folder written by --metrics-out (every *.om and *.prom file is loaded)")->required();
+  l->add_option("--prometheus-data", lf->data, "Prometheus data directory (--storage.tsdb.path) to add blocks to")
+      ->required()
+      ->type_name("PATH");
+  l->add_option("--promtool", lf->promtool, "promtool to run (Debian package prometheus)")
+      ->type_name("PROGRAM")
+      ->capture_default_str();
+  l->add_flag("--json", lf->json, "Print JSON");
+  l->footer(
+      "Runs `promtool tsdb create-blocks-from openmetrics FILE` for each file into a staging folder and moves\n"
+      "the blocks into PATH (a failure leaves none). A running Prometheus picks new blocks up at its next\n"
+      "reload; start one on PATH with --storage.tsdb.retention.time long enough to keep them.\n\n"
+      "Example:\n"
+      "  fmsim metrics load m --prometheus-data /var/lib/prometheus/metrics2");
+  l->callback([lf] { load(*lf); });
+
+  auto sf = std::make_shared<ServeFlags>();
+  auto* s = metrics->add_subcommand("serve", "Play DIR's series back live on /metrics for a Prometheus to scrape");
+  s->add_option("DIR", sf->dir, "Folder written by --metrics-out")->required();
+  s->add_option("--listen", sf->listen, "HOST:PORT to listen on (port 0 picks a free one)")
+      ->type_name("HOST:PORT")
+      ->capture_default_str();
+  s->add_option("--speed", sf->speed, "Simulated seconds per wall-clock second")->capture_default_str();
+  s->add_option("--from", sf->from, "Simulated time to start at (ISO 8601 UTC or Unix seconds; default the first "
+                                    "sample)")
+      ->type_name("TIME");
+  s->footer(
+      "Each scrape of /metrics returns every series' latest value at the current simulated time (text format\n"
+      "0.0.4, no timestamps: Prometheus stamps them), so dashboards show the run as it unfolds. Runs until\n"
+      "stopped (Ctrl-C). Listens on 127.0.0.1 unless told otherwise.\n\n"
+      "Example (scrape config: targets ['127.0.0.1:9464']):\n"
+      "  fmsim metrics serve m --speed 600");
+  s->callback([sf] { serve(*sf); });
+
+  auto rf = std::make_shared<ReportFlags>();
+  auto* r = metrics->add_subcommand("report", "Draw DIR's series as an offline HTML report (the training dashboard's panels)");
+  r->add_option("DIR", rf->dir, "Folder written by --metrics-out")->required();
+  r->add_option("--html", rf->html, "HTML file to write (self-contained, inline SVG charts)")
+      ->type_name("FILE")
+      ->check(output_file());
+  r->add_option("--svg", rf->svg, "Also write the throughput panel alone as an SVG file")
+      ->type_name("FILE")
+      ->check(output_file());
+  r->footer(
+      "Throughput, MFU and ETTR, step time, GPU activity, power and memory of the first node over the hours\n"
+      "of the run, with checkpoint, failure and restart counts: a look at a simulated run without Grafana.\n\n"
+      "Example:\n"
+      "  fmsim metrics report m --html run.html");
+  r->callback([rf] { make_report(*rf); });
+}
+
+}  // namespace fmsim::cli

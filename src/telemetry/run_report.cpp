@@ -1,0 +1,160 @@
+// Offline report of a recorded run (see run_report.hpp).
+#include "telemetry/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/strings.hpp"
+
+namespace fmsim::telemetry {
+namespace {
+
+constexpr std::size_t kMaxPoints = 240;
+
+const RecordedFamily* find(const Recording& rec, const std::string& name) {
+  for (const auto& f : rec.families) {
+    if (f.name == name && !f.series.empty()) return &f;
+  }
+  return nullptr;
+}
+
+// The series over hours since `t0`: a step function (a gauge holds its value until the next
+// sample) when it has at most kMaxPoints samples, else its time-weighted mean over kMaxPoints
+// equal buckets (every dip still lowers its bucket; no sample is skipped).
+report::LineSeries steps(const RecordedSeries& s, std::int64_t t0, const std::string& name, double scale) {
+  report::LineSeries out{.name = name, .x = {}, .y = {}};
+  const std::size_t n = s.values.size();
+  const auto hours = [&](double t) { return (t - static_cast<double>(t0)) / 3600.0; };
+  if (n <= kMaxPoints || s.timestamps_s.back() == s.timestamps_s.front()) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = hours(static_cast<double>(s.timestamps_s[i]));
+      if (!out.y.empty()) {
+        out.x.push_back(x);
+        out.y.push_back(out.y.back());
+      }
+      out.x.push_back(x);
+      out.y.push_back(s.values[i] * scale);
+    }
+    return out;
+  }
+  const double begin = static_cast<double>(s.timestamps_s.front());
+  const double width = static_cast<double>(s.timestamps_s.back() - s.timestamps_s.front()) / kMaxPoints;
+  std::vector<double> area(kMaxPoints, 0.0), covered(kMaxPoints, 0.0);
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    double a = static_cast<double>(s.timestamps_s[i]);
+    const double b = static_cast<double>(s.timestamps_s[i + 1]);
+    while (a < b) {
+      const auto k = std::min(kMaxPoints - 1, static_cast<std::size_t>((a - begin) / width));
+      const double end = std::min(b, begin + static_cast<double>(k + 1) * width);
+      const double d = std::max(end - a, 0.0);
+      area[k] += s.values[i] * d;
+      covered[k] += d;
+      a = end > a ? end : b;
+    }
+  }
+  for (std::size_t k = 0; k < kMaxPoints; ++k) {
+    if (covered[k] <= 0.0) continue;
+    out.x.push_back(hours(begin + (static_cast<double>(k) + 0.5) * width));
+    out.y.push_back(area[k] / covered[k] * scale);
+  }
+  return out;
+}
+
+void add_line(report::LineChart& chart, const Recording& rec, const std::string& family, const std::string& name,
+              double scale) {
+  if (const auto* f = find(rec, family)) chart.series.push_back(steps(f->series.front(), rec.first_timestamp_s, name, scale));
+}
+
+report::LineChart chart(std::string id, std::string title, std::string y_label, std::string y_unit) {
+  report::LineChart c;
+  c.id = std::move(id);
+  c.title = std::move(title);
+  c.x_label = "hours of the run";
+  c.x_unit = "h";
+  c.y_label = std::move(y_label);
+  c.y_unit = std::move(y_unit);
+  return c;
+}
+
+double last_total(const Recording& rec, const std::string& family) {
+  const auto* f = find(rec, family);
+  if (f == nullptr) return 0.0;
+  double sum = 0.0;
+  for (const auto& s : f->series) sum += s.values.back();
+  return sum;
+}
+
+}  // namespace
+
+report::LineChart throughput_panel(const Recording& rec) {
+  auto c = chart("throughput", "Throughput", "tokens/s", "tokens/s");
+  add_line(c, rec, "fmsim_tokens_per_second", "tokens/s", 1.0);
+  return c;
+}
+
+report::Document run_report(const Recording& rec, const std::string& source) {
+  report::Document doc;
+  std::string job;
+  if (const auto* f = find(rec, "fmsim_step_time_seconds")) {
+    const auto& key = f->series.front().name_and_labels;
+    const auto p = key.find("job=\"");
+    if (p != std::string::npos) job = key.substr(p + 5, key.find('"', p + 5) - p - 5);
+  }
+  doc.title = job.empty() ? "Simulated run" : "Simulated run: " + job;
+  std::size_t series = 0;
+  for (const auto& f : rec.families) series += f.series.size();
+  doc.subtitle = fmt::format("{} series, {} samples from {}", core::format_thousands(static_cast<double>(series)),
+                             core::format_thousands(static_cast<double>(rec.samples)), source);
+  report::Section progress{.title = "Training progress", .blocks = {}};
+  progress.add(report::KeyFigures{{
+      {"hours", fmt::format("{:.1f}", static_cast<double>(rec.last_timestamp_s - rec.first_timestamp_s) / 3600.0)},
+      {"tokens", core::format_count(last_total(rec, "fmsim_tokens_total"))},
+      {"checkpoint saves", fmt::format("{:.0f}", last_total(rec, "fmsim_checkpoint_saves_total"))},
+      {"failures", fmt::format("{:.0f}", last_total(rec, "fmsim_failures_total"))},
+      {"restarts", fmt::format("{:.0f}", last_total(rec, "fmsim_restarts_total"))},
+  }});
+  progress.add(throughput_panel(rec));
+  auto ratios = chart("mfu-ettr", "MFU and ETTR", "%", "%");
+  add_line(ratios, rec, "fmsim_mfu_ratio", "MFU", 100.0);
+  add_line(ratios, rec, "fmsim_ettr_ratio", "ETTR so far", 100.0);
+  progress.add(ratios);
+  auto step = chart("step-time", "Step time", "seconds", "s");
+  add_line(step, rec, "fmsim_step_time_seconds", "step time", 1.0);
+  progress.add(step);
+  doc.sections.push_back(progress);
+
+  report::Section gpus{.title = "GPUs of the first node (dcgm-exporter)", .blocks = {}};
+  auto activity = chart("activity", "GPU activity", "%", "%");
+  add_line(activity, rec, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "graphics engine", 100.0);
+  add_line(activity, rec, "DCGM_FI_PROF_SM_ACTIVE", "SM active", 100.0);
+  add_line(activity, rec, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor pipe", 100.0);
+  gpus.add(activity);
+  auto power = chart("power", "Power draw", "W per GPU", "W");
+  add_line(power, rec, "DCGM_FI_DEV_POWER_USAGE", "power", 1.0);
+  gpus.add(power);
+  auto memory = chart("memory", "Memory used", "GiB per GPU", "GiB");
+  add_line(memory, rec, "DCGM_FI_DEV_FB_USED", "framebuffer used", 1.0 / 1024.0);
+  gpus.add(memory);
+  doc.sections.push_back(gpus);
+
+  if (const auto* f = find(rec, "fmsim_failures_total")) {
+    report::Section failures{.title = "Failures by cause", .blocks = {}};
+    report::Table table;
+    table.header = {"series", "interruptions"};
+    for (const auto& s : f->series) table.rows.push_back({s.name_and_labels, fmt::format("{:.0f}", s.values.back())});
+    failures.add(table);
+    doc.sections.push_back(failures);
+  }
+  // Drop charts with no series (families the recording does not hold).
+  for (auto& section : doc.sections) {
+    std::erase_if(section.blocks, [](const report::Block& b) {
+      const auto* line = std::get_if<report::LineChart>(&b);
+      return line != nullptr && line->series.empty();
+    });
+  }
+  return doc;
+}
+
+}  // namespace fmsim::telemetry

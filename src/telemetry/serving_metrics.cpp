@@ -1,0 +1,107 @@
+// Serving run -> vLLM time series (see serving_metrics.hpp).
+#include "telemetry/serving_metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "telemetry/series.hpp"
+
+namespace fmsim::telemetry {
+namespace {
+
+using observability::Labels;
+using observability::SeriesType;
+
+// vLLM's own bucket bounds (vllm/engine/metrics.py) for time to first token and end-to-end latency.
+const std::vector<double> kTtftBounds = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+                                         1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+const std::vector<double> kE2eBounds = {0.3,  0.5,  0.8,  1.0,  1.5,  2.0,   2.5,   5.0,   10.0,  15.0,  20.0,
+                                        30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+
+// Latencies of the requests with their event time: (time the value became known, value).
+std::vector<std::pair<double, double>> events(const serving::ServeResult& r, bool first_token) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& q : r.requests) {
+    if (first_token && q.first_token_s >= 0) out.emplace_back(q.first_token_s, q.ttft());
+    if (!first_token && q.completed()) out.emplace_back(q.finish_s, q.e2e());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::string& model_name,
+                                   const SeriesOptions& options, observability::OpenMetricsWriter& out) {
+  const double horizon = std::max(r.duration_s, r.iterations.empty() ? 1.0 : r.iterations.back().time_s);
+  // The last tick at or after the last completion, so the final totals are sampled.
+  const double res = static_cast<double>(options.resolution_s);
+  const Grid grid = make_grid(std::max(std::ceil(horizon / res) * res, res), options);
+  const std::size_t n = grid.ticks;
+  // Iteration state at each tick: the last iteration ended at or before it (vLLM logs after each step).
+  std::vector<const serving::IterationSample*> at(n, nullptr);
+  std::vector<double> prefill(n, 0.0), decode(n, 0.0);
+  {
+    std::size_t i = 0;
+    double p = 0.0, d = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+      while (i < r.iterations.size() && r.iterations[i].time_s <= grid.time(k)) {
+        p += r.iterations[i].prefill_tokens;
+        d += r.iterations[i].decode_seqs;
+        ++i;
+      }
+      at[k] = i > 0 ? &r.iterations[i - 1] : nullptr;
+      prefill[k] = p;
+      decode[k] = d;
+    }
+  }
+  const auto per_tick = [&](auto f) {
+    std::vector<double> v(n);
+    for (std::size_t k = 0; k < n; ++k) v[k] = f(k);
+    return v;
+  };
+  const Labels labels{{"model_name", model_name}, {"job", options.job}, {"instance", "fmsim:8000"}};
+  SeriesSink sink(out, grid, options);
+  sink.family("vllm:num_requests_running", SeriesType::Gauge, "Number of requests currently running on GPU.");
+  sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? static_cast<double>(at[k]->running) : 0.0; }));
+  sink.family("vllm:num_requests_waiting", SeriesType::Gauge, "Number of requests waiting to be processed.");
+  sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? static_cast<double>(at[k]->waiting) : 0.0; }));
+  sink.family("vllm:gpu_cache_usage_perc", SeriesType::Gauge, "GPU KV-cache usage. 1 means 100 percent usage.");
+  sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? at[k]->kv_usage : 0.0; }));
+  sink.family("vllm:num_preemptions_total", SeriesType::Counter, "Cumulative number of preemption from the engine.");
+  sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? static_cast<double>(at[k]->preemptions) : 0.0; }));
+  sink.family("vllm:prompt_tokens_total", SeriesType::Counter, "Number of prefill tokens processed.");
+  sink.series(labels, prefill);
+  sink.family("vllm:generation_tokens_total", SeriesType::Counter, "Number of generation tokens processed.");
+  sink.series(labels, decode);
+  const auto ttft = events(r, true);
+  const auto e2e = events(r, false);
+  sink.family("vllm:request_success_total", SeriesType::Counter, "Count of successfully processed requests.");
+  sink.series(labels, per_tick([&](std::size_t k) {
+                const auto end = std::upper_bound(e2e.begin(), e2e.end(), std::make_pair(grid.time(k), 1e300));
+                return static_cast<double>(end - e2e.begin());
+              }));
+  const auto histogram = [&](const char* name, const char* help, const std::vector<std::pair<double, double>>& ev,
+                             const std::vector<double>& bounds) {
+    sink.family(name, SeriesType::Histogram, help, "seconds");
+    std::size_t seen = 0;
+    std::vector<double> counts(bounds.size() + 1, 0.0);
+    double total = 0.0;
+    sink.histogram(labels, bounds, [&](std::size_t k, std::vector<double>& cumulative, double& sum) {
+      for (; seen < ev.size() && ev[seen].first <= grid.time(k); ++seen) {
+        const double v = ev[seen].second;
+        const auto b = static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
+        counts[b] += 1.0;
+        total += v;
+      }
+      double running = 0.0;
+      for (std::size_t b = 0; b < counts.size(); ++b) cumulative[b] = running += counts[b];
+      sum = total;
+    });
+  };
+  histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft, kTtftBounds);
+  histogram("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", e2e, kE2eBounds);
+  return sink.summary();
+}
+
+}  // namespace fmsim::telemetry

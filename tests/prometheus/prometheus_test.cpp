@@ -1,0 +1,155 @@
+// fmsim's simulated series in a real Prometheus on loopback: backfilled with `fmsim metrics load`
+// and opened as TSDB blocks, and scraped live from `fmsim metrics serve`. PromQL over the HTTP API
+// returns what fmsim predicted.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "../golden/run_cli.hpp"
+#include "support/prometheus_loopback.hpp"
+
+namespace fmsim::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kStart = 1767225600;  // 2026-01-01T00:00:00Z, --metrics-start default
+
+struct SimulatedRun {
+  fs::path dir;
+  nlohmann::json json;  // fmsim run --json
+};
+
+// Two p5.48xlarge nodes for 6 hours (1-minute grid): a small run that backfills in about a second.
+SimulatedRun simulate(const fs::path& dir) {
+  const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
+                            "--duration", "6h", "--replications", "0", "--metrics-out", dir.string(),
+                            "--metrics-job", "llama8b", "--json"});
+  if (r.exit_code != 0) throw std::runtime_error(r.err);
+  return {dir, nlohmann::json::parse(r.out)};
+}
+
+// The last sample of `series` (exact "name{labels}" prefix) in the file.
+std::pair<double, std::int64_t> last_sample(const fs::path& file, const std::string& series) {
+  std::ifstream in(file);
+  std::string line;
+  std::pair<double, std::int64_t> out{0.0, 0};
+  while (std::getline(in, line)) {
+    if (!line.starts_with(series + " ")) continue;
+    std::istringstream fields(line.substr(series.size() + 1));
+    fields >> out.first >> out.second;
+  }
+  return out;
+}
+
+double value_of(const nlohmann::json& result) { return std::stod(result.at(0).at("value").at(1).get<std::string>()); }
+
+TEST(PrometheusBackfill, StockPrometheusOpensTheBlocksAndAnswersPromQL) {
+  FMSIM_SKIP_WITHOUT_PROMETHEUS();
+  const fs::path tmp = fs::path(::testing::TempDir()) / "backfill";
+  fs::create_directories(tmp);
+  const SimulatedRun run = simulate(tmp / "m");
+  const auto load = run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data").string(),
+                               "--json"});
+  ASSERT_EQ(load.exit_code, 0) << load.all();
+  const auto loaded = nlohmann::json::parse(load.out);
+  ASSERT_FALSE(loaded["blocks"].empty());
+  EXPECT_EQ(loaded["min_time_ms"].get<std::int64_t>(), kStart * 1000);
+
+  PrometheusLoopbackOptions options;
+  options.data_dir = tmp / "data";
+  PrometheusLoopback prom(options);
+  const std::int64_t at = kStart + 3 * 3600;
+  // The predicted step time, as `fmsim run --json` reports it.
+  const auto step = prom.query("fmsim_step_time_seconds{job=\"llama8b\"}", at);
+  ASSERT_EQ(step.size(), 1u) << step.dump();
+  EXPECT_DOUBLE_EQ(value_of(step), run.json.at("step").at("step_time_s").get<double>());
+  // One dcgm-exporter series per node, labelled as dcgm-exporter labels them.
+  const auto nodes = prom.query("count(DCGM_FI_PROF_SM_ACTIVE{job=\"llama8b\"})", at);
+  EXPECT_EQ(value_of(nodes), 2.0);
+  const auto host = prom.query("DCGM_FI_DEV_FB_USED{Hostname=\"node-0002\"}", at);
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_EQ(host.at(0)["metric"]["modelName"], "NVIDIA H100 SXM5 80GB");
+  // The counter's last value, read back at its timestamp.
+  const auto [tokens, ts] = last_sample(tmp / "m" / "run.om", "fmsim_tokens_total{job=\"llama8b\",instance=\"fmsim\"}");
+  ASSERT_GT(ts, kStart);
+  EXPECT_DOUBLE_EQ(value_of(prom.query("fmsim_tokens_total{job=\"llama8b\"}", ts)), tokens);
+  // Throughput over an hour of compute is at most the predicted tokens/s (stalls and failures only lower it).
+  const double predicted = run.json.at("step").at("tokens_per_s_per_gpu").get<double>() * 16.0;
+  const double measured = value_of(prom.query("rate(fmsim_tokens_total{job=\"llama8b\"}[1h])", at));
+  EXPECT_LE(measured, predicted * (1.0 + 1e-9));
+  EXPECT_GT(measured, 0.0);
+}
+
+TEST(PrometheusCompare, PredictionBesideTheRunsMetricsAndDrift) {
+  // `fmsim compare` over the HTTP API of a Prometheus holding the series of a run of the job: the
+  // same job is predicted within 1% on every quantity; a job with twice the batch is flagged.
+  FMSIM_SKIP_WITHOUT_PROMETHEUS();
+  const fs::path tmp = fs::path(::testing::TempDir()) / "compare";
+  fs::create_directories(tmp);
+  simulate(tmp / "m");
+  ASSERT_EQ(run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data").string()}).exit_code,
+            0);
+  PrometheusLoopbackOptions options;
+  options.data_dir = tmp / "data";
+  PrometheusLoopback prom(options);
+  const std::vector<std::string> common = {"compare", "--prometheus", prom.url(), "--job-name", "llama8b",
+                                           "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
+                                           "--at", "2026-01-01T06:00:00Z", "--window", "6h", "--tolerance", "1%"};
+  auto args = common;
+  args.insert(args.end(), {"--gbs", "64", "--json"});
+  const auto same = run_fmsim(args);
+  ASSERT_EQ(same.exit_code, 0) << same.all();
+  const auto j = nlohmann::json::parse(same.out);
+  EXPECT_EQ(j["no_data"], 0) << j.dump(2);
+  for (const auto& row : j["rows"]) {
+    EXPECT_NEAR(row["difference"].get<double>(), 0.0, 0.01) << row.dump();
+  }
+  args = common;
+  args.insert(args.end(), {"--gbs", "128"});
+  const auto drift = run_fmsim(args);
+  EXPECT_EQ(drift.exit_code, 1) << drift.all();
+  EXPECT_THAT(drift.out, ::testing::HasSubstr("beyond the tolerance of 1.0% (exit status 1)"));
+  // Nothing listens on a closed port: a clear error naming the flag.
+  const auto down = run_fmsim({"compare", "--prometheus", "http://127.0.0.1:" + std::to_string(free_loopback_port()),
+                               "--job-name", "x", "--at", "2026-01-01T06:00:00Z"});
+  EXPECT_EQ(down.exit_code, 2);
+  EXPECT_THAT(down.err, ::testing::HasSubstr("--prometheus"));
+}
+
+TEST(PrometheusScrape, ScrapesMetricsServeOnLoopback) {
+  FMSIM_SKIP_WITHOUT_PROMETHEUS();
+  const fs::path tmp = fs::path(::testing::TempDir()) / "scrape";
+  fs::create_directories(tmp);
+  const SimulatedRun run = simulate(tmp / "m");
+  const int port = free_loopback_port();
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  ChildProcess serve({FMSIM_BINARY, "metrics", "serve", (tmp / "m").string(), "--listen", listen, "--speed", "600"},
+                     tmp / "serve.log");
+  PrometheusLoopbackOptions options;
+  options.scrape_targets = {listen};
+  PrometheusLoopback prom(options);
+  nlohmann::json step;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    step = prom.query("fmsim_step_time_seconds{job=\"llama8b\"}", std::nullopt);
+    if (!step.empty()) break;
+    ASSERT_TRUE(serve.running()) << serve.log_tail();
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  ASSERT_EQ(step.size(), 1u) << "no scrape within 30 s; serve log:\n" << serve.log_tail();
+  EXPECT_DOUBLE_EQ(value_of(step), run.json.at("step").at("step_time_s").get<double>());
+  EXPECT_EQ(value_of(prom.query("count(DCGM_FI_DEV_POWER_USAGE{job=\"llama8b\"})", std::nullopt)), 2.0);
+  EXPECT_EQ(value_of(prom.query("up{instance=\"" + listen + "\"}", std::nullopt)), 1.0);
+  serve.stop();
+}
+
+}  // namespace
+}  // namespace fmsim::testing
