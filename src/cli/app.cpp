@@ -62,6 +62,7 @@ int run(int argc, char** argv) {
   add_metrics_command(app, ctx);
   add_compare_command(app, ctx);
   add_sweep_command(app, ctx);
+  add_plan_serve_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -56,7 +56,7 @@ struct RowResult {
 // Requests to simulate for a row: enough that the steady state dominates the ramp-up and drain.
 int requests_for(const config::InferenceRow& r, const serving::EngineProfile& e) {
   if (r.scenario == "static-batch") return r.concurrency;
-  if (r.scenario == "closed-loop") return std::clamp(4 * r.concurrency, 64, 1000);
+  if (r.scenario == "closed-loop") return std::clamp(5 * r.concurrency, 64, 1250);
   return std::clamp(3 * e.max_num_seqs, 1000, 6144);
 }
 
@@ -84,6 +84,7 @@ RowResult predict(const config::InferenceRow& row, const serving::ServingCalibra
   d.ep = row.ep;
   d.attention_dp = row.attention_dp ? row.tp : 1;
   d.weights = row.weights;
+  d.activations = row.activations;
   d.kv = row.kv;
   const auto* engine = cal.engine(row.engine);
   if (!engine) {
@@ -105,7 +106,24 @@ RowResult predict(const config::InferenceRow& row, const serving::ServingCalibra
   if (row.scenario == "static-batch") d.engine.max_num_seqs = row.concurrency;
   const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
   const auto requests = serving::make_requests(wl);
-  const auto r = serving::simulate(model, wl, requests);
+  auto r = serving::simulate(model, wl, requests);
+  double steady_tokens_per_s = 0;
+  if (row.scenario == "closed-loop") {
+    // Benchmarks measure the steady state: the clients' first requests (all sent at once) are
+    // warm-up and the last ones (fewer clients left running) the drain; latencies leave both out,
+    // throughput counts every request completing between the c-th and the (N-c)-th completion.
+    const int n = wl.num_requests, c = row.concurrency;
+    std::vector<double> finishes;
+    for (const auto& q : r.requests) {
+      if (q.completed()) finishes.push_back(q.finish_s);
+    }
+    std::sort(finishes.begin(), finishes.end());
+    if (static_cast<int>(finishes.size()) == n && n > 2 * c + 1) {
+      const double span = finishes[static_cast<std::size_t>(n - c - 1)] - finishes[static_cast<std::size_t>(c - 1)];
+      if (span > 0) steady_tokens_per_s = (n - 2 * c) * static_cast<double>(row.osl) / span;
+    }
+    std::erase_if(r.requests, [&](const serving::RequestResult& q) { return q.request < c || q.request >= n - c; });
+  }
   if (!r.fits) {
     out.reason = "does not fit: " + r.reason;
     return out;
@@ -114,7 +132,7 @@ RowResult predict(const config::InferenceRow& row, const serving::ServingCalibra
   out.predicted = true;
   out.kv_capacity_tokens = r.memory.token_capacity;
   out.batch_mean = static_cast<int>(std::lround(m.batch_mean));
-  out.throughput.predicted = m.output_tokens_per_s_per_gpu;
+  out.throughput.predicted = steady_tokens_per_s > 0 ? steady_tokens_per_s / d.gpus() : m.output_tokens_per_s_per_gpu;
   out.ttft.predicted = m.ttft.mean * 1e3;
   out.tpot.predicted = m.tpot.mean * 1e3;
   out.e2e.predicted = m.e2e.mean * 1e3;

@@ -24,6 +24,7 @@ void add_serve_command(CLI::App& app, Context& ctx);
 void add_metrics_command(CLI::App& app, Context& ctx);
 void add_compare_command(CLI::App& app, Context& ctx);
 void add_sweep_command(CLI::App& app, Context& ctx);
+void add_plan_serve_command(CLI::App& app, Context& ctx);
 /// `fmsim validate <what>`: each validation registers under the same parent.
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_validate_collectives(CLI::App& validate, Context& ctx);

@@ -24,7 +24,7 @@ void add_serving_flags(CLI::App& cmd, ServingFlags& f) {
   cmd.add_option("--pp", f.pp, "Pipeline stages")->capture_default_str();
   cmd.add_option("--ep", f.ep, "Expert-parallel width (divides tp; expert TP = tp / ep)")->capture_default_str();
   cmd.add_flag("--dep", f.dep, "Attention data parallel across the tp GPUs (DEP: attention DP + expert parallel)");
-  cmd.add_option("--precision", f.precision, "Weights/GEMMs: bf16, fp8, fp4 (nvfp4, mxfp4)")->capture_default_str();
+  cmd.add_option("--precision", f.precision, "Weights/GEMMs: bf16, fp8, fp4 = nvfp4 (W4A4), mxfp4 (W4A8 on Blackwell; W4A16 without FP4 tensor cores)")->capture_default_str();
   cmd.add_option("--kv-dtype", f.kv_dtype, "KV cache: bf16, fp8, fp4 (default fp8 with fp8/fp4 weights, else bf16)");
   cmd.add_option("--engine", f.engine, "Engine profile: vllm, sglang, trtllm")->capture_default_str();
   cmd.add_flag("--no-cuda-graphs", f.no_cuda_graphs, "Run every iteration eagerly (no CUDA graphs)");
@@ -133,6 +133,7 @@ ServingSetup make_serving_setup(const ServingFlags& f, Context& ctx) {
   const auto w = parse_serving_precision(f.precision);
   if (!w) throw core::InputError::flag("--precision", fmt::format("unknown '{}'; allowed: bf16, fp16, fp8, fp4, nvfp4, mxfp4", f.precision));
   d.weights = *w;
+  if (core::to_lower(f.precision) == "mxfp4") d.activations = core::Precision::FP8;  // MXFP4 x MXFP8 (W4A8)
   if (d.weights == core::Precision::FP8 && d.cluster.gpu.fp8.value() <= 0) {
     throw core::InputError::flag("--precision", fmt::format("{} has no FP8 tensor cores", d.cluster.gpu.display_name));
   }

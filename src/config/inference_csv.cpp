@@ -102,7 +102,10 @@ std::vector<InferenceRow> read_inference_csv(const std::string& path) {
     if (r.system.empty()) fail("no catalog system for GPU '" + r.gpu_text + "'");
     // Precision: weights first word, KV from the cell or the precision text.
     const std::string prec = core::to_lower(cell("precision"));
-    if (prec.find("mxfp4") != std::string::npos || prec.rfind("fp4", 0) == 0) r.weights = core::Precision::FP4;
+    if (prec.find("mxfp4") != std::string::npos) {
+      r.weights = core::Precision::FP4;
+      r.activations = core::Precision::FP8;  // MXFP4 weights x MXFP8 activations (TensorRT-LLM's MoE backends)
+    } else if (prec.rfind("fp4", 0) == 0) r.weights = core::Precision::FP4;
     else if (prec.rfind("fp8", 0) == 0) r.weights = core::Precision::FP8;
     else if (prec.rfind("bf16", 0) == 0 || prec.rfind("fp16", 0) == 0) r.weights = core::Precision::BF16;
     else fail("unknown precision '" + cell("precision") + "'");

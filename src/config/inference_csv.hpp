@@ -24,6 +24,7 @@ struct InferenceRow {
   int instances = 1;
   core::Precision weights = core::Precision::BF16;
   core::Precision kv = core::Precision::BF16;
+  std::optional<core::Precision> activations;  ///< MXFP4 checkpoints: MXFP8 GEMM inputs
   serving::ArrivalKind arrival = serving::ArrivalKind::Offline;
   std::string scenario;     ///< "offline", "closed-loop", "static-batch"
   std::int64_t isl = 0, osl = 0;

@@ -108,10 +108,13 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
 
   const auto& gpu = d.cluster.gpu;
   const double clock = gpu.power_clock_factor();
-  core::Precision compute = d.weights;
-  if (gpu.peak(compute).value() <= 0 && compute == core::Precision::FP4) compute = core::Precision::FP8;  // W4A8 on Hopper
+  core::Precision compute = d.activations.value_or(d.weights);
+  // No FP4 tensor cores (Hopper): FP4 weights are dequantised into BF16 GEMMs (W4A16; TensorRT-LLM's
+  // Hopper MoE backend for MXFP4 runs BF16 activations, deployment guide for GPT-OSS).
+  if (d.weights == core::Precision::FP4 && gpu.peak(core::Precision::FP4).value() <= 0) compute = core::Precision::BF16;
   if (gpu.peak(compute).value() <= 0) compute = core::Precision::BF16;
   peak_gemm_ = gpu.peak(compute).value() * clock * d.gpu_cal.gemm_efficiency(compute);
+  half_dim_ = d.gpu_cal.gemm_half_dim;
   peak_attn_ = gpu.bf16.value() * clock * d.gpu_cal.attention_efficiency;
   hbm_ = gpu.hbm_bandwidth.value();
 
@@ -157,11 +160,16 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
     const double tokens = std::ldexp(1.0, static_cast<int>(i));
     const double act = tokens * m.hidden * 2.0;
     if (d.tp > 1 && !adp) {
+      // The engine picks the fastest of its custom kernels and NCCL for the size: one-shot (every
+      // rank reads the other tp-1 buffers whole: one latency, (tp-1) x bytes in), two-shot
+      // (reduce-scatter then all-gather through peer memory: two latencies, 2 (tp-1)/tp x bytes,
+      // as a ring) and the NCCL collectives model.
+      ar_table_[i] = comm_(collectives::Op::AllReduce, {d.tp, 1}, core::Bytes(act)).value();
       if (e.allreduce_latency_s > 0) {
-        // One-shot all-reduce: every rank reads the others' buffers over NVLink.
-        ar_table_[i] = e.allreduce_latency_s + act * (tp - 1) / tp / gpu.nvlink_per_direction().value();
-      } else {
-        ar_table_[i] = comm_(collectives::Op::AllReduce, {d.tp, 1}, core::Bytes(act)).value();
+        const double link = gpu.nvlink_per_direction().value();
+        const double one_shot = e.allreduce_latency_s + act * (tp - 1) / link;
+        const double two_shot = 2 * e.allreduce_latency_s + 2 * act * (tp - 1) / tp / link;
+        ar_table_[i] = std::min({ar_table_[i], one_shot, two_shot});
       }
     }
     if (adp && m.is_moe() && d.ep > 1) {
@@ -218,18 +226,21 @@ IterationCost IterationModel::iteration(const BatchWork& w) const {
 
   // Dense GEMMs: every GPU multiplies its tp slice by all tokens, or (attention DP) its full
   // weights by its share of the tokens.
-  c.linear = roofline(2.0 * tokens * dense_weights_tp_, peak_gemm_, dense_weights_tp_ * bpw, weight_bw) +
-             roofline(2.0 * tokens / adp * dense_weights_rep_, peak_gemm_, dense_weights_rep_ * bpw, weight_bw);
+  // A GEMM of m token rows runs at g(m) = m / (m + gemm_half_dim) of its large-shape rate.
+  auto g = [&](double m) { return m / (m + half_dim_); };
+  c.linear = roofline(2.0 * tokens * dense_weights_tp_, peak_gemm_ * g(tokens), dense_weights_tp_ * bpw, weight_bw) +
+             roofline(2.0 * tokens / adp * dense_weights_rep_, peak_gemm_ * g(tokens / adp), dense_weights_rep_ * bpw, weight_bw);
   // LM head (BF16) for the tokens that are sampled.
   const double sampled = std::max(1.0, w.sampled * per_seq);
   const double peak16 = d_.cluster.gpu.bf16.value() * d_.cluster.gpu.power_clock_factor() * cal.gemm_efficiency_bf16;
-  c.linear += roofline(2.0 * sampled * lm_head_, peak16, lm_head_ * 2.0, weight_bw) / d_.pp;
+  c.linear += roofline(2.0 * sampled * lm_head_, peak16 * g(sampled), lm_head_ * 2.0, weight_bw) / d_.pp;
   // Routed experts: balanced routing, tokens x top_k spread over all experts; only experts that
   // receive at least one token are read: E_local (1 - (1 - k/E)^T).
   if (expert_weights_ > 0) {
     const double k = m.moe.top_k, E = m.moe.num_experts;
     const double active = 1.0 - std::pow(1.0 - k / E, tokens);
-    c.experts = roofline(2.0 * tokens * k / E * expert_weights_, peak_gemm_, expert_weights_ * active * bpw, weight_bw);
+    // Each expert multiplies tokens x k / E rows: few rows per expert under-fill the MMA tiles.
+    c.experts = roofline(2.0 * tokens * k / E * expert_weights_, peak_gemm_ * g(tokens * k / E), expert_weights_ * active * bpw, weight_bw);
   }
   // Attention: prefill is compute-bound flash attention; decode streams the KV cache.
   const double full_frac = kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
@@ -270,6 +281,26 @@ IterationCost IterationModel::iteration(const BatchWork& w) const {
     }
   }
   return c;
+}
+
+double IterationModel::prefill_time(int tokens) const {
+  BatchWork w;
+  w.prefill_tokens = tokens;
+  w.prefill_seqs = 1;
+  const double pairs = tokens * (tokens / 2.0);
+  w.prefill_attn_full = pairs;
+  w.prefill_attn_window = window_ > 0 ? tokens * std::min(tokens / 2.0, window_) : pairs;
+  w.sampled = 1;
+  return iteration(w).total();
+}
+
+double IterationModel::decode_step_time(int batch, double mean_context) const {
+  BatchWork w;
+  w.decode_seqs = batch;
+  w.decode_ctx_full = batch * mean_context;
+  w.decode_ctx_window = batch * (window_ > 0 ? std::min(mean_context, window_) : mean_context);
+  w.sampled = batch;
+  return iteration(w).total();
 }
 
 }  // namespace fmsim::serving

@@ -37,7 +37,10 @@ struct Deployment {
   int pp = 1;
   int ep = 1;                     ///< expert-parallel width (divides tp); expert TP = tp / ep
   int attention_dp = 1;          ///< attention data-parallel ranks (1 or tp: DEP)
-  core::Precision weights = core::Precision::BF16;  ///< linear weights and GEMM compute
+  core::Precision weights = core::Precision::BF16;  ///< linear weights
+  /// GEMM inputs when they differ from the weights: MXFP4 checkpoints run MXFP8 activations on
+  /// Blackwell (W4A8). GPUs without the precision's tensor cores fall back to BF16 (W4A16).
+  std::optional<core::Precision> activations;
   core::Precision kv = core::Precision::BF16;       ///< KV cache
   bool cuda_graphs = true;
   Speculation speculation;
@@ -97,6 +100,10 @@ class IterationModel {
   IterationModel(const Deployment& d, const training::CommCostFn& comm);
 
   [[nodiscard]] IterationCost iteration(const BatchWork& w) const;
+  /// Seconds of one iteration prefilling `tokens` prompt tokens of one sequence from scratch.
+  [[nodiscard]] double prefill_time(int tokens) const;
+  /// Seconds of one decode iteration of `batch` sequences whose context is `mean_context` tokens on average.
+  [[nodiscard]] double decode_step_time(int batch, double mean_context) const;
   [[nodiscard]] const ServingMemory& memory() const { return memory_; }
   [[nodiscard]] const Deployment& deployment() const { return d_; }
   /// KV bytes (replica, whole context) of one sequence of `ctx` tokens, in whole blocks.
@@ -125,6 +132,7 @@ class IterationModel {
   double bytes_per_weight_ = 2;
   double bytes_per_kv_ = 2;
   double peak_gemm_ = 0, peak_attn_ = 0, hbm_ = 0;
+  double half_dim_ = 128;             ///< gemm_half_dim of the GPU's calibration
   double attn_flops_per_pair_ = 0;    ///< prefill FLOPs per (query, key) pair per layer, whole model
   double decode_attn_flops_per_ctx_ = 0;  ///< decode FLOPs per context token per layer (MLA absorbed: large)
   double kv_elems_full_ = 0;          ///< KV elements per token per GPU on full-attention layers of the stage

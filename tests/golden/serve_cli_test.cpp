@@ -53,3 +53,27 @@ TEST(ServeCli, DoesNotFitIsAVerdictNotACrash) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("DOES NOT FIT"));
 }
+
+TEST(PlanServeCli, RanksPlansAndPrintsTheParetoFront) {
+  const auto r = run_fmsim({"plan-serve", "--model", "llama3.1-8b", "--precision", "fp8", "--families", "p5.48xlarge,p5en.48xlarge",
+                            "--isl", "512", "--osl", "128", "--rate", "50", "--slo-ttft", "1s", "--slo-tpot", "40ms",
+                            "--probe-requests", "60", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["plans"].empty());
+  const auto& best = j["plans"][0];
+  EXPECT_TRUE(best["feasible"].get<bool>());
+  // Enough replicas for the target: replicas x max rate >= 50 requests/s (aggregated plans).
+  for (const auto& p : j["plans"]) {
+    if (p["feasible"].get<bool>() && p["mode"] == "aggregated") {
+      EXPECT_GE(p["replicas"].get<int>() * p["max_rate_per_replica"].get<double>(), 50.0 - 1e-6);
+    }
+  }
+  EXPECT_FALSE(j["pareto_front"].empty());
+}
+
+TEST(PlanServeCli, UnknownFamilyIsExitTwo) {
+  const auto r = run_fmsim({"plan-serve", "--families", "p5.48xlarg"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("p5.48xlarge"));
+}

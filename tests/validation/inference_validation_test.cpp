@@ -1,7 +1,6 @@
 // fmsim validate inference against validation/inference.csv (published serving measurements).
 // Issue 14's targets: >= 90% of rows predicted, throughput median |error| <= 15%, TTFT and TPOT
-// median <= 20%. The throughput and TTFT targets are NOT met yet (see docs/validation.md);
-// the bounds below are today's errors, so that a change making them worse fails.
+// median <= 20%, asserted as given. Today: 33/34 predicted, 10.6% / 16.4% / 2.4%.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -21,8 +20,8 @@ TEST(InferenceValidation, SummaryAndErrorBounds) {
   EXPECT_GE(predicted, 0.9 * rows);                                  // target met
   EXPECT_LE(s["tpot_median_abs_error_pct"].get<double>(), 20.0);     // target met
   EXPECT_LE(j["errors"]["e2e"]["median_abs_error_pct"].get<double>(), 20.0);
-  EXPECT_LE(s["throughput_median_abs_error_pct"].get<double>(), 25.0);  // target 15: not met
-  EXPECT_LE(s["ttft_median_abs_error_pct"].get<double>(), 100.0);       // target 20: not met
+  EXPECT_LE(s["throughput_median_abs_error_pct"].get<double>(), 15.0);
+  EXPECT_LE(s["ttft_median_abs_error_pct"].get<double>(), 20.0);
   // The NIM closed-loop sweep saturates: TTFT grows >10x from concurrency 50 to 250 while
   // throughput per GPU flattens (within 20% from 100 to 250).
   double ttft50 = 0, ttft250 = 0, thr100 = 0, thr250 = 0;

@@ -1,0 +1,192 @@
+// fmsim plan-serve: search instance families, layouts (TP, EP, attention DP), aggregated vs
+// disaggregated prefill/decode and replica counts for a model, a load and an SLO.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "cli/serving_flags.hpp"
+#include "cli/text_table.hpp"
+#include "config/cluster_loader.hpp"
+#include "config/serving_calibration.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "serving/plan.hpp"
+#include "training/comm_adapter.hpp"
+
+namespace fmsim::cli {
+namespace {
+
+struct PlanServeOptions {
+  ServingFlags flags;
+  std::string families = "p5.48xlarge,p5en.48xlarge,p6-b200.48xlarge,u-p6e-gb200x72";
+  int top = 10;
+  bool json = false;
+  bool no_disagg = false;
+  int probe_requests = 300;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string money(double v) { return v > 0 ? fmt::format("${:.3f}", v) : "-"; }
+
+}  // namespace
+
+void add_plan_serve_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<PlanServeOptions>();
+  auto* cmd = app.add_subcommand("plan-serve", "Cheapest serving deployments for a model, a load and an SLO; max rate; Pareto front");
+  cmd->footer(
+      "For every instance family and every layout that fits (TP over powers of two up to the NVLink\n"
+      "domain; for MoE models also EP = TP and attention DP), finds by simulation the largest Poisson rate\n"
+      "one replica sustains with p99 TTFT and p99 TPOT within the SLO, then the replicas --rate needs and\n"
+      "their cost; also a disaggregated plan (prefill pool + decode pool at the largest batch meeting the\n"
+      "TPOT SLO, KV moved over NVLink or EFA). Layout flags given (--tp, --ep, --dep) fix that part of the\n"
+      "search. The Pareto front trades output tokens/s per GPU against tokens/s per user (closed loop).\n\n"
+      "Examples:\n"
+      "  fmsim plan-serve --model llama3.1-70b --precision fp8 --engine trtllm --isl 1024 --osl 1024 \\\n"
+      "                   --rate 500 --slo-ttft 2s --slo-tpot 50ms\n"
+      "  fmsim plan-serve --model deepseek-v3 --precision fp4 --families u-p6e-gb200x72,p6-b200.48xlarge \\\n"
+      "                   --engine trtllm --isl 2048 --osl 1024 --slo-tpot 50ms --json");
+  add_serving_flags(*cmd, opts->flags);
+  cmd->add_option("--families", opts->families, "Comma-separated systems to search")->capture_default_str();
+  cmd->add_option("--top", opts->top, "Plans to print")->capture_default_str();
+  cmd->add_option("--probe-requests", opts->probe_requests, "Requests simulated per rate probe")->capture_default_str();
+  cmd->add_flag("--no-disagg", opts->no_disagg, "Only aggregated deployments");
+  cmd->add_flag("--json", opts->json, "Machine-readable output");
+  cmd->callback([opts, &ctx, cmd]() {
+    PlanServeOptions o = *opts;
+    apply_serving_job_file(o.flags, *cmd);
+    if (o.top < 1) throw core::InputError::flag("--top", "must be at least 1");
+    if (o.probe_requests < 20 || o.probe_requests > 100000) throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
+    const auto families = split_list(o.families);
+    if (families.empty()) throw core::InputError::flag("--families", "give at least one system");
+    const bool fixed_tp = cmd->get_option("--tp")->count() > 0;
+    const bool fixed_ep = cmd->get_option("--ep")->count() > 0;
+    const bool fixed_dep = cmd->get_option("--dep")->count() > 0;
+    if (o.flags.rate > 0 && o.flags.concurrency > 0) throw core::InputError::flag("--concurrency", "plan-serve takes --rate (the fleet's load)");
+    const auto cal = config::load_serving_calibration(o.flags.calibration);
+
+    serving::PlanRequest req;
+    std::vector<serving::PlanResult> results;
+    std::vector<serving::ParetoPoint> points;
+    std::vector<std::string> skipped;
+    for (const auto& fam : families) {
+      ServingFlags f = o.flags;
+      f.cluster = fam;
+      f.rate = 0;
+      f.concurrency = 0;
+      if (!fixed_tp) f.tp = 1;
+      if (!fixed_ep) f.ep = 1;
+      if (!fixed_dep) f.dep = false;
+      ServingSetup s;
+      try {
+        s = make_serving_setup(f, ctx);
+      } catch (const core::InputError& e) {
+        // Only the family's own incompatibilities (no FP8 on the GPU, layout too wide) skip it; a
+        // bad model, engine or length is the user's error.
+        const std::string what = e.what();
+        if (what.find("--precision") == std::string::npos && what.find("--tp") == std::string::npos) throw;
+        skipped.push_back(fam + ": " + what);
+        continue;
+      }
+      req.workload = s.workload;
+      req.slo = s.slo;
+      req.target_rate = o.flags.rate;
+      req.requests_per_probe = o.probe_requests;
+      req.disaggregated = !o.no_disagg;
+      const auto comm = training::make_comm_cost(s.deployment.cluster);
+      auto layouts = serving::candidate_layouts(s.deployment);
+      std::erase_if(layouts, [&](const serving::Deployment& d) {
+        return (fixed_tp && d.tp != o.flags.tp) || (fixed_ep && d.ep != o.flags.ep) || (fixed_dep && (d.attention_dp > 1) != o.flags.dep);
+      });
+      for (const auto& d : layouts) {
+        const serving::PlanCandidate c{d, s.price_per_gpu_hour};
+        for (auto& r : serving::evaluate(c, req, comm)) results.push_back(std::move(r));
+        const serving::IterationModel probe(d, comm);
+        if (probe.kv_capacity() > probe.kv_bytes(req.workload.input.mean + req.workload.output.mean)) {
+          for (auto& p : serving::pareto_sweep(c, req, comm)) points.push_back(std::move(p));
+        }
+      }
+    }
+    // Cheapest first: cost per hour for the target rate, else cost per million output tokens.
+    std::stable_sort(results.begin(), results.end(), [&](const serving::PlanResult& a, const serving::PlanResult& b) {
+      if (a.feasible != b.feasible) return a.feasible;
+      if (req.target_rate > 0 && a.cost_per_hour != b.cost_per_hour) return a.cost_per_hour < b.cost_per_hour;
+      return a.cost_per_million_output_tokens < b.cost_per_million_output_tokens;
+    });
+    const auto front = serving::pareto_front(points);
+
+    if (o.json) {
+      nlohmann::json j;
+      j["model"] = o.flags.model;
+      j["workload"] = serving::describe(req.workload);
+      j["target_rate"] = req.target_rate;
+      j["slo"] = {{"ttft_p99_s", req.slo.ttft_s}, {"tpot_p99_s", req.slo.tpot_s}};
+      nlohmann::json plans = nlohmann::json::array();
+      for (const auto& r : results) {
+        plans.push_back({{"system", r.system}, {"layout", r.layout}, {"mode", r.mode}, {"gpus_per_replica", r.gpus_per_replica},
+                         {"feasible", r.feasible}, {"reason", r.reason}, {"max_rate_per_replica", r.max_rate},
+                         {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu}, {"ttft_p99_s", r.ttft_p99},
+                         {"tpot_p99_s", r.tpot_p99}, {"replicas", r.replicas}, {"gpus", r.gpus}, {"prefill_gpus", r.prefill_gpus},
+                         {"decode_gpus", r.decode_gpus}, {"cost_per_hour_usd", r.cost_per_hour},
+                         {"cost_per_million_output_tokens_usd", r.cost_per_million_output_tokens}});
+      }
+      j["plans"] = plans;
+      nlohmann::json pf = nlohmann::json::array();
+      for (const auto& p : front) {
+        pf.push_back({{"system", p.system}, {"layout", p.layout}, {"concurrency", p.concurrency},
+                      {"output_tokens_per_s_per_gpu", p.tokens_per_s_per_gpu}, {"tokens_per_s_per_user", p.tokens_per_s_per_user}});
+      }
+      j["pareto_front"] = pf;
+      j["skipped"] = skipped;
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << fmt::format("fmsim plan-serve: {} | {} | SLO p99 TTFT {} TPOT {}{}\n\n", o.flags.model, serving::describe(req.workload),
+                             req.slo.ttft_s > 0 ? fmt::format("{:.0f} ms", req.slo.ttft_s * 1e3) : "-",
+                             req.slo.tpot_s > 0 ? fmt::format("{:.0f} ms", req.slo.tpot_s * 1e3) : "-",
+                             req.target_rate > 0 ? fmt::format(" | target {:g} requests/s", req.target_rate) : "");
+    TextTable t({{"#"}, {"system"}, {"layout"}, {"mode"}, {"max req/s/replica", true}, {"tok/s/GPU", true}, {"TTFT p99 ms", true},
+                 {"TPOT p99 ms", true}, {"GPUs", true}, {"$/hour", true}, {"$/M output tok", true}});
+    int shown = 0;
+    for (const auto& r : results) {
+      if (shown >= o.top) break;
+      if (!r.feasible) continue;
+      ++shown;
+      const std::string gpus = r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
+      t.add({std::to_string(shown), r.system, r.layout, r.mode, fmt::format("{:.2f}", r.max_rate),
+             fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), fmt::format("{:.0f}", r.ttft_p99 * 1e3),
+             fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour), money(r.cost_per_million_output_tokens)});
+    }
+    if (shown == 0) {
+      std::cout << "No deployment meets the SLO.\n";
+    } else {
+      t.print(std::cout);
+    }
+    int infeasible = 0;
+    for (const auto& r : results) infeasible += r.feasible ? 0 : 1;
+    if (infeasible > 0) std::cout << fmt::format("\n{} candidates do not fit or miss the SLO (--json lists why).\n", infeasible);
+    for (const auto& s : skipped) std::cout << "skipped " << s << "\n";
+    std::cout << "\nPareto front (closed loop): output tokens/s per GPU vs tokens/s per user\n";
+    TextTable p({{"system"}, {"layout"}, {"concurrency", true}, {"tok/s/GPU", true}, {"tok/s/user", true}});
+    for (const auto& x : front) {
+      p.add({x.system, x.layout, std::to_string(x.concurrency), fmt::format("{:.0f}", x.tokens_per_s_per_gpu),
+             fmt::format("{:.1f}", x.tokens_per_s_per_user)});
+    }
+    p.print(std::cout, "  ");
+  });
+}
+
+}  // namespace fmsim::cli

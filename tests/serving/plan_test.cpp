@@ -1,0 +1,80 @@
+// Serving planner: Pareto front, rate under an SLO, layout enumeration.
+#include <gtest/gtest.h>
+
+#include "../training/test_fixtures.hpp"
+#include "serving/plan.hpp"
+
+namespace fmsim::serving {
+namespace {
+
+Deployment small_deployment() {
+  Deployment d;
+  d.model = testing::test_model();
+  d.cluster = testing::test_cluster(1);
+  d.engine.name = "test";
+  d.engine.iteration_overhead_s = 1e-3;
+  d.engine.max_num_seqs = 64;
+  d.engine.max_num_batched_tokens = 4096;
+  return d;
+}
+
+training::CommCostFn cheap_comm() {
+  return [](training::CommOp, training::CommGroup, core::Bytes b) { return core::Seconds(10e-6 + b.value() / 100e9); };
+}
+
+TEST(ServingPlan, ParetoFrontKeepsOnlyUndominatedPoints) {
+  // (user, GPU) pairs: (100, 10) (50, 30) (40, 20) (10, 50): (40, 20) is beaten by (50, 30) on both axes.
+  std::vector<ParetoPoint> pts{{"s", "a", 1, 10, 100}, {"s", "a", 2, 30, 50}, {"s", "b", 4, 20, 40}, {"s", "a", 8, 50, 10}};
+  const auto f = pareto_front(pts);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_DOUBLE_EQ(f[0].tokens_per_s_per_user, 10);
+  EXPECT_DOUBLE_EQ(f[1].tokens_per_s_per_user, 50);
+  EXPECT_DOUBLE_EQ(f[2].tokens_per_s_per_user, 100);
+}
+
+TEST(ServingPlan, TighterSloNeverRaisesTheSustainableRate) {
+  // The rate that meets a TTFT bound can only fall when the bound tightens.
+  const IterationModel m(small_deployment(), cheap_comm());
+  WorkloadSpec w;
+  w.input.mean = 1024;
+  w.output.mean = 64;
+  const double loose = max_rate_under_slo(m, w, {2.0, 0.0}, 100);
+  const double tight = max_rate_under_slo(m, w, {0.2, 0.0}, 100);
+  EXPECT_GT(loose, 0.0);
+  EXPECT_LE(tight, loose);
+}
+
+TEST(ServingPlan, ImpossibleSloHasNoRate) {
+  // A TPOT bound below one decode step cannot be met at any rate.
+  const IterationModel m(small_deployment(), cheap_comm());
+  WorkloadSpec w;
+  w.input.mean = 128;
+  w.output.mean = 32;
+  EXPECT_EQ(max_rate_under_slo(m, w, {0.0, 1e-6}, 50), 0.0);
+}
+
+TEST(ServingPlan, LayoutsArePowersOfTwoUpToTheNvlinkDomainAndValid) {
+  // 32 heads, 8 GPUs per domain: tp 1, 2, 4, 8 (a dense model has no EP variants).
+  const auto layouts = candidate_layouts(small_deployment());
+  ASSERT_EQ(layouts.size(), 4u);
+  for (const auto& d : layouts) EXPECT_TRUE(why_invalid(d).empty());
+  EXPECT_EQ(layouts.back().tp, 8);
+}
+
+TEST(ServingPlan, CostPerMillionTokensFollowsFromRateAndPrice) {
+  // $/M output tokens = price/GPU-hour x GPUs / (requests/s x output tokens x 3600) x 1e6.
+  PlanCandidate c{small_deployment(), 4.0};
+  PlanRequest r;
+  r.workload.input.mean = 512;
+  r.workload.output.mean = 128;
+  r.slo = {1.0, 0.1};
+  r.requests_per_probe = 80;
+  r.disaggregated = false;
+  const auto res = evaluate(c, r, cheap_comm());
+  ASSERT_EQ(res.size(), 1u);
+  ASSERT_TRUE(res[0].feasible) << res[0].reason;
+  EXPECT_NEAR(res[0].cost_per_million_output_tokens, 4.0 * 1 / (res[0].max_rate * 128 * 3600) * 1e6, 1e-9);
+}
+
+}  // namespace
+}  // namespace fmsim::serving
