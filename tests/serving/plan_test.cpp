@@ -19,7 +19,7 @@ Deployment small_deployment() {
 }
 
 training::CommCostFn cheap_comm() {
-  return [](training::CommOp, training::CommGroup, core::Bytes b) { return core::Seconds(10e-6 + b.value() / 100e9); };
+  return [](collectives::Op, training::CommGroup, core::Bytes b) { return core::Seconds(10e-6 + b.value() / 100e9); };
 }
 
 TEST(ServingPlan, ParetoFrontKeepsOnlyUndominatedPoints) {
