@@ -31,7 +31,7 @@ constexpr double kLatencyTargetPct = 20.0;
 constexpr double kPredictedTargetFraction = 0.90;
 
 struct ValidateArgs {
-  std::string csv = "validation/inference.csv";
+  std::string csv;  // empty: the copy of validation/inference.csv built into fmsim
   std::string calibration;
   bool json = false;
 };
@@ -219,12 +219,13 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       "  fmsim validate inference\n"
       "  fmsim validate inference --csv validation/inference.csv --json\n"
       "  fmsim validate inference --calibration my_serving.yaml");
-  cmd->add_option("--csv", args->csv, "Measurements in the validation/inference.csv schema")->type_name("FILE")->capture_default_str();
+  cmd->add_option("--csv", args->csv, "Measurements in the validation/inference.csv schema (default: the built-in copy)")->type_name("FILE");
   cmd->add_option("--calibration", args->calibration, "Serving calibration YAML (default: data/calibration/serving.yaml)")->type_name("FILE");
   cmd->add_flag("--json", args->json, "Machine-readable output; ends with \"summary\"");
   cmd->callback([args, &ctx]() {
     const auto cal = config::load_serving_calibration(args->calibration);
     const auto rows = config::read_inference_csv(args->csv);
+    const std::string shown = args->csv.empty() ? "validation/inference.csv (built in)" : args->csv;
     std::vector<RowResult> results;
     for (const auto& row : rows) results.push_back(predict(row, cal, ctx));
     int predicted = 0;
@@ -241,7 +242,7 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
 
     if (args->json) {
       nlohmann::json out;
-      out["csv"] = args->csv;
+      out["csv"] = shown;
       nlohmann::json jrows = nlohmann::json::array();
       for (const auto& r : results) {
         nlohmann::json j{{"id", r.row.id},       {"line", r.row.line},         {"engine", r.row.engine},
@@ -276,7 +277,7 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       std::cout << out.dump(2) << "\n";
       return;
     }
-    std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", args->csv, results.size(), predicted);
+    std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, results.size(), predicted);
     TextTable t({{"id"}, {"engine"}, {"gpu"}, {"model"}, {"scenario"}, {"tok/s/GPU meas", true}, {"pred", true}, {"err", true},
                  {"TTFT ms meas", true}, {"pred", true}, {"err", true}, {"TPOT ms meas", true}, {"pred", true}, {"err", true},
                  {"E2E ms meas", true}, {"pred", true}, {"err", true}});

@@ -117,10 +117,10 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
 }
 
 void add_validate_rl(CLI::App& validate, Context& ctx) {
-  auto csv = std::make_shared<std::string>("validation/rl.csv");
+  auto csv = std::make_shared<std::string>();  // empty: the copy of validation/rl.csv built into fmsim
   auto json = std::make_shared<bool>(false);
   auto* cmd = validate.add_subcommand("rl", "Compare RL step, phase, weight-sync and throughput predictions with validation/rl.csv");
-  cmd->add_option("--csv", *csv, "Measurements (columns of validation/README.md)")->capture_default_str()->check(CLI::ExistingFile);
+  cmd->add_option("--csv", *csv, "Measurements (columns of validation/README.md; default: the built-in validation/rl.csv)")->type_name("FILE");
   cmd->add_flag("--json", *json, "JSON output");
   cmd->callback([csv, json, &ctx] {
     const auto v = run_rl_validation(*csv, ctx);
@@ -160,7 +160,7 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
       }
       nlohmann::json skipped = nlohmann::json::array();
       for (const auto& [id, why] : v.unpredicted) skipped.push_back({{"row_id", id}, {"reason", why}});
-      std::cout << nlohmann::json{{"csv", *csv},
+      std::cout << nlohmann::json{{"csv", csv->empty() ? std::string("validation/rl.csv (built in)") : *csv},
                                   {"rows", v.rows.size()},
                                   {"predicted", v.predicted_rows},
                                   {"median_abs_error_pct", median_abs(all)},
@@ -180,7 +180,7 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
                 << "\n";
       return;
     }
-    std::cout << fmt::format("validate rl: {}\n", *csv);
+    std::cout << fmt::format("validate rl: {}\n", csv->empty() ? std::string("validation/rl.csv (built in)") : *csv);
     std::cout << fmt::format("  rows {}, predicted {} (rl_step {}/{}, weight_sync {}/{}: {:.0f}% of step and sync rows)\n",
                              v.rows.size(), v.predicted_rows, v.step_predicted, v.step_rows, v.sync_predicted, v.sync_rows,
                              step_sync_cov);

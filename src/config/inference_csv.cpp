@@ -58,12 +58,9 @@ std::string system_key(const std::string& gpu) {
 
 }  // namespace
 
-std::vector<InferenceRow> read_inference_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError::flag("--csv", fmt::format("cannot read '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const auto records = parse_csv(ss.str(), path);
+std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
+  std::string path;  // what messages call the file: csv_path, or the built-in copy's name
+  const auto records = parse_csv(read_measurements(csv_path, "inference.csv", "--csv", path), path);
   if (records.empty()) throw core::InputError(path, 1, "", "empty file: expected a header row");
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < records[0].cells.size(); ++i) col[records[0].cells[i]] = i;

@@ -176,12 +176,10 @@ rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t ca
   return d;
 }
 
-std::vector<RlRow> load_rl_rows(const std::string& path, const hardware::Catalog& catalog, const RlRowDefaults& defaults) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(path, 0, "", "cannot open the file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const auto records = parse_csv(buf.str(), path);
+std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Catalog& catalog,
+                                const RlRowDefaults& defaults) {
+  std::string path;  // what messages call the file: csv_path, or the built-in copy's name
+  const auto records = parse_csv(read_measurements(csv_path, "rl.csv", "--csv", path), path);
   if (records.empty()) throw core::InputError(path, 1, "", "empty file; expected the header of validation/rl.csv");
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < records[0].cells.size(); ++i) col[records[0].cells[i]] = i;
