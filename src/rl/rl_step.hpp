@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/trace.hpp"
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
 #include "rl/calibration.hpp"
@@ -29,6 +30,31 @@ enum class Synchrony {
   FullyAsync,  ///< streaming generation with partial rollouts: the long tail no longer holds a step
 };
 enum class RewardKind { Rule, Model };
+
+/// The words of --algorithm, --placement, --sync and --reward (and rl.csv's cells).
+inline constexpr core::Word<Algorithm> kAlgorithmWordList[] = {
+    {Algorithm::Grpo, "grpo"},
+    {Algorithm::Dapo, "dapo"},
+    {Algorithm::Ppo, "ppo"},
+    {Algorithm::Reinforce, "reinforce"},
+};
+inline constexpr core::Vocabulary<Algorithm> kAlgorithmWords{"algorithm", kAlgorithmWordList};
+inline constexpr core::Word<Placement> kPlacementWordList[] = {
+    {Placement::Colocated, "colocated"},
+    {Placement::Disaggregated, "disaggregated"},
+};
+inline constexpr core::Vocabulary<Placement> kPlacementWords{"placement", kPlacementWordList};
+inline constexpr core::Word<Synchrony> kSynchronyWordList[] = {
+    {Synchrony::OnPolicy, "on-policy"},
+    {Synchrony::OffPolicy, "off-policy"},
+    {Synchrony::FullyAsync, "fully-async"},
+};
+inline constexpr core::Vocabulary<Synchrony> kSynchronyWords{"synchrony", kSynchronyWordList};
+inline constexpr core::Word<RewardKind> kRewardKindWordList[] = {
+    {RewardKind::Rule, "rule"},
+    {RewardKind::Model, "model"},
+};
+inline constexpr core::Vocabulary<RewardKind> kRewardKindWords{"reward", kRewardKindWordList};
 
 std::string to_string(Algorithm a);
 std::string to_string(Placement p);
