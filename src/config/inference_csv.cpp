@@ -60,8 +60,8 @@ std::string system_key(const std::string& gpu) {
 
 std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
   std::string path;  // what messages call the file: csv_path, or the built-in copy's name
-  const CsvTable table(parse_csv(read_measurements(csv_path, "inference.csv", "--csv", path), path), path,
-                       "empty file: expected a header row");
+  const std::string text = read_measurements(csv_path, "inference.csv", "--csv", path);
+  const CsvTable table(parse_csv(text, path), path, "empty file: expected a header row");
   table.require({"id", "engine", "gpu", "gpu_count", "model", "precision", "kv_cache_dtype", "tp", "pp", "ep", "attn_dp",
                  "num_instances", "serving_mode", "scenario", "isl", "osl", "concurrency_or_batch", "output_tok_s_per_gpu",
                  "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"},

@@ -177,8 +177,8 @@ rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t ca
 std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Catalog& catalog,
                                 const RlRowDefaults& defaults) {
   std::string path;  // what messages call the file: csv_path, or the built-in copy's name
-  const CsvTable table(parse_csv(read_measurements(csv_path, "rl.csv", "--csv", path), path), path,
-                       "empty file; expected the header of validation/rl.csv");
+  const std::string text = read_measurements(csv_path, "rl.csv", "--csv", path);
+  const CsvTable table(parse_csv(text, path), path, "empty file; expected the header of validation/rl.csv");
   table.require({"row_id", "row_type", "hardware", "num_gpus", "policy_model", "step_time_s", "weight_sync_time_s",
                  "placement", "sync_mode", "prompts_per_step", "samples_per_prompt"},
                 "missing column");
