@@ -155,6 +155,7 @@ nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
           {"trained_tokens_per_s", r.trained_tokens_per_s},
           {"weight_sync", {{"total_s", r.sync.total.value()}, {"gather_s", r.sync.gather.value()},
                            {"transfer_s", r.sync.transfer.value()}, {"per_tensor_s", r.sync.per_tensor.value()},
+                           {"requantize_s", r.sync.requantize.value()},
                            {"bytes", r.sync.bytes.value()}, {"tensors", r.sync.tensors}, {"path", r.sync.path}}},
           {"training_fits_memory", r.train.fits_memory},
           {"steps", j.steps},
@@ -194,6 +195,10 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
                            "per-tensor {:.2f} s)\n",
                            r.sync.total.value(), core::format_bytes(r.sync.bytes), r.sync.tensors, r.sync.path,
                            r.sync.gather.value(), r.sync.transfer.value(), r.sync.per_tensor.value());
+  if (r.sync.requantize.value() > 0.0) {
+    std::cout << fmt::format("                     the generators quantise the received {} weights to {} on load: {:.2f} s\n",
+                             "BF16", core::to_string(j.generator_precision), r.sync.requantize.value());
+  }
   if (!r.train.fits_memory) {
     std::cout << fmt::format("  warning: the policy update needs {} GiB per GPU of {} GiB: raise --tp/--pp or use --sharding zero3\n",
                              gib(r.train.memory.total()), gib(r.train.memory_capacity));

@@ -237,8 +237,10 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     if (row.row_type == "weight_sync") {
       rl::WeightSyncJob ws;
       ws.model = model;
-      ws.generator_precision = contains(precision, "fp8") && !contains(precision, "bf16 train") ? core::Precision::FP8
-                                                                                                 : core::Precision::BF16;
+      ws.generator_precision = contains(precision, "fp8") ? core::Precision::FP8 : core::Precision::BF16;
+      // A natively FP8 checkpoint ("DeepSeek-V3.1 (FP8)", held by checkpoint-engine's parameter
+      // server) is sent as FP8; a BF16 trainer's weights are quantised on receive.
+      ws.trainer_precision = contains(core::to_lower(row.model_text), "(fp8)") ? core::Precision::FP8 : core::Precision::BF16;
       std::string stack;
       int trainer = 0, gens = 0;
       static const std::regex ranks(R"(trainer ranks=(\d+), rollout ranks=(\d+))");

@@ -19,7 +19,9 @@ TEST(RlValidation, StepAndWeightSyncErrors) {
   EXPECT_GE(j["rl_step_predicted"].get<int>(), 47);
   EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
   EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 26.0);
-  EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 35.0);
+  // The target: weight-sync median at most 25% (24.0% since on-the-fly FP8 quantisation
+  // on receive is modelled; R096 vs R095 set requant_per_tensor, so R096 is in-sample).
+  EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 25.0);
   // Held out: engine_load_bandwidth is read off R143 alone; the other checkpoint-engine updates
   // (DeepSeek-V3.1 and Kimi-K2 in FP8 on 16 and 256 H20) stay within 15%.
   for (const auto& c : j["checks"]) {
