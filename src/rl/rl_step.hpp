@@ -94,6 +94,19 @@ struct RlStepResult {
   double cost_per_step_usd = 0.0, run_cost_usd = 0.0;  ///< 0 when the system has no price
 };
 
+/// Steady-state step of k-step off-policy training over a run of batches: batch b is generated
+/// (gen[b] seconds) with weights at most k versions old, then trained (train[b]); after each
+/// batch the trainer sends the new version (sync seconds) and the generators load the newest
+/// version at their next batch boundary (sync seconds on their side too). Returns the mean time
+/// between the trainer's completions of batches 1..n-1 (batches 0 and 1 are the start-up: the
+/// first is generated with no overlap, the second before any new weights exist). With equal batches this is max(gen, train) + sync for any k; with
+/// batches of uneven length a larger k lets the generators run ahead and absorb the spread.
+core::Seconds pipelined_step(int k, const std::vector<double>& gen, const std::vector<double>& train, double sync);
+
+/// Batches of drawn lengths an off-policy step runs through pipelined_step: 8, the same draws
+/// for every k, so that k changes the schedule and not the sample.
+int pipeline_batches();
+
 /// The smallest power-of-two TP (up to the NVLink domain) whose weights take at most half of
 /// the engine's share of HBM.
 int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterSpec& cluster, core::Precision p,
