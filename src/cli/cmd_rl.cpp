@@ -43,6 +43,7 @@ struct RlOptions {
   long long mini_batches = 1;
   int epochs = 1;
   bool rollout_logprobs = false;
+  std::string offload = "always";
   std::string sync_method = "nccl-bucketed";
   long long steps = 1;
   bool json = false, plan = false;
@@ -114,6 +115,8 @@ rl::RlJob make_job(const RlOptions& o, Context& ctx) {
   j.mini_batches = o.mini_batches;
   j.epochs = o.epochs;
   j.rollout_logprobs = o.rollout_logprobs;
+  j.offload = choose<rl::ColocatedOffload>(o.offload, "--offload",
+                                           {{"always", rl::ColocatedOffload::Always}, {"when-needed", rl::ColocatedOffload::WhenNeeded}});
   j.sync_method = choose<rl::SyncMethod>(o.sync_method, "--sync-method",
                                          {{"nccl-bucketed", rl::SyncMethod::NcclBucketed}, {"nccl-per-tensor", rl::SyncMethod::NcclPerTensor},
                                           {"p2p-rdma", rl::SyncMethod::P2pRdma}, {"storage", rl::SyncMethod::Storage}});
@@ -303,6 +306,11 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--mini-batches", o->mini_batches, "Optimizer steps per RL step (batch / ppo_mini_batch)")->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Passes over the batch (PPO epochs)")->capture_default_str();
   cmd->add_flag("--rollout-logprobs", o->rollout_logprobs, "Use the engine's log-probs (no old-log-prob forward)");
+  cmd->add_option("--offload", o->offload,
+                  "Colocated: what moves to host between phases. always: gradients, optimizer states and engine weights "
+                  "(NeMo-RL, verl); when-needed: only when training and the engine's memory share do not fit together "
+                  "(TRL colocate without vLLM sleep)")
+      ->capture_default_str();
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();

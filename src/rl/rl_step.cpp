@@ -199,7 +199,9 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
 
   // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
   double switch_time = 0.0;
-  if (colocated) {
+  const double engine_share = gen_cal.gpu_memory_utilization * job.cluster.gpu.hbm_usable.value();
+  const bool fits_together = r.train.memory.total().value() + engine_share <= job.cluster.gpu.hbm_usable.value();
+  if (colocated && !(job.offload == ColocatedOffload::WhenNeeded && fits_together)) {
     const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
     switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / cal.offload_bandwidth;
   }

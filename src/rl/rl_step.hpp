@@ -29,6 +29,11 @@ enum class Synchrony {
   FullyAsync,  ///< streaming generation with partial rollouts: the long tail no longer holds a step
 };
 enum class RewardKind { Rule, Model };
+/// What a colocated step moves to host memory between generation and training.
+enum class ColocatedOffload {
+  Always,      ///< trainer gradients and optimizer states, engine weights (NeMo-RL, verl hybrid engine)
+  WhenNeeded,  ///< only when the trainer's memory and the engine's share do not fit together (TRL colocate without vLLM sleep)
+};
 
 std::string to_string(Algorithm a);
 std::string to_string(Placement p);
@@ -51,6 +56,7 @@ struct RlJob {
   int staleness = 1;                                ///< k of k-step off-policy
   double oversample = 1.0;                          ///< dynamic sampling: responses generated per response kept
   RewardKind reward = RewardKind::Rule;
+  ColocatedOffload offload = ColocatedOffload::Always;
   int generator_tp = 0;                             ///< 0 = smallest TP whose weights use at most half the engine's memory
   core::Precision generator_precision = core::Precision::BF16;
   parallelism::Layout train_layout;                 ///< dp derived from the trainer GPUs
