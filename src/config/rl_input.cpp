@@ -370,6 +370,13 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
       job.synchrony = rl::Synchrony::OffPolicy;
     }
     job.train_layout = parse_train_layout(layout_text, job.stack);
+    // "fp8 train / fp8 generation", "bf16 train / fp8 rollout": each side's precision as stated
+    // (NeMo-RL's FP8 recipes: blockwise FP8 GEMMs in training, FP8 weights in vLLM).
+    if (contains(precision, "fp8 gen") || contains(precision, "fp8 rollout")) job.generator_precision = core::Precision::FP8;
+    if (contains(precision, "fp8 train")) {
+      job.train_layout.precision = core::Precision::FP8;
+      job.train_layout.fp8_recipe = core::Fp8Recipe::Block;
+    }
     if (rollout_tp) job.generator_tp = static_cast<int>(*rollout_tp);
     // Optimizer steps per RL step: NeMo-RL trains G-GBS samples in T-GBS batches; verl's recipes
     // use ppo_mini_batch_size = 32 prompts.
