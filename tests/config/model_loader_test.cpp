@@ -124,6 +124,31 @@ TEST(ModelLoader, Gpt2AliasesAndDefaults) {
   EXPECT_EQ(workload::count_parameters(m).total, 124439808);
 }
 
+TEST(ModelLoader, Llama4MaverickFromItsNestedTextConfig) {
+  // meta-llama/Llama-4-Maverick-17B-128E-Instruct: the language model sits under text_config;
+  // intermediate_size (8192) is the expert and shared-expert width, intermediate_size_mlp (16384)
+  // the dense layers'; every 2nd layer is MoE (interleave_moe_layer_step 2: layers 1, 3, ...);
+  // chunked attention (8192) on all but every 4th layer.
+  const ModelSpec m = load_model("llama4-maverick");
+  EXPECT_EQ(m.hidden, 5120);
+  EXPECT_EQ(m.num_layers, 48);
+  EXPECT_EQ(m.num_heads, 40);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.ffn_hidden, 16384);
+  EXPECT_EQ(m.moe.num_experts, 128);
+  EXPECT_EQ(m.moe.top_k, 1);
+  EXPECT_EQ(m.moe.expert_ffn, 8192);
+  EXPECT_EQ(m.moe.shared_expert_ffn, 8192);
+  EXPECT_FALSE(m.is_moe_layer(0));
+  EXPECT_TRUE(m.is_moe_layer(1));
+  EXPECT_EQ(m.sliding_window, 8192);
+  EXPECT_FALSE(m.is_sliding_layer(3));
+  EXPECT_TRUE(m.is_sliding_layer(0));
+  // 400B total (Meta's model card): attention 48 x 62.9M, dense MLP 24 x 251.7M, MoE 24 x
+  // (128 + 1 shared) x 125.8M, embeddings and LM head 2 x 202048 x 5120.
+  EXPECT_NEAR(static_cast<double>(workload::count_parameters(m).total), 400.7e9, 0.5e9);
+}
+
 TEST(ModelLoader, MptAliases) {
   // MPT: d_model / n_layers / n_heads, FFN = expansion_ratio·d_model, kv heads in attn_config.
   const ModelSpec m = parse_hf_config(R"({"model_type": "mpt", "d_model": 4096, "n_layers": 32, "n_heads": 32,
@@ -278,6 +303,55 @@ TEST(ModelLoader, ModelFromDimensions) {
   ModelDimensions no_layers = d;
   no_layers.num_layers = 0;
   EXPECT_THAT(error_of([&] { model_from_dimensions(no_layers); }), HasSubstr("num_layers: 0 must be a positive integer"));
+}
+
+}  // namespace
+}  // namespace fmsim::config
+
+namespace fmsim::config {
+namespace {
+
+// Transformers' GemmaConfig/Gemma2Config default tie_word_embeddings to true and Google's
+// gemma-2 config.json files leave the key out: the head is the embedding, so Gemma 2 27B has
+// 27.2B parameters (46 x (attention 75.5M + FFN 509.6M + norms) + 256000 x 4608 embedding), not
+// the 28.4B an untied head would give: the checkpoint holds 27,227,128,320. The model counts two
+// norms per layer, not Gemma 2's four (its pre/post-FFN sandwich norms, 46 x 2 x 4608 = 0.42M),
+// so it is that much short. Gemma 2 alternates sliding (even) and full (odd) layers.
+TEST(ModelLoader, GemmaDefaultsToTiedEmbeddingsAndAlternatingWindows) {
+  const auto m = load_model("gemma2-27b");
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(workload::count_parameters(m).total, 27227128320 - 46 * 2 * 4608);
+  EXPECT_EQ(m.sliding_window, 4096);
+  EXPECT_TRUE(m.is_sliding_layer(0));
+  EXPECT_FALSE(m.is_sliding_layer(1));
+  EXPECT_TRUE(m.is_sliding_layer(44));
+  EXPECT_FALSE(m.is_sliding_layer(45));
+}
+
+// Gemma 3 text models make every sliding_window_pattern-th layer full attention (default 6).
+TEST(ModelLoader, GemmaThreeEverySixthLayerIsFull) {
+  const std::string file = ::testing::TempDir() + "/gemma3_text_config.json";
+  std::ofstream(file) << R"({"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+    "num_hidden_layers": 34, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+    "vocab_size": 262208, "sliding_window": 1024})";
+  const auto m = load_model(file);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_TRUE(m.qk_norm);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(m.is_sliding_layer(i), i % 6 != 5) << i;
+}
+
+// The popular presets count the parameters their model cards state (rounded as the cards do):
+// Llama 2 6.74B / 13.0B / 69.0B, Llama 3.2 1.24B / 3.21B, Mistral 7B 7.24B, Qwen2.5 1.54B /
+// 7.61B / 14.7B / 32.5B (HF lists 32.8B) / 72.7B, Gemma 2 9.24B.
+TEST(ModelLoader, PopularPresetsCountTheirModelCardParameters) {
+  const std::vector<std::pair<std::string, double>> cards{
+      {"llama2-7b", 6.74e9},   {"llama2-13b", 13.0e9},   {"llama2-70b", 69.0e9},  {"llama3.2-1b", 1.24e9},
+      {"llama3.2-3b", 3.21e9}, {"mistral-7b", 7.24e9},   {"qwen2.5-1.5b", 1.54e9}, {"qwen2.5-7b", 7.61e9},
+      {"qwen2.5-14b", 14.7e9}, {"qwen2.5-32b", 32.8e9},  {"qwen2.5-72b", 72.7e9},  {"gemma2-9b", 9.24e9}};
+  for (const auto& [name, card] : cards) {
+    const double n = static_cast<double>(workload::count_parameters(load_model(name)).total);
+    EXPECT_NEAR(n / card, 1.0, 0.006) << name << ": " << n;
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // the scheduler's event-by-event behaviour on hand-built specs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "../training/test_fixtures.hpp"
 #include "serving/iteration_model.hpp"
@@ -188,6 +190,179 @@ TEST(ServingLatency, PercentilesInterpolateBetweenOrderStatistics) {
   EXPECT_DOUBLE_EQ(s.p90, 4.6);
   EXPECT_DOUBLE_EQ(s.mean, 3.0);
   EXPECT_DOUBLE_EQ(s.max, 5.0);
+}
+
+// A mixture-of-experts variant of the test model: 64 experts, top 8, on 8 GPUs with attention DP.
+Deployment moe_dep_deployment(int ranks) {
+  auto d = test_deployment();
+  d.model.moe.num_experts = 64;
+  d.model.moe.top_k = 8;
+  d.model.moe.expert_ffn = 1024;
+  d.cluster = testing::test_cluster(1);
+  d.tp = ranks;
+  d.ep = ranks;
+  d.attention_dp = ranks;
+  return d;
+}
+
+TEST(ServingMoe, ExpectedMaximumOfNormalsFollowsTheOrderStatistics) {
+  // E[max of n standard normals]: 0.5642 for n = 2, 1.0294 for 4, 1.4236 for 8, 2.0427 for 32
+  // (tabulated order statistics); Blom's approximation is within 5%.
+  EXPECT_NEAR(expected_max_standard_normal(2), 0.5642, 0.05 * 0.5642);
+  EXPECT_NEAR(expected_max_standard_normal(4), 1.0294, 0.03 * 1.0294);
+  EXPECT_NEAR(expected_max_standard_normal(8), 1.4236, 0.02 * 1.4236);
+  EXPECT_NEAR(expected_max_standard_normal(32), 2.0427, 0.02 * 2.0427);
+  EXPECT_DOUBLE_EQ(expected_max_standard_normal(1), 0.0);
+}
+
+TEST(ServingMoe, BusiestExpertRankCarriesSamplingPlusPopularitySpread) {
+  // ep = 8 ranks, 64 experts (8 per rank), top 8. T tokens put mean = T k / ep pairs on a rank;
+  // variance mean (1 - 1/ep) from multinomial routing plus (mean c / sqrt(E/ep))^2 from expert
+  // popularity; the busiest rank carries z_8 sqrt(var) / mean more than the mean.
+  auto d = moe_dep_deployment(8);
+  d.moe_cal.expert_load_cv = 0.0;
+  const IterationModel uniform(d, no_comm());
+  const double z8 = expected_max_standard_normal(8);
+  const double mean = 1000.0 * 8 / 8;
+  EXPECT_NEAR(uniform.ep_imbalance(1000), z8 * std::sqrt(mean * 7.0 / 8.0) / mean, 1e-12);
+  // More tokens: the sampling spread shrinks as 1 / sqrt(T).
+  EXPECT_LT(uniform.ep_imbalance(100000), uniform.ep_imbalance(1000) / 9.0);
+  d.moe_cal.expert_load_cv = 1.0;
+  const IterationModel skewed(d, no_comm());
+  const double pop = 1.0 / std::sqrt(64.0 / 8.0);
+  EXPECT_NEAR(skewed.ep_imbalance(1000), z8 * std::sqrt(mean * 7.0 / 8.0 + mean * mean * pop * pop) / mean, 1e-12);
+  // One token cannot put more than min(k, E/ep) of its copies on one rank: at most ep x the mean.
+  EXPECT_LE(skewed.ep_imbalance(1), 8.0 - 1.0);
+  // No expert parallelism, no imbalance.
+  EXPECT_DOUBLE_EQ(IterationModel(test_deployment(), no_comm()).ep_imbalance(1000), 0.0);
+}
+
+TEST(ServingMoe, ImbalancedRoutingSlowsTheExpertGemms) {
+  auto d = moe_dep_deployment(8);
+  d.moe_cal.expert_load_cv = 0.0;
+  const IterationModel even(d, no_comm());
+  d.moe_cal.expert_load_cv = 2.0;
+  const IterationModel skewed(d, no_comm());
+  BatchWork w;
+  w.prefill_tokens = 8192;
+  w.prefill_seqs = 8;
+  w.prefill_attn_full = w.prefill_attn_window = 8 * 1024.0 * 512;
+  w.sampled = 8;
+  EXPECT_GT(skewed.iteration(w).experts, 1.2 * even.iteration(w).experts);
+}
+
+TEST(ServingMoe, AttentionDpBusiestRankSetsThePace) {
+  // Two ranks; one prefill chunk of 2,048 tokens. On one rank it takes that rank's full dense and
+  // attention time; taken as evenly spread it would take half. The routed experts see the same
+  // 2,048 tokens either way.
+  const auto d = moe_dep_deployment(2);
+  const IterationModel m(d, no_comm());
+  BatchWork w;
+  w.prefill_tokens = 2048;
+  w.prefill_seqs = 1;
+  w.prefill_attn_full = w.prefill_attn_window = 2048.0 * 1024;
+  w.sampled = 1;
+  std::vector<BatchWork> ranks(2);
+  ranks[0] = w;
+  const auto spread = m.iteration(w);
+  const auto busiest = m.iteration(w, ranks);
+  EXPECT_GT(busiest.attention, 1.9 * spread.attention);
+  EXPECT_GT(busiest.linear, 1.5 * spread.linear);
+  EXPECT_NEAR(busiest.experts, spread.experts, 1e-9);
+}
+
+TEST(ServingMoe, AttentionDpLimitsApplyPerRank) {
+  // max_num_seqs 4 per rank on 2 ranks: 8 requests run at once (TensorRT-LLM's max_batch_size is
+  // per rank under attention DP).
+  auto d = moe_dep_deployment(2);
+  d.engine.max_num_seqs = 4;
+  const IterationModel m(d, no_comm());
+  WorkloadSpec wl;
+  wl.input.mean = 64;
+  wl.output.mean = 32;
+  wl.num_requests = 16;
+  const auto r = simulate(m, wl, make_requests(wl));
+  int most = 0;
+  for (const auto& it : r.iterations) most = std::max(most, it.running);
+  EXPECT_EQ(most, 8);
+}
+
+TEST(ServingIteration, DecodeBatchPadsToTheEnginesCapturedGraphSizes) {
+  // TensorRT-LLM perf-overview runs capture 1, 2, 4, ..., 256, 384, 512, 1024: 600 pads to 1024.
+  auto d = test_deployment();
+  d.engine.cuda_graph_batch_sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024};
+  const IterationModel m(d, no_comm());
+  EXPECT_EQ(m.graph_batch(600), 1024);
+  EXPECT_EQ(m.graph_batch(384), 384);
+  EXPECT_EQ(m.graph_batch(3), 4);
+  // Without a list: vLLM's 1, 2, 4, then multiples of 8.
+  EXPECT_EQ(IterationModel(test_deployment(), no_comm()).graph_batch(601), 608);
+}
+
+TEST(ServingFleet, RoundRobinOfIdenticalRequestsSplitsThemEvenly) {
+  // Offline, 2 replicas, 16 identical requests: round-robin gives each replica 8, so the fleet
+  // finishes when one replica finishes 8 requests and produces twice its tokens per second.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.num_requests = 16;
+  wl.input.mean = 256;
+  wl.output.mean = 32;
+  const auto fleet = simulate_fleet(m, wl, make_requests(wl), 2, RoutingPolicy::RoundRobin);
+  WorkloadSpec half = wl;
+  half.num_requests = 8;
+  const auto one = simulate(m, half, make_requests(half));
+  EXPECT_EQ(fleet.requests.size(), 16u);
+  EXPECT_EQ(fleet.gpus, 2 * one.gpus);
+  EXPECT_NEAR(fleet.duration_s, one.duration_s, 1e-9);
+  EXPECT_NEAR(summarize(fleet, {}, 0).output_tokens_per_s, 2 * summarize(one, {}, 0).output_tokens_per_s, 1e-6);
+}
+
+TEST(ServingFleet, JoinTheShortestQueueCutsTheTtftTailOfUnevenRequests) {
+  // Heavy-tailed lengths at a moderate rate: round-robin can stack long requests on one replica,
+  // join-the-shortest-queue sends each request to the replica with the fewest outstanding.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.arrival = ArrivalKind::Poisson;
+  wl.num_requests = 600;
+  wl.input = {LengthKind::LogNormal, 1024, 1.0, 16384};
+  wl.output = {LengthKind::LogNormal, 256, 1.0, 4096};
+  // Rate: about half of what 4 replicas sustain.
+  const double step = m.decode_step_time(64, 1500);
+  wl.rate = 0.5 * 4 * 64 / (step * 400);
+  const auto reqs2 = make_requests(wl);
+  const auto rr = summarize(simulate_fleet(m, wl, reqs2, 4, RoutingPolicy::RoundRobin), {}, 0);
+  const auto jsq = summarize(simulate_fleet(m, wl, reqs2, 4, RoutingPolicy::LeastOutstanding), {}, 0);
+  EXPECT_EQ(rr.completed, 600);
+  EXPECT_EQ(jsq.completed, 600);
+  EXPECT_LE(jsq.ttft.p99, rr.ttft.p99);
+}
+
+TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
+  // One request, 1 prefill + 1 decode instance. TTFT is the prefill instance's iteration; the KV
+  // then moves: whole request = bytes / bandwidth after the prefill; layer by layer = only
+  // max(bytes / bandwidth / layers, bytes / bandwidth - prefill time) shows. The difference of the
+  // two end-to-end latencies is the difference of the exposed transfers.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.num_requests = 1;
+  wl.input.mean = 2048;
+  wl.output.mean = 16;
+  const auto reqs = make_requests(wl);
+  Disaggregation dis;
+  dis.link_bandwidth = 1e9;  // a slow link so the transfer shows
+  dis.layer_streaming = false;
+  const auto whole = simulate_disaggregated(m, m, dis, wl, reqs);
+  dis.layer_streaming = true;
+  const auto layered = simulate_disaggregated(m, m, dis, wl, reqs);
+  ASSERT_EQ(whole.requests.size(), 1u);
+  ASSERT_EQ(layered.requests.size(), 1u);
+  EXPECT_EQ(whole.requests[0].output_tokens, 16);
+  EXPECT_EQ(whole.gpus, 2);
+  EXPECT_NEAR(whole.requests[0].ttft(), m.prefill_time(2048), 1e-9);
+  EXPECT_NEAR(layered.requests[0].ttft(), whole.requests[0].ttft(), 1e-12);
+  const double t = m.kv_bytes(2048) / 1e9;
+  const double exposed = std::max(t / 16.0, t - m.prefill_time(2048));
+  EXPECT_NEAR(whole.requests[0].e2e() - layered.requests[0].e2e(), t - exposed, 1e-9);
 }
 
 }  // namespace
