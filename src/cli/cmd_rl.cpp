@@ -16,6 +16,7 @@
 #include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
 #include "config/words.hpp"
+#include "jobspec/rl.hpp"
 #include "core/error.hpp"
 #include "observability/chrome_trace.hpp"
 #include "rl/rl_step.hpp"
@@ -24,87 +25,13 @@
 namespace fmsim::cli {
 namespace {
 
-struct RlOptions {
-  std::string policy = "qwen3-8b", critic, reward_model, cluster = "p5en.48xlarge:2";
-  int gpus = 0;
-  std::string algorithm = "grpo";
-  long long prompts = 512;
-  int samples = 8;
-  std::string prompt_len = "512", max_response = "8k", response_lengths;
-  std::string placement = "colocated";
-  int generator_gpus = 0;
-  std::string synchrony = "on-policy";
-  int staleness = 1;
-  double oversample = 1.0;
-  std::string reward = "rule";
-  int gen_tp = 0;
-  std::string gen_precision = "bf16", engine = "vllm";
-  int tp = 1, pp = 1, cp = 1, ep = 1;
-  std::string sharding = "zero1", stack = "megatron", recompute = "full";
-  long long mini_batches = 1;
-  int epochs = 1;
-  bool rollout_logprobs = false;
-  std::string offload = "always";
-  std::string sync_method = "nccl-bucketed";
-  long long steps = 1;
+// The job (jobspec::RlFlags, resolved by jobspec::make_rl_job) and what the command does with it.
+struct RlOptions : jobspec::RlFlags {
   bool json = false, plan = false;
   std::string trace, test_time, job;
   int search_steps = 8;
 };
 
-rl::RlJob make_job(const RlOptions& o, Context& ctx) {
-  rl::RlJob j;
-  j.policy = config::load_model(o.policy, "--policy");
-  if (!o.critic.empty()) j.critic = config::load_model(o.critic, "--critic");
-  if (!o.reward_model.empty()) j.reward_model = config::load_model(o.reward_model, "--reward-model");
-  j.cluster = config::parse_cluster(ctx.catalog(), o.cluster);
-  if (o.gpus > j.cluster.gpus()) {
-    throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, j.cluster.gpus()));
-  }
-  j.gpus = o.gpus;
-  j.algorithm = config::word_flag(rl::kAlgorithmWords, o.algorithm, "--algorithm");
-  if (o.prompts < 1) throw core::InputError::flag("--prompts", "must be at least 1");
-  if (o.samples < 1) throw core::InputError::flag("--samples", "must be at least 1");
-  j.prompts = o.prompts;
-  j.samples = o.samples;
-  j.prompt_len = config::parse_tokens(o.prompt_len, "--prompt-len");
-  const auto cap = config::parse_tokens(o.max_response, "--max-response");
-  j.lengths = o.response_lengths.empty()
-                  ? config::parse_length_law(fmt::format("lognormal:mean={},sigma=0.8", cap / 4), cap, "--response-lengths")
-                  : config::parse_length_law(o.response_lengths, cap, "--response-lengths");
-  j.placement = config::word_flag(rl::kPlacementWords, o.placement, "--placement");
-  j.generator_gpus = o.generator_gpus;
-  j.synchrony = config::word_flag(rl::kSynchronyWords, o.synchrony, "--sync");
-  if (o.staleness < 1) throw core::InputError::flag("--staleness", "must be at least 1");
-  j.staleness = o.staleness;
-  if (o.oversample < 1.0 || o.oversample > 16.0) throw core::InputError::flag("--oversample", "must be in [1, 16]");
-  j.oversample = o.oversample;
-  j.reward = config::word_flag(rl::kRewardKindWords, o.reward, "--reward");
-  j.generator_tp = o.gen_tp;
-  j.generator_precision = config::word_flag(core::kTrainingPrecisionWords, o.gen_precision, "--gen-precision");
-  if (j.generator_precision != core::Precision::BF16 && j.generator_precision != core::Precision::FP8) {
-    throw core::InputError::flag("--gen-precision", fmt::format("{} rollout weights are not modelled; allowed: bf16, fp8",
-                                                                core::to_string(j.generator_precision)));
-  }
-  auto& l = j.train_layout;
-  l.tp = o.tp;
-  l.pp = o.pp;
-  l.cp = o.cp;
-  l.ep = o.ep;
-  l.sequence_parallel = o.tp > 1;
-  l.sharding = config::word_flag(parallelism::kShardingWords, o.sharding, "--sharding");
-  l.recompute = config::word_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
-  j.stack = o.stack;
-  if (o.mini_batches < 1) throw core::InputError::flag("--mini-batches", "must be at least 1");
-  j.mini_batches = o.mini_batches;
-  j.epochs = o.epochs;
-  j.rollout_logprobs = o.rollout_logprobs;
-  j.offload = config::word_flag(rl::kColocatedOffloadWords, o.offload, "--offload");
-  j.sync_method = config::word_flag(rl::kSyncMethodWords, o.sync_method, "--sync-method");
-  if (o.steps < 1) throw core::InputError::flag("--steps", "must be at least 1");
-  j.steps = o.steps;
-  return j;
-}
 
 nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
   nlohmann::json phases = nlohmann::json::array();
@@ -317,7 +244,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
   cmd->callback([o, cmd, &ctx] {
     apply_flags_job_file(o->job, *cmd);
-    const auto job = make_job(*o, ctx);
+    const auto job = jobspec::make_rl_job(*o, ctx.catalog());
     const auto calibration = config::load_training_calibration("");
     if (!calibration.stacks.count(job.stack)) {
       throw core::InputError::flag("--stack", "'" + job.stack + "' is not a calibrated stack");
