@@ -481,6 +481,16 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
   if (!f.jobs_csv.empty()) std::cout << "Wrote " << f.jobs_csv << " (per job, " << variants[0].name << ")\n";
 }
 
+/// A flag whose value is a duration ("90s", "30m", "48h", "2d").
+void duration_option(CLI::App* cmd, const std::string& name, std::string& value, const std::string& help) {
+  cmd->add_option(name, value, help)->type_name("DURATION");
+}
+/// A flag that takes a comma-separated list (and may be repeated).
+template <class T>
+void list_option(CLI::App* cmd, const std::string& name, std::vector<T>& values, const std::string& help) {
+  cmd->add_option(name, values, help)->delimiter(',');
+}
+
 }  // namespace
 
 void add_cluster_command(CLI::App& app, Context& ctx) {
@@ -490,9 +500,8 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
                  "fragmentation, goodput, cost)");
   cmd->add_option("--cluster", f->cluster, "Cluster: SYSTEM:COUNT (default p5en.48xlarge:128)")->type_name("SPEC");
   cmd->add_option("--scheduler", f->scheduler, "slurm (default) or k8s (Kubernetes with Kueue queues)");
-  cmd->add_option("--queues", f->queues, "k8s: ClusterQueues TEAM=NODES[:BORROW] (nominal quota and borrowing limit "
-                                         "in nodes; default an equal share per team, unlimited borrowing)")
-      ->delimiter(',');
+  list_option(cmd, "--queues", f->queues, "k8s: ClusterQueues TEAM=NODES[:BORROW] (nominal quota and borrowing limit "
+                                         "in nodes; default an equal share per team, unlimited borrowing)");
   cmd->add_option("--queueing", f->queueing, "k8s: best-effort (BestEffortFIFO, default) or strict (StrictFIFO)");
   cmd->add_flag("--no-preemption", f->no_preemption, "k8s: no reclaiming within the cohort, no priority preemption");
   cmd->add_option("--slurm-conf", f->slurm_conf, "slurm.conf: SchedulerType, SchedulerParameters, PriorityType and "
@@ -506,30 +515,26 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--policy", f->policy, "backfill | fifo (sched/builtin) (default: SchedulerType, else backfill)");
   cmd->add_option("--trace", f->trace, "Job trace CSV (fmsim, Helios/Acme, Philly or PAI columns; see --trace-map)")
       ->type_name("FILE");
-  cmd->add_option("--trace-map", f->trace_map, "FIELD=COLUMN: read a field from another column (fields: id, submit, "
+  list_option(cmd, "--trace-map", f->trace_map, "FIELD=COLUMN: read a field from another column (fields: id, submit, "
                                                "nodes, gpus, duration, start, end, time_limit, partition, account, "
-                                               "user, nice, qos, kind, state, segment, checkpoint_interval)")
-      ->delimiter(',');
+                                               "user, nice, qos, kind, state, segment, checkpoint_interval)");
   cmd->add_option("--limit-factor", f->limit_factor, "Traces without time limits: limit = duration x this (default 2)");
   cmd->add_option("--synthetic", f->synthetic, "Generate this many jobs instead of a trace (default 1000)");
-  cmd->add_option("--arrival", f->arrival, "Synthetic: mean time between submissions (default 5m)")->type_name("DURATION");
+  duration_option(cmd, "--arrival", f->arrival, "Synthetic: mean time between submissions (default 5m)");
   cmd->add_option("--seed", f->seed, "Synthetic workload and failure seed (default 1)");
   cmd->add_option("--days", f->days, "Stop after this many days (default: when every job has ended)");
-  cmd->add_option("--compare", f->compare, "Also run these policies: fifo, backfill, basic, multifactor, consecutive, "
-                                           "tree, block, spares=N, bf_window=MIN, bf_max_job_test=N, bf_interval=S")
-      ->delimiter(',');
+  list_option(cmd, "--compare", f->compare, "Also run these policies: fifo, backfill, basic, multifactor, consecutive, "
+                                           "tree, block, spares=N, bf_window=MIN, bf_max_job_test=N, bf_interval=S");
   cmd->add_option("--node-failure-rate", f->node_failure_rate, "Node failures per 1000 node-days, or a published rate "
                                                                "(e.g. meta-rsc1); default none")
       ->type_name("RATE");
   cmd->add_option("--spares", f->spares, "Spare nodes that replace failed ones (HyperPod auto-resume; default 0)");
-  cmd->add_option("--detect", f->detect, "Failure detection time (default 1m)")->type_name("DURATION");
-  cmd->add_option("--repair", f->repair, "Time to repair a failed node (default 48h)")->type_name("DURATION");
-  cmd->add_option("--replace", f->replace, "Time to swap a spare in (default 10m)")->type_name("DURATION");
-  cmd->add_option("--restart", f->restart, "Relaunch of a requeued job before it makes progress (default 3m)")
-      ->type_name("DURATION");
-  cmd->add_option("--checkpoint-interval", f->checkpoint, "Checkpoint interval of jobs that have none (default: "
-                                                          "the trace's, else none: a failure loses the whole run)")
-      ->type_name("DURATION");
+  duration_option(cmd, "--detect", f->detect, "Failure detection time (default 1m)");
+  duration_option(cmd, "--repair", f->repair, "Time to repair a failed node (default 48h)");
+  duration_option(cmd, "--replace", f->replace, "Time to swap a spare in (default 10m)");
+  duration_option(cmd, "--restart", f->restart, "Relaunch of a requeued job before it makes progress (default 3m)");
+  duration_option(cmd, "--checkpoint-interval", f->checkpoint, "Checkpoint interval of jobs that have none (default: "
+                                                          "the trace's, else none: a failure loses the whole run)");
   cmd->add_flag("--json", f->json, "Everything as JSON: cluster, scheduler, per-policy summary and time series, per job");
   cmd->add_option("--report", f->report, "Write an offline HTML report")->type_name("FILE");
   cmd->add_option("--jobs-csv", f->jobs_csv, "Write one row per job (first policy) in sacct-like columns")->type_name("FILE");

@@ -53,6 +53,14 @@ void ClusterLayout::finalize() {
     std::sort(sw.nodes.begin(), sw.nodes.end());
     sw.nodes.erase(std::unique(sw.nodes.begin(), sw.nodes.end()), sw.nodes.end());
   }
+  {
+    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    disjoint_tree_ = true;
+    for (const auto& sw : switches)
+      if (sw.children.empty())
+        for (int node : sw.nodes)
+          if (seen[static_cast<std::size_t>(node)]++) disjoint_tree_ = false;
+  }
   single_tree_ = false;
   for (const auto& sw : switches)
     if (static_cast<int>(sw.nodes.size()) == n) single_tree_ = true;

@@ -292,6 +292,13 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
       else if (key == "prioritydecayhalflife") c.decay_half_life_s = duration_value(path, cl.line, key_in, v);
       else if (key == "prioritycalcperiod") c.calc_period_s = std::max(60.0, duration_value(path, cl.line, key_in, v));
       else if (key == "priorityfavorsmall") c.favor_small = yes_no(path, cl.line, key_in, v);
+      else if (key == "priorityflags") {
+        std::string flags = v;
+        std::transform(flags.begin(), flags.end(), flags.begin(), [](unsigned char ch) { return std::toupper(ch); });
+        std::stringstream ss(flags);
+        for (std::string flag; std::getline(ss, flag, ',');)
+          if (flag == "NO_FAIR_TREE") c.fair_tree = false;
+      }
       else if (key == "preempttype") {
         if (v != "preempt/none" && v != "preempt/partition_prio" && v != "preempt/qos")
           throw core::InputError(path, cl.line, key_in, fmt::format("'{}' is not allowed; use preempt/none, preempt/partition_prio or preempt/qos", v));

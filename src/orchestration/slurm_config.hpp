@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "orchestration/cluster_layout.hpp"
+#include "orchestration/fair_share.hpp"
 #include "orchestration/node_select.hpp"
 
 namespace fmsim::orchestration {
@@ -70,9 +71,12 @@ struct SlurmConfig {
   Placement placement = Placement::Consecutive;  ///< from TopologyPlugin
   std::vector<PartitionConfig> partitions;
   std::vector<QosConfig> qos;
-  std::map<std::string, double> account_shares;  ///< fair-share shares by account (default 1 each)
+  /// slurmdbd's association tree (accounts, users, Fairshare= shares); jobs of users it lacks get
+  /// an association of 1 share under their account (the account under root), as sacctmgr would add.
+  FairShareTree associations;
+  bool fair_tree = true;             ///< PriorityFlags without NO_FAIR_TREE (Fair Tree, 19.05+ default)
   bool requeue_default = true;       ///< JobRequeue=1 (Slurm's default)
-  double kill_wait_s = 30;           ///< KillWait: between SIGTERM and SIGKILL on a timeout
+  double kill_wait_s = 30;           ///< KillWait: between SIGTERM and SIGKILL (time limit, preemption)
   double over_time_limit_s = 0;      ///< OverTimeLimit (minutes in the file)
 
   [[nodiscard]] int partition_index(const std::string& name) const;  ///< "" = default; -1 when absent

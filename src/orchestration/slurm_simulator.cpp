@@ -86,6 +86,8 @@ struct Job {
   double remaining_s = 0;      ///< run time still to do
   int generation = 0;
   std::uint32_t priority = 0;
+  int assoc = 0;               ///< fair-share user association
+  int running_pos = -1;        ///< index in Simulator::running_ while running
   QueueKey key{};
   bool queued = false;
   JobRecord rec;
@@ -113,6 +115,7 @@ class Simulator {
     for (const auto& q : config_.qos) max_qos_priority_ = std::max(max_qos_priority_, q.priority);
     free_ = NodeSet(n_, true);
     down_ = NodeSet(n_);
+    completing_ = NodeSet(n_);
     node_job_.assign(static_cast<std::size_t>(n_), -1);
     spares_free_ = options_.failures.spares;
     jobs_.reserve(specs.size());
@@ -150,7 +153,10 @@ class Simulator {
       const auto& y = jobs_[static_cast<std::size_t>(b)].spec;
       return std::tie(x.submit_s, x.id) < std::tie(y.submit_s, y.id);
     });
-    for (const auto& a : config_.account_shares) total_shares_ += a.second;
+    if (config_.weight_fairshare > 0) {
+      for (auto& j : jobs_) j.assoc = config_.associations.user_association(j.spec.account, j.spec.user.empty() ? "-" : j.spec.user);
+      config_.associations.recompute(config_.fair_tree);
+    }
     if (options_.kueue.enabled) setup_kueue();
   }
 
@@ -308,24 +314,12 @@ class Simulator {
     const double qos_f = j.qos >= 0 && max_qos_priority_ > 0
                              ? static_cast<double>(config_.qos[static_cast<std::size_t>(j.qos)].priority) / max_qos_priority_
                              : 0.0;
-    double fs = 0.0;
-    if (config_.weight_fairshare > 0) {
-      // Classic fair-share: F = 2^(-U/S), U the account's share of decayed usage, S its share of shares.
-      const double shares = share_of(j.spec.account);
-      const double usage = total_usage_ > 0 ? usage_[j.spec.account] / total_usage_ : 0.0;
-      fs = std::pow(2.0, -usage / std::max(shares, 1e-9));
-    }
+    // Fair Tree (or classic) factor of the job's user association, as of the last recalculation.
+    const double fs = config_.weight_fairshare > 0 ? config_.associations.fairshare(j.assoc) : 0.0;
     double p = config_.weight_age * age + config_.weight_fairshare * fs + config_.weight_job_size * size +
                config_.weight_partition * part_f + config_.weight_qos * qos_f;
     p = std::floor(p) - j.spec.nice;
     return static_cast<std::uint32_t>(std::clamp(p, 1.0, 4294967294.0));
-  }
-
-  double share_of(const std::string& account) const {
-    const auto it = config_.account_shares.find(account);
-    const double s = it == config_.account_shares.end() ? 1.0 : it->second;
-    const double total = total_shares_ > 0 ? total_shares_ : 1.0;
-    return config_.account_shares.empty() ? 1.0 / std::max<std::size_t>(1, accounts_seen_.size()) : s / total;
   }
 
   void enqueue(int ji, double t) {
@@ -348,21 +342,35 @@ class Simulator {
     // Fair-share usage: running jobs' node-seconds since the last recalculation, then decay.
     const double dt = t - last_calc_;
     if (config_.weight_fairshare > 0) {
-      const double decay = config_.decay_half_life_s > 0 ? std::pow(0.5, dt / config_.decay_half_life_s) : 1.0;
-      total_usage_ = 0;
-      for (auto& [acct, u] : usage_) u *= decay;
-      for (const auto& j : jobs_)
-        if (j.rec.state == JobState::Running)
-          usage_[j.spec.account] += (t - std::max(last_calc_, j.rec.start_s)) * j.spec.request.nodes;
-      for (const auto& [acct, u] : usage_) total_usage_ += u;
+      // Usage decays by PriorityDecayHalfLife; running jobs add theirs since the last pass (jobs
+      // that ended since were charged when they ended).
+      auto& tree = config_.associations;
+      tree.decay(config_.decay_half_life_s > 0 ? std::pow(0.5, dt / config_.decay_half_life_s) : 1.0);
+      for (int ji : running_)
+        charge_usage(jobs_[static_cast<std::size_t>(ji)], t);
+      tree.recompute(config_.fair_tree);
     }
     last_calc_ = t;
-    std::vector<int> pending;
-    for (const auto& k : queue_) pending.push_back(k.job);
-    for (int ji : pending) {
-      dequeue(ji);
-      enqueue(ji, t);
+    // Every pending job's new priority; the queue is rebuilt from the sorted keys in one pass
+    // (the set of pending jobs, and so pending_sizes_, is unchanged).
+    std::vector<QueueKey> keys;
+    keys.reserve(queue_.size());
+    for (const auto& k : queue_) {
+      auto& j = jobs_[static_cast<std::size_t>(k.job)];
+      j.priority = priority_of(j, t);
+      j.key = {k.tier, j.priority, k.submit, k.id, k.job};
+      keys.push_back(j.key);
     }
+    std::sort(keys.begin(), keys.end());
+    queue_ = std::set<QueueKey>(keys.begin(), keys.end());
+  }
+
+  /// Fair-share usage of a running job from the later of its start and the last recalculation to t
+  /// (node-seconds; Slurm charges TRES-billing seconds, CPUs by default: proportional here).
+  void charge_usage(const Job& j, double t) {
+    if (config_.weight_fairshare <= 0) return;
+    const double from = std::max(last_calc_, j.rec.start_s);
+    if (t > from) config_.associations.add_usage(j.assoc, (t - from) * j.spec.request.nodes);
   }
 
   // --- job lifecycle -----------------------------------------------------------------------
@@ -370,7 +378,6 @@ class Simulator {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     ++submitted_;
     ++active_jobs_;
-    accounts_seen_.insert(j.spec.account);
     // priority/basic: each job one below the previous, less its nice value.
     basic_next_ = basic_next_ == 0 ? 0xFFFF0000u : basic_next_ - 1;
     const double p = static_cast<double>(basic_next_) - j.spec.nice;
@@ -387,6 +394,8 @@ class Simulator {
     }
     if (options_.kueue.enabled) cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
     j.rec.state = JobState::Running;
+    j.running_pos = static_cast<int>(running_.size());
+    running_.push_back(ji);
     j.rec.start_s = t;
     if (j.rec.first_start_s < 0) j.rec.first_start_s = t;
     j.rec.nodes = nodes;
@@ -399,6 +408,16 @@ class Simulator {
     push({end, EventKind::JobEnd, 0, ji, j.generation});
   }
 
+  /// Takes a job off the running list (swap with the last) and charges its fair-share usage.
+  void stop_running(Job& j, double t) {
+    charge_usage(j, t);
+    const int last = running_.back();
+    running_[static_cast<std::size_t>(j.running_pos)] = last;
+    jobs_[static_cast<std::size_t>(last)].running_pos = j.running_pos;
+    running_.pop_back();
+    j.running_pos = -1;
+  }
+
   void release_nodes(Job& j) {
     if (options_.kueue.enabled) cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(&j - jobs_.data())])] -= j.spec.request.nodes;
     const bool completing = config_.completing_s > 0 && !options_.kueue.enabled;
@@ -406,6 +425,7 @@ class Simulator {
       if (completing) {
         // COMPLETING until slurmd reports the epilog done; that report starts no main-loop pass.
         node_job_[static_cast<std::size_t>(node)] = kCompleting;
+        completing_.set(node);
         push({now_ + config_.completing_s, EventKind::NodeRelease, 0, node, 0});
         continue;
       }
@@ -417,6 +437,7 @@ class Simulator {
   void node_release(int node) {
     if (node_job_[static_cast<std::size_t>(node)] != kCompleting) return;
     node_job_[static_cast<std::size_t>(node)] = -1;
+    completing_.reset(node);
     if (!down_.test(node)) free_.set(node);
   }
 
@@ -440,6 +461,7 @@ class Simulator {
       j.rec.run_done_s += work;
     }
     j.rec.end_s = t;
+    stop_running(j, t);
     release_nodes(j);
     --active_jobs_;
   }
@@ -457,6 +479,7 @@ class Simulator {
     j.rec.run_done_s += kept;
     j.remaining_s = std::max(0.0, j.remaining_s - kept);
     ++j.generation;  // its pending JobEnd event is now stale
+    stop_running(j, t);
     release_nodes(j);
     if (requeue) {
       ++j.rec.requeues;
@@ -724,24 +747,32 @@ class Simulator {
     // slurmctld plans in whole seconds (time_t): now, start times and ends are truncated.
     const double t = std::floor(t_exact);
     // Node availability over time: running jobs hold their nodes until start + time limit.
+    // One entry per running job (its nodes are never down: a failure interrupts it), and one for
+    // the nodes whose epilog still runs (-1).
     std::vector<std::pair<double, int>> ends;
-    for (int node = 0; node < n_; ++node) {
-      const int r = node_job_[static_cast<std::size_t>(node)];
-      if (down_.test(node) || r == -1) continue;
-      if (r == kCompleting) {
-        ends.push_back({t + res, node});
-        continue;
-      }
+    ends.reserve(running_.size() + 1);
+    for (int r : running_) {
       const auto& j = jobs_[static_cast<std::size_t>(r)];
-      ends.push_back({std::max(t + res, round_up(std::floor(j.rec.start_s) + j.limit_s, res)), node});
+      ends.push_back({std::max(t + res, round_up(std::floor(j.rec.start_s) + j.limit_s, res)), r});
     }
+    NodeSet completing = completing_;
+    completing.subtract(down_);
+    const int completing_count = completing.count();
+    if (completing_count > 0) ends.push_back({t + res, -1});
     std::sort(ends.begin(), ends.end());
     std::vector<Slot> plan;
+    plan.reserve(ends.size() + 2 * static_cast<std::size_t>(config_.bf_max_job_test) + 1);
     plan.push_back({t, free_, free_.count()});
-    for (const auto& [end, node] : ends) {
+    for (const auto& [end, r] : ends) {
       if (plan.back().t != end) plan.push_back({end, plan.back().avail, plan.back().count});
-      plan.back().avail.set(node);
-      ++plan.back().count;
+      auto& slot = plan.back();
+      if (r < 0) {
+        slot.avail |= completing;
+        slot.count += completing_count;
+        continue;
+      }
+      for (int node : jobs_[static_cast<std::size_t>(r)].rec.nodes) slot.avail.set(node);
+      slot.count += static_cast<int>(jobs_[static_cast<std::size_t>(r)].rec.nodes.size());
     }
     const double horizon = t + config_.bf_window_s;
     const bool one_partition = config_.partitions.size() == 1 && partition_nodes_[0].count() == n_;
@@ -781,11 +812,8 @@ class Simulator {
         if (!enough) continue;
         NodeSet window = plan[i].avail;
         if (!one_partition) window &= part;
-        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k) {
-          window &= plan[k].avail;
-          if (window.count() < need) { enough = false; break; }
-        }
-        if (!enough) continue;
+        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k) window &= plan[k].avail;
+        if (window.count() < need) continue;
         const auto nodes = select_nodes(layout_, config_.placement, window, j.spec.request);
         if (nodes.empty()) continue;
         // Hold the nodes in [plan[i].t, until).
@@ -819,8 +847,9 @@ class Simulator {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   long seq_ = 0;
   double now_ = 0;
-  NodeSet free_, down_;
+  NodeSet free_, down_, completing_;
   std::vector<int> node_job_;
+  std::vector<int> running_;     ///< jobs running now, any order
   std::set<QueueKey> queue_;
   std::multiset<int> pending_sizes_;
   long submitted_ = 0;
@@ -829,9 +858,7 @@ class Simulator {
   bool backfill_scheduled_ = false;
   double main_pending_ = kInf;   ///< time of the pending MainSched event
   double fragmented_ = 0;
-  std::map<std::string, double> usage_;
-  double total_usage_ = 0, total_shares_ = 0, last_calc_ = 0;
-  std::set<std::string> accounts_seen_;
+  double last_calc_ = 0;
   int spares_free_ = 0;
   std::vector<double> spare_returns_;
   std::vector<int> cq_usage_;   ///< Kueue: nodes admitted per ClusterQueue
