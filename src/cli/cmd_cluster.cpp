@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -157,8 +158,11 @@ PlacedTraining attach_training(std::vector<orch::JobSpec>& jobs, const orch::Clu
     const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", w.model, w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq, j.request.nodes);
     auto it = by_key.find(key);
     if (it == by_key.end()) {
-      const TrainingJobFlags t{.model = w.model, .cluster = f.cluster, .gpus = j.request.nodes * layout.gpus_per_node,
-                               .tp = w.tp, .pp = w.pp, .cp = w.cp, .ep = w.ep, .gbs = w.gbs, .seq = w.seq};
+      TrainingJobFlags t;  // `fmsim train`'s defaults but for these
+      t.model = w.model;
+      t.cluster = f.cluster;
+      t.gpus = j.request.nodes * layout.gpus_per_node;
+      std::tie(t.tp, t.pp, t.cp, t.ep, t.gbs, t.seq) = std::tie(w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq);
       training::TrainingJob job;
       try {
         job = make_training_job(t, ctx);
