@@ -20,6 +20,7 @@
 #include "cli/text_table.hpp"
 #include "cli/training_job_flags.hpp"
 #include "config/cluster_loader.hpp"
+#include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "orchestration/cluster_metrics.hpp"
