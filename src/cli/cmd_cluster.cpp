@@ -18,11 +18,11 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
-#include "cli/training_job_flags.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
+#include "jobspec/training.hpp"
 #include "orchestration/cluster_metrics.hpp"
 #include "orchestration/fair_share.hpp"
 #include "orchestration/placed_training.hpp"
@@ -155,18 +155,18 @@ PlacedTraining attach_training(std::vector<orch::JobSpec>& jobs, const orch::Clu
     const auto& w = j.training;
     if (w.model.empty()) continue;
     if (!p.model) p.model = std::make_unique<orch::PlacedStepModel>(layout, spec);
-    if (!calibration) calibration = load_stack_calibration("", "megatron");
+    if (!calibration) calibration = jobspec::load_stack_calibration("", "megatron");
     const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", w.model, w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq, j.request.nodes);
     auto it = by_key.find(key);
     if (it == by_key.end()) {
-      TrainingJobFlags t;  // `fmsim train`'s defaults but for these
+      jobspec::TrainingJobFlags t;  // `fmsim train`'s defaults but for these
       t.model = w.model;
       t.cluster = f.cluster;
       t.gpus = j.request.nodes * layout.gpus_per_node;
       std::tie(t.tp, t.pp, t.cp, t.ep, t.gbs, t.seq) = std::tie(w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq);
       training::TrainingJob job;
       try {
-        job = make_training_job(t, ctx);
+        job = jobspec::make_training_job(t, ctx.catalog());
       } catch (const core::InputError& e) {
         throw core::InputError::flag(f.trace.empty() ? "--trace" : f.trace,
                                      fmt::format("job {} ({} on {} nodes): {}: {}", j.id, w.model, j.request.nodes, e.field(), e.message()));
@@ -735,7 +735,16 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
       "  fmsim cluster --cluster p5en.48xlarge:128 --slurm-conf slurm.conf --trace jobs.csv --days 30 --json\n"
       "  fmsim cluster --cluster u-p6e-gb200x72:8 --synthetic 500 --compare tree --report cluster.html\n"
       "  fmsim cluster --cluster p5.48xlarge:64 --trace cluster_log.csv --trace-map gpus=gpu_num \\\n"
-      "      --node-failure-rate 6.5 --spares 4 --checkpoint-interval 30m --compare spares=0");
+      "      --node-failure-rate 6.5 --spares 4 --checkpoint-interval 30m --compare spares=0\n"
+      "Training jobs timed on the nodes they get (trace columns model, tp, pp, cp, ep, gbs, seq, tokens):\n"
+      "  fmsim cluster --cluster u-p6e-gb200x72:2 --trace training_jobs.csv --placement consecutive --compare block\n"
+      "A Capacity Block (nodes only in its window) for the jobs whose reservation column says cb1:\n"
+      "  fmsim cluster --cluster p5en.48xlarge:32 --trace jobs.csv \\\n"
+      "      --reservation \"ReservationName=cb1 StartTime=now+2days Duration=3-00:00:00 NodeCnt=16 CapacityBlock=YES\"\n"
+      "Fair Tree fair-share from slurmdbd's associations (PriorityWeightFairshare in slurm.conf):\n"
+      "  fmsim cluster --cluster p5en.48xlarge:32 --synthetic 500 --slurm-conf slurm.conf --associations assoc.cfg\n"
+      "Preemption with GraceTime/KillWait (slurm.conf) and jobs that checkpoint on SIGTERM in 20 s:\n"
+      "  fmsim cluster --cluster p5en.48xlarge:32 --trace jobs.csv --slurm-conf slurm.conf --sigterm-checkpoint 20s");
   cmd->callback([f, &ctx] { run_cluster(*f, ctx); });
 }
 
