@@ -32,9 +32,14 @@ int FairShareTree::add_account(const std::string& name, const std::string& paren
   a.name = name;
   a.parent = p;
   a.raw_shares = shares;
-  assocs_.push_back(a);
+  return attach(std::move(a));
+}
+
+int FairShareTree::attach(Association a) {
+  const int parent = a.parent;
+  assocs_.push_back(std::move(a));
   const int idx = static_cast<int>(assocs_.size()) - 1;
-  assocs_[static_cast<std::size_t>(p)].children.push_back(idx);
+  assocs_[static_cast<std::size_t>(parent)].children.push_back(idx);
   return idx;
 }
 
@@ -47,10 +52,7 @@ int FairShareTree::user_association(const std::string& account_in, const std::st
   u.name = user;
   u.user = true;
   u.parent = acct;
-  assocs_.push_back(u);
-  const int idx = static_cast<int>(assocs_.size()) - 1;
-  assocs_[static_cast<std::size_t>(acct)].children.push_back(idx);
-  return idx;
+  return attach(std::move(u));
 }
 
 int FairShareTree::users() const {

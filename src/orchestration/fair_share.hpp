@@ -61,6 +61,7 @@ class FairShareTree {
   [[nodiscard]] int users() const;
 
  private:
+  int attach(Association a);  ///< appends under a.parent; returns its index
   void rank_level(std::vector<int> siblings, int& rank, int& next_rank, int user_count);
   void classic(int assoc, double parent_ueff, double parent_share, double total_usage);
   std::vector<Association> assocs_;
