@@ -163,7 +163,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         const std::string key = fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
         auto it = comm_by_cluster.find(key);
         if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
-        const auto& cal = opts->holdout ? held_out.at(row.source_id) : calibration;
+        // Derived rows are never fitted, so a source with only those has no held-out calibration.
+        const auto held = held_out.find(row.source_id);
+        const auto& cal = opts->holdout && held != held_out.end() ? held->second : calibration;
         const auto r = opts->analytical ? training::estimate_step(job, cal, it->second)
                                         : training::simulate_step(job, cal, it->second);
         if (!opts->rows.empty() && !opts->json) {
