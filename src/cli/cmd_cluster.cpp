@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
 #include "config/cluster_loader.hpp"
@@ -57,6 +58,7 @@ struct ClusterFlags {
   std::vector<std::string> queues;  ///< k8s: TEAM=NODES[:BORROW]
   std::string queueing = "best-effort";
   bool no_preemption = false;
+  MetricsFlags metrics;  ///< --metrics-out DIR: the Slurm exporter's series
 };
 
 struct Variant {
@@ -429,6 +431,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
                                           workload_note);
   if (!f.jobs_csv.empty()) write_file_atomically(f.jobs_csv, jobs_csv(layout, results[0]), "--jobs-csv");
   if (!f.report.empty()) write_file_atomically(f.report, html_report(heading, layout, variants, sums, results), "--report");
+  const auto metrics = write_cluster_metrics_file(f.metrics, layout, c0, jobs, variants[0].options);
 
   if (f.json) {
     json out{{"cluster", {{"instance_type", layout.instance_type}, {"nodes", layout.nodes()},
@@ -451,6 +454,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
       policies.push_back(p);
     }
     out["policies"] = policies;
+    if (metrics) out["metrics"] = *metrics;
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -479,6 +483,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
   std::cout << ".\n";
   if (!f.report.empty()) std::cout << "Wrote " << f.report << "\n";
   if (!f.jobs_csv.empty()) std::cout << "Wrote " << f.jobs_csv << " (per job, " << variants[0].name << ")\n";
+  if (metrics) std::cout << metrics_line(*metrics);
 }
 
 }  // namespace
@@ -547,6 +552,7 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
       "  fmsim cluster --cluster u-p6e-gb200x72:8 --synthetic 500 --compare tree --report cluster.html\n"
       "  fmsim cluster --cluster p5.48xlarge:64 --trace cluster_log.csv --trace-map gpus=gpu_num \\\n"
       "      --node-failure-rate 6.5 --spares 4 --checkpoint-interval 30m --compare spares=0");
+  add_metrics_flags(*cmd, f->metrics);
   cmd->callback([f, &ctx] { run_cluster(*f, ctx); });
 }
 

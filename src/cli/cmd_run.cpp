@@ -28,7 +28,6 @@
 #include "storage/data_loading.hpp"
 #include "storage/data_repository.hpp"
 #include "telemetry/training_metrics.hpp"
-#include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 #include "workload/parameter_count.hpp"
 
@@ -70,6 +69,19 @@ config::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const c
   return job;
 }
 
+// The nodes' instance store as the metrics show it: it holds the checkpoints when it is the tier.
+telemetry::LocalDisk local_disk_of(const hardware::ClusterSpec& cluster, const config::CheckpointJob& cj) {
+  const auto& sys = cluster.system;
+  const bool on_disk = cj.tier.kind == hardware::StorageKind::InstanceNvme;
+  return {.capacity_bytes = sys.local_nvme_devices * sys.local_nvme_device_size.value(),
+          .write_bytes_per_s = on_disk && cj.tier.per_node_write.value() > 0.0 ? cj.tier.per_node_write.value()
+                                                                               : sys.local_nvme_write.value(),
+          .read_bytes_per_s = on_disk && cj.tier.per_node_read.value() > 0.0 ? cj.tier.per_node_read.value()
+                                                                             : sys.local_nvme_read.value(),
+          .holds_checkpoints = on_disk,
+          .keep = cj.keep};
+}
+
 // What one goodput result means for this run.
 struct RunOutcome {
   double tokens = 0.0;         ///< trained in the run: useful seconds x tokens/s of the job
@@ -100,14 +112,9 @@ nlohmann::json outcome_json(const RunOutcome& o) {
 }
 
 void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
-  TrainingJobFlags tf = f.train;
-  apply_job_file(tf, cmd);
-  training::TrainingJob job = make_training_job(tf, ctx);
-  const auto calibration = load_stack_calibration(tf.calibration, job.stack);
-  resolve_moe_dispatcher(job, calibration);
-  const auto comm = training::make_comm_cost(job.cluster);
-  const auto step = f.analytical ? training::estimate_step(job, calibration, comm)
-                                 : training::simulate_step(job, calibration, comm);
+  const PredictedJob predicted = predict_training_job(f.train, cmd, ctx, f.analytical);
+  const training::TrainingJob& job = predicted.job;
+  const training::StepResult& step = predicted.step;
 
   const config::CheckpointJob cj = checkpoint_job_of(job, f.checkpoint, ctx);
   const config::GoodputSetup setup = config::resolve_goodput_setup(f.goodput, cj, step.step_time);
@@ -155,7 +162,8 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
                                .checkpoint_load_bytes = e.plan.load_total.value(),
                                .bytes_per_token = storage::token_id_bytes(job.model.vocab),
                                .scenario = s,
-                               .timeline = reliability::simulate_timeline(s, setup.monte_carlo.seed)};
+                               .timeline = reliability::simulate_timeline(s, setup.monte_carlo.seed),
+                               .local_disk = local_disk_of(job.cluster, cj)};
     const auto options = resolve_metrics_options(f.metrics, job.model.name + "-" + system.name);
     metrics = write_metrics_file(f.metrics.out, "run.om", [&](observability::OpenMetricsWriter& w) {
       return telemetry::write_training_metrics(run, options, w);

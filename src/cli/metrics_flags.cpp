@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "telemetry/cluster_metrics.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -41,7 +42,10 @@ void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
   cmd.add_option("--metrics-start", flags.start, "Wall-clock time of simulated time 0 (ISO 8601 UTC or Unix seconds)")
       ->type_name("TIME")
       ->capture_default_str();
-  cmd.add_option("--metrics-job", flags.job, "Value of the `job` label (default: model and system)")->type_name("NAME");
+  cmd.add_option("--job-name,--metrics-job", flags.job,
+                 "Value of the `job` label of the metrics (default: model and system); `fmsim compare --job NAME` "
+                 "reads the same label back")
+      ->type_name("NAME");
 }
 
 std::int64_t parse_unix_time(const std::string& text, const std::string& flag) {
@@ -139,6 +143,20 @@ nlohmann::json write_metrics_file(const std::string& dir, const std::string& fil
           {"first_timestamp_s", summary.first_timestamp_s},
           {"last_timestamp_s", summary.last_timestamp_s},
           {"write_seconds", seconds}};
+}
+
+std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& flags,
+                                                         const orchestration::ClusterLayout& layout,
+                                                         const orchestration::SlurmConfig& config,
+                                                         const std::vector<orchestration::JobSpec>& jobs,
+                                                         const orchestration::SimulationOptions& simulation) {
+  if (flags.out.empty()) return std::nullopt;
+  const auto options = resolve_metrics_options(flags, "slurm");
+  auto metrics = write_metrics_file(flags.out, "cluster.om", [&](observability::OpenMetricsWriter& w) {
+    return telemetry::write_cluster_metrics(layout, config, jobs, simulation, options, w);
+  });
+  metrics["job"] = options.job;
+  return metrics;
 }
 
 std::string metrics_line(const nlohmann::json& m) {

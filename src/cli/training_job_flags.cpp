@@ -15,11 +15,14 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "parallelism/layout.hpp"
+#include "training/comm_adapter.hpp"
 
 namespace fmsim::cli {
-void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
-  cmd.add_option("--job", f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
-      ->check(CLI::ExistingFile);
+void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f, const std::string& job_file_flag) {
+  f.job_file_flag = job_file_flag;
+  cmd.add_option(job_file_flag, f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE");
   cmd.add_option("--model", f.model, "Preset name (fmsim models) or a Hugging Face config.json")->capture_default_str();
   cmd.add_option("--cluster", f.cluster, "SYSTEM:COUNT (p5.48xlarge:64, u-p6e-gb200x72:4) or a cluster YAML")
       ->capture_default_str();
@@ -60,7 +63,7 @@ void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
 // A job file holds the same settings as the flags, as YAML (kind: TrainingJob).
 void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
   if (o.job_file.empty()) return;
-  const auto doc = config::load_yaml_file(o.job_file, "--job");
+  const auto doc = config::load_yaml_file(o.job_file, o.job_file_flag);
   const auto root = doc.node();
   root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
                    "recompute", "stack", "task"});
@@ -191,6 +194,18 @@ std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& va
 
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration) {
   if (job.model.is_moe() && !job.moe_dispatcher) job.moe_dispatcher = calibration.stack(job.stack).moe_dispatcher;
+}
+
+PredictedJob predict_training_job(TrainingJobFlags flags, const CLI::App& cmd, Context& ctx, bool analytical) {
+  apply_job_file(flags, cmd);
+  PredictedJob p;
+  p.job = make_training_job(flags, ctx);
+  p.calibration = load_stack_calibration(flags.calibration, p.job.stack);
+  resolve_moe_dispatcher(p.job, p.calibration);
+  const auto comm = training::make_comm_cost(p.job.cluster);
+  p.step = analytical ? training::estimate_step(p.job, p.calibration, comm)
+                      : training::simulate_step(p.job, p.calibration, comm);
+  return p;
 }
 
 }  // namespace fmsim::cli

@@ -14,6 +14,7 @@ namespace fmsim::cli {
 /// Raw flag values of a training job; the defaults are those of `fmsim train`.
 struct TrainingJobFlags {
   std::string job_file;               ///< --job: YAML file (kind: TrainingJob); flags win over it
+  std::string job_file_flag = "--job";  ///< the flag that names it (--job-file on `fmsim compare`)
   std::string model = "llama3.1-8b";  ///< preset or config.json
   std::string cluster = "p5.48xlarge:1";
   int gpus = 0;                       ///< 0 = the whole cluster
@@ -37,7 +38,8 @@ struct TrainingJobFlags {
 };
 
 /// Registers --job, --model, --cluster, --gpus, --tp ... --tp-overlap and --calibration on `cmd`.
-void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f);
+/// `job_file_flag` names the job-file flag ("--job", or "--job-file" where --job means something else).
+void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f, const std::string& job_file_flag = "--job");
 
 /// Copies into `f` the values of its --job file that were not given as flags on `cmd`
 /// (no-op without --job). InputError naming file:line: field on a bad file.
@@ -60,5 +62,15 @@ core::Fp8Recipe fp8_recipe_flag(const std::string& value);
 /// For an MoE model without --moe-dispatcher: records the stack's dispatcher on the job, so the
 /// layout line and JSON show the one the prediction used.
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration);
+
+/// A training job from its flags (job file applied, MoE dispatcher resolved) with its stack's
+/// calibration and its predicted step (the event simulation, or the closed form when `analytical`):
+/// what `fmsim run` and `fmsim compare` both start from.
+struct PredictedJob {
+  training::TrainingJob job;
+  training::Calibration calibration;
+  training::StepResult step;
+};
+PredictedJob predict_training_job(TrainingJobFlags flags, const CLI::App& cmd, Context& ctx, bool analytical = false);
 
 }  // namespace fmsim::cli

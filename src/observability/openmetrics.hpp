@@ -64,6 +64,11 @@ class OpenMetricsWriter {
   void series(const Labels& labels);
   /// One gauge or counter sample of the current series at `timestamp_s`.
   void sample(std::int64_t timestamp_s, double value);
+  /// The same samples under each of `label_sets` (the identical nodes of a synchronous job): the
+  /// samples are checked and formatted once, then copied after each series' labels. Each label
+  /// set starts a series of the current (gauge or counter) family, as series() would.
+  void shared_series(const std::vector<Labels>& label_sets, const std::vector<std::int64_t>& timestamps_s,
+                     const std::vector<double>& values);
   /// One histogram sample: `bounds` are the finite upper bounds (increasing), `cumulative` the
   /// counts of observations <= each bound plus the total as last element (bounds.size() + 1
   /// values, non-decreasing), `sum` the sum of the observations.

@@ -105,7 +105,17 @@ void SeriesSink::series(const observability::Labels& labels, const std::vector<d
 
 void SeriesSink::series(const std::vector<observability::Labels>& labels, const std::vector<double>& values) {
   choose_ticks(values);
-  for (const auto& l : labels) write(l, values);
+  std::vector<std::int64_t> timestamps;
+  std::vector<double> kept;
+  timestamps.reserve(ticks_.size());
+  kept.reserve(ticks_.size());
+  for (std::size_t k : ticks_) {
+    timestamps.push_back(grid_.timestamp(k));
+    kept.push_back(values[k]);
+  }
+  out_.shared_series(labels, timestamps, kept);
+  series_ += labels.size();
+  samples_ += labels.size() * ticks_.size();
 }
 
 void SeriesSink::histogram(const observability::Labels& labels, const std::vector<double>& bounds,

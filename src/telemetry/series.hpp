@@ -42,7 +42,8 @@ class SeriesSink {
   void family(std::string_view name, observability::SeriesType type, std::string_view help,
               std::string_view unit = {}, bool exporter_name = false);
   void series(const observability::Labels& labels, const std::vector<double>& values);
-  /// Several series with the same values (the nodes of a synchronous job): ticks chosen once.
+  /// Several series with the same values (the nodes of a synchronous job): ticks chosen and samples
+  /// formatted once, copied after each series' labels.
   void series(const std::vector<observability::Labels>& labels, const std::vector<double>& values);
   /// A histogram series written at every tick: fill(k, cumulative (bounds.size() + 1), sum).
   void histogram(const observability::Labels& labels, const std::vector<double>& bounds,

@@ -31,7 +31,7 @@ struct SimulatedRun {
 SimulatedRun simulate(const fs::path& dir) {
   const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
                             "--duration", "6h", "--replications", "0", "--metrics-out", dir.string(),
-                            "--metrics-job", "llama8b", "--json"});
+                            "--job-name", "llama8b", "--json"});
   if (r.exit_code != 0) throw std::runtime_error(r.err);
   return {dir, nlohmann::json::parse(r.out)};
 }
@@ -100,7 +100,8 @@ TEST(PrometheusCompare, PredictionBesideTheRunsMetricsAndDrift) {
   PrometheusLoopbackOptions options;
   options.data_dir = tmp / "data";
   PrometheusLoopback prom(options);
-  const std::vector<std::string> common = {"compare", "--prometheus", prom.url(), "--job-name", "llama8b",
+  // --job NAME: the spelling of the job label (on compare, the job file is --job-file).
+  const std::vector<std::string> common = {"compare", "--prometheus", prom.url(), "--job", "llama8b",
                                            "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
                                            "--at", "2026-01-01T06:00:00Z", "--window", "6h", "--tolerance", "1%"};
   auto args = common;
