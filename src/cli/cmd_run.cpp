@@ -165,7 +165,7 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
                                .timeline = reliability::simulate_timeline(s, setup.monte_carlo.seed),
                                .local_disk = local_disk_of(job.cluster, cj)};
     const auto options = resolve_metrics_options(f.metrics, job.model.name + "-" + system.name);
-    metrics = write_metrics_file(f.metrics.out, "run.om", [&](observability::OpenMetricsWriter& w) {
+    metrics = write_metrics_file(f.metrics, "run.om", [&](observability::MetricsOutput& w) {
       return telemetry::write_training_metrics(run, options, w);
     });
     (*metrics)["job"] = options.job;
@@ -276,12 +276,16 @@ void add_run_command(CLI::App& app, Context& ctx) {
       "units x price per unit-hour x duration (as `fmsim plan`).\n"
       "--metrics-out DIR writes DIR/run.om: one Monte Carlo replication (seeded by --seed) as the\n"
       "time series dcgm-exporter, the EFA node exporter, node_exporter and the training job would\n"
-      "have produced (docs/models/observability.md); `fmsim metrics load DIR` makes a Prometheus block.\n\n"
+      "have produced (docs/models/observability.md); `fmsim metrics load DIR` makes a Prometheus block.\n"
+      "--metrics-format tsdb writes that block directly (DIR becomes a Prometheus data directory): the\n"
+      "compact choice for long runs on many nodes (30 days of 2,048 nodes: 110 MiB, 2 s).\n\n"
       "Examples:\n"
       "  fmsim run --job examples/llama70b_job.yaml --storage fsx-persistent2-1000 --capacity 120TiB \\\n"
       "      --strategy async --s3 s3 --duration 30d\n"
       "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --seq 8192 --duration 72h --json\n"
-      "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --duration 3d --metrics-out m");
+      "  fmsim run --model llama3.1-8b --cluster p5.48xlarge:16 --tp 2 --gbs 256 --duration 3d --metrics-out m\n"
+      "  fmsim run --model llama3.1-70b --cluster p5.48xlarge:2048 --tp 8 --pp 4 --gbs 2048 --duration 30d \\\n"
+      "      --metrics-out prom-data --metrics-format tsdb");
   cmd->callback([flags, &ctx, cmd] { run_job(*flags, *cmd, ctx); });
 }
 

@@ -23,6 +23,7 @@ struct MetricsFlags {
   std::string heartbeat = "4m";   ///< --metrics-heartbeat ("0" = changes only)
   std::string start = "2026-01-01T00:00:00Z";  ///< --metrics-start (ISO 8601 UTC or Unix seconds)
   std::string job;                ///< --job-name (alias --metrics-job) (default: set by the command)
+  std::string format = "openmetrics";  ///< --metrics-format: openmetrics (text) or tsdb (a Prometheus block)
 };
 
 void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags);
@@ -36,11 +37,12 @@ std::int64_t parse_unix_time(const std::string& text, const std::string& flag);
 /// Unix seconds -> "2026-01-01T00:00:00Z".
 std::string format_unix_time(std::int64_t unix_s);
 
-/// Writes DIR/<file> through `write` (which emits families; # EOF is added) into a temporary file
-/// renamed into place, so a failed run leaves nothing half-written. Returns what --json reports
-/// under "metrics" and prints nothing.
-nlohmann::json write_metrics_file(const std::string& dir, const std::string& file,
-                                  const std::function<telemetry::WriteSummary(observability::OpenMetricsWriter&)>& write);
+/// Writes the series `write` emits into flags.out: as OpenMetrics text into DIR/<file> (# EOF is
+/// added), or with --metrics-format tsdb as a Prometheus TSDB block DIR/<ULID>/. Both are written
+/// aside and renamed into place, so a failed run leaves nothing half-written. Returns what --json
+/// reports under "metrics" and prints nothing.
+nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& file,
+                                  const std::function<telemetry::WriteSummary(observability::MetricsOutput&)>& write);
 
 /// `fmsim cluster --metrics-out DIR`: DIR/cluster.om, the Slurm exporter's series of the replay
 /// (telemetry::write_cluster_metrics, job label "slurm" by default); nullopt without the flag.

@@ -250,6 +250,16 @@ void OpenMetricsWriter::histogram_sample(std::int64_t timestamp_s, const std::ve
   ++samples_;
 }
 
+void OpenMetricsWriter::histogram_series(const Labels& labels, const std::vector<double>& bounds,
+                                         const std::vector<std::int64_t>& timestamps_s,
+                                         const std::vector<std::vector<double>>& cumulative,
+                                         const std::vector<double>& sums) {
+  FMSIM_CHECK(timestamps_s.size() == cumulative.size() && timestamps_s.size() == sums.size(),
+              "histogram: one sample per timestamp");
+  series(labels);
+  for (std::size_t i = 0; i < timestamps_s.size(); ++i) histogram_sample(timestamps_s[i], bounds, cumulative[i], sums[i]);
+}
+
 void OpenMetricsWriter::finish() {
   FMSIM_CHECK(!finished_, "OpenMetrics: # EOF written twice");
   buffer_ += "# EOF\n";

@@ -15,7 +15,7 @@ using observability::SeriesType;
 WriteSummary write_cluster_metrics(const orchestration::ClusterLayout& layout, const orchestration::SlurmConfig& config,
                                    const std::vector<orchestration::JobSpec>& jobs,
                                    orchestration::SimulationOptions simulation, const SeriesOptions& options,
-                                   observability::OpenMetricsWriter& out) {
+                                   observability::MetricsOutput& out) {
   const double res = static_cast<double>(options.resolution_s);
   simulation.utilisation_bucket_s = res;
   const auto result = orchestration::simulate_slurm(layout, config, jobs, simulation);

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "observability/openmetrics.hpp"
+#include "observability/metrics_output.hpp"
 #include "orchestration/cluster_layout.hpp"
 #include "orchestration/slurm_simulator.hpp"
 #include "orchestration/workload.hpp"
@@ -25,6 +25,6 @@ namespace fmsim::telemetry {
 WriteSummary write_cluster_metrics(const orchestration::ClusterLayout& layout, const orchestration::SlurmConfig& config,
                                    const std::vector<orchestration::JobSpec>& jobs,
                                    orchestration::SimulationOptions simulation, const SeriesOptions& options,
-                                   observability::OpenMetricsWriter& out);
+                                   observability::MetricsOutput& out);
 
 }  // namespace fmsim::telemetry

@@ -187,7 +187,7 @@ TrainingStates training_states(const TrainingRun& run) {
 }
 
 WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions& options,
-                                    observability::OpenMetricsWriter& out) {
+                                    observability::MetricsOutput& out) {
   const auto& tl = run.timeline;
   const double horizon = run.scenario.horizon.value();
   const Grid grid = make_grid(horizon, options);
@@ -295,14 +295,19 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
     const double slow = step_s + tl.blocking;
     sink.family("fmsim_step_duration_seconds", SeriesType::Histogram,
                 "Wall time of training steps (a step with a checkpoint save includes its stall).", "seconds");
+    // A save is counted as it starts, its step when its compute is done: steps - saves dips by one
+    // while a save has started and its step is not yet counted. Histogram counts never decrease,
+    // so the normal steps are the most seen so far (at most one step ahead during such a dip).
+    double normal_seen = 0.0;
     sink.histogram(job, bounds, [&](std::size_t k, std::vector<double>& cumulative, double& sum) {
       const double steps = std::floor(totals[k].compute / step_s + 1e-9);
       const double stalled = std::min(steps, totals[k].saves);
-      const double normal = steps - stalled;
+      normal_seen = std::max(normal_seen, steps - stalled);
+      const double normal = normal_seen;
       for (std::size_t i = 0; i < bounds.size(); ++i) {
         cumulative[i] = (step_s <= bounds[i] ? normal : 0.0) + (slow <= bounds[i] ? stalled : 0.0);
       }
-      cumulative.back() = steps;
+      cumulative.back() = normal + stalled;
       sum = normal * step_s + stalled * slow;
     });
   }

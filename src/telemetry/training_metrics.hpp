@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "observability/openmetrics.hpp"
+#include "observability/metrics_output.hpp"
 #include "reliability/goodput.hpp"
 #include "reliability/monte_carlo.hpp"
 #include "training/step_model.hpp"
@@ -98,7 +98,7 @@ struct WriteSummary {
 
 /// Writes the run's families to `out` (without the closing # EOF). Deterministic.
 WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions& options,
-                                    observability::OpenMetricsWriter& out);
+                                    observability::MetricsOutput& out);
 
 /// Node host names used in the series ("node-0001", ...) and a GPU's UUID label
 /// ("GPU-00000001-0000-4000-8000-000000000003" for node 1, gpu 3).

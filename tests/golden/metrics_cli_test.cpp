@@ -4,11 +4,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -206,6 +210,104 @@ TEST(MetricsCli, ClusterWritesTheSlurmExportersSeries) {
   int minutes = 0;
   for (std::int64_t t = util.front().second; t <= util.back().second; t += 60, ++minutes) sum += value_at(util, t);
   EXPECT_NEAR(sum / minutes, j["policies"][0]["summary"]["utilisation"].get<double>(), 0.01);
+}
+
+}  // namespace
+
+namespace {
+
+// "name{a=\"x\",b=\"y\"}" or promtool's "{__name__=\"name\", a=\"x\"}" -> sorted "a=x,b=y,name".
+std::string series_key(std::string text) {
+  std::string name;
+  if (!text.starts_with("{")) {
+    name = text.substr(0, text.find('{'));
+    text = text.substr(text.find('{'));
+  }
+  std::vector<std::string> parts;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"' && text[i - 1] != '\\') quoted = !quoted;
+    if (!quoted && c == ',') {
+      parts.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    if (!quoted && c == ' ') continue;
+    cur.push_back(c);
+  }
+  if (!cur.empty()) parts.push_back(cur);
+  for (auto& p : parts) {
+    if (p.starts_with("__name__=")) {
+      name = p.substr(10, p.size() - 11);
+      p.clear();
+    }
+  }
+  std::erase(parts, std::string());
+  std::sort(parts.begin(), parts.end());
+  std::string key = name;
+  for (const auto& p : parts) key += "|" + p;
+  return key;
+}
+
+// A sample line of either: series key, value, timestamp (as written).
+std::tuple<std::string, double, std::int64_t> parse_sample(const std::string& line) {
+  const auto close = line.rfind('}');
+  std::istringstream fields(line.substr(close + 1));
+  double v = 0.0;
+  std::int64_t t = 0;
+  fields >> v >> t;
+  return {series_key(line.substr(0, close + 1)), v, t};
+}
+
+TEST(MetricsCli, TsdbBlockHoldsEverySampleOfTheText) {
+  // The same run (two nodes, 6 hours, failures every 2 hours on average) written as OpenMetrics
+  // text and as a TSDB block: promtool tsdb dump of the block has a sample of every series at
+  // every minute, and each sample the text holds (changes and heartbeats) has the same value.
+  TempDir tmp;
+  const std::vector<std::string> args = {"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
+                                         "--gbs", "64", "--duration", "6h", "--replications", "0", "--mtbf", "2h",
+                                         "--storage", "instance-nvme", "--interval", "30m"};
+  auto text_args = args;
+  text_args.insert(text_args.end(), {"--metrics-out", tmp.path + "/om"});
+  ASSERT_EQ(run_fmsim(text_args).exit_code, 0);
+  auto block_args = args;
+  block_args.insert(block_args.end(), {"--metrics-out", tmp.path + "/tsdb", "--metrics-format", "tsdb"});
+  const auto b = run_fmsim(block_args);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.out, HasSubstr("Prometheus TSDB block"));
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
+  std::filesystem::create_directories(tmp.path + "/tsdb/wal");  // promtool opens the directory as a database
+  const std::string dump = tmp.path + "/dump.txt";
+  ASSERT_EQ(std::system(("promtool tsdb dump " + tmp.path + "/tsdb > " + dump + " 2>/dev/null").c_str()), 0);
+  std::map<std::pair<std::string, std::int64_t>, double> block;
+  std::set<std::string> block_series;
+  {
+    std::ifstream in(dump);
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto [key, v, ms] = parse_sample(line);
+      block[{key, ms / 1000}] = v;
+      block_series.insert(key);
+    }
+  }
+  std::set<std::string> text_series;
+  std::size_t compared = 0;
+  std::ifstream in(tmp.path + "/om/run.om");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("#")) continue;
+    const auto [key, v, s] = parse_sample(line);
+    text_series.insert(key);
+    const auto it = block.find({key, s});
+    ASSERT_NE(it, block.end()) << line;
+    EXPECT_EQ(it->second, v) << line;
+    ++compared;
+  }
+  EXPECT_EQ(text_series, block_series);
+  EXPECT_EQ(block.size(), block_series.size() * 361);  // every minute of 6 hours
+  EXPECT_GT(compared, 1000u);
 }
 
 }  // namespace
