@@ -16,6 +16,7 @@
 #include "cli/http.hpp"
 #include "cli/metrics_flags.hpp"
 #include "cli/training_job_flags.hpp"
+#include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -28,7 +29,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct CompareFlags {
-  TrainingJobFlags train;
+  jobspec::TrainingJobFlags train;
   std::string prometheus;
   std::string job;
   std::string at;              ///< "" = now
@@ -74,7 +75,7 @@ std::string format_value(double v, const std::string& unit) {
 
 void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
   const PredictedJob predicted = predict_training_job(f.train, cmd, ctx);
-  const training::TrainingJob& job = predicted.job;
+  const training::TrainingJob& job = predicted.setup.job;
   const training::StepResult& step = predicted.step;
   if (!step.feasible) throw core::InputError::flag("layout", step.reason);
 
