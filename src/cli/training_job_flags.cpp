@@ -11,8 +11,7 @@ namespace fmsim::cli {
 void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const std::string& job_file_flag) {
   f.job_file_flag = job_file_flag;
   cmd.add_option(job_file_flag, f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
-      ->check(CLI::ExistingFile)
-      ->type_name("FILE");
+      ->check(CLI::ExistingFile);
   cmd.add_option("--model", f.model, "Preset name (fmsim models) or a Hugging Face config.json")->capture_default_str();
   cmd.add_option("--cluster", f.cluster, "SYSTEM:COUNT (p5.48xlarge:64, u-p6e-gb200x72:4) or a cluster YAML")
       ->capture_default_str();
