@@ -1,6 +1,6 @@
-// `promtool check metrics` (Debian package prometheus) on every metrics file fmsim writes:
-// `train --metrics` and `serve --metrics` (Prometheus text snapshots), `run --metrics-out`,
-// `serve --metrics-out` and `cluster --metrics-out` (OpenMetrics over simulated time).
+// `promtool check metrics` (Debian package prometheus) on the metrics files of `train --metrics`
+// (a Prometheus text snapshot), `run --metrics-out` and `cluster --metrics-out` (OpenMetrics over
+// simulated time); serve_metrics_cli_test.cpp checks `serve --metrics` and `serve --metrics-out`.
 // promtool exits 1 on a parse error and 3 on lint remarks only. The remarks allowed are those the
 // real exporters' own output gets: dcgm-exporter's camelCase labels (Hostname, modelName, UUID),
 // the EFA exporter's counters without "_total", vLLM's colons, prometheus-slurm-exporter's
@@ -72,10 +72,6 @@ const Case kCases[] = {
     {"train_snapshot",
      {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--gbs", "16", "--metrics", "{dir}/step.prom"},
      "step.prom"},
-    {"serve_snapshot",
-     {"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "128", "--concurrency",
-      "8", "--num-requests", "32", "--metrics", "{dir}/serve.prom"},
-     "serve.prom"},
     // Local NVMe as the checkpoint tier, so the node_disk_* and node_filesystem_* families are busy.
     {"run_series",
      {"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64", "--duration", "12h",
@@ -85,10 +81,6 @@ const Case kCases[] = {
      {"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--gbs", "16", "--duration", "2h",
       "--replications", "0", "--metrics-per-gpu", "--metrics-out", "{dir}"},
      "run.om"},
-    {"serve_series",
-     {"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "128", "--concurrency",
-      "16", "--num-requests", "64", "--metrics-out", "{dir}"},
-     "serve.om"},
     {"cluster_series",
      {"cluster", "--cluster", "p5.48xlarge:16", "--synthetic", "60", "--days", "1", "--node-failure-rate", "50",
       "--metrics-out", "{dir}"},
