@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "core/error.hpp"
 
 namespace fmsim::cli {
@@ -73,7 +74,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fmsim: error: " << e.what() << "\n";
+    std::cerr << "fmsim: error: " << readable_parse_error(e.what(), app) << "\n";
     std::cerr << "Run with --help for usage.\n";
     return 2;
   } catch (const core::InputError& e) {
