@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/reliability_report.hpp"
+#include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "storage/checkpoint_io.hpp"
@@ -18,7 +19,7 @@
 namespace fmsim::cli {
 
 /// The flags describing the job whose checkpoint is modelled; shared with `fmsim goodput`.
-void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
+void add_checkpoint_job_flags(CLI::App& cmd, jobspec::CheckpointJobFlags& f) {
   cmd.add_option("--model", f.model, "Model preset or config.json (parameter count from its dimensions)")
       ->type_name("NAME");
   cmd.add_option("--params", f.params, "Parameter count instead of --model, e.g. 405B")->type_name("COUNT");
@@ -35,7 +36,7 @@ void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
 
 /// The flags describing what is saved and where (contents, tier, engine); shared with `fmsim run`,
 /// which takes the job's size and layout from its training flags.
-void add_checkpoint_storage_flags(CLI::App& cmd, config::CheckpointJobFlags& f) {
+void add_checkpoint_storage_flags(CLI::App& cmd, jobspec::CheckpointJobFlags& f) {
   cmd.add_option("--bytes-per-param", f.bytes_per_param,
                  "Checkpoint bytes per parameter (default 14: bf16 weights + fp32 master + Adam m, v)");
   cmd.add_option("--weight-bytes", f.weight_bytes, "Of which working weights (default 2: bf16)");
@@ -67,7 +68,7 @@ void add_checkpoint_storage_flags(CLI::App& cmd, config::CheckpointJobFlags& f) 
 namespace {
 
 struct CheckpointFlags {
-  config::CheckpointJobFlags job;
+  jobspec::CheckpointJobFlags job;
   std::string s3;          ///< DRA: the S3 storage linked to an FSx tier
   std::string interval;    ///< checkpoint interval (export check)
   std::string dataset;     ///< dataset size (lazy load)
@@ -103,7 +104,7 @@ void print_io(const char* title, const storage::IoTime& t, const char* stream_de
 }
 
 void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
-  const config::CheckpointJob job = config::resolve_checkpoint_job(f.job, ctx.catalog());
+  const jobspec::CheckpointJob job = jobspec::resolve_checkpoint_job(f.job, ctx.catalog());
   if (!job.has_contents) throw core::InputError::flag("--params", "give --model or --params");
   if (!job.has_tier) throw core::InputError::flag("--storage", "give --storage, --tier-bandwidth or a cluster with storage");
   const auto e = storage::estimate_checkpoint(job.contents, job.layout, job.tier, job.engine, job.node_network, job.keep);

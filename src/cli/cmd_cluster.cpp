@@ -16,6 +16,7 @@
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
 #include "config/cluster_loader.hpp"
+#include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "orchestration/cluster_metrics.hpp"

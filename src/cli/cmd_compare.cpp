@@ -16,6 +16,7 @@
 #include "cli/http.hpp"
 #include "cli/metrics_flags.hpp"
 #include "cli/training_job_flags.hpp"
+#include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -29,7 +30,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct CompareFlags {
-  TrainingJobFlags train;
+  jobspec::TrainingJobFlags train;
   std::string prometheus;
   std::string job;
   std::string at;              ///< "" = now
@@ -74,11 +75,9 @@ std::string format_value(double v, const std::string& unit) {
 }
 
 void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
-  TrainingJobFlags tf = f.train;
-  apply_job_file(tf, cmd);
-  training::TrainingJob job = make_training_job(tf, ctx);
-  const auto calibration = load_stack_calibration(tf.calibration, job.stack);
-  resolve_moe_dispatcher(job, calibration);
+  const jobspec::TrainingSetup setup = jobspec::resolve_training_job(f.train, ctx.catalog(), given_on(cmd));
+  const training::TrainingJob& job = setup.job;
+  const training::Calibration& calibration = setup.calibration;
   const auto step = training::simulate_step(job, calibration, training::make_comm_cost(job.cluster));
   if (!step.feasible) throw core::InputError::flag("layout", step.reason);
 

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/reliability_report.hpp"
 #include "cli/training_job_flags.hpp"
+#include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "reliability/goodput.hpp"
@@ -22,7 +23,7 @@
 namespace fmsim::cli {
 
 /// The failure, strategy, recovery, duration and Monte Carlo flags; shared with `fmsim run`.
-void add_goodput_flags(CLI::App& cmd, config::GoodputFlags& f) {
+void add_goodput_flags(CLI::App& cmd, jobspec::GoodputFlags& f) {
   cmd.add_option("--failures", f.failures, "Failure mix (default llama3-405b: Llama 3 Table 5)")->type_name("NAME");
   cmd.add_option("--failure-file", f.failure_file, "YAML adding or overriding failure models")->type_name("FILE");
   cmd.add_option("--mtbf", f.mtbf, "Job-level mean time between interruptions (overrides the rate)")
@@ -58,8 +59,8 @@ void add_goodput_flags(CLI::App& cmd, config::GoodputFlags& f) {
 namespace {
 
 struct GoodputCommandFlags {
-  config::CheckpointJobFlags job;
-  config::GoodputFlags goodput;
+  jobspec::CheckpointJobFlags job;
+  jobspec::GoodputFlags goodput;
   std::string step_time;
   long long gbs = 0;             ///< with --model and --cluster: predict the step time
   long long seq = 8192;
@@ -74,7 +75,7 @@ core::Seconds step_time_of(const GoodputCommandFlags& f, Context& ctx, std::stri
   if (f.job.model.empty() || f.job.cluster.empty()) {
     throw core::InputError::flag("--gbs", "predicting the step time needs --model and --cluster too");
   }
-  TrainingJobFlags tf;
+  jobspec::TrainingJobFlags tf;
   tf.model = f.job.model;
   tf.cluster = f.job.cluster;
   tf.tp = f.job.tp;
@@ -82,8 +83,8 @@ core::Seconds step_time_of(const GoodputCommandFlags& f, Context& ctx, std::stri
   tf.gbs = f.gbs;
   tf.seq = f.seq;
   tf.precision = f.precision;
-  const training::TrainingJob tj = make_training_job(tf, ctx);
-  const auto r = training::estimate_step(tj, load_stack_calibration("", tj.stack), training::make_comm_cost(tj.cluster));
+  const training::TrainingJob tj = jobspec::make_training_job(tf, ctx.catalog());
+  const auto r = training::estimate_step(tj, jobspec::load_stack_calibration("", tj.stack), training::make_comm_cost(tj.cluster));
   const auto& l = tj.layout;
   note = fmt::format("Step: {} predicted by the training model (tp{} pp{} dp{}, gbs {}, seq {}, {}; {:.0f} tokens/s/GPU)\n",
                      core::format_duration(r.step_time), l.tp, l.pp, l.dp, l.global_batch, tj.seq_len,
@@ -92,11 +93,11 @@ core::Seconds step_time_of(const GoodputCommandFlags& f, Context& ctx, std::stri
 }
 
 void run_goodput(const GoodputCommandFlags& f, Context& ctx) {
-  const config::CheckpointJob job = config::resolve_checkpoint_job(f.job, ctx.catalog());
+  const jobspec::CheckpointJob job = jobspec::resolve_checkpoint_job(f.job, ctx.catalog());
   if (f.goodput.replications < 1) throw core::InputError::flag("--replications", "must be 1 or more");
   std::string step_note;
   const core::Seconds step_time = step_time_of(f, ctx, step_note);
-  const config::GoodputSetup setup = config::resolve_goodput_setup(f.goodput, job, step_time);
+  const jobspec::GoodputSetup setup = jobspec::resolve_goodput_setup(f.goodput, job, step_time);
   const auto& s = setup.scenario;
   const int nodes = job.layout.nodes;
   const int gpus = s.gpus;

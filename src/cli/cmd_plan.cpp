@@ -471,10 +471,10 @@ planner::PlanRequest build_request(Context& ctx, const PlanOptions& o, const tra
     throw core::InputError::flag("--stack", core::unknown_name_message("software stack", o.stack, names));
   }
   r.stack = o.stack;
-  r.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
+  r.moe_dispatcher = jobspec::moe_dispatcher_flag(o.moe_dispatcher);
   // Megatron-Core overlaps TP communication with GEMMs (userbuffers); the FSDP stacks do not use TP overlap.
   r.framework.overlap_tp_comm = o.stack == "megatron";
-  r.framework.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
+  r.framework.fp8_recipe = jobspec::fp8_recipe_flag(o.fp8_recipe);
   r.top = o.top;
   r.threads = o.threads;
 

@@ -22,7 +22,7 @@ namespace fmsim::cli {
 namespace {
 
 struct PlanServeOptions {
-  ServingFlags flags;
+  jobspec::ServingFlags flags;
   std::string families = "p5.48xlarge,p5en.48xlarge,p6-b200.48xlarge,u-p6e-gb200x72";
   int top = 10;
   bool json = false;
@@ -83,16 +83,16 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
     std::vector<serving::ParetoPoint> points;
     std::vector<std::string> skipped;
     for (const auto& fam : families) {
-      ServingFlags f = o.flags;
+      jobspec::ServingFlags f = o.flags;
       f.cluster = fam;
       f.rate = 0;
       f.concurrency = 0;
       if (!fixed_tp) f.tp = 1;
       if (!fixed_ep) f.ep = 1;
       if (!fixed_dep) f.dep = false;
-      ServingSetup s;
+      jobspec::ServingSetup s;
       try {
-        s = make_serving_setup(f, ctx);
+        s = jobspec::make_serving_setup(f, ctx.catalog());
       } catch (const core::InputError& e) {
         // Only the family's own incompatibilities (no FP8 on the GPU, layout too wide) skip it; a
         // bad model, engine or length is the user's error.

@@ -38,9 +38,9 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct RunFlags {
-  TrainingJobFlags train;
-  config::CheckpointJobFlags checkpoint;
-  config::GoodputFlags goodput;
+  jobspec::TrainingJobFlags train;
+  jobspec::CheckpointJobFlags checkpoint;
+  jobspec::GoodputFlags goodput;
   std::string s3;  ///< S3 storage linked to an FSx tier (export check)
   bool analytical = false;
   bool json = false;
@@ -50,9 +50,9 @@ struct RunFlags {
 // The checkpoint of the training job: each GPU it uses is a rank, on whole nodes of the system;
 // the model is split over tp x pp ranks and replicated over the rest (data and context parallel).
 // The tier is --storage, else the cluster's attached storage, else S3.
-config::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const config::CheckpointJobFlags& flags,
+jobspec::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const jobspec::CheckpointJobFlags& flags,
                                         Context& ctx) {
-  config::CheckpointJob job;
+  jobspec::CheckpointJob job;
   job.model = tj.model.name;
   job.cluster = tj.cluster;
   const auto& l = tj.layout;
@@ -63,9 +63,9 @@ config::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const c
                                          .data_parallel = ranks / (l.tp * l.pp),
                                          .tensor_parallel = l.tp,
                                          .sharding = l.sharding};
-  config::CheckpointJobFlags f = flags;
+  jobspec::CheckpointJobFlags f = flags;
   if (f.storage.empty() && f.tier_bandwidth.empty() && job.cluster.storage.empty()) f.storage = "s3";
-  config::resolve_checkpoint_storage(job, static_cast<double>(workload::count_parameters(tj.model).total), f,
+  jobspec::resolve_checkpoint_storage(job, static_cast<double>(workload::count_parameters(tj.model).total), f,
                                      ctx.catalog());
   return job;
 }
@@ -100,17 +100,15 @@ nlohmann::json outcome_json(const RunOutcome& o) {
 }
 
 void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
-  TrainingJobFlags tf = f.train;
-  apply_job_file(tf, cmd);
-  training::TrainingJob job = make_training_job(tf, ctx);
-  const auto calibration = load_stack_calibration(tf.calibration, job.stack);
-  resolve_moe_dispatcher(job, calibration);
+  const jobspec::TrainingSetup train = jobspec::resolve_training_job(f.train, ctx.catalog(), given_on(cmd));
+  const training::TrainingJob& job = train.job;
+  const training::Calibration& calibration = train.calibration;
   const auto comm = training::make_comm_cost(job.cluster);
   const auto step = f.analytical ? training::estimate_step(job, calibration, comm)
                                  : training::simulate_step(job, calibration, comm);
 
-  const config::CheckpointJob cj = checkpoint_job_of(job, f.checkpoint, ctx);
-  const config::GoodputSetup setup = config::resolve_goodput_setup(f.goodput, cj, step.step_time);
+  const jobspec::CheckpointJob cj = checkpoint_job_of(job, f.checkpoint, ctx);
+  const jobspec::GoodputSetup setup = jobspec::resolve_goodput_setup(f.goodput, cj, step.step_time);
   FMSIM_CHECK(setup.estimate.has_value(), "run: the checkpoint of a training job is always modelled");
   const auto& e = *setup.estimate;
   const auto& s = setup.scenario;

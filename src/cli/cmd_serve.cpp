@@ -18,7 +18,7 @@ namespace fmsim::cli {
 namespace {
 
 struct ServeOptions {
-  ServingFlags flags;
+  jobspec::ServingFlags flags;
   bool json = false;
   std::string trace, metrics, timeseries;
   MetricsFlags metrics_out;
@@ -44,7 +44,7 @@ nlohmann::json stats_json(const serving::LatencyStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
 
-nlohmann::json to_json(const ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
+nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
   const auto& d = s.deployment;
   nlohmann::json series = nlohmann::json::array();
   for (const auto& it : downsample(r.iterations, 200)) {
@@ -96,7 +96,7 @@ nlohmann::json to_json(const ServingSetup& s, const serving::ServeResult& r, con
       {"timeseries", series}};
 }
 
-void print(const ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
+void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
   const auto& d = s.deployment;
   fmt::print("fmsim serve: {} on {} ({}), replica {}, {} weights, {} KV, engine {}\n", d.model.name, d.cluster.system.name,
              d.cluster.gpu.display_name, layout_text(d), core::to_string(d.weights), core::to_string(d.kv), d.engine.name);
@@ -148,7 +148,7 @@ void print(const ServingSetup& s, const serving::ServeResult& r, const serving::
   }
 }
 
-std::string metrics_text(const ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m) {
+std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m) {
   using observability::counter;
   using observability::gauge;
   const std::vector<std::pair<std::string, std::string>> labels{{"model_name", s.deployment.model.name}};
@@ -224,7 +224,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   cmd->callback([opts, &ctx, cmd]() {
     ServeOptions o = *opts;
     apply_serving_job_file(o.flags, *cmd);
-    const ServingSetup s = make_serving_setup(o.flags, ctx);
+    const jobspec::ServingSetup s = jobspec::make_serving_setup(o.flags, ctx.catalog());
     const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
     const auto requests = serving::make_requests(s.workload);
     engine::TraceBuffer buffer;

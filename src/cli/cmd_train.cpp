@@ -18,7 +18,7 @@ namespace fmsim::cli {
 namespace {
 
 struct TrainOptions {
-  TrainingJobFlags job;
+  jobspec::TrainingJobFlags job;
   bool analytical = false;
   bool json = false;
   std::string trace;
@@ -168,10 +168,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
 
   cmd->callback([opts, &ctx, cmd]() {
     TrainOptions o = *opts;
-    apply_job_file(o.job, *cmd);
-    training::TrainingJob job = make_training_job(o.job, ctx);
-    const auto calibration = load_stack_calibration(o.job.calibration, job.stack);
-    resolve_moe_dispatcher(job, calibration);
+    const jobspec::TrainingSetup setup = jobspec::resolve_training_job(o.job, ctx.catalog(), given_on(*cmd));
+    const training::TrainingJob& job = setup.job;
+    const training::Calibration& calibration = setup.calibration;
     const auto comm = training::make_comm_cost(job.cluster);
     engine::TraceBuffer buffer;
     const auto result = o.analytical ? training::estimate_step(job, calibration, comm)

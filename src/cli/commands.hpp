@@ -4,7 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
-#include "config/reliability_loader.hpp"
+#include "jobspec/checkpoint.hpp"
+#include "jobspec/goodput.hpp"
 
 namespace fmsim::cli {
 
@@ -36,15 +37,15 @@ void add_validate_inference(CLI::App& validate, Context& ctx);
 
 /// The job flags `checkpoint` and `goodput` share (model or parameter count, cluster, layout,
 /// storage tier); defined in cmd_checkpoint.cpp.
-void add_checkpoint_job_flags(CLI::App& cmd, config::CheckpointJobFlags& f);
+void add_checkpoint_job_flags(CLI::App& cmd, jobspec::CheckpointJobFlags& f);
 
 /// Of those, the flags about contents, tier and engine (--bytes-per-param, --storage, --capacity,
 /// --async, ...), which `run` adds to its training-job flags; defined in cmd_checkpoint.cpp.
-void add_checkpoint_storage_flags(CLI::App& cmd, config::CheckpointJobFlags& f);
+void add_checkpoint_storage_flags(CLI::App& cmd, jobspec::CheckpointJobFlags& f);
 
 /// The failure, strategy, recovery, duration and Monte Carlo flags `goodput` and `run` share;
 /// defined in cmd_goodput.cpp.
-void add_goodput_flags(CLI::App& cmd, config::GoodputFlags& f);
+void add_goodput_flags(CLI::App& cmd, jobspec::GoodputFlags& f);
 
 /// Runs fmsim with these arguments; returns the exit status (0 ok, 2 bad input, 70 internal error).
 int run(int argc, char** argv);

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "config/csv.hpp"
 #include "core/error.hpp"
 
 namespace fmsim::cli {
@@ -54,12 +54,6 @@ CLI::Validator output_file() {
       "FILE", "OutputFile");
 }
 
-std::string read_file(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError::flag(flag, "cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path, const std::string& flag) { return config::read_text_file(path, flag); }
 
 }  // namespace fmsim::cli

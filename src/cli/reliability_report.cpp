@@ -12,7 +12,7 @@ namespace fmsim::cli {
 
 std::string format_rate(core::BytesPerSecond r) { return r.value() > 0.0 ? core::format_bandwidth(r) : "unbounded"; }
 
-nlohmann::json goodput_setup_json(const config::GoodputSetup& setup, int nodes) {
+nlohmann::json goodput_setup_json(const jobspec::GoodputSetup& setup, int nodes) {
   const auto& s = setup.scenario;
   const auto& t = s.checkpoint;
   nlohmann::json out;
@@ -42,7 +42,7 @@ nlohmann::json goodput_setup_json(const config::GoodputSetup& setup, int nodes) 
   return out;
 }
 
-void print_goodput_setup(const config::GoodputSetup& setup, int nodes, bool include_planned) {
+void print_goodput_setup(const jobspec::GoodputSetup& setup, int nodes, bool include_planned) {
   const auto& s = setup.scenario;
   const auto& t = s.checkpoint;
   std::cout << fmt::format("Failures: {} mix{}, {:.3g} per 1000 node-days -> job MTBF {} on {} nodes ({} GPUs)\n",
@@ -109,12 +109,12 @@ void print_goodput_table(const reliability::GoodputResult& analytic,
   hours("  waiting for nodes", &reliability::TimeSplit::waiting);
 }
 
-storage::TierPerformance resolve_dra_s3(const config::CheckpointJob& job, const config::CheckpointJobFlags& flags,
+storage::TierPerformance resolve_dra_s3(const jobspec::CheckpointJob& job, const jobspec::CheckpointJobFlags& flags,
                                         const std::string& name, const std::string& flag, Context& ctx) {
   if (job.tier.kind != hardware::StorageKind::FsxLustre) {
     throw core::InputError::flag(flag, "a data repository association links an FSx for Lustre tier to S3");
   }
-  return config::resolve_tier(ctx.catalog(), job.cluster, name, flags, job.defaults, flag);
+  return jobspec::resolve_tier(ctx.catalog(), job.cluster, name, flags, job.defaults, flag);
 }
 
 ReportPart export_report(const storage::ExportEstimate& x, const std::string& s3_name) {

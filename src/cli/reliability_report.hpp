@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "cli/context.hpp"
-#include "config/reliability_loader.hpp"
+#include "jobspec/checkpoint.hpp"
+#include "jobspec/goodput.hpp"
 #include "core/units.hpp"
 #include "reliability/goodput.hpp"
 #include "storage/data_loading.hpp"
@@ -22,10 +23,10 @@ std::string format_rate(core::BytesPerSecond r);
 /// The scenario as JSON: failure_model, nodes, gpus, rate_per_node_hour, mtbf_s, strategy,
 /// checkpoint (interval, stall, persist, load, Young/Daly/optimal intervals; io when modelled),
 /// recovery, duration_s and gpu_hours.
-nlohmann::json goodput_setup_json(const config::GoodputSetup& setup, int nodes);
+nlohmann::json goodput_setup_json(const jobspec::GoodputSetup& setup, int nodes);
 
 /// Prints the Failures, Checkpoint, Recovery and Interval lines of the scenario.
-void print_goodput_setup(const config::GoodputSetup& setup, int nodes, bool include_planned);
+void print_goodput_setup(const jobspec::GoodputSetup& setup, int nodes, bool include_planned);
 
 /// ETTR, expected interruptions and GPU-hours by kind (useful, checkpoint, restart, lost work,
 /// waiting) of one result on `gpus` GPUs; a Monte Carlo result adds its spread and replications.
@@ -46,7 +47,7 @@ void print_goodput_table(const reliability::GoodputResult& analytic,
 
 /// The S3 storage `name` linked by a data repository association to `job`'s tier; InputError
 /// naming `flag` when that tier is not FSx for Lustre or the storage is unknown.
-storage::TierPerformance resolve_dra_s3(const config::CheckpointJob& job, const config::CheckpointJobFlags& flags,
+storage::TierPerformance resolve_dra_s3(const jobspec::CheckpointJob& job, const jobspec::CheckpointJobFlags& flags,
                                         const std::string& name, const std::string& flag, Context& ctx);
 
 /// A part of a report in both forms.

@@ -1,24 +1,14 @@
-// Training-job flags and job files into a validated training::TrainingJob.
-#include "cli/flag_checks.hpp"
+// Training-job flags declared on a command (the values go to jobspec::resolve_training_job).
 #include "cli/training_job_flags.hpp"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <vector>
-
-#include "config/cluster_loader.hpp"
-#include "config/model_loader.hpp"
-#include "config/training_calibration.hpp"
-#include "config/words.hpp"
-#include "config/yaml_reader.hpp"
-#include "core/error.hpp"
-#include "core/strings.hpp"
+#include "cli/flag_checks.hpp"
+#include "core/precision.hpp"
 #include "parallelism/layout.hpp"
+#include "training/step_model.hpp"
 
 namespace fmsim::cli {
-void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
+
+void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f) {
   cmd.add_option("--job", f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
       ->check(CLI::ExistingFile);
   cmd.add_option("--model", f.model, "Preset name (fmsim models) or a Hugging Face config.json")->capture_default_str();
@@ -58,140 +48,8 @@ void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f) {
       ->check(CLI::ExistingFile);
 }
 
-// A job file holds the same settings as the flags, as YAML (kind: TrainingJob).
-void apply_job_file(TrainingJobFlags& o, const CLI::App& cmd) {
-  if (o.job_file.empty()) return;
-  const auto doc = config::load_yaml_file(o.job_file, "--job");
-  const auto root = doc.node();
-  root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
-                   "recompute", "stack", "task"});
-  if (const auto k = root.find("kind"); k && k->as_string() != "TrainingJob") k->fail("expected kind: TrainingJob");
-  auto flag_given = [&](const char* name) { return cmd.count(name) > 0; };
-  if (const auto n = root.find("model"); n && !flag_given("--model")) o.model = n->as_string();
-  if (const auto n = root.find("cluster"); n && !flag_given("--cluster")) o.cluster = n->as_string();
-  if (const auto n = root.find("gpus"); n && !flag_given("--gpus")) o.gpus = n->as_int(config::Bound::Positive);
-  if (const auto n = root.find("seq_len"); n && !flag_given("--seq")) o.seq = n->as_int(config::Bound::Positive);
-  if (const auto n = root.find("precision"); n && !flag_given("--precision")) o.precision = n->as_word_name(core::kTrainingPrecisionWords);
-  if (const auto n = root.find("fp8_recipe"); n && !flag_given("--fp8-recipe")) {
-    o.fp8_recipe = n->as_word_name(core::kFp8RecipeWords);
-  }
-  if (const auto n = root.find("recompute"); n && !flag_given("--recompute")) o.recompute = n->as_word_name(parallelism::kRecomputeWords);
-  if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
-  if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_word_name(training::kTaskWords);
-  if (const auto p = root.find("parallelism")) {
-    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap", "moe_dispatcher"});
-    auto set = [&](const char* key, const char* flag, int& into) {
-      if (const auto n = p->find(key); n && !flag_given(flag)) into = n->as_int(config::Bound::Positive);
-    };
-    set("tp", "--tp", o.tp);
-    set("pp", "--pp", o.pp);
-    set("vp", "--vp", o.vp);
-    set("cp", "--cp", o.cp);
-    set("ep", "--ep", o.ep);
-    set("etp", "--etp", o.etp);
-    if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group")) o.shard_group = n->as_int(config::Bound::NonNegative);
-    if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) o.no_sp = !n->as_bool();
-    if (const auto n = p->find("tp_overlap"); n && !flag_given("--tp-overlap")) o.tp_overlap = n->as_bool();
-    if (const auto n = p->find("moe_dispatcher"); n && !flag_given("--moe-dispatcher")) {
-      o.moe_dispatcher = n->as_word_name(training::kMoeDispatcherWords);
-    }
-    if (const auto n = p->find("sharding"); n && !flag_given("--sharding")) o.sharding = n->as_word_name(parallelism::kShardingWords);
-  }
-  if (const auto b = root.find("batch")) {
-    b->check_keys({"global", "micro"});
-    if (const auto n = b->find("global"); n && !flag_given("--gbs")) o.gbs = n->as_int(config::Bound::Positive);
-    if (const auto n = b->find("micro"); n && !flag_given("--mbs")) o.mbs = n->as_int(config::Bound::Positive);
-  }
-}
-
-training::TrainingJob make_training_job(const TrainingJobFlags& o, Context& ctx) {
-  training::TrainingJob job;
-  job.model = config::load_model(o.model);
-  job.cluster = config::parse_cluster(ctx.catalog(), o.cluster);
-  job.gpus = o.gpus;
-  if (!o.power_limit.empty()) {
-    const auto p = core::parse_power(o.power_limit);
-    if (!p || p.value->value() <= 0) {
-      throw core::InputError::flag("--power-limit", p ? "must be positive" : p.error);
-    }
-    job.cluster.gpu.power_limit = *p.value;
-  }
-  if (o.gpus > job.cluster.gpus()) {
-    throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, job.cluster.gpus()));
-  }
-  // Bounds that keep one prediction fast and its integer nanoseconds from overflowing: 2^27
-  // tokens (128 Mi, over 10x the longest published context) per sequence.
-  constexpr long long kMaxSeq = 1LL << 27;
-  if (o.seq > kMaxSeq) {
-    throw core::InputError::flag("--seq", fmt::format("{} tokens is too long; allowed: 1 to {} (2^27)", o.seq, kMaxSeq));
-  }
-  job.seq_len = o.seq;
-  job.stack = o.stack;
-  job.task = config::word_flag(training::kTaskWords, o.task, "--task");
-  job.lora_rank = o.lora_rank;
-  job.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
-  auto& l = job.layout;
-  l.tp = o.tp;
-  l.pp = o.pp;
-  l.vp = o.vp;
-  if (l.vp > 1 && l.pp == 1) {
-    // Recipes set virtual_pipeline_model_parallel_size with pp 1; Megatron then runs no interleaving.
-    fmt::print(stderr, "warning: --vp {} with --pp 1 has no pipeline to interleave; running vp 1\n", l.vp);
-    l.vp = 1;
-  }
-  l.cp = o.cp;
-  l.ep = o.ep;
-  l.etp = o.etp;
-  l.micro_batch = o.mbs;
-  l.sequence_parallel = !o.no_sp && o.tp > 1;
-  l.overlap_tp_comm = o.tp_overlap;
-  l.sharding = config::word_flag(parallelism::kShardingWords, o.sharding, "--sharding");
-  l.shard_group = o.shard_group;
-  l.recompute = config::word_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
-  l.precision = config::word_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
-  l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
-  if (job.cluster.gpu.peak(l.precision).value() <= 0) {
-    throw core::InputError::flag("--precision", fmt::format("{} has no {} tensor cores", job.cluster.gpu.display_name,
-                                                            core::to_string(l.precision)));
-  }
-  l = parallelism::with_dp(l, job.job_gpus());
-  l.global_batch = o.gbs > 0 ? o.gbs : static_cast<long long>(l.micro_batch) * std::max(1, l.dp);
-  if (auto why = parallelism::why_invalid(job.model, l, job.job_gpus(), job.seq_len)) {
-    throw core::InputError::flag("layout", *why);
-  }
-  // The event simulation schedules every micro-batch of a step: 16 us and 2 KB each, so 2^16
-  // (65536) of them per pipeline (1 s) is the most a prediction simulates.
-  constexpr long long kMaxMicroBatches = 1LL << 16;
-  const long long micro_batches = l.global_batch / (static_cast<long long>(l.micro_batch) * std::max(1, l.dp));
-  if (micro_batches > kMaxMicroBatches) {
-    throw core::InputError::flag("--gbs", fmt::format("global batch {} is {} micro-batches of {} per data-parallel rank; "
-                                                      "allowed: at most {} (raise --mbs or lower --gbs)",
-                                                      l.global_batch, micro_batches, l.micro_batch, kMaxMicroBatches));
-  }
-  return job;
-}
-
-training::Calibration load_stack_calibration(const std::string& file, const std::string& stack) {
-  auto calibration = config::load_training_calibration(file);
-  if (!calibration.stacks.count(stack)) {
-    std::vector<std::string> names;
-    for (const auto& [k, v] : calibration.stacks) names.push_back(k);
-    throw core::InputError::flag("--stack", core::unknown_name_message("stack", stack, names));
-  }
-  return calibration;
-}
-
-core::Fp8Recipe fp8_recipe_flag(const std::string& value) {
-  return config::word_flag(core::kFp8RecipeWords, value, "--fp8-recipe");
-}
-
-std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value) {
-  if (value.empty()) return std::nullopt;
-  return config::word_flag(training::kMoeDispatcherWords, value, "--moe-dispatcher");
-}
-
-void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration) {
-  if (job.model.is_moe() && !job.moe_dispatcher) job.moe_dispatcher = calibration.stack(job.stack).moe_dispatcher;
+jobspec::FlagGiven given_on(const CLI::App& cmd) {
+  return [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; };
 }
 
 }  // namespace fmsim::cli

@@ -1,64 +1,18 @@
-// The flags that describe a training job (model, cluster, parallel layout, batch, precision, or a
-// --job YAML file), shared by `fmsim train`, `fmsim run` and the step prediction of `fmsim goodput`.
+// The command-line side of a training job: declares --job, --model, --cluster, --tp ... into
+// jobspec::TrainingJobFlags (src/jobspec/training.hpp resolves them into the job).
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <string>
 
-#include "cli/context.hpp"
-#include "training/calibration.hpp"
-#include "training/step_model.hpp"
+#include "jobspec/flags.hpp"
+#include "jobspec/training.hpp"
 
 namespace fmsim::cli {
 
-/// Raw flag values of a training job; the defaults are those of `fmsim train`.
-struct TrainingJobFlags {
-  std::string job_file;               ///< --job: YAML file (kind: TrainingJob); flags win over it
-  std::string model = "llama3.1-8b";  ///< preset or config.json
-  std::string cluster = "p5.48xlarge:1";
-  int gpus = 0;                       ///< 0 = the whole cluster
-  int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 1;
-  int mbs = 1;
-  long long gbs = 0;                  ///< 0 = micro-batch x dp
-  long long seq = 4096;
-  std::string precision = "bf16";
-  std::string fp8_recipe = "tensorwise";  ///< scaling of FP8 GEMMs: tensorwise, rowwise, block
-  std::string recompute = "selective";
-  std::string sharding = "zero1";
-  int shard_group = 0;
-  std::string stack = "megatron";
-  std::string task = "pretrain";
-  int lora_rank = 16;
-  bool no_sp = false;
-  std::string power_limit;            ///< "" = TDP
-  bool tp_overlap = false;
-  std::string moe_dispatcher;         ///< "" = the stack's (alltoall or deduplicated)
-  std::string calibration;            ///< "" = the shipped data/calibration/training.yaml
-};
-
 /// Registers --job, --model, --cluster, --gpus, --tp ... --tp-overlap and --calibration on `cmd`.
-void add_training_job_flags(CLI::App& cmd, TrainingJobFlags& f);
+void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f);
 
-/// Copies into `f` the values of its --job file that were not given as flags on `cmd`
-/// (no-op without --job). InputError naming file:line: field on a bad file.
-void apply_job_file(TrainingJobFlags& f, const CLI::App& cmd);
-
-/// The job the flags describe, its layout validated (dp derived from the GPUs). InputError naming
-/// the flag, or "layout" with the reason, on bad or inconsistent values.
-training::TrainingJob make_training_job(const TrainingJobFlags& f, Context& ctx);
-
-/// The training calibration (--calibration, or the shipped one), checked to hold `stack`;
-/// InputError on --stack with the known stacks otherwise.
-training::Calibration load_stack_calibration(const std::string& file, const std::string& stack);
-
-/// The --moe-dispatcher value: nullopt for "" (the stack's); InputError naming the flag otherwise.
-std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value);
-
-/// The --fp8-recipe value (tensorwise, rowwise, block); InputError naming the flag otherwise.
-core::Fp8Recipe fp8_recipe_flag(const std::string& value);
-
-/// For an MoE model without --moe-dispatcher: records the stack's dispatcher on the job, so the
-/// layout line and JSON show the one the prediction used.
-void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration);
+/// Whether a flag was given on `cmd`'s command line, for the job-file resolvers of jobspec/.
+jobspec::FlagGiven given_on(const CLI::App& cmd);
 
 }  // namespace fmsim::cli

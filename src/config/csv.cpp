@@ -1,6 +1,8 @@
 // RFC 4180 CSV parsing shared by the validation readers.
 #include "config/csv.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -22,6 +24,14 @@ std::string read_measurements(const std::string& path, const std::string& builti
   std::stringstream ss;
   ss << in.rdbuf();
   name = path;
+  return ss.str();
+}
+
+std::string read_text_file(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError::flag(flag, "cannot read '" + path + "': " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
   return ss.str();
 }
 

@@ -22,4 +22,7 @@ std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& fil
 std::string read_measurements(const std::string& path, const std::string& builtin, const std::string& flag,
                               std::string& name);
 
+/// The whole text of `path`; core::InputError naming `flag` ("cannot read 'x': reason") otherwise.
+std::string read_text_file(const std::string& path, const std::string& flag);
+
 }  // namespace fmsim::config

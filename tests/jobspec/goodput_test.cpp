@@ -5,14 +5,15 @@
 #include <cmath>
 
 #include "config/catalog_loader.hpp"
-#include "config/reliability_loader.hpp"
+#include "jobspec/checkpoint.hpp"
+#include "jobspec/goodput.hpp"
 #include "core/error.hpp"
 
-namespace fmsim::config {
+namespace fmsim::jobspec {
 namespace {
 
 const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = load_catalog({});
+  static const hardware::Catalog c = config::load_catalog({});
   return c;
 }
 
@@ -106,4 +107,4 @@ TEST(ResolveCheckpointStorage, IsTheStorageHalfOfTheJob) {
 }
 
 }  // namespace
-}  // namespace fmsim::config
+}  // namespace fmsim::jobspec

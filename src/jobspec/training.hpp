@@ -1,0 +1,75 @@
+// A training job from its flag values (model, cluster, parallel layout, batch, precision, or a
+// --job YAML file), shared by `fmsim train`, `fmsim run`, `fmsim compare`, `fmsim plan` and the
+// step prediction of `fmsim goodput`. The command layer (src/cli) declares the flags into
+// TrainingJobFlags and calls resolve_training_job.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "hardware/catalog.hpp"
+#include "jobspec/flags.hpp"
+#include "training/calibration.hpp"
+#include "training/step_model.hpp"
+
+namespace fmsim::jobspec {
+
+/// Raw flag values of a training job; the defaults are those of `fmsim train`.
+struct TrainingJobFlags {
+  std::string job_file;               ///< --job: YAML file (kind: TrainingJob); flags win over it
+  std::string model = "llama3.1-8b";  ///< preset or config.json
+  std::string cluster = "p5.48xlarge:1";
+  int gpus = 0;                       ///< 0 = the whole cluster
+  int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 1;
+  int mbs = 1;
+  long long gbs = 0;                  ///< 0 = micro-batch x dp
+  long long seq = 4096;
+  std::string precision = "bf16";
+  std::string fp8_recipe = "tensorwise";  ///< scaling of FP8 GEMMs: tensorwise, rowwise, block
+  std::string recompute = "selective";
+  std::string sharding = "zero1";
+  int shard_group = 0;
+  std::string stack = "megatron";
+  std::string task = "pretrain";
+  int lora_rank = 16;
+  bool no_sp = false;
+  std::string power_limit;            ///< "" = TDP
+  bool tp_overlap = false;
+  std::string moe_dispatcher;         ///< "" = the stack's (alltoall or deduplicated)
+  std::string calibration;            ///< "" = the shipped data/calibration/training.yaml
+};
+
+/// A resolved training job and the calibration of its stack.
+struct TrainingSetup {
+  training::TrainingJob job;
+  training::Calibration calibration;
+};
+
+/// Copies into `f` the values of its --job file whose flags were not `given` (no-op without
+/// --job). InputError naming file:line: field on a bad file.
+void apply_job_file(TrainingJobFlags& f, const FlagGiven& given);
+
+/// The job the flags describe, its layout validated (dp derived from the GPUs). InputError naming
+/// the flag, or "layout" with the reason, on bad or inconsistent values.
+training::TrainingJob make_training_job(const TrainingJobFlags& f, const hardware::Catalog& catalog);
+
+/// The whole resolution of a training command: the --job file under the flags, the job, its
+/// stack's calibration (--calibration or the shipped one) and, for an MoE model without
+/// --moe-dispatcher, the stack's dispatcher recorded on the job.
+TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& catalog, const FlagGiven& given);
+
+/// The training calibration (--calibration, or the shipped one), checked to hold `stack`;
+/// InputError on --stack with the known stacks otherwise.
+training::Calibration load_stack_calibration(const std::string& file, const std::string& stack);
+
+/// The --moe-dispatcher value: nullopt for "" (the stack's); InputError naming the flag otherwise.
+std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& value);
+
+/// The --fp8-recipe value (tensorwise, rowwise, block); InputError naming the flag otherwise.
+core::Fp8Recipe fp8_recipe_flag(const std::string& value);
+
+/// For an MoE model without --moe-dispatcher: records the stack's dispatcher on the job, so the
+/// layout line and JSON show the one the prediction used.
+void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration);
+
+}  // namespace fmsim::jobspec
