@@ -226,6 +226,54 @@ class Tables(unittest.TestCase):
         self.assertEqual(list(frame["name"]), [m["name"] for m in presets])
 
 
+class DocumentedShapes(unittest.TestCase):
+    # One call per function of the shapes table in docs/python.md.
+    CALLS = {
+        "train": lambda: fmsim.train(model="llama3.1-8b", cluster="p5.48xlarge:2", tp=8, gbs=16),
+        "plan": lambda: fmsim.plan(model="llama3.1-8b", gpus=32, threads=2),
+        "serve": lambda: fmsim.serve(model="llama3.1-8b", cluster="p5en.48xlarge", tp=1, isl=512, osl=128,
+                                     num_requests=64),
+        "plan_serve": lambda: fmsim.plan_serve(model="llama3.1-8b", precision="fp8", families="p5.48xlarge", isl=512,
+                                               osl=128, rate=50, slo_ttft="1s", slo_tpot="40ms", probe_requests=60),
+        "collective": lambda: fmsim.collective(cluster="p5.48xlarge:2"),
+        "checkpoint": lambda: fmsim.checkpoint(params="70B", gpus=512, storage="fsx-persistent2-1000",
+                                               capacity="120TiB"),
+        "goodput": lambda: fmsim.goodput(gpus=1024, save_time="30s", replications=20),
+        "run_job": lambda: fmsim.run_job(model="llama3.1-8b", cluster="p5.48xlarge:2", replications=20),
+        "rl": lambda: fmsim.rl(policy="qwen3-8b", cluster="p5.48xlarge:4"),
+        "cluster": lambda: fmsim.cluster(cluster="p5.48xlarge:4", synthetic=20),
+        "topology": lambda: fmsim.topology("slurm", cluster="p5.48xlarge:4"),
+        "catalog": lambda: fmsim.catalog("cluster", "p5.48xlarge:4"),
+        "models": lambda: fmsim.models("show", "llama3.1-8b"),
+        "validate": lambda: fmsim.validate("memory"),
+    }
+
+    def test_every_documented_key_is_returned(self):
+        with open(os.path.join(SOURCE, "docs", "python.md")) as f:
+            doc = f.read()
+        table = doc[doc.index("<!-- shapes:begin -->"):doc.index("<!-- shapes:end -->")]
+        rows = {}
+        for line in table.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 2 and cells[0].startswith("`"):
+                keys = cells[1].split(") ", 1)[-1] if cells[1].startswith("(") else cells[1]
+                rows[cells[0].strip("`")] = [k.strip().strip("`") for k in keys.split(",")]
+        self.assertEqual(set(rows), set(self.CALLS) | {"sweep"}, "every function has a row, every row a call")
+        self.assertEqual(fmsim.API_VERSION, 1, "docs/python.md documents API_VERSION 1")
+        for name, call in self.CALLS.items():
+            result = call()
+            missing = [k for k in rows[name] if k not in result]
+            self.assertEqual(missing, [], f"fmsim.{name}() lacks documented keys")
+        os.environ["FMSIM_EXECUTABLE"] = BINARY
+        with tempfile.TemporaryDirectory() as tmp:
+            grid = os.path.join(tmp, "g.yaml")
+            with open(grid, "w") as f:
+                f.write("kind: Sweep\ncommand: collective\nfixed: {cluster: 'p5.48xlarge:2', max-bytes: 1K}\n"
+                        "grid: {op: [all_reduce, all_gather]}\ncolumns: [rows.0.time_us]\n")
+            summary = fmsim.sweep(grid, out=os.path.join(tmp, "out"), jobs=1)
+            self.assertEqual([k for k in rows["sweep"] if k not in summary], [])
+
+
 class Example(unittest.TestCase):
     def test_example_script_runs(self):
         with tempfile.TemporaryDirectory() as tmp:
