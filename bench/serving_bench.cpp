@@ -24,6 +24,7 @@ serving::Deployment llama70b_fp8_tp2() {
   d.kv = core::Precision::FP8;
   d.engine = *cal.engine("vllm");
   d.gpu_cal = cal.gpu(d.cluster.gpu.architecture);
+  d.moe_cal = cal.moe;
   return d;
 }
 

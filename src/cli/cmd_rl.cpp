@@ -43,6 +43,7 @@ struct RlOptions {
   long long mini_batches = 1;
   int epochs = 1;
   bool rollout_logprobs = false;
+  std::string offload = "always";
   std::string sync_method = "nccl-bucketed";
   long long steps = 1;
   bool json = false, plan = false;
@@ -114,6 +115,8 @@ rl::RlJob make_job(const RlOptions& o, Context& ctx) {
   j.mini_batches = o.mini_batches;
   j.epochs = o.epochs;
   j.rollout_logprobs = o.rollout_logprobs;
+  j.offload = choose<rl::ColocatedOffload>(o.offload, "--offload",
+                                           {{"always", rl::ColocatedOffload::Always}, {"when-needed", rl::ColocatedOffload::WhenNeeded}});
   j.sync_method = choose<rl::SyncMethod>(o.sync_method, "--sync-method",
                                          {{"nccl-bucketed", rl::SyncMethod::NcclBucketed}, {"nccl-per-tensor", rl::SyncMethod::NcclPerTensor},
                                           {"p2p-rdma", rl::SyncMethod::P2pRdma}, {"storage", rl::SyncMethod::Storage}});
@@ -155,6 +158,7 @@ nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
           {"trained_tokens_per_s", r.trained_tokens_per_s},
           {"weight_sync", {{"total_s", r.sync.total.value()}, {"gather_s", r.sync.gather.value()},
                            {"transfer_s", r.sync.transfer.value()}, {"per_tensor_s", r.sync.per_tensor.value()},
+                           {"requantize_s", r.sync.requantize.value()},
                            {"bytes", r.sync.bytes.value()}, {"tensors", r.sync.tensors}, {"path", r.sync.path}}},
           {"training_fits_memory", r.train.fits_memory},
           {"steps", j.steps},
@@ -194,6 +198,10 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
                            "per-tensor {:.2f} s)\n",
                            r.sync.total.value(), core::format_bytes(r.sync.bytes), r.sync.tensors, r.sync.path,
                            r.sync.gather.value(), r.sync.transfer.value(), r.sync.per_tensor.value());
+  if (r.sync.requantize.value() > 0.0) {
+    std::cout << fmt::format("                     the generators quantise the received {} weights to {} on load: {:.2f} s\n",
+                             "BF16", core::to_string(j.generator_precision), r.sync.requantize.value());
+  }
   if (!r.train.fits_memory) {
     std::cout << fmt::format("  warning: the policy update needs {} GiB per GPU of {} GiB: raise --tp/--pp or use --sharding zero3\n",
                              gib(r.train.memory.total()), gib(r.train.memory_capacity));
@@ -298,6 +306,11 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--mini-batches", o->mini_batches, "Optimizer steps per RL step (batch / ppo_mini_batch)")->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Passes over the batch (PPO epochs)")->capture_default_str();
   cmd->add_flag("--rollout-logprobs", o->rollout_logprobs, "Use the engine's log-probs (no old-log-prob forward)");
+  cmd->add_option("--offload", o->offload,
+                  "Colocated: what moves to host between phases. always: gradients, optimizer states and engine weights "
+                  "(NeMo-RL, verl); when-needed: only when training and the engine's memory share do not fit together "
+                  "(TRL colocate without vLLM sleep)")
+      ->capture_default_str();
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();

@@ -11,6 +11,7 @@
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
 #include "observability/prometheus_histogram.hpp"
+#include "serving/vllm_buckets.hpp"
 #include "telemetry/serving_metrics.hpp"
 #include "training/comm_adapter.hpp"
 
@@ -169,11 +170,9 @@ std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeRes
       counter("vllm:prompt_tokens_total", "Prefill tokens processed", prompt, labels),
       counter("vllm:generation_tokens_total", "Generation tokens processed", gen, labels),
       counter("vllm:request_success_total", "Requests finished", m.completed, labels)};
-  const std::vector<double> ttft_b{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
-                                   2.5,   5.0,   7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
-  const std::vector<double> tpot_b{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0};
-  const std::vector<double> e2e_b{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
-                                  120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+  const auto& ttft_b = serving::kVllmTtftBuckets;
+  const auto& tpot_b = serving::kVllmTpotBuckets;
+  const auto& e2e_b = serving::kVllmE2eBuckets;
   auto hist = [&](std::string name, std::string help, const std::vector<double>& v, const std::vector<double>& b) {
     double sum = 0;
     for (double x : v) sum += x;
@@ -205,7 +204,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       "              --isl 1024 --osl 1024 --rate 20 --slo-ttft 2s --slo-tpot 50ms\n"
       "  fmsim serve --model llama3.3-70b --precision fp8 --cluster p5.48xlarge --tp 2 --engine trtllm \\\n"
       "              --isl 5000 --osl 500 --concurrency 100 --num-requests 400\n"
-      "  fmsim serve --model deepseek-r1 --precision fp4 --cluster p6-b200.48xlarge --tp 8 --ep 8 --dep \\\n"
+      "  fmsim serve --model deepseek-v3 --precision fp4 --cluster p6-b200.48xlarge --tp 8 --ep 8 --dep \\\n"
       "              --engine trtllm --osl 4000 --osl-dist lognormal --osl-spread 1 --samples 4 --json\n"
       "  fmsim serve --job examples/serve_job.yaml --trace serve.json --metrics serve.prom");
   add_serving_flags(*cmd, opts->flags);

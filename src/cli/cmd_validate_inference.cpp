@@ -53,10 +53,27 @@ struct RowResult {
   int batch_mean = 0;
 };
 
-// Requests to simulate for a row: enough that the steady state dominates the ramp-up and drain.
+// Requests of a trtllm-bench max-throughput run, by sequence length (ISL + OSL): the TensorRT-LLM
+// perf-overview protocol ("For each input and output sequence length combination, the table below
+// details the $num_requests that were used": 1024/1024 -> 3000, 8192/1024 and 1024/8192 -> 1500,
+// 32768/1024 and 1024/32768 -> 1000, docs/source/developer-guide/perf-overview.md @03e27c7; the
+// v1.0-era table: 128/128 -> 30000, 128/2048, 500/2000, 1000/1000, 2048/128 -> 3000; 128/4096,
+// 2048/2048, 5000/500 -> 1500; 20000/2000 -> 1000). The throughput it reports is the whole run's
+// (ramp-up and drain included), so the request count matters when the batch holds most of them.
+int trtllm_bench_requests(std::int64_t isl, std::int64_t osl) {
+  const std::int64_t len = isl + osl;
+  if (len <= 256) return 30000;
+  if (len <= 2500) return 3000;
+  if (len <= 10000) return 1500;
+  return 1000;
+}
+
+// Requests to simulate for a row: the benchmark's own count where its protocol states it, else
+// enough that the steady state dominates the ramp-up and drain.
 int requests_for(const config::InferenceRow& r, const serving::EngineProfile& e) {
   if (r.scenario == "static-batch") return r.concurrency;
   if (r.scenario == "closed-loop") return std::clamp(5 * r.concurrency, 64, 1250);
+  if (e.name == "trtllm") return trtllm_bench_requests(r.isl, r.osl);
   return std::clamp(3 * e.max_num_seqs, 1000, 6144);
 }
 
@@ -93,6 +110,7 @@ RowResult predict(const config::InferenceRow& row, const serving::ServingCalibra
   }
   d.engine = *engine;
   d.gpu_cal = cal.gpu(d.cluster.gpu.architecture);
+  d.moe_cal = cal.moe;
   if (auto why = serving::why_invalid(d); !why.empty()) {
     out.reason = why;
     return out;

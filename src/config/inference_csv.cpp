@@ -36,7 +36,7 @@ std::string model_key(const std::string& text) {
       {"llama-3.1-70b", "llama3.1-70b"},        {"llama-3.1-405b", "llama3.1-405b"}, {"qwen3-235b-a22b", "qwen3-235b-a22b"},
       {"deepseek-r1", "deepseek-v3"},     {"deepseek-v3", "deepseek-v3"},
       {"gpt-oss-120b", "gpt-oss-120b"},         {"gpt-oss-20b", "gpt-oss-20b"},     {"mixtral-8x7b", "mixtral-8x7b"},
-      {"mixtral-8x22b", "mixtral-8x22b"}};
+      {"mixtral-8x22b", "mixtral-8x22b"}, {"llama-4-maverick", "llama4-maverick"}};
   for (const auto& [k, v] : table) {
     if (t.find(k) != std::string::npos) return v;
   }

@@ -218,6 +218,7 @@ constexpr Family kFamilies[] = {
     {"qwen3_moe", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, true, 0},
     {"deepseek_v2", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
     {"deepseek_v3", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
+    {"llama4", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, true, 0},
     {"gpt_oss", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, true, true, false, false, 0},
     {"gpt2", MlpKind::Gelu, PositionKind::Learned, NormKind::LayerNorm, true, true, true, false, 4},
     {"gpt_neox", MlpKind::Gelu, PositionKind::Rope, NormKind::LayerNorm, true, true, false, false, 0},
@@ -301,12 +302,15 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     throw core::InputError(file_label, line, "", "number " + token + " is out of range (beyond +-1.8e308)");
   }
   if (!root.is_object()) throw core::InputError(file_label, 1, "", "expected a JSON object (a Hugging Face config.json)");
-  const JsonFields j(root, json_text, file_label);
+  const JsonFields top(root, json_text, file_label);
+  // Multimodal checkpoints (Llama 4) keep the language model under text_config.
+  const bool nested = root.contains("text_config") && root["text_config"].is_object() && !root.contains("hidden_size");
+  const JsonFields j = nested ? JsonFields(root["text_config"], json_text, file_label, "text_config.") : top;
 
   ModelSpec m;
   m.name = name;
-  m.source = j.string({"_source"}).value_or(file_label);
-  std::string model_type = j.string({"model_type"}).value_or("");
+  m.source = top.string({"_source"}).value_or(file_label);
+  std::string model_type = top.string({"model_type"}).value_or("");
   if (model_type.empty()) {
     if (const json* arch = j.find({"architectures"}); arch && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
       model_type = core::to_lower((*arch)[0].get<std::string>());
@@ -330,7 +334,15 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   const auto vocab = j.integer({"vocab_size", "padded_vocab_size", "n_vocab"}, &f.vocab);
   auto ffn = j.integer({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "d_ff"}, &f.ffn_hidden);
   const auto experts = j.integer({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, &f.num_experts);
-  const auto expert_ffn = j.integer({"moe_intermediate_size", "moe_ffn_hidden_size"}, &f.expert_ffn);
+  auto expert_ffn = j.integer({"moe_intermediate_size", "moe_ffn_hidden_size"}, &f.expert_ffn);
+  // Llama 4: intermediate_size is the width of an expert (and of the shared expert), and
+  // intermediate_size_mlp that of the dense layers' MLP.
+  if (const auto mlp = j.integer({"intermediate_size_mlp"}); mlp && ffn && !expert_ffn) {
+    expert_ffn = ffn;
+    f.expert_ffn = f.ffn_hidden;
+    ffn = mlp;
+    f.ffn_hidden = "intermediate_size_mlp";
+  }
   if (!ffn && model_type == "mpt" && hidden) {
     const double ratio = j.number({"expansion_ratio"}, &f.ffn_hidden).value_or(4.0);
     ffn = static_cast<std::int64_t>(ratio * static_cast<double>(*hidden));
@@ -430,6 +442,10 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
       m.moe.shared_expert_ffn = *shared;
     } else if (const auto n_shared = j.integer({"n_shared_experts", "num_shared_experts"}, &f.shared_expert_ffn)) {
       m.moe.shared_expert_ffn = *n_shared * m.moe.expert_ffn;
+    } else if (model_type == "llama4") {
+      // Llama4TextMoe: one shared expert of the routed experts' width in every MoE layer
+      // (transformers modeling_llama4.py, shared_expert = Llama4TextMLP(config)).
+      m.moe.shared_expert_ffn = m.moe.expert_ffn;
     }
     int first_dense = to_int(j.integer({"first_k_dense_replace"}, &f.first_dense_layers).value_or(0), j, f.first_dense_layers);
     if (const json* only = j.find({"mlp_only_layers"}); only && only->is_array() && !only->empty()) {
@@ -444,8 +460,9 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     }
     int frequency = 1;
     std::string freq_key;
-    if (const auto step = j.integer({"decoder_sparse_step"}, &freq_key)) {
-      // Qwen: layer i is sparse when (i + 1) % step == 0, i.e. layers step-1, 2·step-1, ...
+    if (const auto step = j.integer({"decoder_sparse_step", "interleave_moe_layer_step"}, &freq_key)) {
+      // Qwen (and Llama 4's interleave_moe_layer_step): layer i is sparse when (i + 1) % step == 0,
+      // i.e. layers step-1, 2·step-1, ...
       frequency = to_int(*step, j, freq_key);
       if (frequency > 1) first_dense = std::max(first_dense, frequency - 1);
     } else if (const auto freq = j.integer({"moe_layer_freq"}, &freq_key)) {
@@ -458,7 +475,13 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     m.moe.layer_frequency = frequency;
   }
 
-  // Sliding-window attention.
+  // Sliding-window attention. Llama 4's chunked local attention (attention_chunk_size tokens, on
+  // all layers but every no_rope_layer_interval-th, which attend globally without RoPE) is taken
+  // as a sliding window of the chunk size: an upper bound on the context a chunked layer reads.
+  if (const auto chunk = j.integer({"attention_chunk_size"}, &f.sliding_window); chunk && *chunk > 0) {
+    m.sliding_window = to_int(*chunk, j, f.sliding_window);
+    m.sliding_window_pattern = to_int(j.integer({"no_rope_layer_interval"}).value_or(4), j, "no_rope_layer_interval");
+  }
   const auto window = j.integer({"sliding_window", "window_size"}, &f.sliding_window);
   if (window && *window > 0) {
     const bool enabled = model_type.rfind("qwen", 0) == 0 ? j.boolean({"use_sliding_window"}).value_or(false) : true;

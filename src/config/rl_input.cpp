@@ -237,8 +237,10 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     if (row.row_type == "weight_sync") {
       rl::WeightSyncJob ws;
       ws.model = model;
-      ws.generator_precision = contains(precision, "fp8") && !contains(precision, "bf16 train") ? core::Precision::FP8
-                                                                                                 : core::Precision::BF16;
+      ws.generator_precision = contains(precision, "fp8") ? core::Precision::FP8 : core::Precision::BF16;
+      // A natively FP8 checkpoint ("DeepSeek-V3.1 (FP8)", held by checkpoint-engine's parameter
+      // server) is sent as FP8; a BF16 trainer's weights are quantised on receive.
+      ws.trainer_precision = contains(core::to_lower(row.model_text), "(fp8)") ? core::Precision::FP8 : core::Precision::BF16;
       std::string stack;
       int trainer = 0, gens = 0;
       static const std::regex ranks(R"(trainer ranks=(\d+), rollout ranks=(\d+))");
@@ -368,6 +370,13 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
       job.synchrony = rl::Synchrony::OffPolicy;
     }
     job.train_layout = parse_train_layout(layout_text, job.stack);
+    // "fp8 train / fp8 generation", "bf16 train / fp8 rollout": each side's precision as stated
+    // (NeMo-RL's FP8 recipes: blockwise FP8 GEMMs in training, FP8 weights in vLLM).
+    if (contains(precision, "fp8 gen") || contains(precision, "fp8 rollout")) job.generator_precision = core::Precision::FP8;
+    if (contains(precision, "fp8 train")) {
+      job.train_layout.precision = core::Precision::FP8;
+      job.train_layout.fp8_recipe = core::Fp8Recipe::Block;
+    }
     if (rollout_tp) job.generator_tp = static_cast<int>(*rollout_tp);
     // Optimizer steps per RL step: NeMo-RL trains G-GBS samples in T-GBS batches; verl's recipes
     // use ppo_mini_batch_size = 32 prompts.

@@ -35,7 +35,7 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     doc = load_yaml_file(path, "--calibration");
   }
   const YamlNode root = doc.node();
-  root.check_keys({"gpus", "engines"});
+  root.check_keys({"gpus", "engines", "moe"});
   serving::ServingCalibration cal;
   for (const auto& [name, node] : root["gpus"].entries()) {
     hardware::Architecture arch;
@@ -62,7 +62,7 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     node.check_keys({"display_name", "iteration_overhead", "graph_layer_overhead", "eager_layer_overhead",
                      "cuda_graph_max_batch", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "block_size",
                      "gpu_memory_utilization", "graph_memory", "kv_admission", "preemption", "prefix_caching",
-                     "allreduce_latency"});
+                     "allreduce_latency", "cuda_graph_batch_sizes", "memory_fraction_of"});
     serving::EngineProfile e;
     e.name = name;
     e.display_name = node["display_name"].as_string();
@@ -75,6 +75,11 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     e.chunked_prefill = read_sourced(node["chunked_prefill"], true).value.as_bool();
     e.block_size = whole(node, "block_size");
     e.gpu_memory_utilization = fraction(node, "gpu_memory_utilization");
+    if (node.has("memory_fraction_of")) {
+      const auto of = word(node, "memory_fraction_of");
+      if (of == "free") e.memory_fraction_of_free = true;
+      else if (of != "total") node["memory_fraction_of"].fail("unknown '" + of + "'; allowed: total, free");
+    }
     e.graph_memory_bytes = read_sourced(node["graph_memory"], true).value.as_bytes(Bound::NonNegative).value();
     const auto adm = word(node, "kv_admission");
     if (adm == "on-demand") e.admission = serving::KvAdmission::OnDemand;
@@ -86,8 +91,25 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     else node["preemption"].fail("unknown '" + pre + "'; allowed: recompute, swap");
     e.prefix_caching = read_sourced(node["prefix_caching"], true).value.as_bool();
     e.allreduce_latency_s = seconds(node, "allreduce_latency");
+    if (node.has("cuda_graph_batch_sizes")) {
+      const auto sizes = read_sourced(node["cuda_graph_batch_sizes"], true);
+      for (const auto& item : sizes.value.items()) {
+        const int b = item.as_int(Bound::Positive);
+        if (!e.cuda_graph_batch_sizes.empty() && b <= e.cuda_graph_batch_sizes.back()) item.fail("batch sizes must increase");
+        e.cuda_graph_batch_sizes.push_back(b);
+      }
+      if (e.cuda_graph_batch_sizes.empty()) sizes.value.fail("at least one batch size");
+      e.cuda_graph_max_batch = e.cuda_graph_batch_sizes.back();
+    }
     e.source = read_sourced(node["iteration_overhead"], true).source;
     cal.engines[name] = e;
+  }
+  if (root.has("moe")) {
+    const YamlNode moe = root["moe"];
+    moe.check_keys({"expert_load_cv"});
+    const auto cv = read_sourced(moe["expert_load_cv"], true);
+    cal.moe.expert_load_cv = cv.value.as_number(Bound::NonNegative);
+    cal.moe.source = cv.source;
   }
   for (const char* arch : {"hopper", "blackwell"}) {
     if (!root["gpus"].has(arch)) root["gpus"].fail(std::string("missing architecture '") + arch + "'");

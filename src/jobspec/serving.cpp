@@ -90,6 +90,7 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   const auto cal = config::load_serving_calibration(f.calibration);
   d.engine = engine_flag(cal, core::to_lower(f.engine));
   d.gpu_cal = cal.gpu(d.cluster.gpu.architecture);
+  d.moe_cal = cal.moe;
   if (f.max_num_seqs > 0) d.engine.max_num_seqs = f.max_num_seqs;
   if (f.max_num_batched_tokens > 0) d.engine.max_num_batched_tokens = f.max_num_batched_tokens;
   if (f.block_size > 0) d.engine.block_size = f.block_size;

@@ -196,9 +196,12 @@ class Simulator {
       }
       if (stop) break;
       if ((submitted || released) && !changed) {
-        // A batch submission or an epilog-complete report queues a main-loop pass that may wait
-        // batch_sched_delay (backfill usually starts the job first); Kueue reacts at once.
-        const double at = options_.kueue.enabled ? t : t + config_.batch_sched_delay_s;
+        // A batch submission queues a main-loop pass that may wait batch_sched_delay (backfill
+        // usually starts the job first); an epilog-complete report (the nodes are free again)
+        // runs it shortly after, as a job's end does: slurmctld.log shows a 3-node job started in
+        // the second its nodes were released, 2 s before the next backfill pass. Kueue reacts at once.
+        const double delay = released ? config_.main_delay_s : config_.batch_sched_delay_s;
+        const double at = options_.kueue.enabled ? t : t + delay;
         if (at <= t) {
           run_main = true;
         } else if (at < main_pending_) {

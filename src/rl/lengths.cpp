@@ -85,6 +85,18 @@ std::vector<std::int64_t> sample_lengths(const LengthDistribution& d, std::int64
   return out;
 }
 
+std::vector<std::int64_t> draw_lengths(const LengthDistribution& d, std::int64_t n, std::uint64_t seed) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+  const double mu = d.law == LengthLaw::Lognormal ? lognormal_mu(d) : 0.0;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (auto& l : out) {
+    const double p = std::clamp(uniform(rng), 1e-12, 1.0 - 1e-12);
+    l = std::llround(quantile_with_mu(d, mu, p));
+  }
+  return out;
+}
+
 double capped_mean(const LengthDistribution& d) {
   const double mu = d.law == LengthLaw::Lognormal ? lognormal_mu(d) : 0.0;
   constexpr int kStrata = 2000;

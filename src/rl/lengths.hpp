@@ -33,6 +33,10 @@ double length_quantile(const LengthDistribution& d, double p);
 /// in an order shuffled by `seed` (the order requests reach the engine).
 std::vector<std::int64_t> sample_lengths(const LengthDistribution& d, std::int64_t n, std::uint64_t seed = 1);
 
+/// `n` independent draws of the length law (inverse CDF of uniforms from `seed`): one batch of a
+/// run, whose total and longest response vary from batch to batch as real batches do.
+std::vector<std::int64_t> draw_lengths(const LengthDistribution& d, std::int64_t n, std::uint64_t seed);
+
 /// Mean of the capped law (numerically, 2000 strata).
 double capped_mean(const LengthDistribution& d);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <tuple>
 #include <fmt/format.h>
 
 #include "collectives/collective.hpp"
@@ -39,6 +41,34 @@ int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterS
   while (tp < 64 && tp < cluster.gpus() && weights / tp > 0.5 * engine) tp *= 2;
   return tp;
 }
+
+core::Seconds pipelined_step(int k, const std::vector<double>& gen, const std::vector<double>& train, double sync) {
+  const std::size_t n = std::min(gen.size(), train.size());
+  if (n == 0) return core::Seconds(0.0);
+  if (n <= 2) return core::Seconds(std::max(gen[n - 1], train[n - 1]) + sync);
+  k = std::max(1, k);
+  std::vector<double> ready{0.0};  // ready[v]: when version v can be loaded (version 0: at start)
+  double gen_free = 0.0, train_free = 0.0, first_done = 0.0;
+  std::size_t loaded = 0;
+  for (std::size_t b = 0; b < n; ++b) {
+    const std::size_t need = b > static_cast<std::size_t>(k) ? b - static_cast<std::size_t>(k) : 0;
+    double t = std::max(gen_free, ready[need]);
+    std::size_t newest = loaded;
+    while (newest + 1 < ready.size() && ready[newest + 1] <= t) ++newest;
+    if (newest > loaded) {
+      t += sync;  // the generators load the newest weights before this batch
+      loaded = newest;
+    }
+    gen_free = t + gen[b];
+    const double end = std::max(train_free, gen_free) + train[b];
+    train_free = end + sync;  // the trainer sends version b + 1
+    ready.push_back(train_free);
+    if (b == 1) first_done = train_free;
+  }
+  return core::Seconds((train_free - first_done) / static_cast<double>(n - 2));
+}
+
+int pipeline_batches() { return 8; }
 
 namespace {
 
@@ -132,7 +162,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // Scale the padded batch back to the responses actually trained.
   const double batch_scale = static_cast<double>(per_mini) / static_cast<double>(layout.global_batch);
   const double update_one = r.train.step_time.value() * batch_scale;
-  const double update = update_one * static_cast<double>(minis) * std::max(1, job.epochs);
+  const double update_one_step = update_one * static_cast<double>(minis) * std::max(1, job.epochs);
   const double fwd_work = (r.train.step_time - r.train.breakdown.optimizer - r.train.breakdown.other -
                            r.train.breakdown.dp_comm).value() * batch_scale;
   const double fwd_share = layout.recompute == parallelism::Recompute::Full ? 0.25 : 1.0 / 3.0;
@@ -169,25 +199,69 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
 
   // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
   double switch_time = 0.0;
-  if (colocated) {
+  const double engine_share = gen_cal.gpu_memory_utilization * job.cluster.gpu.hbm_usable.value();
+  const bool fits_together = r.train.memory.total().value() + engine_share <= job.cluster.gpu.hbm_usable.value();
+  if (colocated && !(job.offload == ColocatedOffload::WhenNeeded && fits_together)) {
     const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
     switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / cal.offload_bandwidth;
   }
 
+  // ---- k-step off-policy: a run of batches of independently drawn response lengths (seeds
+  // seed+b). The stratified batch's rollout is simulated; a drawn batch's scales with what bounds
+  // it: the busy part of the makespan (slots full) with the tokens generated, the tail with the
+  // longest response. Training scales with the tokens trained. The phases report the mean batch.
+  std::vector<double> gen_scale{1.0}, train_scale{1.0};
+  if (job.synchrony == Synchrony::OffPolicy) {
+    const auto tokens_of = [](const std::vector<std::int64_t>& ls) {
+      double t = 0.0;
+      for (const auto l : ls) t += static_cast<double>(l);
+      return t;
+    };
+    const auto longest_of = [](const std::vector<std::int64_t>& ls) {
+      return ls.empty() ? 1.0 : static_cast<double>(*std::max_element(ls.begin(), ls.end()));
+    };
+    // Scales are relative to the stratified batch the rollout simulated (the expected batch).
+    const double gen0 = std::max(1.0, tokens_of(req.lengths)), long0 = std::max(1.0, longest_of(req.lengths));
+    const double prompt_tokens = static_cast<double>(r.responses * job.prompt_len);
+    const double busy = std::clamp(r.rollout.busy_fraction, 0.0, 1.0);
+    gen_scale.clear();
+    train_scale.clear();
+    for (int b = 0; b < pipeline_batches(); ++b) {
+      const auto lengths = draw_lengths(job.lengths, r.responses, job.seed + static_cast<std::uint64_t>(b));
+      const double tokens = tokens_of(lengths);
+      gen_scale.push_back(busy * tokens / gen0 + (1.0 - busy) * longest_of(lengths) / long0);
+      train_scale.push_back((tokens + prompt_tokens) / (gen0 + prompt_tokens));
+    }
+  }
+  const auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+  const double gen_mean = mean(gen_scale), train_mean = mean(train_scale);
+
   // ---- phases
-  const double rollout_time = r.rollout.makespan.value();
+  const double rollout_time = r.rollout.makespan.value() * gen_mean;
   const double stream_time = r.generated_tokens / std::max(1.0, r.rollout.full_rate_tokens_per_s);
   const double gen_phase = (job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time) + reward;
-  const double old_lp = job.rollout_logprobs ? 0.0 : forward;
-  const double ref = reference || ppo ? scaled(std::nullopt) : 0.0;
-  const double critic_fwd = ppo ? scaled(job.critic) : 0.0;
+  const double old_lp = job.rollout_logprobs ? 0.0 : forward * train_mean;
+  const double ref = reference || ppo ? scaled(std::nullopt) * train_mean : 0.0;
+  const double critic_fwd = ppo ? scaled(job.critic) * train_mean : 0.0;
+  const double update = update_one_step * train_mean;
   const double critic_update = ppo ? update * (job.critic ? static_cast<double>(workload::count_parameters(*job.critic).active) / policy_params : 1.0) : 0.0;
   const double train_phase = old_lp + ref + critic_fwd + update + critic_update;
   const double overhead = cal.step_overhead.value();
 
-  double step = 0.0;
+  double step = 0.0, stall = 0.0;
   const bool overlapped = job.synchrony != Synchrony::OnPolicy;
-  if (overlapped) {
+  if (job.synchrony == Synchrony::OffPolicy) {
+    // Batches of uneven length stall the pipeline beyond the mean batch's max(generation, training).
+    std::vector<double> gens, trains;
+    for (std::size_t b = 0; b < gen_scale.size(); ++b) {
+      gens.push_back(r.rollout.makespan.value() * gen_scale[b] + reward);
+      trains.push_back(train_phase / train_mean * train_scale[b]);
+    }
+    const double pipe = pipelined_step(job.staleness, gens, trains, r.sync.total.value()).value();
+    stall = std::max(0.0, pipe - (std::max(gen_phase, train_phase) + r.sync.total.value()));
+    step = std::max(gen_phase, train_phase) + r.sync.total.value() + stall + overhead;
+    r.trainer_wait = core::Seconds(std::max(0.0, gen_phase - train_phase) + stall);
+  } else if (overlapped) {
     step = std::max(gen_phase, train_phase) + r.sync.total.value() + overhead;
     r.trainer_wait = core::Seconds(std::max(0.0, gen_phase - train_phase));
   } else {
@@ -220,6 +294,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   add_train("critic_update", critic_update);
   add("weight_sync", r.sync.total.value(), r.sync.total.value(), gpus, 1.0, r.rollout.weights_per_gpu);
   add("offload_reload", switch_time, switch_time, gpus, 1.0, mem_train);
+  add("pipeline_stall", stall, stall, 0, 0.0, core::Bytes(0.0));
   add("overhead", overhead, overhead, 0, 0.0, core::Bytes(0.0));
   double busy = 0.0;
   for (const auto& p : r.phases) busy += p.utilisation * p.time.value();
@@ -263,13 +338,16 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
 namespace {
 
 /// Within one search the responses are the same for every candidate, so a rollout depends only
-/// on the generator pool (TP, replicas): each pool is simulated once.
+/// on the generator pool (TP, replicas) and the batch's lengths: each is simulated once.
 class MemoEngine final : public RolloutEngine {
  public:
   explicit MemoEngine(const RolloutEngine& inner) : inner_(inner) {}
   [[nodiscard]] RolloutResult generate(const GeneratorConfig& gen, const RolloutRequest& req,
                                        const RlCalibration& cal) const override {
-    const auto key = std::make_pair(gen.tp, gen.replicas);
+    // The lengths are part of the key: an off-policy step simulates several batches.
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the response lengths
+    for (const auto l : req.lengths) h = (h ^ static_cast<std::uint64_t>(l)) * 1099511628211ULL;
+    const auto key = std::make_tuple(gen.tp, gen.replicas, h);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     return memo_.emplace(key, inner_.generate(gen, req, cal)).first->second;
   }
@@ -277,7 +355,7 @@ class MemoEngine final : public RolloutEngine {
 
  private:
   const RolloutEngine& inner_;
-  mutable std::map<std::pair<int, int>, RolloutResult> memo_;
+  mutable std::map<std::tuple<int, int, std::uint64_t>, RolloutResult> memo_;
 };
 
 }  // namespace

@@ -29,6 +29,11 @@ enum class Synchrony {
   FullyAsync,  ///< streaming generation with partial rollouts: the long tail no longer holds a step
 };
 enum class RewardKind { Rule, Model };
+/// What a colocated step moves to host memory between generation and training.
+enum class ColocatedOffload {
+  Always,      ///< trainer gradients and optimizer states, engine weights (NeMo-RL, verl hybrid engine)
+  WhenNeeded,  ///< only when the trainer's memory and the engine's share do not fit together (TRL colocate without vLLM sleep)
+};
 
 std::string to_string(Algorithm a);
 std::string to_string(Placement p);
@@ -51,6 +56,7 @@ struct RlJob {
   int staleness = 1;                                ///< k of k-step off-policy
   double oversample = 1.0;                          ///< dynamic sampling: responses generated per response kept
   RewardKind reward = RewardKind::Rule;
+  ColocatedOffload offload = ColocatedOffload::Always;
   int generator_tp = 0;                             ///< 0 = smallest TP whose weights use at most half the engine's memory
   core::Precision generator_precision = core::Precision::BF16;
   parallelism::Layout train_layout;                 ///< dp derived from the trainer GPUs
@@ -93,6 +99,19 @@ struct RlStepResult {
   core::Seconds run_time{};              ///< steps x step_time
   double cost_per_step_usd = 0.0, run_cost_usd = 0.0;  ///< 0 when the system has no price
 };
+
+/// Steady-state step of k-step off-policy training over a run of batches: batch b is generated
+/// (gen[b] seconds) with weights at most k versions old, then trained (train[b]); after each
+/// batch the trainer sends the new version (sync seconds) and the generators load the newest
+/// version at their next batch boundary (sync seconds on their side too). Returns the mean time
+/// between the trainer's completions of batches 1..n-1 (batches 0 and 1 are the start-up: the
+/// first is generated with no overlap, the second before any new weights exist). With equal batches this is max(gen, train) + sync for any k; with
+/// batches of uneven length a larger k lets the generators run ahead and absorb the spread.
+core::Seconds pipelined_step(int k, const std::vector<double>& gen, const std::vector<double>& train, double sync);
+
+/// Batches of drawn lengths an off-policy step runs through pipelined_step: 8, the same draws
+/// for every k, so that k changes the schedule and not the sample.
+int pipeline_batches();
 
 /// The smallest power-of-two TP (up to the NVLink domain) whose weights take at most half of
 /// the engine's share of HBM.

@@ -35,6 +35,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   d.engine.gpu_memory_utilization = cal.gpu_memory_utilization;
   d.engine.max_num_seqs = cal.max_num_seqs;
   d.gpu_cal = calibration_.gpu(gen.cluster.gpu.architecture);
+  d.moe_cal = calibration_.moe;
   d.cluster = gen.cluster;
   const int per_node = std::max(1, gen.cluster.system.gpus_per_node);
   d.cluster.count = std::max(1, (d.gpus() + per_node - 1) / per_node);

@@ -47,7 +47,10 @@ std::int64_t checkpoint_tensors(const workload::ModelSpec& m) {
 WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal, const training::CommCostFn& comm) {
   WeightSyncResult r;
   const auto params = workload::count_parameters(job.model);
-  const double bytes = static_cast<double>(params.total) * core::bytes_per_value(job.generator_precision);
+  const double wide = core::bytes_per_value(job.trainer_precision);
+  const double narrow = core::bytes_per_value(job.generator_precision);
+  const bool requantize = narrow < wide && job.engine_load;
+  const double bytes = static_cast<double>(params.total) * (requantize ? wide : narrow);
   r.bytes = core::Bytes(bytes);
   r.tensors = checkpoint_tensors(job.model);
   const auto& sys = job.cluster.system;
@@ -97,6 +100,12 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
   r.per_tensor = each * static_cast<double>(r.tensors);
   r.fixed = cal.sync_fixed;
   r.load = core::Seconds(job.method == SyncMethod::Storage || !job.engine_load ? 0.0 : recv_bytes / cal.engine_load_bandwidth);
+  if (requantize) {
+    const double kept_params = static_cast<double>(params.total) / std::max(1, job.generator_tp);
+    const double hbm_pass = kept_params * (wide + narrow) / job.cluster.gpu.hbm_bandwidth.value();
+    r.requantize = cal.requant_per_tensor * static_cast<double>(r.tensors) + core::Seconds(hbm_pass);
+    r.load += r.requantize;
+  }
   r.total = r.fixed + r.gather + std::max(r.transfer, r.load) + r.per_tensor;
   return r;
 }

@@ -26,7 +26,11 @@ std::string to_string(SyncMethod m);
 struct WeightSyncJob {
   workload::ModelSpec model;
   hardware::ClusterSpec cluster;
-  core::Precision generator_precision = core::Precision::BF16;  ///< bytes on the wire (FP8 rollout halves them)
+  core::Precision generator_precision = core::Precision::BF16;  ///< weights in the engine
+  /// Precision of the tensors the trainer exports (BF16 master weights, even under FP8 training;
+  /// FP8 for a natively FP8 checkpoint such as DeepSeek-V3.1 or Kimi-K2 held by a parameter
+  /// server). Narrower generator weights are quantised on receive: the wire carries this precision.
+  core::Precision trainer_precision = core::Precision::BF16;
   parallelism::Layout train_layout;  ///< tp/pp/ep/dp and sharding of the trainer (what must be gathered)
   int trainer_gpus = 8;
   int generator_gpus = 8;
@@ -44,6 +48,7 @@ struct WeightSyncResult {
   core::Seconds transfer{};  ///< bytes to the generators (bandwidth-bound), pipelined with the engine's load
   core::Seconds load{};      ///< the engine's load_weights over the bytes one GPU receives (pipelined with transfer)
   core::Seconds per_tensor{};///< per-tensor calls and engine load_weights
+  core::Seconds requantize{};///< quantising received tensors to the generator precision (part of `load`)
   core::Seconds fixed{};
   core::Bytes bytes{};       ///< full model in the generator precision
   std::int64_t tensors = 0;  ///< named tensors of the HF checkpoint
@@ -57,6 +62,9 @@ std::int64_t checkpoint_tensors(const workload::ModelSpec& model);
 /// Time of one weight update: fixed + gather + max(transfer, load) + tensors x per-tensor cost.
 /// Broadcast methods deliver the full tensors to every generator GPU (vLLM's load_weights takes
 /// whole HF tensors and keeps its slice); P2P delivers each GPU only its 1/generator_tp shard.
+/// When the generator's weights are narrower than the trainer's, the wire carries the trainer's
+/// precision and each generator GPU quantises what it keeps: tensors x requant_per_tensor plus
+/// one HBM pass (read wide, write narrow) over its shard, inside `load`.
 WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal, const training::CommCostFn& comm);
 
 }  // namespace fmsim::rl

@@ -33,6 +33,15 @@ struct GpuServingCalibration {
   }
 };
 
+/// Routing statistics of mixture-of-experts models in serving (a property of trained routers on
+/// real traffic, not of the GPU or engine).
+struct MoeServingCalibration {
+  /// Coefficient of variation of the tokens one expert receives in a layer, across the experts,
+  /// without a load balancer (EPLB). Sets how much more the busiest EP rank carries than the mean.
+  double expert_load_cv = 0.0;
+  std::string source;
+};
+
 /// What the engine does when the KV cache cannot hold the next token of a running request.
 enum class PreemptionMode { Recompute, Swap };
 
@@ -50,11 +59,17 @@ struct EngineProfile {
   double graph_layer_overhead_s = 10e-6;  ///< gaps and tails of one layer's kernels replayed from a CUDA graph
   double eager_layer_overhead_s = 40e-6;  ///< kernel launches per layer when an iteration runs without a CUDA graph
   int cuda_graph_max_batch = 512;         ///< decode-only batches up to this size replay a captured graph
+  /// Captured batch sizes a decode batch is padded up to; empty: 1, 2, 4, then multiples of 8 (vLLM).
+  std::vector<int> cuda_graph_batch_sizes;
   int max_num_seqs = 256;                 ///< running requests at most
   int max_num_batched_tokens = 8192;      ///< token budget of one iteration (chunked prefill)
   bool chunked_prefill = true;
   int block_size = 16;                    ///< tokens per KV-cache block
   double gpu_memory_utilization = 0.90;   ///< fraction of HBM the engine may use
+  /// true: the fraction applies to the memory left free after weights, workspace and graphs, all
+  /// of it for the KV cache (TensorRT-LLM's free_gpu_memory_fraction); false: to the whole HBM,
+  /// weights included (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static).
+  bool memory_fraction_of_free = false;
   double graph_memory_bytes = 1.0e9;      ///< captured CUDA graphs and their pools, per GPU
   KvAdmission admission = KvAdmission::OnDemand;
   PreemptionMode preemption = PreemptionMode::Recompute;
@@ -67,6 +82,7 @@ struct EngineProfile {
 struct ServingCalibration {
   std::map<hardware::Architecture, GpuServingCalibration> gpus;
   std::map<std::string, EngineProfile> engines;
+  MoeServingCalibration moe;
 
   [[nodiscard]] const GpuServingCalibration& gpu(hardware::Architecture a) const;
   /// nullptr when unknown.

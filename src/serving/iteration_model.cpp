@@ -104,6 +104,7 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   }
   lm_head_ = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / tp;
   bytes_per_weight_ = stored_bytes(d.weights);
+  max_normal_ep_ = expected_max_standard_normal(d.ep);
   bytes_per_kv_ = stored_bytes(d.kv);
 
   const auto& gpu = d.cluster.gpu;
@@ -148,8 +149,13 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   memory_.activations = e.max_num_batched_tokens * (16.0 * m.hidden + 4.0 * ffn_local) * 2.0 +
                         static_cast<double>(e.max_num_seqs) * m.vocab / tp * 4.0;
   memory_.graphs = d.cuda_graphs ? e.graph_memory_bytes : 0.0;
-  memory_.usable = gpu.hbm_usable.value() * e.gpu_memory_utilization;
-  memory_.kv_cache = memory_.usable - memory_.weights - memory_.activations - memory_.graphs;
+  if (e.memory_fraction_of_free) {
+    memory_.usable = gpu.hbm_usable.value();
+    memory_.kv_cache = (memory_.usable - memory_.weights - memory_.activations - memory_.graphs) * e.gpu_memory_utilization;
+  } else {
+    memory_.usable = gpu.hbm_usable.value() * e.gpu_memory_utilization;
+    memory_.kv_cache = memory_.usable - memory_.weights - memory_.activations - memory_.graphs;
+  }
   memory_.kv_bytes_per_token = (kv_elems_full_ + kv_elems_window_) * bytes_per_kv_;
   memory_.kv_bytes_per_token_window = kv_elems_window_ * bytes_per_kv_;
   kv_capacity_ = std::max(0.0, memory_.kv_cache) * (adp ? d.attention_dp : 1);
@@ -196,6 +202,11 @@ double interpolate(const std::array<double, 18>& table, double tokens) {
 }  // namespace
 
 int IterationModel::graph_batch(int batch) const {
+  const auto& sizes = d_.engine.cuda_graph_batch_sizes;
+  if (!sizes.empty()) {
+    const auto it = std::lower_bound(sizes.begin(), sizes.end(), batch);
+    return it == sizes.end() ? batch : *it;
+  }
   if (batch <= 1) return 1;
   if (batch <= 2) return 2;
   if (batch <= 4) return 4;
@@ -209,7 +220,67 @@ double IterationModel::kv_bytes(double ctx) const {
   return (full + win) * bytes_per_kv_;
 }
 
-IterationCost IterationModel::iteration(const BatchWork& w) const {
+double expected_max_standard_normal(int n) {
+  // Blom's approximation of the expected maximum of n standard normal variables:
+  // Phi^-1((n - 0.375) / (n + 0.25)); within 3% of the exact order statistic for n >= 2
+  // (n = 8: 1.434 vs 1.4236; n = 32: 2.07 vs 2.04).
+  if (n <= 1) return 0.0;
+  const double p = (n - 0.375) / (n + 0.25);
+  // Inverse normal CDF by bisection on erfc (p is in (0.5, 1)).
+  double lo = 0.0, hi = 8.0;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    const double cdf = 0.5 * std::erfc(-mid / std::sqrt(2.0));
+    (cdf < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double IterationModel::ep_imbalance(double tokens) const {
+  if (d_.ep <= 1 || !d_.model.is_moe() || tokens <= 0) return 0.0;
+  const double ep = d_.ep, k = d_.model.moe.top_k, E = d_.model.moe.num_experts;
+  const double mean = tokens * k / ep;  // routed (token, expert) pairs per EP rank
+  // Two sources of spread of one rank's load: multinomial sampling of the routing, variance
+  // mean (1 - 1/ep), and the unequal popularity of experts: with a per-expert load CV c, a rank
+  // holding E/ep experts carries a relative spread c / sqrt(E/ep).
+  const double pop = d_.moe_cal.expert_load_cv / std::sqrt(E / ep);
+  const double var = mean * (1.0 - 1.0 / ep) + mean * mean * pop * pop;
+  const double excess = max_normal_ep_ * std::sqrt(var) / mean;
+  // The busiest rank cannot take more than every token's copies bound for it: min(k, E/ep) per token.
+  return std::min(excess, std::min(k, E / ep) * ep / k - 1.0);
+}
+
+IterationModel::LocalCost IterationModel::local_cost(const LocalWork& lw, double heads_share) const {
+  LocalCost c;
+  const auto& m = d_.model;
+  const auto& cal = d_.gpu_cal;
+  const double weight_bw = hbm_ * cal.weight_read_efficiency;
+  const double bpw = bytes_per_weight_;
+  auto g = [&](double rows) { return rows / (rows + half_dim_); };
+  const double t = lw.tokens;
+  // Dense GEMMs: every GPU multiplies its tp slice by all tokens, or (attention DP) its full
+  // weights by its own rank's tokens. A GEMM of m token rows runs at g(m) = m / (m + gemm_half_dim)
+  // of its large-shape rate.
+  c.linear = roofline(2.0 * t * dense_weights_tp_, peak_gemm_ * g(t), dense_weights_tp_ * bpw, weight_bw) +
+             roofline(2.0 * t * dense_weights_rep_, peak_gemm_ * g(t), dense_weights_rep_ * bpw, weight_bw);
+  // Attention: prefill is compute-bound flash attention; decode streams the KV cache.
+  const double full_frac = kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
+  const double win_frac = 1.0 - full_frac;
+  const double prefill_pairs = lw.prefill_attn_full * full_frac + lw.prefill_attn_window * win_frac;
+  const double prefill_flops = attn_flops_per_pair_ * prefill_pairs * layers_ / heads_share;
+  const double decode_kv = lw.decode_ctx_full * kv_elems_full_ + lw.decode_ctx_window * kv_elems_window_;
+  const double decode_ctx = lw.decode_ctx_full * full_frac + lw.decode_ctx_window * win_frac;
+  const double decode_flops = decode_attn_flops_per_ctx_ * decode_ctx * lw.per_seq * layers_ / heads_share;
+  c.attention = prefill_flops / peak_attn_ +
+                roofline(decode_flops, peak_attn_, decode_kv * bytes_per_kv_, hbm_ * cal.kv_read_efficiency);
+  // Elementwise work: norms, residuals, activation function, RoPE (16-bit, read + write).
+  const double ffn_local = m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / static_cast<double>(d_.tp)
+                                      : m.ffn_hidden / static_cast<double>(d_.tp);
+  c.other = t * layers_ * (12.0 * m.hidden + 3.0 * ffn_local) * 2.0 / (hbm_ * 0.8);
+  return c;
+}
+
+IterationCost IterationModel::iteration(const BatchWork& w, std::span<const BatchWork> ranks) const {
   IterationCost c;
   const auto& m = d_.model;
   const auto& e = d_.engine;
@@ -217,49 +288,67 @@ IterationCost IterationModel::iteration(const BatchWork& w) const {
   const double per_seq = d_.speculation.kind == SpeculativeKind::None ? 1.0 : 1.0 + d_.speculation.draft_tokens;
   const int decode_tokens = static_cast<int>(w.decode_seqs * per_seq);
   const bool decode_only = w.prefill_tokens == 0;
-  const bool graph = d_.cuda_graphs && decode_only && w.decode_seqs <= e.cuda_graph_max_batch;
-  const double tokens = (graph ? graph_batch(decode_tokens) : decode_tokens) + static_cast<double>(w.prefill_tokens);
-  if (tokens <= 0) return c;
   const double adp = d_.attention_dp;
+  const bool per_rank = adp > 1 && static_cast<double>(ranks.size()) == adp;
+  // Attention DP: every rank replays the same captured graph size, the one of the busiest rank.
+  int max_rank_decode = 0;
+  if (per_rank) {
+    for (const auto& r : ranks) max_rank_decode = std::max(max_rank_decode, r.decode_seqs);
+  }
+  const bool graph = d_.cuda_graphs && decode_only &&
+                     (per_rank ? max_rank_decode : w.decode_seqs) <= e.cuda_graph_max_batch;
+  double tokens = (graph ? graph_batch(decode_tokens) : decode_tokens) + static_cast<double>(w.prefill_tokens);
+  if (tokens <= 0) return c;
   const double weight_bw = hbm_ * cal.weight_read_efficiency;
   const double bpw = bytes_per_weight_;
+  auto g = [&](double rows) { return rows / (rows + half_dim_); };
 
-  // Dense GEMMs: every GPU multiplies its tp slice by all tokens, or (attention DP) its full
-  // weights by its share of the tokens.
-  // A GEMM of m token rows runs at g(m) = m / (m + gemm_half_dim) of its large-shape rate.
-  auto g = [&](double m) { return m / (m + half_dim_); };
-  c.linear = roofline(2.0 * tokens * dense_weights_tp_, peak_gemm_ * g(tokens), dense_weights_tp_ * bpw, weight_bw) +
-             roofline(2.0 * tokens / adp * dense_weights_rep_, peak_gemm_ * g(tokens / adp), dense_weights_rep_ * bpw, weight_bw);
+  // Rank-local work (dense layers, attention, elementwise). Attention DP: the ranks meet at every
+  // MoE layer's dispatch, so the busiest rank sets the pace. Without the per-rank split, the
+  // work is taken as evenly spread.
+  double busiest_tokens = tokens / adp;
+  LocalCost local;
+  if (per_rank) {
+    const int padded = graph ? graph_batch(static_cast<int>(max_rank_decode * per_seq)) : 0;
+    tokens = 0;
+    double worst = -1;
+    for (const auto& r : ranks) {
+      LocalWork lw{(graph ? padded : r.decode_seqs * per_seq) + static_cast<double>(r.prefill_tokens),
+                   r.decode_ctx_full, r.decode_ctx_window, r.prefill_attn_full, r.prefill_attn_window, per_seq};
+      tokens += lw.tokens;
+      const LocalCost lc = local_cost(lw, 1.0);
+      if (lc.total() > worst) { worst = lc.total(); local = lc; }
+      busiest_tokens = std::max(busiest_tokens, lw.tokens);
+    }
+  } else if (adp > 1) {
+    local = local_cost({tokens / adp, w.decode_ctx_full / adp, w.decode_ctx_window / adp, w.prefill_attn_full / adp,
+                        w.prefill_attn_window / adp, per_seq}, 1.0);
+  } else {
+    local = local_cost({tokens, w.decode_ctx_full, w.decode_ctx_window, w.prefill_attn_full, w.prefill_attn_window, per_seq},
+                       d_.tp);
+  }
+  c.linear = local.linear;
+  c.attention = local.attention;
+  c.other = local.other;
   // LM head (BF16) for the tokens that are sampled.
   const double sampled = std::max(1.0, w.sampled * per_seq);
   const double peak16 = d_.cluster.gpu.bf16.value() * d_.cluster.gpu.power_clock_factor() * cal.gemm_efficiency_bf16;
   c.linear += roofline(2.0 * sampled * lm_head_, peak16 * g(sampled), lm_head_ * 2.0, weight_bw) / d_.pp;
-  // Routed experts: balanced routing, tokens x top_k spread over all experts; only experts that
-  // receive at least one token are read: E_local (1 - (1 - k/E)^T).
+  // Routed experts: tokens x top_k (token, expert) pairs; only experts that receive at least one
+  // token are read: E_local (1 - (1 - k/E)^T). The busiest EP rank sets the pace: it carries
+  // (1 + imbalance) times the mean load (ep_imbalance).
+  const double imbalance = ep_imbalance(tokens);
   if (expert_weights_ > 0) {
     const double k = m.moe.top_k, E = m.moe.num_experts;
     const double active = 1.0 - std::pow(1.0 - k / E, tokens);
     // Each expert multiplies tokens x k / E rows: few rows per expert under-fill the MMA tiles.
-    c.experts = roofline(2.0 * tokens * k / E * expert_weights_, peak_gemm_ * g(tokens * k / E), expert_weights_ * active * bpw, weight_bw);
+    const double rows = tokens * k / E * (1.0 + imbalance);
+    c.experts = roofline(2.0 * rows * expert_weights_, peak_gemm_ * g(rows), expert_weights_ * active * bpw, weight_bw);
   }
-  // Attention: prefill is compute-bound flash attention; decode streams the KV cache.
-  const double full_frac = kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
-  const double win_frac = 1.0 - full_frac;
-  const double heads_share = adp > 1 ? adp : (m.mla ? d_.tp : d_.tp);
-  const double prefill_pairs = w.prefill_attn_full * full_frac + w.prefill_attn_window * win_frac;
-  const double prefill_flops = attn_flops_per_pair_ * prefill_pairs * layers_ / heads_share;
-  const double decode_kv = (w.decode_ctx_full * kv_elems_full_ + w.decode_ctx_window * kv_elems_window_) / (adp > 1 ? adp : 1.0);
-  const double decode_ctx = w.decode_ctx_full * full_frac + w.decode_ctx_window * win_frac;
-  const double decode_flops = decode_attn_flops_per_ctx_ * decode_ctx * per_seq * layers_ / heads_share;
-  c.attention = prefill_flops / peak_attn_ +
-                roofline(decode_flops, peak_attn_, decode_kv * bytes_per_kv_, hbm_ * cal.kv_read_efficiency);
-  // Elementwise work: norms, residuals, activation function, RoPE (16-bit, read + write).
-  const double ffn_local = m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / static_cast<double>(d_.tp)
-                                      : m.ffn_hidden / static_cast<double>(d_.tp);
-  c.other = tokens / adp * layers_ * (12.0 * m.hidden + 3.0 * ffn_local) * 2.0 / (hbm_ * 0.8);
-  // Communication.
+  // Communication. The dispatch/combine of the busiest EP rank (it receives (1 + imbalance) times
+  // the mean) after the busiest attention rank has sent its tokens.
   c.tp_comm = 2.0 * layers_ * interpolate(ar_table_, tokens);
-  c.ep_comm = moe_layers_ * interpolate(a2a_table_, tokens / adp);
+  c.ep_comm = moe_layers_ * interpolate(a2a_table_, std::max(busiest_tokens, tokens / adp * (1.0 + imbalance)));
   double stage = c.total();
   if (d_.pp > 1) {
     c.pp_comm = (d_.pp - 1.0) * comm_(collectives::Op::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0)).value();

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "collectives/collective.hpp"
@@ -46,6 +47,7 @@ struct Deployment {
   Speculation speculation;
   EngineProfile engine;
   GpuServingCalibration gpu_cal;
+  MoeServingCalibration moe_cal;
 
   [[nodiscard]] int gpus() const { return tp * pp; }
 };
@@ -99,7 +101,12 @@ class IterationModel {
  public:
   IterationModel(const Deployment& d, const training::CommCostFn& comm);
 
-  [[nodiscard]] IterationCost iteration(const BatchWork& w) const;
+  /// `ranks`: with attention DP, the same work split by DP rank (one entry per rank); the busiest
+  /// rank then sets the pace of the rank-local layers. Empty: the work is taken as evenly spread.
+  [[nodiscard]] IterationCost iteration(const BatchWork& w, std::span<const BatchWork> ranks = {}) const;
+  /// Expected excess load of the busiest EP rank over the mean, as a fraction, when `tokens` tokens
+  /// are routed: multinomial routing plus unequal expert popularity (MoeServingCalibration).
+  [[nodiscard]] double ep_imbalance(double tokens) const;
   /// Seconds of one iteration prefilling `tokens` prompt tokens of one sequence from scratch.
   [[nodiscard]] double prefill_time(int tokens) const;
   /// Seconds of one decode iteration of `batch` sequences whose context is `mean_context` tokens on average.
@@ -110,11 +117,21 @@ class IterationModel {
   [[nodiscard]] double kv_bytes(double ctx) const;
   /// Replica KV-cache capacity (bytes, summed consistently with kv_bytes()).
   [[nodiscard]] double kv_capacity() const { return kv_capacity_; }
-  /// Decode batch padded to the next captured CUDA-graph size (vLLM: 1, 2, 4, then multiples of 8).
+  /// Decode batch padded to the next captured CUDA-graph size (the engine's list; else vLLM's
+  /// 1, 2, 4, then multiples of 8).
   [[nodiscard]] int graph_batch(int batch) const;
 
  private:
   double comm_time(collectives::Op op, int tokens, double bytes_per_token, training::CommGroup g) const;
+  struct LocalWork {
+    double tokens, decode_ctx_full, decode_ctx_window, prefill_attn_full, prefill_attn_window, per_seq;
+  };
+  struct LocalCost {
+    double linear = 0, attention = 0, other = 0;
+    [[nodiscard]] double total() const { return linear + attention + other; }
+  };
+  /// Dense GEMMs, attention and elementwise work of one GPU; `heads_share`: ways the heads are split.
+  [[nodiscard]] LocalCost local_cost(const LocalWork& lw, double heads_share) const;
 
   Deployment d_;
   training::CommCostFn comm_;
@@ -132,7 +149,8 @@ class IterationModel {
   double bytes_per_weight_ = 2;
   double bytes_per_kv_ = 2;
   double peak_gemm_ = 0, peak_attn_ = 0, hbm_ = 0;
-  double half_dim_ = 128;             ///< gemm_half_dim of the GPU's calibration
+  double half_dim_ = 128;
+  double max_normal_ep_ = 0;          ///< expected maximum of ep standard normals             ///< gemm_half_dim of the GPU's calibration
   double attn_flops_per_pair_ = 0;    ///< prefill FLOPs per (query, key) pair per layer, whole model
   double decode_attn_flops_per_ctx_ = 0;  ///< decode FLOPs per context token per layer (MLA absorbed: large)
   double kv_elems_full_ = 0;          ///< KV elements per token per GPU on full-attention layers of the stage
@@ -142,6 +160,9 @@ class IterationModel {
   std::array<double, 18> ar_table_{}; ///< tp all-reduce time at 2^i tokens
   std::array<double, 18> a2a_table_{};///< ep all-to-all time at 2^i tokens (dispatch + combine)
 };
+
+/// Expected maximum of n independent standard normal variables (Blom's approximation).
+double expected_max_standard_normal(int n);
 
 /// Bytes of one stored value of `p`, including block scales (NVFP4: 16 values share an FP8 scale).
 double stored_bytes(core::Precision p);

@@ -95,6 +95,7 @@ struct Seq {
   double spec_credit = 0;
   std::int64_t cached = 0;
   int preemptions = 0;
+  int rank = 0;                     // attention-DP rank holding its KV and running its attention
   std::vector<int> children;        // n-sample siblings released when this prefill completes
   bool decoding() const { return computed >= prefill_target; }
 };
@@ -116,6 +117,14 @@ class Scheduler {
     tokens_per_step_ = d.speculation.tokens_per_step();
     window_ = d.model.sliding_window;
     host_bw_ = d.gpu_cal.host_link_bandwidth;
+    // Attention DP: each rank schedules its own requests, with the engine's batch and token limits
+    // per rank ("--max_batch_size: max batch size in each rank; --max_num_tokens: max num tokens in
+    // each rank", TensorRT-LLM DeepSeek-R1 best-performance guide, trtllm-bench with
+    // enable_attention_dp).
+    ranks_ = std::max(1, d.attention_dp);
+    rank_budget_.assign(static_cast<std::size_t>(ranks_), 0);
+    rank_count_.assign(static_cast<std::size_t>(ranks_), 0);
+    rank_work_.assign(static_cast<std::size_t>(ranks_), BatchWork{});
   }
 
   ServeResult run() {
@@ -283,7 +292,8 @@ class Scheduler {
       }
       batch.clear();
       double extra = 0;  // swap time
-      int budget = e_.max_num_batched_tokens;
+      std::fill(rank_budget_.begin(), rank_budget_.end(), e_.max_num_batched_tokens);
+      std::fill(rank_count_.begin(), rank_count_.end(), 0);
       BatchWork w;
       // 1. Running sequences, oldest first: decodes, then continuing prefill chunks.
       still.clear();
@@ -291,6 +301,7 @@ class Scheduler {
         const int idx = running_[i];
         Seq& s = seqs_[static_cast<std::size_t>(idx)];
         if (s.finish >= 0 || is_preempted(idx)) continue;
+        int& budget = rank_budget_[static_cast<std::size_t>(s.rank)];
         if (s.decoding()) {
           if (e_.admission == KvAdmission::OnDemand) {
             const double grow = m_.kv_bytes(static_cast<double>(s.kv_tokens + per_seq_tokens_)) - m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
@@ -328,12 +339,30 @@ class Scheduler {
       }
       // Drop preempted ones from the running list.
       running_.clear();
-      for (int idx : still) if (!is_preempted(idx)) running_.push_back(idx);
+      for (int idx : still) {
+        if (!is_preempted(idx)) {
+          running_.push_back(idx);
+          rank_count_[static_cast<std::size_t>(seqs_[static_cast<std::size_t>(idx)].rank)]++;
+        }
+      }
       preempted_now_.clear();
-      // 2. Admission, first come first served, while budget, slots and KV last.
-      while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < e_.max_num_seqs) {
+      // 2. Admission, first come first served, while budget, slots and KV last. Attention DP: a new
+      // request goes to the rank running the fewest (TensorRT-LLM's attention-DP scheduler
+      // balances the active requests per rank).
+      while (!waiting_.empty()) {
+        int rank = -1;
+        for (int r = 0; r < ranks_; ++r) {
+          const auto ri = static_cast<std::size_t>(r);
+          if (rank_budget_[ri] > 0 && rank_count_[ri] < e_.max_num_seqs &&
+              (rank < 0 || rank_count_[ri] < rank_count_[static_cast<std::size_t>(rank)])) {
+            rank = r;
+          }
+        }
+        if (rank < 0) break;
+        int& budget = rank_budget_[static_cast<std::size_t>(rank)];
         const int idx = waiting_.front();
         Seq& s = seqs_[static_cast<std::size_t>(idx)];
+        s.rank = rank;
         if (s.swapped) {
           if (!make_room(s_bytes_of(s))) break;
           s.own_bytes = s_bytes_of(s);
@@ -342,6 +371,7 @@ class Scheduler {
           s.swapped = false;
           waiting_.pop_front();
           running_.push_back(idx);
+          rank_count_[static_cast<std::size_t>(rank)]++;
           continue;
         }
         attach_prefix(s, now);
@@ -366,6 +396,7 @@ class Scheduler {
         if (e_.admission == KvAdmission::ReserveFull) { s.own_bytes = need; used_ += need; }
         waiting_.pop_front();
         running_.push_back(idx);
+        rank_count_[static_cast<std::size_t>(rank)]++;
         if (!schedule_prefill(s, chunk)) continue;
         budget -= chunk;
         batch.emplace_back(idx, chunk);
@@ -387,23 +418,28 @@ class Scheduler {
         continue;
       }
       // 3. Cost of the iteration.
-      for (const auto& [idx, chunk] : batch) {
-        const Seq& s = seqs_[static_cast<std::size_t>(idx)];
+      auto add_work = [&](BatchWork& b, const Seq& s, int chunk) {
         if (chunk == 0) {
-          w.decode_seqs++;
-          w.decode_ctx_full += static_cast<double>(s.kv_tokens);
-          w.decode_ctx_window += window_ > 0 ? std::min<double>(static_cast<double>(s.kv_tokens), window_) : static_cast<double>(s.kv_tokens);
-          w.sampled++;
+          b.decode_seqs++;
+          b.decode_ctx_full += static_cast<double>(s.kv_tokens);
+          b.decode_ctx_window += window_ > 0 ? std::min<double>(static_cast<double>(s.kv_tokens), window_) : static_cast<double>(s.kv_tokens);
+          b.sampled++;
         } else {
           const double before = static_cast<double>(s.computed);
-          w.prefill_tokens += chunk;
-          w.prefill_seqs++;
-          w.prefill_attn_full += chunk * (before + chunk / 2.0);
-          w.prefill_attn_window += chunk * (window_ > 0 ? std::min(before + chunk / 2.0, window_) : before + chunk / 2.0);
-          if (s.computed + chunk >= s.prefill_target) w.sampled++;
+          b.prefill_tokens += chunk;
+          b.prefill_seqs++;
+          b.prefill_attn_full += chunk * (before + chunk / 2.0);
+          b.prefill_attn_window += chunk * (window_ > 0 ? std::min(before + chunk / 2.0, window_) : before + chunk / 2.0);
+          if (s.computed + chunk >= s.prefill_target) b.sampled++;
         }
+      };
+      if (ranks_ > 1) std::fill(rank_work_.begin(), rank_work_.end(), BatchWork{});
+      for (const auto& [idx, chunk] : batch) {
+        const Seq& s = seqs_[static_cast<std::size_t>(idx)];
+        add_work(w, s, chunk);
+        if (ranks_ > 1) add_work(rank_work_[static_cast<std::size_t>(s.rank)], s, chunk);
       }
-      const IterationCost cost = m_.iteration(w);
+      const IterationCost cost = ranks_ > 1 ? m_.iteration(w, rank_work_) : m_.iteration(w);
       add_parts(cost);
       const double dt = cost.total() + extra;
       const double start = now;
@@ -575,6 +611,10 @@ class Scheduler {
   DurationHistogram itl_;
   IterationCost parts_;
   int preemptions_ = 0, rejected_ = 0;
+  int ranks_ = 1;                   // attention-DP ranks
+  std::vector<int> rank_budget_;    // tokens left in this iteration, per rank
+  std::vector<int> rank_count_;     // running requests, per rank
+  std::vector<BatchWork> rank_work_;
 };
 
 }  // namespace

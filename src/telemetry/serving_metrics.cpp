@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "serving/vllm_buckets.hpp"
 #include "telemetry/series.hpp"
 
 namespace fmsim::telemetry {
@@ -12,11 +13,9 @@ namespace {
 using observability::Labels;
 using observability::SeriesType;
 
-// vLLM's own bucket bounds (vllm/engine/metrics.py) for time to first token and end-to-end latency.
-const std::vector<double> kTtftBounds = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
-                                         1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
-const std::vector<double> kE2eBounds = {0.3,  0.5,  0.8,  1.0,  1.5,  2.0,   2.5,   5.0,   10.0,  15.0,  20.0,
-                                        30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+// vLLM's own bucket bounds, shared with `fmsim serve --metrics`.
+const std::vector<double>& kTtftBounds = serving::kVllmTtftBuckets;
+const std::vector<double>& kE2eBounds = serving::kVllmE2eBuckets;
 
 // Latencies of the requests with their event time: (time the value became known, value).
 std::vector<std::pair<double, double>> events(const serving::ServeResult& r, bool first_token) {

@@ -124,6 +124,31 @@ TEST(ModelLoader, Gpt2AliasesAndDefaults) {
   EXPECT_EQ(workload::count_parameters(m).total, 124439808);
 }
 
+TEST(ModelLoader, Llama4MaverickFromItsNestedTextConfig) {
+  // meta-llama/Llama-4-Maverick-17B-128E-Instruct: the language model sits under text_config;
+  // intermediate_size (8192) is the expert and shared-expert width, intermediate_size_mlp (16384)
+  // the dense layers'; every 2nd layer is MoE (interleave_moe_layer_step 2: layers 1, 3, ...);
+  // chunked attention (8192) on all but every 4th layer.
+  const ModelSpec m = load_model("llama4-maverick");
+  EXPECT_EQ(m.hidden, 5120);
+  EXPECT_EQ(m.num_layers, 48);
+  EXPECT_EQ(m.num_heads, 40);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.ffn_hidden, 16384);
+  EXPECT_EQ(m.moe.num_experts, 128);
+  EXPECT_EQ(m.moe.top_k, 1);
+  EXPECT_EQ(m.moe.expert_ffn, 8192);
+  EXPECT_EQ(m.moe.shared_expert_ffn, 8192);
+  EXPECT_FALSE(m.is_moe_layer(0));
+  EXPECT_TRUE(m.is_moe_layer(1));
+  EXPECT_EQ(m.sliding_window, 8192);
+  EXPECT_FALSE(m.is_sliding_layer(3));
+  EXPECT_TRUE(m.is_sliding_layer(0));
+  // 400B total (Meta's model card): attention 48 x 62.9M, dense MLP 24 x 251.7M, MoE 24 x
+  // (128 + 1 shared) x 125.8M, embeddings and LM head 2 x 202048 x 5120.
+  EXPECT_NEAR(static_cast<double>(workload::count_parameters(m).total), 400.7e9, 0.5e9);
+}
+
 TEST(ModelLoader, MptAliases) {
   // MPT: d_model / n_layers / n_heads, FFN = expansion_ratio·d_model, kv heads in attn_config.
   const ModelSpec m = parse_hf_config(R"({"model_type": "mpt", "d_model": 4096, "n_layers": 32, "n_heads": 32,

@@ -2,11 +2,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "run_cli.hpp"
@@ -25,6 +28,20 @@ double last_value(const std::string& text, const std::string& prefix) {
     if (line.starts_with(prefix)) v = std::stod(line.substr(line.find("} ") + 2));
   }
   return v;
+}
+
+// `promtool check metrics` accepts `file`: exit 0, or 3 with lint remarks only, and the one remark
+// allowed is the one vLLM's own names get (the colon). The report goes to `report`.
+void expect_promtool_accepts(const std::filesystem::path& file, const std::filesystem::path& report) {
+  const int status =
+      std::system(("promtool check metrics < " + file.string() + " > " + report.string() + " 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_TRUE(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3) << "exit " << WEXITSTATUS(status);
+  std::ifstream lint(report);
+  std::string line;
+  while (std::getline(lint, line)) {
+    EXPECT_TRUE(line.starts_with("vllm:") && line.ends_with("metric names should not contain ':'")) << line;
+  }
 }
 
 TEST(ServeMetricsCli, WritesVllmSeriesOverTheRun) {
@@ -50,17 +67,42 @@ TEST(ServeMetricsCli, WritesVllmSeriesOverTheRun) {
     EXPECT_THAT(text, HasSubstr(std::string("# TYPE ") + family + " gauge\n"));
   }
   if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
-  // Exit 3 = lint remarks only; the one allowed is the remark vLLM's own names get (the colon).
-  const auto report = dir / "promtool.txt";
-  const int status = std::system(("promtool check metrics < " + (dir / "serve.om").string() + " > " +
-                                  report.string() + " 2>&1").c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_TRUE(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3) << "exit " << WEXITSTATUS(status);
-  std::ifstream lint(report);
-  std::string line;
-  while (std::getline(lint, line)) {
-    EXPECT_TRUE(line.starts_with("vllm:") && line.ends_with("metric names should not contain ':'")) << line;
+  expect_promtool_accepts(dir / "serve.om", dir / "promtool.txt");
+}
+
+// A private directory under the test's temp root (mkdtemp), removed at the end.
+struct PrivateDir {
+  std::filesystem::path path;
+  PrivateDir() {
+    std::string tmpl = (std::filesystem::path(::testing::TempDir()) / "fmsim-serve-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
   }
+  ~PrivateDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+TEST(ServeMetricsCli, SnapshotPassesPromtoolWithVllmBuckets) {
+  // `fmsim serve --metrics FILE` writes one Prometheus text snapshot with vLLM's names and bucket
+  // bounds (vllm/engine/metrics.py): promtool accepts it (only the colon remark vLLM's names get).
+  PrivateDir dir;
+  const auto file = dir.path / "serve.prom";
+  const auto r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "256", "--osl", "64",
+                            "--rate", "4", "--num-requests", "40", "--metrics", file.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  // The first and last TTFT bucket bounds of vLLM, then +Inf holding every request.
+  EXPECT_THAT(text, HasSubstr("vllm:time_to_first_token_seconds_bucket{"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("vllm:time_to_first_token_seconds_bucket\\{[^}]*le=\"0.001\"\\}"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("vllm:time_to_first_token_seconds_bucket\\{[^}]*le=\"2560\"\\}"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("vllm:time_to_first_token_seconds_bucket\\{[^}]*le=\"\\+Inf\"\\} 40"));
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
+  expect_promtool_accepts(file, dir.path / "promtool.txt");
 }
 
 }  // namespace

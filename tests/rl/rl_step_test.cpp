@@ -66,7 +66,8 @@ TEST(RlStep, ColocatedOnPolicyStepIsTheSumOfItsPhases) {
 }
 
 // Off-policy on separate pools: generation of the next batch overlaps training of this one, so
-// the step is max(generation + reward, training phases) + weight sync + overhead.
+// the step is max(generation + reward, training phases) + weight sync + overhead, plus the stall
+// that batches of other lengths cause in the pipeline (pipelined_step over 8 drawn batches, k = 1).
 TEST(RlStep, OffPolicyOverlapsGenerationAndTraining) {
   auto j = base_job();
   j.placement = Placement::Disaggregated;
@@ -77,9 +78,30 @@ TEST(RlStep, OffPolicyOverlapsGenerationAndTraining) {
   EXPECT_EQ(r.trainer_gpus, 4);
   const double gen = phase(r, "rollout") + phase(r, "reward");
   const double train = phase(r, "old_log_prob") + phase(r, "reference") + phase(r, "policy_update");
-  EXPECT_NEAR(r.step_time.value(), std::max(gen, train) + phase(r, "weight_sync") + phase(r, "overhead"), 1e-9);
+  EXPECT_NEAR(r.step_time.value(),
+              std::max(gen, train) + phase(r, "weight_sync") + phase(r, "overhead") + phase(r, "pipeline_stall"), 1e-9);
   EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
   EXPECT_DOUBLE_EQ(phase(r, "offload_reload"), 0.0);  // nothing to swap on separate pools
+}
+
+// Equal batches: the pipeline runs at its slower side plus the sync, max(gen, train) + sync,
+// whatever the staleness k.
+TEST(PipelinedStep, EqualBatchesRunAtTheSlowerSide) {
+  for (int k : {1, 2, 4}) {
+    EXPECT_NEAR(pipelined_step(k, std::vector<double>(6, 10.0), std::vector<double>(6, 4.0), 1.0).value(), 11.0, 1e-12);
+    EXPECT_NEAR(pipelined_step(k, std::vector<double>(6, 4.0), std::vector<double>(6, 10.0), 1.0).value(), 11.0, 1e-12);
+  }
+}
+
+// Uneven batches (generation 10, 2, 10, 2, ... s; training 6 s; no sync): both sides average 6 s.
+// At k = 1 a long batch cannot start before the previous version is trained, so the trainer waits
+// and completes at 16, 22, 32, 38, 48, 54, 64, 70 s: from the second batch on, (70 - 22) / 6 = 8 s
+// per step. At k = 3 the generators run ahead and the trainer never waits: 6 s per step.
+TEST(PipelinedStep, LargerStalenessAbsorbsUnevenBatches) {
+  const std::vector<double> gen{10, 2, 10, 2, 10, 2, 10, 2};
+  const std::vector<double> train(8, 6.0);
+  EXPECT_NEAR(pipelined_step(1, gen, train, 0.0).value(), 8.0, 1e-12);
+  EXPECT_NEAR(pipelined_step(3, gen, train, 0.0).value(), 6.0, 1e-12);
 }
 
 // Algorithms differ in their forwards: DAPO drops the KL reference, PPO adds a critic (values

@@ -50,14 +50,33 @@ TEST(WeightSync, P2pMovesShardsBroadcastMovesFullTensors) {
   EXPECT_EQ(full.path, "NVLink");
 }
 
-// FP8 generators receive one byte per parameter: half the bytes of BF16.
-TEST(WeightSync, Fp8RolloutHalvesTheBytes) {
+// A natively FP8 checkpoint (trainer and generators both FP8) moves one byte per parameter:
+// half the bytes of BF16, and nothing is requantised.
+TEST(WeightSync, Fp8CheckpointHalvesTheBytes) {
   const RlCalibration cal;
   auto j = job(SyncMethod::NcclBucketed, 4, 4, 1);
   const auto bf16 = estimate_weight_sync(j, cal, testing::free_network());
   j.generator_precision = core::Precision::FP8;
+  j.trainer_precision = core::Precision::FP8;
   const auto fp8 = estimate_weight_sync(j, cal, testing::free_network());
   EXPECT_DOUBLE_EQ(fp8.bytes.value(), bf16.bytes.value() / 2.0);
+  EXPECT_DOUBLE_EQ(fp8.requantize.value(), 0.0);
+}
+
+// A BF16 trainer feeding FP8 generators sends BF16 (2 bytes per parameter) and each generator GPU
+// quantises what it keeps in load_weights: tensors x requant_per_tensor + an HBM pass reading 2
+// and writing 1 byte per parameter of its 1/TP shard. The requantisation is part of the load.
+TEST(WeightSync, BfSixteenToFp8IsQuantisedOnReceive) {
+  const RlCalibration cal;
+  auto j = job(SyncMethod::NcclBucketed, 4, 4, 2);
+  const auto bf16 = estimate_weight_sync(j, cal, testing::free_network());
+  j.generator_precision = core::Precision::FP8;
+  const auto fp8 = estimate_weight_sync(j, cal, testing::free_network());
+  const double params = static_cast<double>(workload::count_parameters(testing::test_model()).total);
+  EXPECT_DOUBLE_EQ(fp8.bytes.value(), bf16.bytes.value());
+  EXPECT_NEAR(fp8.requantize.value(), 147 * cal.requant_per_tensor.value() + params / 2.0 * 3.0 / 3e12, 1e-12);
+  EXPECT_NEAR(fp8.load.value(), bf16.load.value() + fp8.requantize.value(), 1e-12);
+  EXPECT_NEAR(fp8.total.value(), (fp8.fixed + fp8.gather + std::max(fp8.transfer, fp8.load) + fp8.per_tensor).value(), 1e-12);
 }
 
 // Colocated: a CUDA IPC device-to-device copy reads and writes HBM once per byte:

@@ -2,7 +2,9 @@
 // the scheduler's event-by-event behaviour on hand-built specs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "../training/test_fixtures.hpp"
 #include "serving/iteration_model.hpp"
@@ -188,6 +190,113 @@ TEST(ServingLatency, PercentilesInterpolateBetweenOrderStatistics) {
   EXPECT_DOUBLE_EQ(s.p90, 4.6);
   EXPECT_DOUBLE_EQ(s.mean, 3.0);
   EXPECT_DOUBLE_EQ(s.max, 5.0);
+}
+
+// A mixture-of-experts variant of the test model: 64 experts, top 8, on 8 GPUs with attention DP.
+Deployment moe_dep_deployment(int ranks) {
+  auto d = test_deployment();
+  d.model.moe.num_experts = 64;
+  d.model.moe.top_k = 8;
+  d.model.moe.expert_ffn = 1024;
+  d.cluster = testing::test_cluster(1);
+  d.tp = ranks;
+  d.ep = ranks;
+  d.attention_dp = ranks;
+  return d;
+}
+
+TEST(ServingMoe, ExpectedMaximumOfNormalsFollowsTheOrderStatistics) {
+  // E[max of n standard normals]: 0.5642 for n = 2, 1.0294 for 4, 1.4236 for 8, 2.0427 for 32
+  // (tabulated order statistics); Blom's approximation is within 5%.
+  EXPECT_NEAR(expected_max_standard_normal(2), 0.5642, 0.05 * 0.5642);
+  EXPECT_NEAR(expected_max_standard_normal(4), 1.0294, 0.03 * 1.0294);
+  EXPECT_NEAR(expected_max_standard_normal(8), 1.4236, 0.02 * 1.4236);
+  EXPECT_NEAR(expected_max_standard_normal(32), 2.0427, 0.02 * 2.0427);
+  EXPECT_DOUBLE_EQ(expected_max_standard_normal(1), 0.0);
+}
+
+TEST(ServingMoe, BusiestExpertRankCarriesSamplingPlusPopularitySpread) {
+  // ep = 8 ranks, 64 experts (8 per rank), top 8. T tokens put mean = T k / ep pairs on a rank;
+  // variance mean (1 - 1/ep) from multinomial routing plus (mean c / sqrt(E/ep))^2 from expert
+  // popularity; the busiest rank carries z_8 sqrt(var) / mean more than the mean.
+  auto d = moe_dep_deployment(8);
+  d.moe_cal.expert_load_cv = 0.0;
+  const IterationModel uniform(d, no_comm());
+  const double z8 = expected_max_standard_normal(8);
+  const double mean = 1000.0 * 8 / 8;
+  EXPECT_NEAR(uniform.ep_imbalance(1000), z8 * std::sqrt(mean * 7.0 / 8.0) / mean, 1e-12);
+  // More tokens: the sampling spread shrinks as 1 / sqrt(T).
+  EXPECT_LT(uniform.ep_imbalance(100000), uniform.ep_imbalance(1000) / 9.0);
+  d.moe_cal.expert_load_cv = 1.0;
+  const IterationModel skewed(d, no_comm());
+  const double pop = 1.0 / std::sqrt(64.0 / 8.0);
+  EXPECT_NEAR(skewed.ep_imbalance(1000), z8 * std::sqrt(mean * 7.0 / 8.0 + mean * mean * pop * pop) / mean, 1e-12);
+  // One token cannot put more than min(k, E/ep) of its copies on one rank: at most ep x the mean.
+  EXPECT_LE(skewed.ep_imbalance(1), 8.0 - 1.0);
+  // No expert parallelism, no imbalance.
+  EXPECT_DOUBLE_EQ(IterationModel(test_deployment(), no_comm()).ep_imbalance(1000), 0.0);
+}
+
+TEST(ServingMoe, ImbalancedRoutingSlowsTheExpertGemms) {
+  auto d = moe_dep_deployment(8);
+  d.moe_cal.expert_load_cv = 0.0;
+  const IterationModel even(d, no_comm());
+  d.moe_cal.expert_load_cv = 2.0;
+  const IterationModel skewed(d, no_comm());
+  BatchWork w;
+  w.prefill_tokens = 8192;
+  w.prefill_seqs = 8;
+  w.prefill_attn_full = w.prefill_attn_window = 8 * 1024.0 * 512;
+  w.sampled = 8;
+  EXPECT_GT(skewed.iteration(w).experts, 1.2 * even.iteration(w).experts);
+}
+
+TEST(ServingMoe, AttentionDpBusiestRankSetsThePace) {
+  // Two ranks; one prefill chunk of 2,048 tokens. On one rank it takes that rank's full dense and
+  // attention time; taken as evenly spread it would take half. The routed experts see the same
+  // 2,048 tokens either way.
+  const auto d = moe_dep_deployment(2);
+  const IterationModel m(d, no_comm());
+  BatchWork w;
+  w.prefill_tokens = 2048;
+  w.prefill_seqs = 1;
+  w.prefill_attn_full = w.prefill_attn_window = 2048.0 * 1024;
+  w.sampled = 1;
+  std::vector<BatchWork> ranks(2);
+  ranks[0] = w;
+  const auto spread = m.iteration(w);
+  const auto busiest = m.iteration(w, ranks);
+  EXPECT_GT(busiest.attention, 1.9 * spread.attention);
+  EXPECT_GT(busiest.linear, 1.5 * spread.linear);
+  EXPECT_NEAR(busiest.experts, spread.experts, 1e-9);
+}
+
+TEST(ServingMoe, AttentionDpLimitsApplyPerRank) {
+  // max_num_seqs 4 per rank on 2 ranks: 8 requests run at once (TensorRT-LLM's max_batch_size is
+  // per rank under attention DP).
+  auto d = moe_dep_deployment(2);
+  d.engine.max_num_seqs = 4;
+  const IterationModel m(d, no_comm());
+  WorkloadSpec wl;
+  wl.input.mean = 64;
+  wl.output.mean = 32;
+  wl.num_requests = 16;
+  const auto r = simulate(m, wl, make_requests(wl));
+  int most = 0;
+  for (const auto& it : r.iterations) most = std::max(most, it.running);
+  EXPECT_EQ(most, 8);
+}
+
+TEST(ServingIteration, DecodeBatchPadsToTheEnginesCapturedGraphSizes) {
+  // TensorRT-LLM perf-overview runs capture 1, 2, 4, ..., 256, 384, 512, 1024: 600 pads to 1024.
+  auto d = test_deployment();
+  d.engine.cuda_graph_batch_sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024};
+  const IterationModel m(d, no_comm());
+  EXPECT_EQ(m.graph_batch(600), 1024);
+  EXPECT_EQ(m.graph_batch(384), 384);
+  EXPECT_EQ(m.graph_batch(3), 4);
+  // Without a list: vLLM's 1, 2, 4, then multiples of 8.
+  EXPECT_EQ(IterationModel(test_deployment(), no_comm()).graph_batch(601), 608);
 }
 
 }  // namespace

@@ -16,10 +16,15 @@ TEST(RlValidation, StepAndWeightSyncErrors) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"], 148);
-  EXPECT_GE(j["rl_step_predicted"].get<int>(), 47);
+  EXPECT_GE(j["rl_step_predicted"].get<int>(), 49);
+  // The coverage target: at least 70% of the rl_step and weight_sync rows predicted (71%:
+  // 49 of 65 steps, 22 of 35 syncs).
+  EXPECT_GE(j["step_and_sync_coverage_pct"].get<double>(), 70.0);
   EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
   EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 26.0);
-  EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 35.0);
+  // The target: weight-sync median at most 25% (24.0% since on-the-fly FP8 quantisation
+  // on receive is modelled; R096 vs R095 set requant_per_tensor, so R096 is in-sample).
+  EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 25.0);
   // Held out: engine_load_bandwidth is read off R143 alone; the other checkpoint-engine updates
   // (DeepSeek-V3.1 and Kimi-K2 in FP8 on 16 and 256 H20) stay within 15%.
   for (const auto& c : j["checks"]) {
