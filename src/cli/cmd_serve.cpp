@@ -2,12 +2,18 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
+#include "core/error.hpp"
+#include "jobspec/checkpoint.hpp"
+#include "storage/checkpoint_io.hpp"
+#include "workload/parameter_count.hpp"
+#include "core/strings.hpp"
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
 #include "observability/prometheus_histogram.hpp"
@@ -23,7 +29,100 @@ struct ServeOptions {
   bool json = false;
   std::string trace, metrics, timeseries;
   MetricsFlags metrics_out;
+  std::string router = "least-outstanding";  ///< --router
+  std::string disagg;                        ///< --disagg P:D
+  std::string kv_transfer = "layer";         ///< --kv-transfer
+  std::string cold_start;                    ///< --cold-start STORAGE
 };
+
+// Loading the weights onto a replica's GPUs before its first token, from a storage tier.
+struct ColdStart {
+  std::string tier;
+  double bytes = 0;      ///< weights of one replica
+  double seconds = 0;
+  std::string bottleneck;
+};
+
+// The storage module's load of a checkpoint holding only the weights, read by every GPU of the
+// replica (each its own shard), from the tier `name` of the catalog.
+ColdStart cold_start(const std::string& name, const serving::Deployment& d, const hardware::Catalog& catalog) {
+  jobspec::CheckpointJobFlags flags;
+  flags.storage = name;
+  flags.bytes_per_param = flags.weight_bytes = serving::stored_bytes(d.weights);
+  jobspec::CheckpointJob job;
+  job.cluster = d.cluster;
+  const double params = static_cast<double>(workload::count_parameters(d.model).total);
+  try {
+    jobspec::resolve_checkpoint_storage(job, params, flags, catalog);
+  } catch (const core::InputError& e) {  // the storage resolver names its own --storage flag
+    std::string msg = e.what();
+    if (const auto at = msg.find("--storage: "); at != std::string::npos) msg = msg.substr(at + 11);
+    throw core::InputError::flag("--cold-start", msg);
+  }
+  storage::CheckpointLayout layout;
+  layout.ranks = d.gpus();
+  layout.nodes = std::max(1, (d.gpus() + d.cluster.gpus_per_node() - 1) / d.cluster.gpus_per_node());
+  layout.data_parallel = 1;
+  layout.tensor_parallel = d.tp;
+  layout.sharding = parallelism::Sharding::None;
+  const auto e = storage::estimate_checkpoint(job.contents, layout, job.tier, job.engine, job.node_network);
+  return {job.tier.name, job.contents.weights().value(), e.load.total.value(), storage::to_string(e.load.bottleneck)};
+}
+
+// How the run is laid out: one replica, a routed fleet, or disaggregated pools.
+struct Topology {
+  int instances = 1;                   ///< schedulers (replicas, or prefill + decode instances)
+  int prefill = 0, decode = 0;         ///< disaggregated pools (0 = aggregated)
+  serving::RoutingPolicy router = serving::RoutingPolicy::LeastOutstanding;
+  serving::Disaggregation dis;
+  std::string link;                    ///< "NVLink" or the network's name (disaggregated)
+};
+
+Topology resolve_topology(const ServeOptions& o, const serving::Deployment& d) {
+  Topology t;
+  t.instances = o.flags.replicas;
+  const std::string r = core::to_lower(o.router);
+  if (r == "round-robin" || r == "rr") t.router = serving::RoutingPolicy::RoundRobin;
+  else if (r == "least-outstanding" || r == "jsq") t.router = serving::RoutingPolicy::LeastOutstanding;
+  else if (r == "prefix-aware" || r == "prefix") t.router = serving::RoutingPolicy::PrefixAware;
+  else throw core::InputError::flag("--router", "unknown policy '" + o.router + "'; allowed: round-robin, least-outstanding, prefix-aware");
+  if (o.disagg.empty()) return t;
+  const auto colon = o.disagg.find(':');
+  int p = 0, q = 0;
+  try {
+    std::size_t a = 0, b = 0;
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    p = std::stoi(o.disagg.substr(0, colon), &a);
+    q = std::stoi(o.disagg.substr(colon + 1), &b);
+    if (a != colon || b != o.disagg.size() - colon - 1) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw core::InputError::flag("--disagg", "'" + o.disagg + "' is not P:D (prefill and decode instances, e.g. 1:3)");
+  }
+  if (p < 1 || q < 1 || p > 1024 || q > 1024) throw core::InputError::flag("--disagg", "P and D must be 1 to 1024");
+  if (o.flags.replicas != 1) throw core::InputError::flag("--replicas", "give --replicas or --disagg, not both");
+  t.prefill = p;
+  t.decode = q;
+  t.instances = p + q;
+  t.dis.prefill_replicas = p;
+  t.dis.decode_replicas = q;
+  const std::string k = core::to_lower(o.kv_transfer);
+  if (k == "layer") t.dis.layer_streaming = true;
+  else if (k == "request") t.dis.layer_streaming = false;
+  else throw core::InputError::flag("--kv-transfer", "unknown '" + o.kv_transfer + "'; allowed: layer, request");
+  // Inside one NVLink domain the KV moves GPU to GPU over NVLink; otherwise over the network
+  // (EFA: one node's NICs shared by its GPUs), each at its one-direction rate.
+  const auto& c = d.cluster;
+  if ((p + q) * d.gpus() <= c.system.nvlink_domain_gpus) {
+    t.dis.link_bandwidth = c.gpu.nvlink_per_direction().value();
+    t.dis.link_latency_s = 0.0;  // microseconds against milliseconds of transfer: left out
+    t.link = "NVLink";
+  } else {
+    t.dis.link_bandwidth = c.system.network_bandwidth.value() * c.fabric.efficiency / std::max(1, c.system.gpus_per_node);
+    t.dis.link_latency_s = c.fabric.latency.value();
+    t.link = c.fabric.name.empty() ? "network" : c.fabric.name;
+  }
+  return t;
+}
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -45,7 +144,24 @@ nlohmann::json stats_json(const serving::LatencyStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
 
-nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
+nlohmann::json topology_json(const Topology& t) {
+  nlohmann::json j = {{"instances", t.instances}};
+  if (t.prefill > 0) {
+    j["mode"] = "disaggregated";
+    j["prefill_instances"] = t.prefill;
+    j["decode_instances"] = t.decode;
+    j["kv_transfer"] = t.dis.layer_streaming ? "layer" : "request";
+    j["kv_link"] = t.link;
+    j["kv_link_bytes_per_s_per_gpu"] = t.dis.link_bandwidth;
+  } else {
+    j["mode"] = t.instances > 1 ? "fleet" : "single";
+    j["router"] = std::string(serving::to_string(t.router));
+  }
+  return j;
+}
+
+nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, const Topology& topo) {
+  const double units = topo.instances;
   const auto& d = s.deployment;
   nlohmann::json series = nlohmann::json::array();
   for (const auto& it : downsample(r.iterations, 200)) {
@@ -69,11 +185,12 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
       {"completed_requests", m.completed},
       {"rejected_requests", r.rejected},
       {"duration_s", r.duration_s},
-      {"replicas", replicas},
+      {"replicas", topo.instances},
+      {"topology", topology_json(topo)},
       {"throughput",
-       {{"output_tokens_per_s_per_replica", m.output_tokens_per_s}, {"total_tokens_per_s_per_replica", m.total_tokens_per_s},
+       {{"output_tokens_per_s_per_replica", m.output_tokens_per_s / units}, {"total_tokens_per_s_per_replica", m.total_tokens_per_s / units},
         {"output_tokens_per_s_per_gpu", m.output_tokens_per_s_per_gpu}, {"total_tokens_per_s_per_gpu", m.total_tokens_per_s_per_gpu},
-        {"output_tokens_per_s_fleet", m.output_tokens_per_s * replicas}, {"requests_per_s_per_replica", m.requests_per_s},
+        {"output_tokens_per_s_fleet", m.output_tokens_per_s}, {"requests_per_s_per_replica", m.requests_per_s / units},
         {"tokens_per_s_per_user", m.tokens_per_s_per_user}}},
       {"latency_s", {{"ttft", stats_json(m.ttft)}, {"tpot", stats_json(m.tpot)}, {"itl", stats_json(m.itl)}, {"e2e", stats_json(m.e2e)}}},
       {"latency_definitions",
@@ -97,11 +214,19 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
       {"timeseries", series}};
 }
 
-void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, int replicas) {
+void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, const Topology& topo) {
+  const int replicas = topo.instances;
   const auto& d = s.deployment;
   fmt::print("fmsim serve: {} on {} ({}), replica {}, {} weights, {} KV, engine {}\n", d.model.name, d.cluster.system.name,
              d.cluster.gpu.display_name, layout_text(d), core::to_string(d.weights), core::to_string(d.kv), d.engine.name);
   fmt::print("workload    {}\n", serving::describe(s.workload));
+  if (topo.prefill > 0) {
+    fmt::print("pools       disaggregated: {} prefill + {} decode instances; KV over {} at {:.0f} GB/s per GPU, {}\n", topo.prefill,
+               topo.decode, topo.link, topo.dis.link_bandwidth / 1e9,
+               topo.dis.layer_streaming ? "streamed layer by layer" : "whole request after its prefill");
+  } else if (replicas > 1) {
+    fmt::print("fleet       {} replicas behind a {} router\n", replicas, serving::to_string(topo.router));
+  }
   const auto& mem = r.memory;
   fmt::print("memory/GPU  weights {:.1f} GiB | activations {:.1f} GiB | graphs {:.1f} GiB | KV cache {:.1f} GiB of {:.1f} GiB usable = {:.0f}k tokens per replica\n",
              mem.weights / kGiB, mem.activations / kGiB, mem.graphs / kGiB, std::max(0.0, mem.kv_cache) / kGiB, mem.usable / kGiB,
@@ -110,9 +235,11 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
     fmt::print("\nDOES NOT FIT: {}\n", r.reason);
     return;
   }
-  fmt::print("\n{:<26}{:>14}{:>14}{}\n", "throughput", "per replica", "per GPU", replicas > 1 ? fmt::format("{:>14}", "fleet") : "");
+  fmt::print("\n{:<26}{:>14}{:>14}{}\n", "throughput", topo.prefill > 0 ? "per instance" : "per replica", "per GPU",
+             replicas > 1 ? fmt::format("{:>14}", "fleet") : "");
   auto row = [&](const char* name, double v) {
-    fmt::print("  {:<24}{:>14.1f}{:>14.1f}{}\n", name, v, v / d.gpus(), replicas > 1 ? fmt::format("{:>14.1f}", v * replicas) : "");
+    fmt::print("  {:<24}{:>14.1f}{:>14.1f}{}\n", name, v / replicas, v / std::max(1, r.gpus),
+               replicas > 1 ? fmt::format("{:>14.1f}", v) : "");
   };
   row("output tokens/s", m.output_tokens_per_s);
   row("total tokens/s", m.total_tokens_per_s);
@@ -220,6 +347,20 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       ->type_name("FILE");
   opts->metrics_out.resolution = "1s";  // a serving run lasts minutes
   add_metrics_flags(*cmd, opts->metrics_out);
+  cmd->add_option("--cold-start", opts->cold_start,
+                  "Cold start: time to load the replica's weights from this storage tier (instance-nvme, s3, "
+                  "fsx-persistent2-1000, ... from the catalog) before the first token")
+      ->type_name("STORAGE");
+  cmd->add_option("--router", opts->router,
+                  "Fleet router with --replicas: round-robin, least-outstanding (join the shortest queue), prefix-aware "
+                  "(a prefix group's replica unless overloaded)")
+      ->capture_default_str();
+  cmd->add_option("--disagg", opts->disagg,
+                  "Disaggregated prefill/decode: P:D instances of the replica layout (e.g. 1:3), simulated as two pools")
+      ->type_name("P:D");
+  cmd->add_option("--kv-transfer", opts->kv_transfer,
+                  "Disaggregated KV transfer: layer (streamed behind the prefill) or request (whole, after it)")
+      ->capture_default_str();
   cmd->callback([opts, &ctx, cmd]() {
     ServeOptions o = *opts;
     apply_serving_job_file(o.flags, *cmd);
@@ -227,7 +368,13 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
     const auto requests = serving::make_requests(s.workload);
     engine::TraceBuffer buffer;
-    const auto r = serving::simulate(model, s.workload, requests, o.trace.empty() ? nullptr : &buffer);
+    const Topology topo = resolve_topology(o, s.deployment);
+    std::optional<ColdStart> cold;
+    if (!o.cold_start.empty()) cold = cold_start(o.cold_start, s.deployment, ctx.catalog());
+    engine::TraceSink* sink = o.trace.empty() ? nullptr : &buffer;
+    const auto r = topo.prefill > 0 ? serving::simulate_disaggregated(model, model, topo.dis, s.workload, requests, sink)
+                   : topo.instances > 1 ? serving::simulate_fleet(model, s.workload, requests, topo.instances, topo.router, sink)
+                                        : serving::simulate(model, s.workload, requests, sink);
     const auto m = serving::summarize(r, s.slo, s.price_per_gpu_hour);
     if (!o.trace.empty()) {
       observability::TraceMetadata meta;
@@ -253,11 +400,20 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       write_file_atomically(o.timeseries, csv, "--timeseries");
     }
     if (o.json) {
-      auto j = to_json(s, r, m, o.flags.replicas);
+      auto j = to_json(s, r, m, topo);
+      if (cold) {
+        j["cold_start"] = {{"storage", cold->tier}, {"weights_bytes", cold->bytes}, {"load_s", cold->seconds},
+                           {"bottleneck", cold->bottleneck}, {"first_token_after_s", cold->seconds + m.ttft.mean}};
+      }
       if (series) j["metrics"] = *series;
       std::cout << j.dump(2) << "\n";
     } else {
-      print(s, r, m, o.flags.replicas);
+      print(s, r, m, topo);
+      if (cold) {
+        fmt::print("cold start  weights {:.1f} GB per replica from {}: {:.1f} s (bottleneck: {}) before the first token; the first\n"
+                   "            request's first token at {:.1f} s\n",
+                   cold->bytes / 1e9, cold->tier, cold->seconds, cold->bottleneck, cold->seconds + m.ttft.mean);
+      }
       if (series) std::cout << metrics_line(*series);
     }
   });

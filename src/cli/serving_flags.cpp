@@ -40,7 +40,7 @@ void add_serving_flags(CLI::App& cmd, jobspec::ServingFlags& f) {
   cmd.add_option("--samples", f.samples, "Samples per prompt (best-of-n, self-consistency), sharing the prompt's KV")->capture_default_str();
   cmd.add_option("--shared-prefix", f.shared_prefix, "Tokens of a system prompt every request shares (prefix cache)");
   cmd.add_option("--seed", f.seed, "Random seed of arrivals and lengths")->capture_default_str();
-  cmd.add_option("--replicas", f.replicas, "Identical replicas sharing --rate round-robin (fleet figures)")->capture_default_str();
+  cmd.add_option("--replicas", f.replicas, "Identical replicas behind a router (--router), simulated together; --rate is the fleet total")->capture_default_str();
   cmd.add_option("--speculative", f.speculative, "Speculative decoding: none, mtp, eagle, draft")->capture_default_str();
   cmd.add_option("--draft-tokens", f.draft_tokens, "Draft tokens per step (k)")->capture_default_str();
   cmd.add_option("--acceptance", f.acceptance, "Acceptance rate of each draft token (0-1)")->capture_default_str();

@@ -220,6 +220,13 @@ constexpr Family kFamilies[] = {
     {"deepseek_v3", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
     {"llama4", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, true, 0},
     {"gpt_oss", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, true, true, false, false, 0},
+    // Gemma: gated GeLU FFN (gate, up, down: three matrices like SwiGLU); GemmaConfig,
+    // Gemma2Config and Gemma3TextConfig default tie_word_embeddings to true, and Google's
+    // gemma-2 config.json files leave the key out. Gemma 3 adds q/k norms.
+    {"gemma", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, true, false, 0},
+    {"gemma2", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, true, false, 0},
+    {"gemma3_text", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, true, true, 0},
+    {"phi3", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
     {"gpt2", MlpKind::Gelu, PositionKind::Learned, NormKind::LayerNorm, true, true, true, false, 4},
     {"gpt_neox", MlpKind::Gelu, PositionKind::Rope, NormKind::LayerNorm, true, true, false, false, 0},
     {"bloom", MlpKind::Gelu, PositionKind::Alibi, NormKind::LayerNorm, true, true, true, false, 4},
@@ -488,7 +495,15 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     if (enabled) {
       m.sliding_window = to_int(*window, j, f.sliding_window);
       const json* types = j.find({"layer_types"});
-      m.sliding_window_pattern = types ? sliding_pattern_from_layer_types(*types, m.num_layers, j) : m.num_layers + 1;
+      // Without layer_types: Gemma 2 alternates (even layers sliding, odd full: Gemma2 in
+      // Transformers), Gemma 3 makes every sliding_window_pattern-th layer full (default 6), and
+      // Mistral-style models slide every layer.
+      int pattern = m.num_layers + 1;
+      if (model_type == "gemma2") pattern = 2;
+      if (model_type == "gemma3_text" || model_type == "gemma3") {
+        pattern = to_int(j.integer({"sliding_window_pattern"}).value_or(6), j, "sliding_window_pattern");
+      }
+      m.sliding_window_pattern = types ? sliding_pattern_from_layer_types(*types, m.num_layers, j) : pattern;
       if (m.sliding_window_pattern == 1) m.sliding_window = 0;
     }
   }

@@ -137,7 +137,7 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
     wl.trace = config::parse_request_trace(config::read_text_file(f.requests_file, "--requests"), f.requests_file);
   } else if (f.rate > 0) {
     wl.arrival = serving::ArrivalKind::Poisson;
-    wl.rate = f.rate / f.replicas;
+    wl.rate = f.rate;  // the fleet total: fmsim serve routes it over the replicas
   } else if (f.concurrency > 0) {
     wl.arrival = serving::ArrivalKind::ClosedLoop;
     wl.concurrency = f.concurrency;

@@ -8,6 +8,8 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
+#include <tuple>
 #include <queue>
 
 #include "core/sim_time.hpp"
@@ -16,9 +18,15 @@ namespace fmsim::serving {
 
 // ---------------------------------------------------------------------------------------------
 void DurationHistogram::add(double seconds, double weight) {
-  const double l = seconds > 0 ? std::log10(seconds) + 6.0 : -1.0;  // 1 us -> 0
-  int bin = l < 0 ? 0 : static_cast<int>(l * kPerDecade) + 1;
-  bin = std::min(bin, kBins + 1);
+  // The tokens of one iteration mostly share one gap: reuse the last bin for the same value.
+  int bin = last_bin_;
+  if (seconds != last_seconds_) {
+    const double l = seconds > 0 ? std::log10(seconds) + 6.0 : -1.0;  // 1 us -> 0
+    bin = l < 0 ? 0 : static_cast<int>(l * kPerDecade) + 1;
+    bin = std::min(bin, kBins + 1);
+    last_seconds_ = seconds;
+    last_bin_ = bin;
+  }
   bins_[static_cast<std::size_t>(bin)] += weight;
   count_ += weight;
   sum_ += seconds * weight;
@@ -39,6 +47,12 @@ double DurationHistogram::quantile(double q) const {
     acc += w;
   }
   return std::pow(10.0, 4.0);
+}
+
+void DurationHistogram::merge(const DurationHistogram& o) {
+  for (std::size_t b = 0; b < bins_.size(); ++b) bins_[b] += o.bins_[b];
+  count_ += o.count_;
+  sum_ += o.sum_;
 }
 
 double DurationHistogram::count_below(double bound) const {
@@ -76,6 +90,18 @@ namespace {
 
 core::SimTime at(double seconds) { return core::SimTime::from_seconds(core::Seconds(seconds)); }
 
+void accumulate(IterationCost& into, const IterationCost& c) {
+  into.linear += c.linear;
+  into.experts += c.experts;
+  into.attention += c.attention;
+  into.other += c.other;
+  into.tp_comm += c.tp_comm;
+  into.ep_comm += c.ep_comm;
+  into.pp_comm += c.pp_comm;
+  into.overhead += c.overhead;
+  into.draft += c.draft;
+}
+
 struct Seq {
   int request = 0, sample = 0;
   double arrival = 0;
@@ -91,6 +117,7 @@ struct Seq {
   std::int64_t prefix_tokens = 0;
   bool holds_ref = false;
   bool swapped = false;
+  bool prefilled = false;           // disaggregated decode: arrives with its prompt's KV and first token
   double first_token = -1, finish = -1, last_token = -1;
   double spec_credit = 0;
   std::int64_t cached = 0;
@@ -109,8 +136,9 @@ struct PrefixEntry {
 
 class Scheduler {
  public:
-  Scheduler(const IterationModel& model, const WorkloadSpec& w, const std::vector<Request>& reqs, engine::TraceSink* trace)
-      : m_(model), e_(model.deployment().engine), w_(w), reqs_(reqs), trace_(trace) {
+  Scheduler(const IterationModel& model, const WorkloadSpec& w, const std::vector<Request>& reqs, engine::TraceSink* trace,
+            std::string lane = "replica 0")
+      : m_(model), e_(model.deployment().engine), w_(w), reqs_(reqs), trace_(trace), lane_(std::move(lane)) {
     capacity_ = model.kv_capacity();
     const auto& d = model.deployment();
     per_seq_tokens_ = d.speculation.kind == SpeculativeKind::None ? 1 : 1 + d.speculation.draft_tokens;
@@ -129,14 +157,76 @@ class Scheduler {
 
   ServeResult run() {
     ServeResult r;
+    if (!fits(r)) return r;
+    start_arrivals();
+    while (step(r)) {
+    }
+    finish(r);
+    return r;
+  }
+
+  /// Fleet mode: no arrivals of its own; the router hands it requests with `inject`.
+  ServeResult run_external_start() {
+    ServeResult r;
+    if (!fits(r)) return r;
+    release_time_.assign(reqs_.size(), std::numeric_limits<double>::infinity());
+    remaining_samples_.assign(reqs_.size(), 0);
+    return r;
+  }
+
+  bool fits(ServeResult& r) const {
     r.memory = m_.memory();
     r.gpus = m_.deployment().gpus();
     if (capacity_ <= m_.kv_bytes(1.0)) {
       r.fits = false;
       r.reason = fmt::format("weights and workspace leave no room for a KV cache ({:.1f} GiB weights per GPU)",
                              m_.memory().weights / (1024.0 * 1024 * 1024));
-      return r;
+      return false;
     }
+    return true;
+  }
+
+  /// Time the scheduler has reached (end of its last iteration).
+  [[nodiscard]] double now() const { return now_; }
+  /// Requests admitted or waiting, not finished.
+  [[nodiscard]] int outstanding() const { return static_cast<int>(running_.size() + waiting_.size()); }
+  [[nodiscard]] bool idle() const { return running_.empty() && waiting_.empty(); }
+
+  /// Fleet mode: request `req` arrives at time `t` (>= now()).
+  void inject(int req, double t) {
+    now_ = std::max(now_, t);
+    release_request(req, t);
+  }
+
+  /// Disaggregated decode pool: the samples of `req` arrive at `t` with their prompt's KV
+  /// (transferred from a prefill instance) and the first token produced at `first_token`.
+  void inject_prefilled(int req, double arrival, double first_token, double t) {
+    now_ = std::max(now_, t);
+    const std::size_t first = seqs_.size();
+    release_request(req, arrival);
+    for (std::size_t i = first; i < seqs_.size(); ++i) {
+      Seq& q = seqs_[i];
+      q.prefilled = true;
+      q.computed = q.prefill_target;
+      q.kv_tokens = q.input;
+      q.generated = 1;
+      q.first_token = first_token;
+      q.last_token = t;
+      q.prefix_key = -1;
+      if (i > first) waiting_.push_back(static_cast<int>(i));
+    }
+    seqs_[first].children.clear();
+    // Samples done with their first token never reach the decode batch.
+    for (std::size_t i = first; i < seqs_.size(); ++i) {
+      Seq& q = seqs_[i];
+      if (q.generated < q.target_out) continue;
+      q.finish = first_token;
+      std::erase(waiting_, static_cast<int>(i));
+      finish_request_sample(q, t);
+    }
+  }
+
+  void start_arrivals() {
     // Arrival order.
     order_.resize(reqs_.size());
     for (std::size_t i = 0; i < reqs_.size(); ++i) order_[i] = static_cast<int>(i);
@@ -151,7 +241,9 @@ class Scheduler {
     } else {
       for (std::size_t i = 0; i < reqs_.size(); ++i) release_time_[i] = w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s;
     }
-    loop(r);
+  }
+
+  void finish(ServeResult& r) {
     for (const auto& s : seqs_) {
       RequestResult rr;
       rr.request = s.request;
@@ -175,10 +267,9 @@ class Scheduler {
       if (s.finish >= 0) last = std::max(last, s.finish);
     }
     r.duration_s = last > first ? last - first : 0.0;
-    return r;
   }
 
- private:
+  // (The fleet and disaggregated drivers below call step/finish/inject directly.)
   double free_bytes() const { return capacity_ - used_; }
 
   // Frees unreferenced prefix-cache entries, least recently used first, until `need` bytes are free.
@@ -278,17 +369,18 @@ class Scheduler {
     return cost;
   }
 
-  void loop(ServeResult& r) {
-    double now = 0;
-    std::vector<std::pair<int, int>> batch;  // (seq, prefill chunk or 0 for decode)
-    std::vector<int> still;
-    while (true) {
+  /// One iteration (or a jump to the next arrival); false when nothing is left to do.
+  bool step(ServeResult& r) {
+    double& now = now_;
+    auto& batch = batch_;
+    auto& still = still_;
+    {
       release_arrivals(now);
       if (running_.empty() && waiting_.empty()) {
         const double t = next_arrival();
-        if (!std::isfinite(t)) break;
+        if (!std::isfinite(t)) return false;
         now = std::max(now, t);
-        continue;
+        return true;
       }
       batch.clear();
       double extra = 0;  // swap time
@@ -304,7 +396,11 @@ class Scheduler {
         int& budget = rank_budget_[static_cast<std::size_t>(s.rank)];
         if (s.decoding()) {
           if (e_.admission == KvAdmission::OnDemand) {
-            const double grow = m_.kv_bytes(static_cast<double>(s.kv_tokens + per_seq_tokens_)) - m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
+            // The next token lands in the sequence's partly filled last block: nothing to allocate.
+            const bool same_block = window_ <= 0 && per_seq_tokens_ == 1 && s.kv_tokens % e_.block_size != 0;
+            const double grow = same_block ? 0.0
+                                           : m_.kv_bytes(static_cast<double>(s.kv_tokens + per_seq_tokens_)) -
+                                                 m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
             bool ok = grow <= 0 || make_room(grow);
             while (!ok) {
               // Preempt the most recently admitted other sequence.
@@ -363,6 +459,19 @@ class Scheduler {
         const int idx = waiting_.front();
         Seq& s = seqs_[static_cast<std::size_t>(idx)];
         s.rank = rank;
+        if (s.prefilled) {  // its prompt's KV arrived with it: allocate and start decoding
+          const double ctx = e_.admission == KvAdmission::ReserveFull ? static_cast<double>(s.input + s.target_out)
+                                                                      : static_cast<double>(s.kv_tokens);
+          const double need = m_.kv_bytes(ctx);
+          if (!make_room(need)) break;
+          s.own_bytes = need;
+          used_ += need;
+          s.prefilled = false;
+          waiting_.pop_front();
+          running_.push_back(idx);
+          rank_count_[static_cast<std::size_t>(rank)]++;
+          continue;
+        }
         if (s.swapped) {
           if (!make_room(s_bytes_of(s))) break;
           s.own_bytes = s_bytes_of(s);
@@ -404,7 +513,7 @@ class Scheduler {
       if (batch.empty()) {
         const double t = next_arrival();
         if (!std::isfinite(t)) {
-          if (running_.empty() && waiting_.empty()) break;
+          if (running_.empty() && waiting_.empty()) return false;
           if (running_.empty()) { // head of queue cannot be admitted and nothing frees memory: reject it
             const int idx = waiting_.front();
             waiting_.pop_front();
@@ -412,10 +521,10 @@ class Scheduler {
             seqs_[static_cast<std::size_t>(idx)].finish = -2;
             finish_request_sample(seqs_[static_cast<std::size_t>(idx)], now);
           }
-          continue;
+          return true;
         }
         now = std::max(now, t);
-        continue;
+        return true;
       }
       // 3. Cost of the iteration.
       auto add_work = [&](BatchWork& b, const Seq& s, int chunk) {
@@ -473,6 +582,7 @@ class Scheduler {
         }
         if (s.generated >= s.target_out && s.decoding()) {
           s.finish = now;
+          finished_now_.push_back(s.request);
           if (e_.admission == KvAdmission::ReserveFull) { used_ -= s.own_bytes; s.own_bytes = 0; }
           free_seq(s);
           finish_request_sample(s, now);
@@ -491,7 +601,7 @@ class Scheduler {
       smp.preemptions = preemptions_;
       r.iterations.push_back(smp);
       if (trace_ != nullptr) {
-        trace_->record({"replica 0", "iterations",
+        trace_->record({lane_, "iterations",
                         w.prefill_tokens > 0 ? fmt::format("mixed b{} +{} prefill", w.decode_seqs, w.prefill_tokens)
                                              : fmt::format("decode b{}", w.decode_seqs),
                         w.prefill_tokens > 0 ? "prefill" : "decode", at(start),
@@ -500,6 +610,7 @@ class Scheduler {
                          {"kv_usage", fmt::format("{:.3f}", smp.kv_usage)}, {"waiting", std::to_string(smp.waiting)}}});
       }
     }
+    return true;
   }
 
   double s_bytes_of(const Seq& s) const {
@@ -583,17 +694,14 @@ class Scheduler {
   bool is_preempted(int idx) const { return std::find(preempted_now_.begin(), preempted_now_.end(), idx) != preempted_now_.end(); }
   void mark_preempted(int idx) { preempted_now_.push_back(idx); }
 
-  void add_parts(const IterationCost& c) {
-    parts_.linear += c.linear; parts_.experts += c.experts; parts_.attention += c.attention; parts_.other += c.other;
-    parts_.tp_comm += c.tp_comm; parts_.ep_comm += c.ep_comm; parts_.pp_comm += c.pp_comm; parts_.overhead += c.overhead;
-    parts_.draft += c.draft;
-  }
+  void add_parts(const IterationCost& c) { accumulate(parts_, c); }
 
   const IterationModel& m_;
   const EngineProfile& e_;
   const WorkloadSpec& w_;
   const std::vector<Request>& reqs_;
   engine::TraceSink* trace_;
+  std::string lane_;
   double capacity_ = 0, used_ = 0;
   int per_seq_tokens_ = 1;
   double tokens_per_step_ = 1;
@@ -611,6 +719,10 @@ class Scheduler {
   DurationHistogram itl_;
   IterationCost parts_;
   int preemptions_ = 0, rejected_ = 0;
+  double now_ = 0;
+  std::vector<int> finished_now_;   // requests whose sample finished (disaggregated prefill pool reads and clears it)
+  std::vector<std::pair<int, int>> batch_;  // (seq, prefill chunk or 0 for decode)
+  std::vector<int> still_;
   int ranks_ = 1;                   // attention-DP ranks
   std::vector<int> rank_budget_;    // tokens left in this iteration, per rank
   std::vector<int> rank_count_;     // running requests, per rank
@@ -623,6 +735,97 @@ ServeResult simulate(const IterationModel& model, const WorkloadSpec& workload, 
                      engine::TraceSink* trace) {
   Scheduler s(model, workload, requests, trace);
   ServeResult r = s.run();
+  trace_requests(r, trace);
+  return r;
+}
+
+namespace {
+
+// One result for several schedulers: requests and iterations of all, summed counts and times.
+ServeResult merge(std::vector<ServeResult>& parts) {
+  ServeResult r;
+  if (parts.empty()) return r;
+  r.memory = parts.front().memory;
+  double first = std::numeric_limits<double>::infinity(), last = 0;
+  for (auto& p : parts) {
+    r.fits = r.fits && p.fits;
+    if (!p.fits && r.reason.empty()) r.reason = p.reason;
+    r.gpus += p.gpus;
+    r.preemptions += p.preemptions;
+    r.rejected += p.rejected;
+    r.itl.merge(p.itl);
+    accumulate(r.time_by_part, p.time_by_part);
+    r.iterations.insert(r.iterations.end(), p.iterations.begin(), p.iterations.end());
+    for (const auto& q : p.requests) {
+      first = std::min(first, q.arrival_s);
+      if (q.completed()) last = std::max(last, q.finish_s);
+    }
+    r.requests.insert(r.requests.end(), p.requests.begin(), p.requests.end());
+  }
+  std::stable_sort(r.requests.begin(), r.requests.end(),
+                   [](const RequestResult& a, const RequestResult& b) { return std::tie(a.request, a.sample) < std::tie(b.request, b.sample); });
+  std::stable_sort(r.iterations.begin(), r.iterations.end(),
+                   [](const IterationSample& a, const IterationSample& b) { return a.time_s < b.time_s; });
+  r.duration_s = last > first ? last - first : 0.0;
+  return r;
+}
+
+// Arrival order of open-loop / offline / trace requests.
+std::vector<int> arrival_order(const WorkloadSpec& w, const std::vector<Request>& reqs) {
+  std::vector<int> order(reqs.size());
+  for (std::size_t i = 0; i < reqs.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const double ta = w.arrival == ArrivalKind::Offline ? 0.0 : reqs[static_cast<std::size_t>(a)].arrival_s;
+    const double tb = w.arrival == ArrivalKind::Offline ? 0.0 : reqs[static_cast<std::size_t>(b)].arrival_s;
+    return ta < tb;
+  });
+  return order;
+}
+
+// Router: picks one of `pool` for a request, from their outstanding requests.
+class Router {
+ public:
+  explicit Router(RoutingPolicy p) : policy_(p) {}
+  int pick(const std::vector<std::unique_ptr<Scheduler>>& pool, const Request& q) {
+    const int n = static_cast<int>(pool.size());
+    if (policy_ == RoutingPolicy::RoundRobin) return next_++ % n;
+    // Join the shortest queue (fewest outstanding requests); ties go round the pool.
+    int best = -1;
+    for (int k = 0; k < n; ++k) {
+      const int i = (next_ + k) % n;
+      if (best < 0 || pool[static_cast<std::size_t>(i)]->outstanding() < pool[static_cast<std::size_t>(best)]->outstanding()) best = i;
+    }
+    next_ = (best + 1) % n;
+    if (policy_ == RoutingPolicy::PrefixAware && q.prefix_group >= 0) {
+      // Requests of one prefix group go to one replica (its prefix cache holds their shared
+      // prompt) unless it is overloaded: more than kAffinityRelative x and kAffinityAbsolute
+      // requests more than the shortest queue.
+      const int home = q.prefix_group % n;
+      const int h = pool[static_cast<std::size_t>(home)]->outstanding(), m = pool[static_cast<std::size_t>(best)]->outstanding();
+      if (h <= kAffinityAbsolute + m || h <= kAffinityRelative * m) return home;
+    }
+    return best;
+  }
+
+ private:
+  static constexpr int kAffinityAbsolute = 32;
+  static constexpr double kAffinityRelative = 1.5;
+  RoutingPolicy policy_;
+  int next_ = 0;
+};
+
+// Runs every scheduler of `pool` until it reaches time `t` or has nothing to do.
+void advance(std::vector<std::unique_ptr<Scheduler>>& pool, std::vector<ServeResult>& parts, double t) {
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    while (!pool[i]->idle() && pool[i]->now() < t) {
+      if (!pool[i]->step(parts[i])) break;
+    }
+  }
+}
+
+}  // namespace
+
+void trace_requests(const ServeResult& r, engine::TraceSink* trace) {
   if (trace != nullptr) {
     // Request spans on lanes, first 2,000 requests: queue (arrival to first token) and decode.
     std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> free_lanes;
@@ -651,8 +854,133 @@ ServeResult simulate(const IterationModel& model, const WorkloadSpec& workload, 
                      at(q->finish_s - q->first_token_s), args});
     }
   }
+}
+
+ServeResult simulate_disaggregated(const IterationModel& prefill, const IterationModel& decode, const Disaggregation& dis,
+                                   const WorkloadSpec& workload, const std::vector<Request>& requests,
+                                   engine::TraceSink* trace) {
+  // The prefill pool computes each prompt once (its samples share it) and emits the first token.
+  std::vector<Request> prompts = requests;
+  for (auto& q : prompts) q.output_tokens.assign(1, 1);
+  WorkloadSpec open = workload;
+  if (open.arrival == ArrivalKind::ClosedLoop) open.arrival = ArrivalKind::Offline;
+  std::vector<std::unique_ptr<Scheduler>> pre, dec;
+  std::vector<ServeResult> pre_parts(static_cast<std::size_t>(dis.prefill_replicas)),
+      dec_parts(static_cast<std::size_t>(dis.decode_replicas));
+  for (int i = 0; i < dis.prefill_replicas; ++i) {
+    pre.push_back(std::make_unique<Scheduler>(prefill, open, prompts, trace, fmt::format("prefill {}", i)));
+    pre_parts[static_cast<std::size_t>(i)] = pre.back()->run_external_start();
+    if (!pre_parts[static_cast<std::size_t>(i)].fits) return pre_parts[static_cast<std::size_t>(i)];
+  }
+  for (int i = 0; i < dis.decode_replicas; ++i) {
+    dec.push_back(std::make_unique<Scheduler>(decode, open, requests, trace, fmt::format("decode {}", i)));
+    dec_parts[static_cast<std::size_t>(i)] = dec.back()->run_external_start();
+    if (!dec_parts[static_cast<std::size_t>(i)].fits) return dec_parts[static_cast<std::size_t>(i)];
+  }
+  // KV transfer of a prompt: its bytes over min(prefill GPUs, decode GPUs) links in parallel.
+  const double links = std::min(prefill.deployment().gpus(), decode.deployment().gpus());
+  const double layers = std::max(1, prefill.deployment().model.num_layers);
+  auto transfer = [&](const Request& q) {
+    if (dis.link_bandwidth <= 0) return 0.0;
+    const double whole = static_cast<double>(prefill.kv_bytes(static_cast<double>(q.input_tokens))) / (dis.link_bandwidth * links);
+    if (!dis.layer_streaming) return dis.link_latency_s + whole;
+    // Layer by layer behind the prefill: only the last layer's share shows, unless the link is
+    // slower than the prefill itself.
+    const double compute = prefill.prefill_time(static_cast<int>(std::min<std::int64_t>(q.input_tokens, 1 << 20)));
+    return dis.link_latency_s + std::max(whole / layers, whole - compute);
+  };
+  struct Ready {
+    double t, arrival, first_token;
+    int req;
+    bool operator>(const Ready& o) const { return t > o.t; }
+  };
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
+  std::vector<double> arrival_of(requests.size(), 0.0);
+  Router pre_router(RoutingPolicy::LeastOutstanding), dec_router(RoutingPolicy::LeastOutstanding);
+  const auto order = arrival_order(open, requests);
+  std::size_t next = 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  while (true) {
+    const double t_arrival = next < order.size()
+                                 ? (open.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(order[next])].arrival_s)
+                                 : inf;
+    const double t_ready = ready.empty() ? inf : ready.top().t;
+    std::size_t busiest = pre.size();
+    for (std::size_t i = 0; i < pre.size(); ++i) {
+      if (!pre[i]->idle() && (busiest == pre.size() || pre[i]->now() < pre[busiest]->now())) busiest = i;
+    }
+    const double t_prefill = busiest < pre.size() ? pre[busiest]->now() : inf;
+    if (!std::isfinite(std::min({t_arrival, t_ready, t_prefill}))) break;
+    if (t_prefill <= t_arrival && t_prefill <= t_ready) {
+      // The prefill instance furthest behind runs its next iteration; finished prompts leave for
+      // the decode pool after their KV transfer.
+      if (!pre[busiest]->step(pre_parts[busiest])) continue;
+      for (const int q : pre[busiest]->finished_now_) {
+        const double done = pre[busiest]->now();
+        ready.push({done + transfer(requests[static_cast<std::size_t>(q)]), arrival_of[static_cast<std::size_t>(q)], done, q});
+      }
+      pre[busiest]->finished_now_.clear();
+    } else if (t_arrival <= t_ready) {
+      const int q = order[next++];
+      arrival_of[static_cast<std::size_t>(q)] = t_arrival;
+      pre[static_cast<std::size_t>(pre_router.pick(pre, prompts[static_cast<std::size_t>(q)]))]->inject(q, t_arrival);
+    } else {
+      const Ready r = ready.top();
+      ready.pop();
+      advance(dec, dec_parts, r.t);
+      dec[static_cast<std::size_t>(dec_router.pick(dec, requests[static_cast<std::size_t>(r.req)]))]
+          ->inject_prefilled(r.req, r.arrival, r.first_token, r.t);
+    }
+  }
+  advance(dec, dec_parts, inf);
+  for (std::size_t i = 0; i < pre.size(); ++i) pre[i]->finish(pre_parts[i]);
+  for (std::size_t i = 0; i < dec.size(); ++i) dec[i]->finish(dec_parts[i]);
+  // Requests as the decode pool finished them; iterations, GPUs and time of both pools.
+  ServeResult r = merge(dec_parts);
+  ServeResult p = merge(pre_parts);
+  r.gpus += p.gpus;
+  r.preemptions += p.preemptions;
+  r.rejected += p.rejected;
+  r.iterations.insert(r.iterations.end(), p.iterations.begin(), p.iterations.end());
+  std::stable_sort(r.iterations.begin(), r.iterations.end(),
+                   [](const IterationSample& a, const IterationSample& b) { return a.time_s < b.time_s; });
+  accumulate(r.time_by_part, p.time_by_part);
+  trace_requests(r, trace);
   return r;
 }
+
+std::string_view to_string(RoutingPolicy p) {
+  switch (p) {
+    case RoutingPolicy::RoundRobin: return "round-robin";
+    case RoutingPolicy::LeastOutstanding: return "least-outstanding";
+    case RoutingPolicy::PrefixAware: return "prefix-aware";
+  }
+  return "?";
+}
+
+ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& workload, const std::vector<Request>& requests,
+                           int replicas, RoutingPolicy policy, engine::TraceSink* trace) {
+  if (replicas <= 1 || workload.arrival == ArrivalKind::ClosedLoop) return simulate(model, workload, requests, trace);
+  std::vector<std::unique_ptr<Scheduler>> pool;
+  std::vector<ServeResult> parts(static_cast<std::size_t>(replicas));
+  for (int i = 0; i < replicas; ++i) {
+    pool.push_back(std::make_unique<Scheduler>(model, workload, requests, trace, fmt::format("replica {}", i)));
+    parts[static_cast<std::size_t>(i)] = pool.back()->run_external_start();
+    if (!parts[static_cast<std::size_t>(i)].fits) return parts[static_cast<std::size_t>(i)];
+  }
+  Router router(policy);
+  for (const int q : arrival_order(workload, requests)) {
+    const double t = workload.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(q)].arrival_s;
+    advance(pool, parts, t);
+    pool[static_cast<std::size_t>(router.pick(pool, requests[static_cast<std::size_t>(q)]))]->inject(q, t);
+  }
+  advance(pool, parts, std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < pool.size(); ++i) pool[i]->finish(parts[i]);
+  ServeResult r = merge(parts);
+  trace_requests(r, trace);
+  return r;
+}
+
 
 ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gpu_hour_usd) {
   ServeSummary s;

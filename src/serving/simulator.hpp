@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/trace.hpp"
@@ -57,12 +58,16 @@ class DurationHistogram {
   [[nodiscard]] double sum() const { return sum_; }
   /// Weight at or below `bound` seconds (for Prometheus cumulative buckets).
   [[nodiscard]] double count_below(double bound) const;
+  /// Adds the entries of `o` (another replica's).
+  void merge(const DurationHistogram& o);
 
  private:
   static constexpr int kPerDecade = 40;
   static constexpr int kBins = 10 * kPerDecade;
   std::array<double, kBins + 2> bins_{};
   double count_ = 0, sum_ = 0;
+  double last_seconds_ = -1.0;  ///< the last value added and its bin
+  int last_bin_ = 0;
 };
 
 struct ServeResult {
@@ -83,6 +88,43 @@ struct ServeResult {
 /// to `trace` when given (request spans for the first 2,000 requests). Deterministic.
 ServeResult simulate(const IterationModel& model, const WorkloadSpec& workload, const std::vector<Request>& requests,
                      engine::TraceSink* trace = nullptr);
+
+/// How a fleet's router picks the replica for each arriving request.
+enum class RoutingPolicy {
+  RoundRobin,        ///< in turn
+  LeastOutstanding,  ///< join the shortest queue: fewest running + waiting requests
+  PrefixAware,       ///< a prefix group's home replica (its cache holds the prefix) unless overloaded, else JSQ
+};
+std::string_view to_string(RoutingPolicy p);
+
+/// `replicas` copies of one deployment behind a router, simulated together event by event: each
+/// request goes to the replica the policy picks from the replicas' state at its arrival. Open
+/// loop, trace and offline workloads (a closed loop runs one replica). The result covers the
+/// whole fleet (gpus = replicas x GPUs per replica).
+ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& workload, const std::vector<Request>& requests,
+                           int replicas, RoutingPolicy policy, engine::TraceSink* trace = nullptr);
+
+/// Disaggregated prefill/decode: a prefill pool computes each prompt and its first token, the KV
+/// moves to a decode pool over a link, which then decodes; both pools queue.
+struct Disaggregation {
+  int prefill_replicas = 1;
+  int decode_replicas = 1;
+  /// true: the KV of each layer is sent as soon as that layer's prefill is done, so only the last
+  /// layer's share is exposed; false: the whole request's KV moves after its prefill.
+  bool layer_streaming = true;
+  double link_bandwidth = 0;  ///< bytes/s between one prefill GPU and one decode GPU (one direction)
+  double link_latency_s = 0;  ///< per transfer
+};
+
+/// Plays `requests` through a prefill pool (`prefill`, routed to the shortest queue) and a decode
+/// pool (`decode`, likewise), with the KV transfer between them costed from its bytes. TTFT ends
+/// at the prefill pool's first token; TPOT and ITL come from the decode pool.
+ServeResult simulate_disaggregated(const IterationModel& prefill, const IterationModel& decode, const Disaggregation& dis,
+                                   const WorkloadSpec& workload, const std::vector<Request>& requests,
+                                   engine::TraceSink* trace = nullptr);
+
+/// Request spans (queue + prefill, decode) of the first 2,000 completed requests on lanes.
+void trace_requests(const ServeResult& r, engine::TraceSink* trace);
 
 /// Mean and percentiles of one latency.
 struct LatencyStats {

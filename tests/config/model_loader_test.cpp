@@ -307,3 +307,52 @@ TEST(ModelLoader, ModelFromDimensions) {
 
 }  // namespace
 }  // namespace fmsim::config
+
+namespace fmsim::config {
+namespace {
+
+// Transformers' GemmaConfig/Gemma2Config default tie_word_embeddings to true and Google's
+// gemma-2 config.json files leave the key out: the head is the embedding, so Gemma 2 27B has
+// 27.2B parameters (46 x (attention 75.5M + FFN 509.6M + norms) + 256000 x 4608 embedding), not
+// the 28.4B an untied head would give: the checkpoint holds 27,227,128,320. The model counts two
+// norms per layer, not Gemma 2's four (its pre/post-FFN sandwich norms, 46 x 2 x 4608 = 0.42M),
+// so it is that much short. Gemma 2 alternates sliding (even) and full (odd) layers.
+TEST(ModelLoader, GemmaDefaultsToTiedEmbeddingsAndAlternatingWindows) {
+  const auto m = load_model("gemma2-27b");
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(workload::count_parameters(m).total, 27227128320 - 46 * 2 * 4608);
+  EXPECT_EQ(m.sliding_window, 4096);
+  EXPECT_TRUE(m.is_sliding_layer(0));
+  EXPECT_FALSE(m.is_sliding_layer(1));
+  EXPECT_TRUE(m.is_sliding_layer(44));
+  EXPECT_FALSE(m.is_sliding_layer(45));
+}
+
+// Gemma 3 text models make every sliding_window_pattern-th layer full attention (default 6).
+TEST(ModelLoader, GemmaThreeEverySixthLayerIsFull) {
+  const std::string file = ::testing::TempDir() + "/gemma3_text_config.json";
+  std::ofstream(file) << R"({"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+    "num_hidden_layers": 34, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+    "vocab_size": 262208, "sliding_window": 1024})";
+  const auto m = load_model(file);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_TRUE(m.qk_norm);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(m.is_sliding_layer(i), i % 6 != 5) << i;
+}
+
+// The popular presets count the parameters their model cards state (rounded as the cards do):
+// Llama 2 6.74B / 13.0B / 69.0B, Llama 3.2 1.24B / 3.21B, Mistral 7B 7.24B, Qwen2.5 1.54B /
+// 7.61B / 14.7B / 32.5B (HF lists 32.8B) / 72.7B, Gemma 2 9.24B.
+TEST(ModelLoader, PopularPresetsCountTheirModelCardParameters) {
+  const std::vector<std::pair<std::string, double>> cards{
+      {"llama2-7b", 6.74e9},   {"llama2-13b", 13.0e9},   {"llama2-70b", 69.0e9},  {"llama3.2-1b", 1.24e9},
+      {"llama3.2-3b", 3.21e9}, {"mistral-7b", 7.24e9},   {"qwen2.5-1.5b", 1.54e9}, {"qwen2.5-7b", 7.61e9},
+      {"qwen2.5-14b", 14.7e9}, {"qwen2.5-32b", 32.8e9},  {"qwen2.5-72b", 72.7e9},  {"gemma2-9b", 9.24e9}};
+  for (const auto& [name, card] : cards) {
+    const double n = static_cast<double>(workload::count_parameters(load_model(name)).total);
+    EXPECT_NEAR(n / card, 1.0, 0.006) << name << ": " << n;
+  }
+}
+
+}  // namespace
+}  // namespace fmsim::config

@@ -47,6 +47,36 @@ TEST(ServeCli, BadInputIsExitTwoNamingTheFlag) {
   EXPECT_THAT(r.err, HasSubstr("--slo-ttft"));
 }
 
+TEST(ServeCli, FleetDisaggregationAndColdStart) {
+  // 2 replicas behind a join-the-shortest-queue router: the fleet's GPUs and its whole output.
+  auto r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "64", "--rate", "8",
+                      "--num-requests", "80", "--replicas", "2", "--router", "least-outstanding", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["topology"]["mode"], "fleet");
+  EXPECT_EQ(j["topology"]["router"], "least-outstanding");
+  EXPECT_EQ(j["completed_requests"].get<int>(), 80);
+  EXPECT_NEAR(j["throughput"]["output_tokens_per_s_fleet"].get<double>(), 80.0 * 64 / j["duration_s"].get<double>(), 1e-6);
+  // 1 prefill + 2 decode instances of tp 1 on one 8-GPU node: the KV moves over NVLink.
+  r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "64", "--rate", "8",
+                 "--num-requests", "80", "--disagg", "1:2", "--cold-start", "instance-nvme", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["topology"]["mode"], "disaggregated");
+  EXPECT_EQ(j["topology"]["kv_link"], "NVLink");
+  EXPECT_EQ(j["completed_requests"].get<int>(), 80);
+  // Cold start: the BF16 weights (~16 GB) from local NVMe take seconds, not zero.
+  EXPECT_NEAR(j["cold_start"]["weights_bytes"].get<double>(), 16.06e9, 0.1e9);
+  EXPECT_GT(j["cold_start"]["load_s"].get<double>(), 1.0);
+  // Bad values name their flag.
+  for (const auto& [flag, value] : {std::pair{"--disagg", "1-2"}, std::pair{"--router", "random"},
+                                    std::pair{"--kv-transfer", "page"}, std::pair{"--cold-start", "floppy"}}) {
+    r = run_fmsim({"serve", "--disagg", "1:1", flag, value});
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_THAT(r.err, HasSubstr(flag)) << r.err;
+  }
+}
+
 TEST(ServeCli, DoesNotFitIsAVerdictNotACrash) {
   // Llama 3.1 405B in BF16 (~810 GB) on one H100 (80 GB).
   const auto r = run_fmsim({"serve", "--model", "llama3.1-405b", "--cluster", "p5.48xlarge", "--tp", "1"});

@@ -299,5 +299,71 @@ TEST(ServingIteration, DecodeBatchPadsToTheEnginesCapturedGraphSizes) {
   EXPECT_EQ(IterationModel(test_deployment(), no_comm()).graph_batch(601), 608);
 }
 
+TEST(ServingFleet, RoundRobinOfIdenticalRequestsSplitsThemEvenly) {
+  // Offline, 2 replicas, 16 identical requests: round-robin gives each replica 8, so the fleet
+  // finishes when one replica finishes 8 requests and produces twice its tokens per second.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.num_requests = 16;
+  wl.input.mean = 256;
+  wl.output.mean = 32;
+  const auto fleet = simulate_fleet(m, wl, make_requests(wl), 2, RoutingPolicy::RoundRobin);
+  WorkloadSpec half = wl;
+  half.num_requests = 8;
+  const auto one = simulate(m, half, make_requests(half));
+  EXPECT_EQ(fleet.requests.size(), 16u);
+  EXPECT_EQ(fleet.gpus, 2 * one.gpus);
+  EXPECT_NEAR(fleet.duration_s, one.duration_s, 1e-9);
+  EXPECT_NEAR(summarize(fleet, {}, 0).output_tokens_per_s, 2 * summarize(one, {}, 0).output_tokens_per_s, 1e-6);
+}
+
+TEST(ServingFleet, JoinTheShortestQueueCutsTheTtftTailOfUnevenRequests) {
+  // Heavy-tailed lengths at a moderate rate: round-robin can stack long requests on one replica,
+  // join-the-shortest-queue sends each request to the replica with the fewest outstanding.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.arrival = ArrivalKind::Poisson;
+  wl.num_requests = 600;
+  wl.input = {LengthKind::LogNormal, 1024, 1.0, 16384};
+  wl.output = {LengthKind::LogNormal, 256, 1.0, 4096};
+  // Rate: about half of what 4 replicas sustain.
+  const double step = m.decode_step_time(64, 1500);
+  wl.rate = 0.5 * 4 * 64 / (step * 400);
+  const auto reqs2 = make_requests(wl);
+  const auto rr = summarize(simulate_fleet(m, wl, reqs2, 4, RoutingPolicy::RoundRobin), {}, 0);
+  const auto jsq = summarize(simulate_fleet(m, wl, reqs2, 4, RoutingPolicy::LeastOutstanding), {}, 0);
+  EXPECT_EQ(rr.completed, 600);
+  EXPECT_EQ(jsq.completed, 600);
+  EXPECT_LE(jsq.ttft.p99, rr.ttft.p99);
+}
+
+TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
+  // One request, 1 prefill + 1 decode instance. TTFT is the prefill instance's iteration; the KV
+  // then moves: whole request = bytes / bandwidth after the prefill; layer by layer = only
+  // max(bytes / bandwidth / layers, bytes / bandwidth - prefill time) shows. The difference of the
+  // two end-to-end latencies is the difference of the exposed transfers.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.num_requests = 1;
+  wl.input.mean = 2048;
+  wl.output.mean = 16;
+  const auto reqs = make_requests(wl);
+  Disaggregation dis;
+  dis.link_bandwidth = 1e9;  // a slow link so the transfer shows
+  dis.layer_streaming = false;
+  const auto whole = simulate_disaggregated(m, m, dis, wl, reqs);
+  dis.layer_streaming = true;
+  const auto layered = simulate_disaggregated(m, m, dis, wl, reqs);
+  ASSERT_EQ(whole.requests.size(), 1u);
+  ASSERT_EQ(layered.requests.size(), 1u);
+  EXPECT_EQ(whole.requests[0].output_tokens, 16);
+  EXPECT_EQ(whole.gpus, 2);
+  EXPECT_NEAR(whole.requests[0].ttft(), m.prefill_time(2048), 1e-9);
+  EXPECT_NEAR(layered.requests[0].ttft(), whole.requests[0].ttft(), 1e-12);
+  const double t = m.kv_bytes(2048) / 1e9;
+  const double exposed = std::max(t / 16.0, t - m.prefill_time(2048));
+  EXPECT_NEAR(whole.requests[0].e2e() - layered.requests[0].e2e(), t - exposed, 1e-9);
+}
+
 }  // namespace
 }  // namespace fmsim::serving

