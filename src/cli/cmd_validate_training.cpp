@@ -164,7 +164,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         const std::string key = fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
         auto it = comm_by_cluster.find(key);
         if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
-        const auto& cal = opts->holdout ? held_out.at(row.source_id) : calibration;
+        // Derived rows are never fitted, so a source with only those has no held-out calibration.
+        const auto held = held_out.find(row.source_id);
+        const auto& cal = opts->holdout && held != held_out.end() ? held->second : calibration;
         const auto r = opts->analytical ? training::estimate_step(job, cal, it->second)
                                         : training::simulate_step(job, cal, it->second);
         if (!opts->rows.empty() && !opts->json) {
@@ -176,7 +178,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         if (r.feasible) {
           o.ok = true;
           o.predicted = r.step_time.value();
-          o.error_pct = 100.0 * (o.predicted - *row.measured_step_time_s) / *row.measured_step_time_s;
+          const double reference = row.measured_step_time_s ? *row.measured_step_time_s : row.derived_step_time_s.value_or(0.0);
+          o.error_pct = reference > 0.0 ? 100.0 * (o.predicted - reference) / reference : 0.0;
           o.oom = !r.fits_memory;
           o.memory_gib = r.memory.total().value() / (1024.0 * 1024.0 * 1024.0);
           o.capacity_gib = r.memory_capacity.value() / (1024.0 * 1024.0 * 1024.0);
@@ -200,6 +203,12 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       by_arch[o.row.arch_type].push_back(&o);
     }
     const Summary all = summarise(measured);
+    // Rows whose step time is derived from published TFLOP/s by the source's FLOP formula.
+    std::vector<const Outcome*> derived;
+    for (const auto& o : outcomes) {
+      if (!o.row.measured_step_time_s && o.row.derived_step_time_s) derived.push_back(&o);
+    }
+    const Summary derived_summary = summarise(derived);
     const auto repeats = repeat_groups(measured, 5.0);
     auto repeat_ids = [](const RepeatGroup& g) {
       std::vector<std::string> ids;
@@ -224,6 +233,10 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
                          {"hardware", o.row.hardware}, {"system", o.row.system}, {"gpus", o.row.num_gpus},
                          {"layout", o.row.layout_summary}};
         if (o.row.measured_step_time_s) r["measured_step_time_s"] = *o.row.measured_step_time_s;
+        if (o.row.derived_step_time_s) {
+          r["derived_step_time_s"] = *o.row.derived_step_time_s;
+          r["derived_from"] = o.row.derived_from;
+        }
         if (o.ok) {
           r["predicted_step_time_s"] = o.predicted;
           r["error_pct"] = o.error_pct;
@@ -256,6 +269,9 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       j["elapsed_s"] = elapsed;
       j["summary"] = {{"rows", all.rows}, {"predicted", all.predicted}, {"median_abs_error_pct", all.median},
                       {"p90_abs_error_pct", all.p90}, {"fit_memory", fitting}, {"does_not_fit", oom_ids}};
+      j["derived_summary"] = {{"rows", derived_summary.rows}, {"predicted", derived_summary.predicted},
+                              {"median_abs_error_pct", derived_summary.median}, {"p90_abs_error_pct", derived_summary.p90},
+                              {"max_abs_error_pct", derived_summary.max}};
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -265,7 +281,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       if (md) {
         std::cout << "| " << core::join(cells, " | ") << " |\n";
       } else {
-        std::cout << fmt::format("{:<6}{:<5}{:<20.20}{:<15.15}{:>6}  {:<44.44}{:>10}{:>10}{:>9}", cells[0], cells[1],
+        std::cout << fmt::format("{:<6}{:<5}{:<20.20}{:<15.15}{:>6}  {:<44.44}{:>11}{:>12}{:>9}", cells[0], cells[1],
                                  cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8])
                   << "\n";
       }
@@ -278,6 +294,23 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       table_row({o.row.row_id, o.row.source_id, o.row.model, o.row.system, std::to_string(o.row.num_gpus),
                  o.row.layout_summary + (o.oom ? " (OOM)" : ""), fmt::format("{:.3f}", *o.row.measured_step_time_s),
                  fmt::format("{:.3f}", o.predicted), fmt::format("{:+.1f}%", o.error_pct)});
+    }
+    if (!derived.empty()) {
+      std::cout << (md ? "\n### Rows derived from published TFLOP/s\n\n"
+                         "Their step time is the source's FLOP count over its TFLOP/s per GPU: derived, not measured, "
+                         "so they are outside the summary and the calibration.\n\n"
+                       : "\nrows derived from published TFLOP/s (the source's FLOP formula; outside the summary):\n");
+      table_row({"row", "src", "model", "system", "gpus", "layout", "derived s", "predicted s", "error"});
+      if (md) std::cout << "|---|---|---|---|---:|---|---:|---:|---:|\n";
+      for (const Outcome* o : derived) {
+        if (!o->ok) continue;
+        table_row({o->row.row_id, o->row.source_id, o->row.model, o->row.system, std::to_string(o->row.num_gpus),
+                   o->row.layout_summary + (o->oom ? " (OOM)" : ""), fmt::format("{:.3f}", *o->row.derived_step_time_s),
+                   fmt::format("{:.3f}", o->predicted), fmt::format("{:+.1f}%", o->error_pct)});
+      }
+      std::cout << fmt::format("{}derived: {} rows, {} predicted, median |error| {:.1f}%, p90 {:.1f}%, max {:.1f}%\n",
+                               md ? "\n" : "  ", derived_summary.rows, derived_summary.predicted, derived_summary.median,
+                               derived_summary.p90, derived_summary.max);
     }
     std::cout << (md ? "\n### Rows not predicted\n\n" : "\nrows not predicted:\n");
     for (const auto& o : outcomes) {

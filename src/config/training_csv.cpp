@@ -161,8 +161,21 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       row.reason = std::move(why);
       out.push_back(row);
     };
-    if (options.require_step_time && !row.measured_step_time_s) {
-      reject("no step time or tokens/s/GPU measured (only TFLOPS/MFU, whose FLOP conventions differ)");
+    // Narayanan et al. SC21 (arXiv 2104.04473, Section 5.1; the Megatron-LM README table of
+    // 2021): with activation recomputation one iteration is F = 96 B s l h^2 (1 + s/(6h) +
+    // V/(16 l h)) FLOPs, and the published TFLOP/s per GPU is F / (t x GPUs). Inverted for t.
+    const bool sc21 = contains(get("source"), "SC21");
+    if (!row.measured_step_time_s && sc21) {
+      const auto tflops = num("tflops_per_gpu");
+      const auto l = num("num_layers"), h = num("hidden_size"), v = num("vocab_size");
+      if (tflops && gbs && seq && l && h && v && row.num_gpus > 0) {
+        const double flops = 96.0 * *gbs * *seq * *l * *h * *h * (1.0 + *seq / (6.0 * *h) + *v / (16.0 * *l * *h));
+        row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
+        row.derived_from = fmt::format("{:g} TFLOP/s/GPU by the SC21 formula 96 B s l h^2 (1 + s/6h + V/16lh)", *tflops);
+      }
+    }
+    if (options.require_step_time && !row.measured_step_time_s && !row.derived_step_time_s) {
+      reject("no step time or tokens/s/GPU measured (only TFLOPS/MFU, and the source states no FLOP formula fmsim reads)");
       continue;
     }
     const auto hw = map_hardware(row.hardware);
@@ -298,6 +311,8 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       l.sharding = *word;
     }
     if (contains(shard, "pure")) l.bf16_grad_reduce = true;
+    // The SC21 runs all recompute activations (the paper's FLOP count includes the extra forward).
+    if (sc21 && rc.empty()) l.recompute = parallelism::Recompute::Full;
     if (const auto word = parallelism::kRecomputeWords.parse(rc)) {
       l.recompute = *word;
     } else if (!rc.empty()) {

@@ -18,6 +18,11 @@ struct TrainingRow {
   std::string row_id, source_id, hardware, model, arch_type, precision, framework, task;
   int num_gpus = 0;
   std::optional<double> measured_step_time_s;  ///< from step_time_s, else from tokens/s/GPU
+  /// Rows that publish only TFLOP/s per GPU: the step time the source's own FLOP formula gives
+  /// for it (derived_from names the formula). Kept apart from measured_step_time_s: not a
+  /// measurement, so calibration and the main summary leave it out.
+  std::optional<double> derived_step_time_s;
+  std::string derived_from;
   std::optional<training::TrainingJob> job;    ///< nullopt when the row cannot be simulated
   std::string reason;           ///< why not (when job is empty)
   std::string system;           ///< catalog system the hardware cell maps to
