@@ -2,7 +2,14 @@
 // cluster in under 10 s on 2 cores.
 #include <benchmark/benchmark.h>
 
+#include <map>
+
+#include "config/catalog_loader.hpp"
+#include "config/cluster_loader.hpp"
+#include "config/model_loader.hpp"
+#include "config/training_calibration.hpp"
 #include "orchestration/cluster_layout.hpp"
+#include "orchestration/placed_training.hpp"
 #include "orchestration/slurm_simulator.hpp"
 #include "orchestration/workload.hpp"
 
@@ -47,5 +54,54 @@ void BM_SlurmTwin100kJobs2000Nodes30Days(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SlurmTwin100kJobs2000Nodes30Days)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+/// The same replay (topology/tree) with every pre-training and fine-tuning job (31%) a training
+/// job timed on the nodes it gets: Llama 3.1 8B (tp 8 within a node, the rest data parallel) on
+/// p5en.48xlarge, its step time per start from the step model over the allocation's group shapes,
+/// memoised by (job size, sequence of leaf switches).
+void BM_SlurmTwin100kJobsPlacedTraining(benchmark::State& state) {
+  using namespace fmsim;
+  const auto catalog = config::load_catalog();
+  const auto cluster = config::parse_cluster(catalog, "p5en.48xlarge:2000");
+  auto layout = two_thousand_nodes();
+  auto jobs = hundred_thousand_jobs();
+  PlacedStepModel model(layout, cluster);
+  const auto calibration = config::load_training_calibration();
+  std::map<int, int> handle_of_size;
+  std::vector<int> handle(jobs.size(), -1);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const int n = jobs[i].request.nodes;
+    if (jobs[i].kind == "eval") continue;
+    if (!handle_of_size.count(n)) {
+      training::TrainingJob t;
+      t.model = config::load_model("llama3.1-8b");
+      t.cluster = cluster;
+      t.gpus = n * 8;
+      t.seq_len = 8192;
+      t.layout.tp = 8;
+      t.layout = parallelism::with_dp(t.layout, t.gpus);
+      t.layout.global_batch = static_cast<std::int64_t>(t.layout.dp) * 4;
+      handle_of_size[n] = model.add_job(t, calibration);
+    }
+    handle[i] = handle_of_size[n];
+  }
+  std::map<int, double> ideal;
+  for (const auto& [n, h] : handle_of_size) ideal[h] = model.ideal_step_time(h);
+  SlurmConfig config;
+  config.placement = Placement::Tree;
+  SimulationOptions options;
+  options.horizon_s = 30 * 86400.0;
+  options.slowdown = [&](int job, const std::vector<int>& nodes) {
+    const int h = handle[static_cast<std::size_t>(job)];
+    return h < 0 ? 1.0 : model.step_time(h, nodes) / ideal[h];
+  };
+  for (auto _ : state) {
+    const auto r = simulate_slurm(layout, config, jobs, options);
+    benchmark::DoNotOptimize(r.end_s);
+    state.counters["step_model_calls"] = static_cast<double>(model.step_model_calls());
+    state.counters["placements"] = static_cast<double>(model.lookups());
+  }
+}
+BENCHMARK(BM_SlurmTwin100kJobsPlacedTraining)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace

@@ -6,10 +6,13 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -19,7 +22,11 @@
 #include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
+#include "jobspec/training.hpp"
 #include "orchestration/cluster_metrics.hpp"
+#include "orchestration/fair_share.hpp"
+#include "orchestration/placed_training.hpp"
+#include "orchestration/reservation.hpp"
 #include "orchestration/slurm_config.hpp"
 #include "orchestration/slurm_simulator.hpp"
 #include "orchestration/trace.hpp"
@@ -58,6 +65,10 @@ struct ClusterFlags {
   std::vector<std::string> queues;  ///< k8s: TEAM=NODES[:BORROW]
   std::string queueing = "best-effort";
   bool no_preemption = false;
+  std::string associations;              ///< sacctmgr dump (accounts, users, Fairshare=)
+  std::string reservations_file;         ///< reservation lines (scontrol syntax)
+  std::vector<std::string> reservations; ///< --reservation LINE, repeatable
+  std::string sigterm_checkpoint;        ///< jobs write a checkpoint on SIGTERM in this long
 };
 
 struct Variant {
@@ -122,6 +133,64 @@ Variant apply_variant(Variant v, const std::string& entry, const orch::ClusterLa
   return v;
 }
 
+/// Training jobs of the workload (trace rows with a model): each distinct (model, layout, batch,
+/// sequence, nodes) gets one step model; its ideal step time (on the best nodes) sets the job's
+/// run time, and the simulator asks for its slowdown on the nodes each start gets.
+struct PlacedTraining {
+  std::unique_ptr<orch::PlacedStepModel> model;
+  std::vector<int> handle;         ///< per job (input order); -1 = not a training job
+  std::vector<double> ideal_step;  ///< per handle, s
+  std::vector<std::string> label;  ///< per handle: model and layout
+};
+
+PlacedTraining attach_training(std::vector<orch::JobSpec>& jobs, const orch::ClusterLayout& layout,
+                               const hardware::ClusterSpec& spec, const ClusterFlags& f, Context& ctx) {
+  PlacedTraining p;
+  p.handle.assign(jobs.size(), -1);
+  std::map<std::string, int> by_key;
+  std::vector<long long> batch_tokens;  // per handle: gbs x seq
+  std::optional<training::Calibration> calibration;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto& j = jobs[i];
+    const auto& w = j.training;
+    if (w.model.empty()) continue;
+    if (!p.model) p.model = std::make_unique<orch::PlacedStepModel>(layout, spec);
+    if (!calibration) calibration = jobspec::load_stack_calibration("", "megatron");
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", w.model, w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq, j.request.nodes);
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      jobspec::TrainingJobFlags t;  // `fmsim train`'s defaults but for these
+      t.model = w.model;
+      t.cluster = f.cluster;
+      t.gpus = j.request.nodes * layout.gpus_per_node;
+      std::tie(t.tp, t.pp, t.cp, t.ep, t.gbs, t.seq) = std::tie(w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq);
+      training::TrainingJob job;
+      try {
+        job = jobspec::make_training_job(t, ctx.catalog());
+      } catch (const core::InputError& e) {
+        throw core::InputError::flag(f.trace.empty() ? "--trace" : f.trace,
+                                     fmt::format("job {} ({} on {} nodes): {}: {}", j.id, w.model, j.request.nodes, e.field(), e.message()));
+      }
+      const int h = p.model->add_job(job, *calibration);
+      const double ideal = p.model->ideal_step_time(h);
+      if (ideal <= 0)
+        throw core::InputError::flag(f.trace, fmt::format("job {}: {} with tp {} pp {} cp {} ep {} on {} nodes has no feasible step",
+                                                          j.id, w.model, w.tp, w.pp, w.cp, w.ep, j.request.nodes));
+      p.ideal_step.push_back(ideal);
+      p.label.push_back(fmt::format("{} tp{} pp{}{}{} gbs {}", w.model, w.tp, w.pp, w.cp > 1 ? fmt::format(" cp{}", w.cp) : "",
+                                    w.ep > 1 ? fmt::format(" ep{}", w.ep) : "", job.layout.global_batch));
+      batch_tokens.push_back(job.layout.global_batch * job.seq_len);
+      it = by_key.emplace(key, h).first;
+    }
+    const int h = it->second;
+    p.handle[i] = h;
+    const double steps = std::ceil(w.tokens / static_cast<double>(batch_tokens[static_cast<std::size_t>(h)]));
+    if (j.run_s <= 0) j.run_s = std::max(1.0, steps * p.ideal_step[static_cast<std::size_t>(h)]);
+    if (j.time_limit_s <= 0) j.time_limit_s = std::ceil(j.run_s * f.limit_factor / 60.0) * 60.0;
+  }
+  return p;
+}
+
 std::string hours(double s) {
   if (s < 60) return fmt::format("{:.0f} s", s);
   if (s < 3600) return fmt::format("{:.1f} min", s / 60);
@@ -141,14 +210,17 @@ json summary_json(const orch::ClusterSummary& s) {
           {"mean_queue_length", s.mean_queue_length}, {"mean_fragmented_nodes", s.mean_fragmented_nodes},
           {"mean_down_nodes", s.mean_down_nodes}, {"useful_gpu_hours", s.useful_gpu_hours},
           {"lost_gpu_hours", s.lost_gpu_hours}, {"paid_gpu_hours", s.paid_gpu_hours}, {"cost_usd", s.cost_usd},
+          {"slow_placement_gpu_hours", s.slow_placement_gpu_hours},
           {"cost_per_useful_gpu_hour_usd", s.cost_per_useful_gpu_hour}, {"wait_by_size", by_size},
           {"node_failures", s.node_failures}, {"spares_used", s.spares_used}, {"preemptions", s.preemptions}};
 }
 
-json jobs_json(const orch::ClusterLayout& layout, const orch::SimulationResult& r) {
+json jobs_json(const orch::ClusterLayout& layout, const orch::SimulationResult& r, const std::vector<orch::JobSpec>& specs,
+               const PlacedTraining& placed) {
   json jobs = json::array();
   const int gpn = layout.gpus_per_node;
-  for (const auto& j : r.jobs) {
+  for (std::size_t k = 0; k < r.jobs.size(); ++k) {
+    const auto& j = r.jobs[k];
     json o{{"id", j.id}, {"state", orch::to_string(j.state)}, {"submit_s", j.submit_s}, {"requeues", j.requeues},
            {"lost_gpu_hours", j.lost_node_s * gpn / 3600.0}, {"useful_gpu_hours", j.useful_node_s * gpn / 3600.0},
            {"priority", j.priority}};
@@ -161,6 +233,13 @@ json jobs_json(const orch::ClusterLayout& layout, const orch::SimulationResult& 
       o["backfilled"] = j.backfilled;
     }
     if (j.end_s >= 0) o["end_s"] = j.end_s;
+    if (k < specs.size() && !specs[k].reservation.empty()) o["reservation"] = specs[k].reservation;
+    if (k < placed.handle.size() && placed.handle[k] >= 0) {
+      const double ideal = placed.ideal_step[static_cast<std::size_t>(placed.handle[k])];
+      o["training"] = {{"job", placed.label[static_cast<std::size_t>(placed.handle[k])]}, {"ideal_step_s", ideal},
+                       {"step_s", ideal * j.slowdown}, {"slowdown", j.slowdown},
+                       {"slow_placement_gpu_hours", j.slow_placement_node_s * gpn / 3600.0}};
+    }
     jobs.push_back(o);
   }
   return jobs;
@@ -198,6 +277,8 @@ void print_comparison(const std::vector<Variant>& variants, const std::vector<or
   row("node failures / preemptions / requeues",
       [](const S& s) { return fmt::format("{} / {} / {}", s.node_failures, s.preemptions, s.requeues); });
   row("lost GPU-hours", [](const S& s) { return fmt::format("{:.0f}", s.lost_gpu_hours); });
+  if (sums.front().slow_placement_gpu_hours > 0 || sums.back().slow_placement_gpu_hours > 0)
+    row("GPU-hours added by slow placements", [](const S& s) { return fmt::format("{:.0f}", s.slow_placement_gpu_hours); });
   row("useful / paid GPU-hours", [](const S& s) { return fmt::format("{:.0f} / {:.0f}", s.useful_gpu_hours, s.paid_gpu_hours); });
   row("cost", [](const S& s) { return s.cost_usd > 0 ? fmt::format("${:.0f}", s.cost_usd) : std::string("n/a"); });
   row("cost per useful GPU-hour", [](const S& s) {
@@ -218,8 +299,44 @@ void print_comparison(const std::vector<Variant>& variants, const std::vector<or
   w.print(std::cout);
 }
 
+/// Training jobs' step times on the nodes they got (the first policy), the slowest placements first.
+struct TrainingRow {
+  int id = 0;
+  std::string job, nodes;
+  double ideal = 0, step = 0, slowdown = 1;
+};
+std::vector<TrainingRow> training_rows(const orch::ClusterLayout& layout, const orch::SimulationResult& r,
+                                       const PlacedTraining& placed) {
+  std::vector<TrainingRow> rows;
+  for (std::size_t k = 0; k < r.jobs.size() && k < placed.handle.size(); ++k) {
+    const int h = placed.handle[k];
+    if (h < 0 || r.jobs[k].first_start_s < 0) continue;
+    const double ideal = placed.ideal_step[static_cast<std::size_t>(h)];
+    rows.push_back({r.jobs[k].id, placed.label[static_cast<std::size_t>(h)], orch::hostlist(layout, r.jobs[k].nodes), ideal,
+                    ideal * r.jobs[k].slowdown, r.jobs[k].slowdown});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const TrainingRow& a, const TrainingRow& b) { return a.slowdown > b.slowdown; });
+  return rows;
+}
+
+void print_training(const orch::ClusterLayout& layout, const orch::SimulationResult& r, const PlacedTraining& placed,
+                    const std::string& policy) {
+  const auto rows = training_rows(layout, r, placed);
+  if (rows.empty()) return;
+  std::cout << fmt::format("\nTraining jobs on the nodes they got ({}; {} started, slowest placements first; step model "
+                           "run {} times for {} placements):\n",
+                           policy, rows.size(), placed.model->step_model_calls(), placed.model->lookups());
+  TextTable t({{"job", true}, {"training job", false}, {"nodes", false}, {"ideal step", true}, {"step", true}, {"slowdown", true}});
+  for (std::size_t i = 0; i < rows.size() && i < 10; ++i)
+    t.add({fmt::format("{}", rows[i].id), rows[i].job, rows[i].nodes, fmt::format("{:.3f} s", rows[i].ideal),
+           fmt::format("{:.3f} s", rows[i].step), fmt::format("{:.2f}x", rows[i].slowdown)});
+  t.print(std::cout);
+  if (rows.size() > 10) std::cout << fmt::format("({} more in --json)\n", rows.size() - 10);
+}
+
 std::string html_report(const std::string& heading, const orch::ClusterLayout& layout, const std::vector<Variant>& variants,
-                        const std::vector<orch::ClusterSummary>& sums, const std::vector<orch::SimulationResult>& results) {
+                        const std::vector<orch::ClusterSummary>& sums, const std::vector<orch::SimulationResult>& results,
+                        const PlacedTraining& placed, const std::vector<orch::Reservation>& reservations) {
   report::Document doc;
   doc.title = "fmsim cluster";
   doc.subtitle = heading;
@@ -284,6 +401,26 @@ std::string html_report(const std::string& heading, const orch::ClusterLayout& l
   g.panels.push_back(panel);
   if (!g.groups.empty()) waits.add(g);
   doc.sections.push_back(waits);
+  if (const auto rows = training_rows(layout, results[0], placed); !rows.empty()) {
+    report::Section training{"Training jobs on their nodes", {}};
+    report::Table tt;
+    tt.header = {"job", "training job", "nodes", "ideal step (s)", "step (s)", "slowdown"};
+    for (const auto& row : rows)
+      tt.rows.push_back({fmt::format("{}", row.id), row.job, row.nodes, fmt::format("{:.3f}", row.ideal),
+                         fmt::format("{:.3f}", row.step), fmt::format("{:.2f}x", row.slowdown)});
+    training.add(tt);
+    doc.sections.push_back(training);
+  }
+  if (!reservations.empty()) {
+    report::Section resv{"Reservations", {}};
+    report::Table rt;
+    rt.header = {"name", "kind", "nodes", "start (h)", "end (h)"};
+    for (const auto& r : reservations)
+      rt.rows.push_back({r.name, r.capacity_block ? "Capacity Block" : "reservation", orch::hostlist(layout, r.nodes),
+                         fmt::format("{:.2f}", r.start_s / 3600), fmt::format("{:.2f}", r.end_s / 3600)});
+    resv.add(rt);
+    doc.sections.push_back(resv);
+  }
   doc.footer = "fmsim cluster: Slurm scheduler twin (docs/models/orchestration.md)";
   return report::render_html(doc);
 }
@@ -311,6 +448,17 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
     if (file.topology_plugin.empty()) base.placement = orch::Placement::Consecutive;
   }
   if (!f.topology_conf.empty()) orch::apply_topology_conf(layout, read_text(f.topology_conf, "--topology-conf"), f.topology_conf);
+  if (!f.associations.empty())
+    base.associations = orch::FairShareTree::parse_sacctmgr_dump(read_text(f.associations, "--associations"), f.associations);
+  // Reservations (Capacity Blocks add their nodes to the layout, so before the workload).
+  const int cluster_nodes = layout.nodes();  // without Capacity Blocks: what synthetic jobs are sized to
+  {
+    std::string text = f.reservations_file.empty() ? std::string() : read_text(f.reservations_file, "--reservations");
+    const std::string source = f.reservations_file.empty() ? std::string("--reservation") : f.reservations_file;
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    for (const auto& line : f.reservations) text += line + "\n";
+    if (!text.empty()) base.reservations = orch::parse_reservations(text, source, layout);
+  }
   if (!f.placement.empty()) base.placement = parse_placement(f.placement, "--placement");
   if (base.placement == orch::Placement::Block && layout.block_size == 0)
     throw core::InputError::flag("--placement", "block placement needs NVLink blocks (an UltraServer cluster or BlockName lines)");
@@ -345,7 +493,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
     w.mean_interarrival_s = config::parse_duration_flag(f.arrival, "--arrival").value();
     if (w.mean_interarrival_s <= 0) throw core::InputError::flag("--arrival", "must be more than 0");
     w.seed = f.seed;
-    jobs = orch::generate_workload(w, layout.nodes());
+    jobs = orch::generate_workload(w, cluster_nodes);
     workload_note = fmt::format("{} synthetic jobs (pre-training 10%, fine-tuning 30%, evaluation 60%), one every {} on "
                                 "average, seed {}", w.jobs, f.arrival, f.seed);
   }
@@ -353,6 +501,11 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
     const double c = config::parse_duration_flag(f.checkpoint, "--checkpoint-interval").value();
     for (auto& j : jobs)
       if (j.checkpoint_interval_s <= 0) j.checkpoint_interval_s = c;
+  }
+  auto placed = attach_training(jobs, layout, spec, f, ctx);
+  if (!f.sigterm_checkpoint.empty()) {
+    const double c = config::parse_duration_flag(f.sigterm_checkpoint, "--sigterm-checkpoint").value();
+    for (auto& j : jobs) j.sigterm_checkpoint_s = c;
   }
   if (!f.write_trace.empty()) write_file_atomically(f.write_trace, orch::write_trace_csv(jobs), "--write-trace");
 
@@ -404,6 +557,13 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
     base_variant.name = "kueue";
   }
   o.utilisation_bucket_s = std::max(60.0, (o.horizon_s > 0 ? o.horizon_s : 30 * 86400.0) / 720.0);
+  if (placed.model)
+    o.slowdown = [&placed](int job, const std::vector<int>& nodes) {
+      const int h = placed.handle[static_cast<std::size_t>(job)];
+      if (h < 0) return 1.0;
+      const double t = placed.model->step_time(h, nodes);
+      return t > 0 ? t / placed.ideal_step[static_cast<std::size_t>(h)] : 1.0;
+    };
 
   std::vector<Variant> variants{base_variant};
   for (const auto& c : f.compare) variants.push_back(apply_variant(base_variant, c, layout));
@@ -429,7 +589,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
                                           layout.nodes() * layout.gpus_per_node, placement_name(c0.placement), sched_text,
                                           workload_note);
   if (!f.jobs_csv.empty()) write_file_atomically(f.jobs_csv, jobs_csv(layout, results[0]), "--jobs-csv");
-  if (!f.report.empty()) write_file_atomically(f.report, html_report(heading, layout, variants, sums, results), "--report");
+  if (!f.report.empty()) write_file_atomically(f.report, html_report(heading, layout, variants, sums, results, placed, c0.reservations), "--report");
 
   if (f.json) {
     json out{{"cluster", {{"instance_type", layout.instance_type}, {"nodes", layout.nodes()},
@@ -439,8 +599,14 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
                             {"priority", c0.multifactor ? "priority/multifactor" : "priority/basic"},
                             {"topology", placement_name(c0.placement)}, {"bf_interval_s", c0.bf_interval_s},
                             {"bf_window_s", c0.bf_window_s}, {"bf_max_job_test", c0.bf_max_job_test},
-                            {"bf_resolution_s", c0.bf_resolution_s}}},
+                            {"bf_resolution_s", c0.bf_resolution_s},
+                            {"fair_share", c0.fair_tree ? "fair_tree" : "classic"}}},
              {"workload", workload_note}};
+    json resv = json::array();
+    for (const auto& r : c0.reservations)
+      resv.push_back({{"name", r.name}, {"start_s", r.start_s}, {"end_s", r.end_s}, {"nodes", orch::hostlist(layout, r.nodes)},
+                      {"node_count", r.nodes.size()}, {"capacity_block", r.capacity_block}});
+    out["reservations"] = resv;
     json policies = json::array();
     for (std::size_t i = 0; i < variants.size(); ++i) {
       json p{{"name", variants[i].name}, {"summary", summary_json(sums[i])}, {"wall_s", walls[i]},
@@ -448,7 +614,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
                          {"queue_length", results[i].series.queue_length},
                          {"fragmented_nodes", results[i].series.fragmented_nodes},
                          {"down_nodes", results[i].series.down_nodes}}}};
-      if (i == 0) p["jobs"] = jobs_json(layout, results[i]);
+      if (i == 0) p["jobs"] = jobs_json(layout, results[i], jobs, placed);
       policies.push_back(p);
     }
     out["policies"] = policies;
@@ -470,16 +636,30 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
   std::cout << "Workload:  " << workload_note;
   if (f.days > 0) std::cout << fmt::format(", {:g} days", f.days);
   std::cout << "\n";
+  for (const auto& r : c0.reservations)
+    std::cout << fmt::format("Reserved:  {} ({}{} nodes {}, {} to {})\n", r.name, r.capacity_block ? "Capacity Block, " : "",
+                             r.nodes.size(), orch::hostlist(layout, r.nodes), hours(r.start_s), hours(r.end_s));
   if (o.failures.rate_per_node_hour > 0)
     std::cout << fmt::format("Failures:  {:.3g} per 1000 node-days, detect {}, repair {}, {} spares (swap {}), restart {}\n",
                              o.failures.rate_per_node_hour * 24000, f.detect, f.repair, f.spares, f.replace, f.restart);
   std::cout << "\n";
   print_comparison(variants, sums);
+  if (placed.model) print_training(layout, results[0], placed, variants[0].name);
   std::cout << "\nSimulated in";
   for (std::size_t i = 0; i < variants.size(); ++i) std::cout << fmt::format(" {:.2f} s ({})", walls[i], variants[i].name);
   std::cout << ".\n";
   if (!f.report.empty()) std::cout << "Wrote " << f.report << "\n";
   if (!f.jobs_csv.empty()) std::cout << "Wrote " << f.jobs_csv << " (per job, " << variants[0].name << ")\n";
+}
+
+/// A flag whose value is a duration ("90s", "30m", "48h", "2d").
+void duration_option(CLI::App* cmd, const std::string& name, std::string& value, const std::string& help) {
+  cmd->add_option(name, value, help)->type_name("DURATION");
+}
+/// A flag that takes a comma-separated list (and may be repeated).
+template <class T>
+void list_option(CLI::App* cmd, const std::string& name, std::vector<T>& values, const std::string& help) {
+  cmd->add_option(name, values, help)->delimiter(',');
 }
 
 }  // namespace
@@ -491,9 +671,8 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
                  "fragmentation, goodput, cost)");
   cmd->add_option("--cluster", f->cluster, "Cluster: SYSTEM:COUNT (default p5en.48xlarge:128)")->type_name("SPEC");
   cmd->add_option("--scheduler", f->scheduler, "slurm (default) or k8s (Kubernetes with Kueue queues)");
-  cmd->add_option("--queues", f->queues, "k8s: ClusterQueues TEAM=NODES[:BORROW] (nominal quota and borrowing limit "
-                                         "in nodes; default an equal share per team, unlimited borrowing)")
-      ->delimiter(',');
+  list_option(cmd, "--queues", f->queues, "k8s: ClusterQueues TEAM=NODES[:BORROW] (nominal quota and borrowing limit "
+                                         "in nodes; default an equal share per team, unlimited borrowing)");
   cmd->add_option("--queueing", f->queueing, "k8s: best-effort (BestEffortFIFO, default) or strict (StrictFIFO)");
   cmd->add_flag("--no-preemption", f->no_preemption, "k8s: no reclaiming within the cohort, no priority preemption");
   cmd->add_option("--slurm-conf", f->slurm_conf, "slurm.conf: SchedulerType, SchedulerParameters, PriorityType and "
@@ -507,30 +686,39 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--policy", f->policy, "backfill | fifo (sched/builtin) (default: SchedulerType, else backfill)");
   cmd->add_option("--trace", f->trace, "Job trace CSV (fmsim, Helios/Acme, Philly or PAI columns; see --trace-map)")
       ->type_name("FILE");
-  cmd->add_option("--trace-map", f->trace_map, "FIELD=COLUMN: read a field from another column (fields: id, submit, "
+  list_option(cmd, "--trace-map", f->trace_map, "FIELD=COLUMN: read a field from another column (fields: id, submit, "
                                                "nodes, gpus, duration, start, end, time_limit, partition, account, "
-                                               "user, nice, qos, kind, state, segment, checkpoint_interval)")
-      ->delimiter(',');
+                                               "user, nice, qos, kind, state, segment, checkpoint_interval)");
   cmd->add_option("--limit-factor", f->limit_factor, "Traces without time limits: limit = duration x this (default 2)");
   cmd->add_option("--synthetic", f->synthetic, "Generate this many jobs instead of a trace (default 1000)");
-  cmd->add_option("--arrival", f->arrival, "Synthetic: mean time between submissions (default 5m)")->type_name("DURATION");
+  duration_option(cmd, "--arrival", f->arrival, "Synthetic: mean time between submissions (default 5m)");
   cmd->add_option("--seed", f->seed, "Synthetic workload and failure seed (default 1)");
   cmd->add_option("--days", f->days, "Stop after this many days (default: when every job has ended)");
-  cmd->add_option("--compare", f->compare, "Also run these policies: fifo, backfill, basic, multifactor, consecutive, "
-                                           "tree, block, spares=N, bf_window=MIN, bf_max_job_test=N, bf_interval=S")
-      ->delimiter(',');
+  list_option(cmd, "--compare", f->compare, "Also run these policies: fifo, backfill, basic, multifactor, consecutive, "
+                                           "tree, block, spares=N, bf_window=MIN, bf_max_job_test=N, bf_interval=S");
   cmd->add_option("--node-failure-rate", f->node_failure_rate, "Node failures per 1000 node-days, or a published rate "
                                                                "(e.g. meta-rsc1); default none")
       ->type_name("RATE");
   cmd->add_option("--spares", f->spares, "Spare nodes that replace failed ones (HyperPod auto-resume; default 0)");
-  cmd->add_option("--detect", f->detect, "Failure detection time (default 1m)")->type_name("DURATION");
-  cmd->add_option("--repair", f->repair, "Time to repair a failed node (default 48h)")->type_name("DURATION");
-  cmd->add_option("--replace", f->replace, "Time to swap a spare in (default 10m)")->type_name("DURATION");
-  cmd->add_option("--restart", f->restart, "Relaunch of a requeued job before it makes progress (default 3m)")
-      ->type_name("DURATION");
-  cmd->add_option("--checkpoint-interval", f->checkpoint, "Checkpoint interval of jobs that have none (default: "
-                                                          "the trace's, else none: a failure loses the whole run)")
-      ->type_name("DURATION");
+  duration_option(cmd, "--detect", f->detect, "Failure detection time (default 1m)");
+  duration_option(cmd, "--repair", f->repair, "Time to repair a failed node (default 48h)");
+  duration_option(cmd, "--replace", f->replace, "Time to swap a spare in (default 10m)");
+  duration_option(cmd, "--restart", f->restart, "Relaunch of a requeued job before it makes progress (default 3m)");
+  cmd->add_option("--associations", f->associations, "sacctmgr dump of accounts and users with Fairshare= shares, for "
+                                                   "the fair-share factor (Fair Tree; classic with PriorityFlags=NO_FAIR_TREE)")
+      ->type_name("FILE");
+  cmd->add_option("--reservations", f->reservations_file, "Reservations and Capacity Blocks, one per line in scontrol "
+                                                          "syntax (ReservationName= StartTime= Duration=|EndTime= "
+                                                          "Nodes=|NodeCnt= [CapacityBlock=YES])")
+      ->type_name("FILE");
+  cmd->add_option("--reservation", f->reservations, "One reservation line as in --reservations (repeatable); jobs use "
+                                                    "it through the trace's reservation column")
+      ->type_name("LINE");
+  duration_option(cmd, "--sigterm-checkpoint", f->sigterm_checkpoint, "Preempted jobs write a checkpoint on SIGTERM "
+                                                                      "taking this long (kept when within KillWait; "
+                                                                      "default: they exit without one)");
+  duration_option(cmd, "--checkpoint-interval", f->checkpoint, "Checkpoint interval of jobs that have none (default: "
+                                                          "the trace's, else none: a failure loses the whole run)");
   cmd->add_flag("--json", f->json, "Everything as JSON: cluster, scheduler, per-policy summary and time series, per job");
   cmd->add_option("--report", f->report, "Write an offline HTML report")->type_name("FILE");
   cmd->add_option("--jobs-csv", f->jobs_csv, "Write one row per job (first policy) in sacct-like columns")->type_name("FILE");
@@ -547,7 +735,16 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
       "  fmsim cluster --cluster p5en.48xlarge:128 --slurm-conf slurm.conf --trace jobs.csv --days 30 --json\n"
       "  fmsim cluster --cluster u-p6e-gb200x72:8 --synthetic 500 --compare tree --report cluster.html\n"
       "  fmsim cluster --cluster p5.48xlarge:64 --trace cluster_log.csv --trace-map gpus=gpu_num \\\n"
-      "      --node-failure-rate 6.5 --spares 4 --checkpoint-interval 30m --compare spares=0");
+      "      --node-failure-rate 6.5 --spares 4 --checkpoint-interval 30m --compare spares=0\n"
+      "Training jobs timed on the nodes they get (trace columns model, tp, pp, cp, ep, gbs, seq, tokens):\n"
+      "  fmsim cluster --cluster u-p6e-gb200x72:2 --trace training_jobs.csv --placement consecutive --compare block\n"
+      "A Capacity Block (nodes only in its window) for the jobs whose reservation column says cb1:\n"
+      "  fmsim cluster --cluster p5en.48xlarge:32 --trace jobs.csv \\\n"
+      "      --reservation \"ReservationName=cb1 StartTime=now+2days Duration=3-00:00:00 NodeCnt=16 CapacityBlock=YES\"\n"
+      "Fair Tree fair-share from slurmdbd's associations (PriorityWeightFairshare in slurm.conf):\n"
+      "  fmsim cluster --cluster p5en.48xlarge:32 --synthetic 500 --slurm-conf slurm.conf --associations assoc.cfg\n"
+      "Preemption with GraceTime/KillWait (slurm.conf) and jobs that checkpoint on SIGTERM in 20 s:\n"
+      "  fmsim cluster --cluster p5en.48xlarge:32 --trace jobs.csv --slurm-conf slurm.conf --sigterm-checkpoint 20s");
   cmd->callback([f, &ctx] { run_cluster(*f, ctx); });
 }
 

@@ -53,6 +53,14 @@ void ClusterLayout::finalize() {
     std::sort(sw.nodes.begin(), sw.nodes.end());
     sw.nodes.erase(std::unique(sw.nodes.begin(), sw.nodes.end()), sw.nodes.end());
   }
+  {
+    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    disjoint_tree_ = true;
+    for (const auto& sw : switches)
+      if (sw.children.empty())
+        for (int node : sw.nodes)
+          if (seen[static_cast<std::size_t>(node)]++) disjoint_tree_ = false;
+  }
   single_tree_ = false;
   for (const auto& sw : switches)
     if (static_cast<int>(sw.nodes.size()) == n) single_tree_ = true;
@@ -229,6 +237,32 @@ std::string write_node_labels(const ClusterLayout& layout) {
     out << " node.kubernetes.io/instance-type=" << layout.instance_type << "\n";
   }
   return out.str();
+}
+
+std::vector<int> add_capacity_block_nodes(ClusterLayout& layout, const std::string& name, int count) {
+  std::vector<int> added;
+  const int first = layout.nodes();
+  int first_block = 0;
+  for (int b : layout.node_block) first_block = std::max(first_block, b + 1);
+  for (int i = 0; i < count; ++i) {
+    layout.node_names.push_back(name + "-" + std::to_string(i + 1));
+    layout.node_block.push_back(layout.block_size > 0 ? first_block + i / layout.block_size : -1);
+    added.push_back(first + i);
+  }
+  if (!layout.switches.empty()) {
+    // Its own leaf, under the switch at the top of the tree (the first one without a parent).
+    Switch leaf;
+    leaf.name = name + "-leaf";
+    leaf.nodes = added;
+    for (std::size_t s = 0; s < layout.switches.size(); ++s)
+      if (layout.switches[s].parent < 0 && !layout.switches[s].children.empty()) {
+        leaf.parent = static_cast<int>(s);
+        break;
+      }
+    layout.switches.push_back(std::move(leaf));
+  }
+  layout.finalize();
+  return added;
 }
 
 }  // namespace fmsim::orchestration

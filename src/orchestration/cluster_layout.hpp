@@ -35,6 +35,9 @@ struct ClusterLayout {
 
   static constexpr int kUnreachable = 1 << 28;
   bool single_tree_ = false;  ///< set by finalize()
+  /// True when every node is under at most one leaf and every switch has at most one parent
+  /// (set by finalize()): a switch's free nodes are then the sum of its children's.
+  bool disjoint_tree_ = false;
   [[nodiscard]] int nodes() const { return static_cast<int>(node_names.size()); }
   [[nodiscard]] int index_of(const std::string& node) const;  ///< -1 when absent
   /// True when one switch holds every node (then tree placement fits any job that has the nodes).

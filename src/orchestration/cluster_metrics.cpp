@@ -46,6 +46,7 @@ ClusterSummary summarise(const ClusterLayout& layout, const SimulationResult& r,
     s.backfilled += j.backfilled;
     useful_node_s += j.useful_node_s;
     lost_node_s += j.lost_node_s;
+    s.slow_placement_gpu_hours += j.slow_placement_node_s * gpn / 3600.0;
     if (j.first_start_s < 0) continue;
     ++s.started;
     const double w = j.first_start_s - j.submit_s;
@@ -64,7 +65,8 @@ ClusterSummary summarise(const ClusterLayout& layout, const SimulationResult& r,
     s.wait_by_size[b].mean_wait_s = mean(size_waits[b]);
     s.wait_by_size[b].p95_wait_s = percentile(size_waits[b], 0.95);
   }
-  const double node_s = static_cast<double>(layout.nodes()) * s.span_s;
+  // Capacity Block nodes count only within their windows.
+  const double node_s = static_cast<double>(layout.nodes()) * s.span_s - r.absent_node_s;
   if (node_s > 0) {
     s.utilisation = busy_node_s / node_s;
     s.goodput = useful_node_s / node_s;
@@ -80,8 +82,9 @@ ClusterSummary summarise(const ClusterLayout& layout, const SimulationResult& r,
   s.mean_down_nodes = series_mean(r.series.down_nodes);
   s.useful_gpu_hours = useful_node_s * gpn / 3600.0;
   s.lost_gpu_hours = lost_node_s * gpn / 3600.0;
-  s.paid_gpu_hours = static_cast<double>(layout.nodes() + spares) * gpn * s.span_s / 3600.0;
-  s.cost_usd = static_cast<double>(layout.nodes() + spares) * layout.price_per_node_hour * s.span_s / 3600.0;
+  const double paid_node_s = static_cast<double>(layout.nodes() + spares) * s.span_s - r.absent_node_s;
+  s.paid_gpu_hours = paid_node_s * gpn / 3600.0;
+  s.cost_usd = paid_node_s * layout.price_per_node_hour / 3600.0;
   s.cost_per_useful_gpu_hour = s.useful_gpu_hours > 0 ? s.cost_usd / s.useful_gpu_hours : 0.0;
   s.node_failures = r.node_failures;
   s.spares_used = r.spares_used;

@@ -28,6 +28,7 @@ struct ClusterSummary {
   double mean_fragmented_nodes = 0;  ///< free nodes that cannot hold the largest waiting job
   double mean_down_nodes = 0;
   double useful_gpu_hours = 0, lost_gpu_hours = 0, paid_gpu_hours = 0;
+  double slow_placement_gpu_hours = 0;  ///< added by placements slower than the best (training jobs)
   double cost_usd = 0;               ///< nodes x span x price per node-hour (0 when unknown)
   double cost_per_useful_gpu_hour = 0;
   std::vector<WaitBySize> wait_by_size;

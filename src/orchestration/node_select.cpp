@@ -16,19 +16,36 @@ std::vector<int> NodeSet::members() const {
   return out;
 }
 
+std::vector<std::pair<int, int>> NodeSet::runs() const {
+  std::vector<std::pair<int, int>> out;
+  int start = -1;  // first node of the run in progress; -1 when none
+  for (std::size_t w = 0; w < words_.size(); ++w) {
+    const std::uint64_t bits = words_[w];
+    int pos = 0;
+    while (pos < 64) {
+      if (start < 0) {
+        const std::uint64_t rest = bits >> pos;
+        if (rest == 0) break;
+        pos += std::countr_zero(rest);
+        start = static_cast<int>(w * 64) + pos;
+      }
+      pos += std::countr_one(bits >> pos);
+      if (pos < 64) {
+        out.emplace_back(start, static_cast<int>(w * 64) + pos - 1);
+        start = -1;
+      }
+    }
+  }
+  if (start >= 0) out.emplace_back(start, static_cast<int>(words_.size() * 64) - 1);
+  return out;
+}
+
 namespace {
 
 std::vector<int> select_consecutive(const NodeSet& available, int need) {
   struct Run { int start, end, count; };
   std::vector<Run> runs;
-  const int n = available.size();
-  for (int i = 0; i < n;) {
-    if (!available.test(i)) { ++i; continue; }
-    int j = i;
-    while (j + 1 < n && available.test(j + 1)) ++j;
-    runs.push_back({i, j, j - i + 1});
-    i = j + 1;
-  }
+  for (const auto& [first, last] : available.runs()) runs.push_back({first, last, last - first + 1});
   std::vector<int> chosen;
   int rem = need;
   while (rem > 0) {
@@ -57,27 +74,61 @@ std::vector<int> select_consecutive(const NodeSet& available, int need) {
   return chosen;
 }
 
+/// Free nodes under every switch. In a disjoint tree: leaf counts from the free nodes, each added
+/// to every ancestor; otherwise by testing every switch's node list.
+void switch_counts(const ClusterLayout& layout, const NodeSet& available, std::vector<int>& count) {
+  const int s = static_cast<int>(layout.switches.size());
+  count.assign(static_cast<std::size_t>(s), 0);
+  if (!layout.disjoint_tree_) {
+    for (int i = 0; i < s; ++i)
+      for (int node : layout.switches[static_cast<std::size_t>(i)].nodes) count[static_cast<std::size_t>(i)] += available.test(node);
+    return;
+  }
+  available.for_each([&](int node) {
+    const int leaf = layout.node_leaf[static_cast<std::size_t>(node)];
+    if (leaf >= 0) ++count[static_cast<std::size_t>(leaf)];
+  });
+  // Propagate leaf counts up every ancestor.
+  for (int i = 0; i < s; ++i) {
+    const auto& sw = layout.switches[static_cast<std::size_t>(i)];
+    if (!sw.children.empty() || count[static_cast<std::size_t>(i)] == 0) continue;
+    for (int a = sw.parent; a >= 0; a = layout.switches[static_cast<std::size_t>(a)].parent)
+      count[static_cast<std::size_t>(a)] += count[static_cast<std::size_t>(i)];
+  }
+}
+
 std::vector<int> select_tree(const ClusterLayout& layout, const NodeSet& available, int need) {
   const int s = static_cast<int>(layout.switches.size());
-  std::vector<int> count(static_cast<std::size_t>(s));
+  std::vector<int> count;
+  switch_counts(layout, available, count);
   int top = -1;
   for (int i = 0; i < s; ++i) {
     const auto& sw = layout.switches[static_cast<std::size_t>(i)];
-    int c = 0;
-    for (int node : sw.nodes) c += available.test(node);
-    count[static_cast<std::size_t>(i)] = c;
-    if (c < need) continue;
+    if (count[static_cast<std::size_t>(i)] < need) continue;
     if (top < 0 || sw.level >= layout.switches[static_cast<std::size_t>(top)].level) top = i;
   }
   if (top < 0) return {};
   // Restrict every switch to nodes under the top switch.
-  NodeSet under(available.size());
-  for (int node : layout.switches[static_cast<std::size_t>(top)].nodes)
-    if (available.test(node)) under.set(node);
-  for (int i = 0; i < s; ++i) {
-    int c = 0;
-    for (int node : layout.switches[static_cast<std::size_t>(i)].nodes) c += under.test(node);
-    count[static_cast<std::size_t>(i)] = c;
+  const auto& top_nodes = layout.switches[static_cast<std::size_t>(top)].nodes;
+  NodeSet under = available;
+  if (static_cast<int>(top_nodes.size()) != layout.nodes()) {
+    under = NodeSet(available.size());
+    for (int node : top_nodes)
+      if (available.test(node)) under.set(node);
+  }
+  if (layout.disjoint_tree_) {
+    // A switch keeps its count when it is the top switch or below it, and has none otherwise.
+    // Its ancestors hold exactly the top switch's free nodes.
+    const int top_count = count[static_cast<std::size_t>(top)];
+    for (int i = 0; i < s; ++i) {
+      bool below = false;
+      for (int a = i; a >= 0 && !below; a = layout.switches[static_cast<std::size_t>(a)].parent) below = a == top;
+      if (!below) count[static_cast<std::size_t>(i)] = 0;
+    }
+    for (int a = layout.switches[static_cast<std::size_t>(top)].parent; a >= 0; a = layout.switches[static_cast<std::size_t>(a)].parent)
+      count[static_cast<std::size_t>(a)] = top_count;
+  } else {
+    switch_counts(layout, under, count);
   }
   auto compare = [&](int i, int j, int rem) {
     // > 0: i is the better leaf; Slurm's _topo_compare_switches.

@@ -12,6 +12,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "orchestration/cluster_layout.hpp"
@@ -53,6 +54,14 @@ class NodeSet {
     return c;
   }
   [[nodiscard]] std::vector<int> members() const;
+  /// Calls f(node) for every member, ascending.
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t w = 0; w < words_.size(); ++w)
+      for (std::uint64_t bits = words_[w]; bits; bits &= bits - 1) f(static_cast<int>(w * 64) + std::countr_zero(bits));
+  }
+  /// Maximal runs of consecutive members as [first, last] pairs, ascending.
+  [[nodiscard]] std::vector<std::pair<int, int>> runs() const;
   friend bool operator==(const NodeSet&, const NodeSet&) = default;
 
  private:

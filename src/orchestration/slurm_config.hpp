@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "orchestration/cluster_layout.hpp"
+#include "orchestration/fair_share.hpp"
 #include "orchestration/node_select.hpp"
+#include "orchestration/reservation.hpp"
 
 namespace fmsim::orchestration {
 
@@ -21,12 +23,14 @@ struct PartitionConfig {
   int priority_tier = 1;             ///< PriorityTier: scheduled first, may preempt lower tiers
   int priority_job_factor = 1;       ///< PriorityJobFactor: the partition factor of multifactor
   std::string preempt_mode;          ///< PreemptMode= on the partition ("" = cluster-wide)
+  double grace_time_s = 0;           ///< GraceTime: a preempted job's time to go before SIGTERM
 };
 
 struct QosConfig {
   std::string name;
   int priority = 0;
   std::vector<std::string> preempt;  ///< QOS this one may preempt
+  double grace_time_s = 0;           ///< GraceTime (sacctmgr): under preempt/qos, a victim's grace
 };
 
 /// What slurmctld's schedulers use. Times in seconds unless named otherwise.
@@ -70,9 +74,13 @@ struct SlurmConfig {
   Placement placement = Placement::Consecutive;  ///< from TopologyPlugin
   std::vector<PartitionConfig> partitions;
   std::vector<QosConfig> qos;
-  std::map<std::string, double> account_shares;  ///< fair-share shares by account (default 1 each)
+  /// slurmdbd's association tree (accounts, users, Fairshare= shares); jobs of users it lacks get
+  /// an association of 1 share under their account (the account under root), as sacctmgr would add.
+  FairShareTree associations;
+  bool fair_tree = true;             ///< PriorityFlags without NO_FAIR_TREE (Fair Tree, 19.05+ default)
+  std::vector<Reservation> reservations;  ///< advance reservations and Capacity Blocks (--reservations)
   bool requeue_default = true;       ///< JobRequeue=1 (Slurm's default)
-  double kill_wait_s = 30;           ///< KillWait: between SIGTERM and SIGKILL on a timeout
+  double kill_wait_s = 30;           ///< KillWait: between SIGTERM and SIGKILL (time limit, preemption)
   double over_time_limit_s = 0;      ///< OverTimeLimit (minutes in the file)
 
   [[nodiscard]] int partition_index(const std::string& name) const;  ///< "" = default; -1 when absent

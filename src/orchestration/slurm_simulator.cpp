@@ -48,7 +48,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-enum class EventKind { NodeRelease, NodeBack, JobEnd, Stop, NodeFail, Submit, Recalc, MainSched, Backfill };
+enum class EventKind { NodeRelease, NodeBack, JobEnd, PreemptKill, ReservationEdge, Stop, NodeFail, Submit, Recalc, MainSched, Backfill };
 
 constexpr int kCompleting = -2;  ///< node_job_ of a node whose job ended and whose epilog runs
 
@@ -86,6 +86,12 @@ struct Job {
   double remaining_s = 0;      ///< run time still to do
   int generation = 0;
   std::uint32_t priority = 0;
+  int assoc = 0;               ///< fair-share user association
+  int reservation = -1;        ///< index into SlurmConfig::reservations; -1 = none
+  int running_pos = -1;        ///< index in Simulator::running_ while running
+  double signal_s = -1;        ///< selected for preemption: GraceTime over, SIGTERM sent at this time
+  double kill_s = -1;          ///< ... and its processes gone (exit or SIGKILL after KillWait) at this time
+  double awaiting_victims_until = -1;  ///< a preemptor whose victims are in GraceTime/KillWait until then
   QueueKey key{};
   bool queued = false;
   JobRecord rec;
@@ -111,8 +117,18 @@ class Simulator {
       max_job_factor_ = std::max(max_job_factor_, p.priority_job_factor);
     }
     for (const auto& q : config_.qos) max_qos_priority_ = std::max(max_qos_priority_, q.priority);
+    for (const auto& r : config_.reservations) {
+      NodeSet set(n_);
+      for (int node : r.nodes) set.set(node);
+      reservation_nodes_.push_back(set);
+      if (r.capacity_block) {
+        if (capacity_block_nodes_.size() == 0) capacity_block_nodes_ = NodeSet(n_);
+        capacity_block_nodes_ |= set;
+      }
+    }
     free_ = NodeSet(n_, true);
     down_ = NodeSet(n_);
+    completing_ = NodeSet(n_);
     node_job_.assign(static_cast<std::size_t>(n_), -1);
     spares_free_ = options_.failures.spares;
     jobs_.reserve(specs.size());
@@ -137,6 +153,21 @@ class Simulator {
       if (j.limit_s <= 0) j.limit_s = 365 * 86400.0;
       j.remaining_s = s.run_s;
       j.eligible_s = s.submit_s;
+      if (!s.reservation.empty()) {
+        const auto& rs = config_.reservations;
+        const auto it = std::find_if(rs.begin(), rs.end(), [&](const Reservation& r) { return r.name == s.reservation; });
+        if (it == rs.end())
+          throw core::InputError::flag("--trace", fmt::format("job {}: reservation '{}' is not defined", s.id, s.reservation));
+        if (s.request.nodes > static_cast<int>(it->nodes.size()))
+          throw core::InputError::flag("--trace", fmt::format("job {} asks for {} nodes; reservation {} has {}", s.id,
+                                                              s.request.nodes, it->name, it->nodes.size()));
+        if (j.limit_s > it->end_s - it->start_s)
+          throw core::InputError::flag("--trace", fmt::format("job {}: its time limit ({:g} s) is longer than reservation {}'s "
+                                                              "window ({:g} s); it could never start", s.id, j.limit_s,
+                                                              it->name, it->end_s - it->start_s));
+        j.reservation = static_cast<int>(it - rs.begin());
+        j.eligible_s = std::max(s.submit_s, it->start_s);
+      }
       j.rec.id = s.id;
       j.rec.submit_s = s.submit_s;
       j.spec = std::move(s);
@@ -150,13 +181,21 @@ class Simulator {
       const auto& y = jobs_[static_cast<std::size_t>(b)].spec;
       return std::tie(x.submit_s, x.id) < std::tie(y.submit_s, y.id);
     });
-    for (const auto& a : config_.account_shares) total_shares_ += a.second;
+    if (config_.weight_fairshare > 0) {
+      for (auto& j : jobs_) j.assoc = config_.associations.user_association(j.spec.account, j.spec.user.empty() ? "-" : j.spec.user);
+      config_.associations.recompute(config_.fair_tree);
+    }
     if (options_.kueue.enabled) setup_kueue();
   }
 
   SimulationResult run() {
     for (int j : order_) push({jobs_[static_cast<std::size_t>(j)].spec.submit_s, EventKind::Submit, 0, j, 0});
     if (config_.multifactor) push({config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
+    // A reservation's start and end change who may use its nodes: both start a scheduling pass.
+    for (const auto& r : config_.reservations) {
+      push({r.start_s, EventKind::ReservationEdge, 0, 0, 0});
+      push({r.end_s, EventKind::ReservationEdge, 0, 0, 0});
+    }
     if (options_.horizon_s > 0) push({options_.horizon_s, EventKind::Stop, 0, 0, 0});
     const auto& f = options_.failures;
     if (f.rate_per_node_hour > 0) {
@@ -180,6 +219,13 @@ class Simulator {
               changed = true;
             }
             break;
+          case EventKind::PreemptKill:
+            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b && jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
+              preempt_kill(e.a, t);
+              changed = true;
+            }
+            break;
+          case EventKind::ReservationEdge: changed = true; break;
           case EventKind::NodeFail: node_fail(e.a, t); changed = true; break;
           case EventKind::NodeBack: node_back(e.a); changed = true; break;
           case EventKind::NodeRelease: node_release(e.a); released = true; break;
@@ -237,9 +283,18 @@ class Simulator {
       if (active_jobs_ == 0 && submitted_ == static_cast<long>(jobs_.size()) && options_.horizon_s <= 0) break;
     }
     result_.end_s = now_;
+    // Capacity Block nodes exist (and are paid for) only within their window.
+    for (const auto& r : config_.reservations)
+      if (r.capacity_block)
+        result_.absent_node_s += static_cast<double>(r.nodes.size()) *
+                                 (now_ - std::max(0.0, std::min(now_, r.end_s) - std::min(now_, r.start_s)));
     // Jobs left running at the horizon: their progress so far counts as useful.
     for (auto& j : jobs_)
-      if (j.rec.state == JobState::Running) j.rec.useful_node_s += (now_ - j.rec.start_s) * j.spec.request.nodes;
+      if (j.rec.state == JobState::Running) {
+        const double ran = (now_ - j.rec.start_s) * j.spec.request.nodes;
+        j.rec.useful_node_s += ran / j.rec.slowdown;
+        j.rec.slow_placement_node_s += ran * (1 - 1 / j.rec.slowdown);
+      }
     for (auto& j : jobs_) result_.jobs.push_back(j.rec);
     result_.series = series_;
     return result_;
@@ -290,6 +345,13 @@ class Simulator {
     fragmented_ = 0;
     if (pending_sizes_.empty()) return;
     const int largest = *pending_sizes_.rbegin();
+    if (capacity_block_nodes_.size() > 0) {
+      NodeSet free = free_;  // Capacity Block nodes serve their own jobs only
+      free.subtract(capacity_block_nodes_);
+      const int count = free.count();
+      if (count > 0 && (count < largest || !can_place(layout_, config_.placement, free, NodeRequest{largest}))) fragmented_ = count;
+      return;
+    }
     const int free = free_.count();
     if (free == 0) return;
     if (free < largest || !can_place(layout_, config_.placement, free_, NodeRequest{largest})) fragmented_ = free;
@@ -311,24 +373,12 @@ class Simulator {
     const double qos_f = j.qos >= 0 && max_qos_priority_ > 0
                              ? static_cast<double>(config_.qos[static_cast<std::size_t>(j.qos)].priority) / max_qos_priority_
                              : 0.0;
-    double fs = 0.0;
-    if (config_.weight_fairshare > 0) {
-      // Classic fair-share: F = 2^(-U/S), U the account's share of decayed usage, S its share of shares.
-      const double shares = share_of(j.spec.account);
-      const double usage = total_usage_ > 0 ? usage_[j.spec.account] / total_usage_ : 0.0;
-      fs = std::pow(2.0, -usage / std::max(shares, 1e-9));
-    }
+    // Fair Tree (or classic) factor of the job's user association, as of the last recalculation.
+    const double fs = config_.weight_fairshare > 0 ? config_.associations.fairshare(j.assoc) : 0.0;
     double p = config_.weight_age * age + config_.weight_fairshare * fs + config_.weight_job_size * size +
                config_.weight_partition * part_f + config_.weight_qos * qos_f;
     p = std::floor(p) - j.spec.nice;
     return static_cast<std::uint32_t>(std::clamp(p, 1.0, 4294967294.0));
-  }
-
-  double share_of(const std::string& account) const {
-    const auto it = config_.account_shares.find(account);
-    const double s = it == config_.account_shares.end() ? 1.0 : it->second;
-    const double total = total_shares_ > 0 ? total_shares_ : 1.0;
-    return config_.account_shares.empty() ? 1.0 / std::max<std::size_t>(1, accounts_seen_.size()) : s / total;
   }
 
   void enqueue(int ji, double t) {
@@ -351,21 +401,35 @@ class Simulator {
     // Fair-share usage: running jobs' node-seconds since the last recalculation, then decay.
     const double dt = t - last_calc_;
     if (config_.weight_fairshare > 0) {
-      const double decay = config_.decay_half_life_s > 0 ? std::pow(0.5, dt / config_.decay_half_life_s) : 1.0;
-      total_usage_ = 0;
-      for (auto& [acct, u] : usage_) u *= decay;
-      for (const auto& j : jobs_)
-        if (j.rec.state == JobState::Running)
-          usage_[j.spec.account] += (t - std::max(last_calc_, j.rec.start_s)) * j.spec.request.nodes;
-      for (const auto& [acct, u] : usage_) total_usage_ += u;
+      // Usage decays by PriorityDecayHalfLife; running jobs add theirs since the last pass (jobs
+      // that ended since were charged when they ended).
+      auto& tree = config_.associations;
+      tree.decay(config_.decay_half_life_s > 0 ? std::pow(0.5, dt / config_.decay_half_life_s) : 1.0);
+      for (int ji : running_)
+        charge_usage(jobs_[static_cast<std::size_t>(ji)], t);
+      tree.recompute(config_.fair_tree);
     }
     last_calc_ = t;
-    std::vector<int> pending;
-    for (const auto& k : queue_) pending.push_back(k.job);
-    for (int ji : pending) {
-      dequeue(ji);
-      enqueue(ji, t);
+    // Every pending job's new priority; the queue is rebuilt from the sorted keys in one pass
+    // (the set of pending jobs, and so pending_sizes_, is unchanged).
+    std::vector<QueueKey> keys;
+    keys.reserve(queue_.size());
+    for (const auto& k : queue_) {
+      auto& j = jobs_[static_cast<std::size_t>(k.job)];
+      j.priority = priority_of(j, t);
+      j.key = {k.tier, j.priority, k.submit, k.id, k.job};
+      keys.push_back(j.key);
     }
+    std::sort(keys.begin(), keys.end());
+    queue_ = std::set<QueueKey>(keys.begin(), keys.end());
+  }
+
+  /// Fair-share usage of a running job from the later of its start and the last recalculation to t
+  /// (node-seconds; Slurm charges TRES-billing seconds, CPUs by default: proportional here).
+  void charge_usage(const Job& j, double t) {
+    if (config_.weight_fairshare <= 0) return;
+    const double from = std::max(last_calc_, j.rec.start_s);
+    if (t > from) config_.associations.add_usage(j.assoc, (t - from) * j.spec.request.nodes);
   }
 
   // --- job lifecycle -----------------------------------------------------------------------
@@ -373,7 +437,6 @@ class Simulator {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     ++submitted_;
     ++active_jobs_;
-    accounts_seen_.insert(j.spec.account);
     // priority/basic: each job one below the previous, less its nice value.
     basic_next_ = basic_next_ == 0 ? 0xFFFF0000u : basic_next_ - 1;
     const double p = static_cast<double>(basic_next_) - j.spec.nice;
@@ -389,17 +452,31 @@ class Simulator {
       node_job_[static_cast<std::size_t>(node)] = ji;
     }
     if (options_.kueue.enabled) cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
+    j.awaiting_victims_until = -1;
     j.rec.state = JobState::Running;
+    j.running_pos = static_cast<int>(running_.size());
+    running_.push_back(ji);
     j.rec.start_s = t;
     if (j.rec.first_start_s < 0) j.rec.first_start_s = t;
     j.rec.nodes = nodes;
     j.rec.backfilled = backfilled;
     j.rec.priority = j.priority;
     const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
-    const double run = overhead + j.remaining_s;
+    j.rec.slowdown = options_.slowdown ? std::max(1.0, options_.slowdown(ji, nodes)) : 1.0;
+    const double run = overhead + j.remaining_s * j.rec.slowdown;
     const double end = t + std::min(run, j.limit_s);
     ++j.generation;
     push({end, EventKind::JobEnd, 0, ji, j.generation});
+  }
+
+  /// Takes a job off the running list (swap with the last) and charges its fair-share usage.
+  void stop_running(Job& j, double t) {
+    charge_usage(j, t);
+    const int last = running_.back();
+    running_[static_cast<std::size_t>(j.running_pos)] = last;
+    jobs_[static_cast<std::size_t>(last)].running_pos = j.running_pos;
+    running_.pop_back();
+    j.running_pos = -1;
   }
 
   void release_nodes(Job& j) {
@@ -409,6 +486,7 @@ class Simulator {
       if (completing) {
         // COMPLETING until slurmd reports the epilog done; that report starts no main-loop pass.
         node_job_[static_cast<std::size_t>(node)] = kCompleting;
+        completing_.set(node);
         push({now_ + config_.completing_s, EventKind::NodeRelease, 0, node, 0});
         continue;
       }
@@ -420,6 +498,7 @@ class Simulator {
   void node_release(int node) {
     if (node_job_[static_cast<std::size_t>(node)] != kCompleting) return;
     node_job_[static_cast<std::size_t>(node)] = -1;
+    completing_.reset(node);
     if (!down_.test(node)) free_.set(node);
   }
 
@@ -427,11 +506,13 @@ class Simulator {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
     const double ran = t - j.rec.start_s;
-    const double work = std::max(0.0, ran - overhead);
+    const double slow = j.rec.slowdown;
+    const double work = std::max(0.0, ran - overhead) / slow;  // at full speed
     const int nodes = j.spec.request.nodes;
     if (work + 1e-9 >= j.remaining_s) {
       j.rec.state = JobState::Completed;
       j.rec.useful_node_s += j.remaining_s * nodes;
+      j.rec.slow_placement_node_s += j.remaining_s * (slow - 1) * nodes;
       j.rec.lost_node_s += overhead * nodes;
       j.rec.run_done_s += j.remaining_s;
       j.remaining_s = 0;
@@ -439,27 +520,38 @@ class Simulator {
       j.rec.state = JobState::Timeout;
       // Work up to the time limit is kept (a job that checkpoints can resume it in a new job).
       j.rec.useful_node_s += work * nodes;
+      j.rec.slow_placement_node_s += work * (slow - 1) * nodes;
       j.rec.lost_node_s += overhead * nodes;
       j.rec.run_done_s += work;
     }
     j.rec.end_s = t;
+    j.signal_s = j.kill_s = -1;
+    stop_running(j, t);
     release_nodes(j);
     --active_jobs_;
   }
 
   /// Stops a running job early (node failure or preemption); requeues it or ends it in `final_state`.
-  void interrupt(int ji, double t, JobState final_state, bool requeue) {
+  /// `saved_at` >= 0: the job wrote a checkpoint of all its work up to that time (on SIGTERM).
+  void interrupt(int ji, double t, JobState final_state, bool requeue, double saved_at = -1) {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
-    const double work = std::max(0.0, t - j.rec.start_s - overhead);
+    const double work_end = j.signal_s >= 0 ? std::min(t, j.signal_s) : t;  // no progress after SIGTERM
+    const double work = std::max(0.0, work_end - j.rec.start_s - overhead);
     const double c = j.spec.checkpoint_interval_s;
-    const double kept = c > 0 ? std::floor(work / c) * c : 0.0;
+    double kept = c > 0 ? std::floor(work / c) * c : 0.0;  // wall seconds of work kept
+    if (saved_at >= 0) kept = std::max(0.0, saved_at - j.rec.start_s - overhead);
+    const double slow = j.rec.slowdown;
+    kept = std::min(kept, j.remaining_s * slow);
+    j.signal_s = j.kill_s = -1;
     const int nodes = j.spec.request.nodes;
-    j.rec.useful_node_s += kept * nodes;
+    j.rec.useful_node_s += kept / slow * nodes;
+    j.rec.slow_placement_node_s += kept * (1 - 1 / slow) * nodes;
     j.rec.lost_node_s += (t - j.rec.start_s - kept) * nodes;
-    j.rec.run_done_s += kept;
-    j.remaining_s = std::max(0.0, j.remaining_s - kept);
+    j.rec.run_done_s += kept / slow;
+    j.remaining_s = std::max(0.0, j.remaining_s - kept / slow);
     ++j.generation;  // its pending JobEnd event is now stale
+    stop_running(j, t);
     release_nodes(j);
     if (requeue) {
       ++j.rec.requeues;
@@ -524,10 +616,28 @@ class Simulator {
   }
 
   // --- the main scheduling loop ------------------------------------------------------------
-  NodeSet usable_for(const Job& j) const {
+  NodeSet usable_for(const Job& j, double t) const {
     NodeSet s = free_;
     s &= partition_nodes_[static_cast<std::size_t>(j.partition)];
+    apply_reservations(j, t, t + j.limit_s, s);
     return s;
+  }
+
+  /// Removes from `nodes` what reservations forbid job `j` over [from, until): a job bound to a
+  /// reservation runs only on its nodes and only within its window; any other job may not use
+  /// a reservation's nodes during its window, nor a Capacity Block's nodes ever.
+  void apply_reservations(const Job& j, double from, double until, NodeSet& nodes) const {
+    if (config_.reservations.empty()) return;
+    if (j.reservation >= 0) {
+      const auto& r = config_.reservations[static_cast<std::size_t>(j.reservation)];
+      if (from < r.start_s || until > r.end_s) nodes = NodeSet(n_);
+      else nodes &= reservation_nodes_[static_cast<std::size_t>(j.reservation)];
+      return;
+    }
+    for (std::size_t i = 0; i < config_.reservations.size(); ++i) {
+      const auto& r = config_.reservations[i];
+      if (r.capacity_block || (r.start_s < until && r.end_s > from)) nodes.subtract(reservation_nodes_[i]);
+    }
   }
 
   bool can_preempt(const Job& hi, const Job& lo) const {
@@ -545,25 +655,66 @@ class Simulator {
   bool try_preempt(int ji, double t) {
     if (config_.preempt_type == "preempt/none" || config_.preempt_mode == "OFF") return false;
     const auto& j = jobs_[static_cast<std::size_t>(ji)];
-    NodeSet pool = usable_for(j);
+    if (t < j.awaiting_victims_until) return false;  // its victims are on their way out
+    NodeSet pool = usable_for(j, t);
     for (int node = 0; node < n_; ++node) {
       const int r = node_job_[static_cast<std::size_t>(node)];
       if (r >= 0 && !down_.test(node) && partition_nodes_[static_cast<std::size_t>(j.partition)].test(node) &&
-          can_preempt(j, jobs_[static_cast<std::size_t>(r)]))
+          jobs_[static_cast<std::size_t>(r)].kill_s < 0 && can_preempt(j, jobs_[static_cast<std::size_t>(r)]))
         pool.set(node);
     }
+    apply_reservations(j, t, t + j.limit_s, pool);
     const auto nodes = select_nodes(layout_, config_.placement, pool, j.spec.request);
     if (nodes.empty()) return false;
     std::set<int> victims;
     for (int node : nodes)
       if (node_job_[static_cast<std::size_t>(node)] >= 0) victims.insert(node_job_[static_cast<std::size_t>(node)]);
+    double gone = t;
     for (int v : victims) {
       ++result_.preemptions;
-      const bool requeue = config_.preempt_mode == "REQUEUE" && jobs_[static_cast<std::size_t>(v)].spec.requeue;
-      interrupt(v, t, JobState::Preempted, requeue);
+      auto& victim = jobs_[static_cast<std::size_t>(v)];
+      // GraceTime (the victim's partition, or its QOS under preempt/qos): the job runs on, then
+      // gets SIGTERM; its processes end when it exits (after writing a checkpoint, if it does) or
+      // at SIGKILL, KillWait after the SIGTERM.
+      victim.signal_s = t + grace_time(victim);
+      victim.kill_s = victim.signal_s + exit_after_sigterm(victim);
+      if (victim.kill_s > t) {
+        gone = std::max(gone, victim.kill_s);
+        push({victim.kill_s, EventKind::PreemptKill, 0, v, victim.generation});
+      } else {
+        preempt_kill(v, t);
+      }
+    }
+    if (gone > t) {
+      // slurmctld keeps the preemptor pending until its victims' nodes are free.
+      jobs_[static_cast<std::size_t>(ji)].awaiting_victims_until = gone;
+      return false;
     }
     start(ji, nodes, t, false);
     return true;
+  }
+
+  double grace_time(const Job& victim) const {
+    if (config_.preempt_type == "preempt/qos")
+      return victim.qos >= 0 ? config_.qos[static_cast<std::size_t>(victim.qos)].grace_time_s : 0.0;
+    return config_.partitions[static_cast<std::size_t>(victim.partition)].grace_time_s;
+  }
+
+  /// From SIGTERM to the job's processes being gone: the time it takes to write its checkpoint
+  /// and exit, cut at KillWait by SIGKILL; at once for a job that does not handle SIGTERM.
+  double exit_after_sigterm(const Job& j) const {
+    return j.spec.sigterm_checkpoint_s > 0 ? std::min(j.spec.sigterm_checkpoint_s, config_.kill_wait_s) : 0.0;
+  }
+
+  /// The end of a preempted job: requeued (REQUEUE and --requeue) or ended PREEMPTED. Work kept:
+  /// all of it up to the SIGTERM when the job wrote its checkpoint before KillWait ran out;
+  /// otherwise up to its last periodic checkpoint.
+  void preempt_kill(int v, double t) {
+    auto& victim = jobs_[static_cast<std::size_t>(v)];
+    const bool saved = victim.spec.sigterm_checkpoint_s > 0 && victim.spec.sigterm_checkpoint_s <= config_.kill_wait_s;
+    const double signal = victim.signal_s >= 0 ? victim.signal_s : t;
+    const bool requeue = config_.preempt_mode == "REQUEUE" && victim.spec.requeue;
+    interrupt(v, t, JobState::Preempted, requeue, saved ? signal : -1.0);
   }
 
   void main_schedule(double t, bool full) {
@@ -583,7 +734,7 @@ class Simulator {
       if (j.eligible_s > t) continue;
       if (blocked[static_cast<std::size_t>(j.partition)]) continue;
       ++tested;
-      const NodeSet usable = usable_for(j);
+      const NodeSet usable = usable_for(j, t);
       std::vector<int> nodes;
       if (usable.count() >= j.spec.request.nodes) nodes = select_nodes(layout_, config_.placement, usable, j.spec.request);
       if (!nodes.empty()) {
@@ -727,31 +878,42 @@ class Simulator {
     // slurmctld plans in whole seconds (time_t): now, start times and ends are truncated.
     const double t = std::floor(t_exact);
     // Node availability over time: running jobs hold their nodes until start + time limit.
+    // One entry per running job (its nodes are never down: a failure interrupts it), and one for
+    // the nodes whose epilog still runs (-1).
     std::vector<std::pair<double, int>> ends;
-    for (int node = 0; node < n_; ++node) {
-      const int r = node_job_[static_cast<std::size_t>(node)];
-      if (down_.test(node) || r == -1) continue;
-      if (r == kCompleting) {
-        ends.push_back({t + res, node});
-        continue;
-      }
+    ends.reserve(running_.size() + 1);
+    for (int r : running_) {
       const auto& j = jobs_[static_cast<std::size_t>(r)];
-      ends.push_back({std::max(t + res, round_up(std::floor(j.rec.start_s) + j.limit_s, res)), node});
+      // A job selected for preemption ends at its kill time (slurmctld moves its end time).
+      const double end = j.kill_s >= 0 ? std::min(j.kill_s, std::floor(j.rec.start_s) + j.limit_s)
+                                       : std::floor(j.rec.start_s) + j.limit_s;
+      ends.push_back({std::max(t + res, round_up(end, res)), r});
     }
+    NodeSet completing = completing_;
+    completing.subtract(down_);
+    const int completing_count = completing.count();
+    if (completing_count > 0) ends.push_back({t + res, -1});
     std::sort(ends.begin(), ends.end());
     std::vector<Slot> plan;
+    plan.reserve(ends.size() + 2 * static_cast<std::size_t>(config_.bf_max_job_test) + 1);
     plan.push_back({t, free_, free_.count()});
-    for (const auto& [end, node] : ends) {
+    for (const auto& [end, r] : ends) {
       if (plan.back().t != end) plan.push_back({end, plan.back().avail, plan.back().count});
-      plan.back().avail.set(node);
-      ++plan.back().count;
+      auto& slot = plan.back();
+      if (r < 0) {
+        slot.avail |= completing;
+        slot.count += completing_count;
+        continue;
+      }
+      for (int node : jobs_[static_cast<std::size_t>(r)].rec.nodes) slot.avail.set(node);
+      slot.count += static_cast<int>(jobs_[static_cast<std::size_t>(r)].rec.nodes.size());
     }
     const double horizon = t + config_.bf_window_s;
     const bool one_partition = config_.partitions.size() == 1 && partition_nodes_[0].count() == n_;
     // Whole-node requests whose fit depends on node counts alone (no blocks; a tree with one
     // top switch): a job that found no start fails for every later job at least as large and as
     // long, since reservations only take nodes away.
-    const bool count_decides = one_partition && (config_.placement == Placement::Consecutive ||
+    const bool count_decides = one_partition && config_.reservations.empty() && (config_.placement == Placement::Consecutive ||
                                                  (config_.placement == Placement::Tree && layout_.single_tree()));
     int failed_nodes = std::numeric_limits<int>::max();
     double failed_limit = kInf;
@@ -784,11 +946,9 @@ class Simulator {
         if (!enough) continue;
         NodeSet window = plan[i].avail;
         if (!one_partition) window &= part;
-        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k) {
-          window &= plan[k].avail;
-          if (window.count() < need) { enough = false; break; }
-        }
-        if (!enough) continue;
+        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k) window &= plan[k].avail;
+        apply_reservations(j, plan[i].t, until, window);
+        if (window.count() < need) continue;
         const auto nodes = select_nodes(layout_, config_.placement, window, j.spec.request);
         if (nodes.empty()) continue;
         // Hold the nodes in [plan[i].t, until).
@@ -822,8 +982,11 @@ class Simulator {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   long seq_ = 0;
   double now_ = 0;
-  NodeSet free_, down_;
+  NodeSet free_, down_, completing_;
+  std::vector<NodeSet> reservation_nodes_;  ///< per reservation
+  NodeSet capacity_block_nodes_;            ///< nodes of every Capacity Block (size 0 when none)
   std::vector<int> node_job_;
+  std::vector<int> running_;     ///< jobs running now, any order
   std::set<QueueKey> queue_;
   std::multiset<int> pending_sizes_;
   long submitted_ = 0;
@@ -832,9 +995,7 @@ class Simulator {
   bool backfill_scheduled_ = false;
   double main_pending_ = kInf;   ///< time of the pending MainSched event
   double fragmented_ = 0;
-  std::map<std::string, double> usage_;
-  double total_usage_ = 0, total_shares_ = 0, last_calc_ = 0;
-  std::set<std::string> accounts_seen_;
+  double last_calc_ = 0;
   int spares_free_ = 0;
   std::vector<double> spare_returns_;
   std::vector<int> cq_usage_;   ///< Kueue: nodes admitted per ClusterQueue

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ struct SimulationOptions {
   FailureSettings failures;
   double utilisation_bucket_s = 3600;  ///< resolution of the time series
   KueueConfig kueue;                   ///< enabled: Kubernetes + Kueue instead of Slurm's loops
+  /// Placement-dependent speed: how many times slower job `job` (index in the input) runs on
+  /// `nodes` than on the best nodes for it (>= 1; a training job's step time there over its ideal
+  /// one). A job's run_s is its run time at full speed. Empty: every job runs at full speed.
+  std::function<double(int job, const std::vector<int>& nodes)> slowdown;
 };
 
 enum class JobState { Pending, Running, Completed, Timeout, Cancelled, NodeFail, Preempted };
@@ -80,6 +85,8 @@ struct JobRecord {
   double useful_node_s = 0;         ///< node-seconds of work kept
   double run_done_s = 0;            ///< seconds of its run completed (checkpointed progress)
   std::uint32_t priority = 0;       ///< at its last start (or at the end for jobs never started)
+  double slowdown = 1;              ///< run time on its (last) nodes over the run time on the best ones
+  double slow_placement_node_s = 0; ///< node-seconds its placements added to its work (kept work x (slowdown - 1))
 };
 
 /// Cluster state over time, one sample per bucket (averages over the bucket).
@@ -97,6 +104,7 @@ struct SimulationResult {
   double end_s = 0;                     ///< time of the last event
   long scheduling_passes = 0, backfill_passes = 0;
   int node_failures = 0, spares_used = 0, preemptions = 0;
+  double absent_node_s = 0;             ///< node-seconds of Capacity Block nodes outside their windows
 };
 
 /// Replays `jobs` (any order; ids must be unique) on the layout under `config`.

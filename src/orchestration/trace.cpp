@@ -34,6 +34,15 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& aliases() {
       {"state", {"state", "status"}},
       {"segment", {"segment"}},
       {"checkpoint_interval", {"checkpoint_interval"}},
+      {"reservation", {"reservation", "resv"}},
+      {"model", {"model"}},
+      {"tp", {"tp"}},
+      {"pp", {"pp"}},
+      {"cp", {"cp"}},
+      {"ep", {"ep"}},
+      {"gbs", {"gbs", "global_batch"}},
+      {"seq", {"seq", "seq_len"}},
+      {"tokens", {"tokens"}},
   };
   return table;
 }
@@ -185,16 +194,39 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     if (options.max_nodes > 0 && j.request.nodes > options.max_nodes)
       throw core::InputError(path, line_no, "nodes",
                              fmt::format("job {} needs {} nodes; the cluster has {}", j.name, j.request.nodes, options.max_nodes));
+    j.training.model = cell("model");
+    if (!j.training.model.empty()) {
+      auto whole = [&](const char* field, long long lo) -> std::optional<long long> {
+        const auto v = number(field, static_cast<double>(lo));
+        if (!v) return std::nullopt;
+        if (*v != std::floor(*v) || *v > 1e15)
+          throw core::InputError(path, line_no, field, fmt::format("'{}' is not a whole number", cell(field)));
+        return static_cast<long long>(*v);
+      };
+      j.training.tp = static_cast<int>(whole("tp", 1).value_or(1));
+      j.training.pp = static_cast<int>(whole("pp", 1).value_or(1));
+      j.training.cp = static_cast<int>(whole("cp", 1).value_or(1));
+      j.training.ep = static_cast<int>(whole("ep", 1).value_or(1));
+      j.training.gbs = whole("gbs", 1).value_or(0);
+      j.training.seq = whole("seq", 1).value_or(4096);
+      const auto tokens = number("tokens", 1);
+      if (!tokens) throw core::InputError(path, line_no, "tokens", "a training job (model column) needs the tokens it trains");
+      j.training.tokens = *tokens;
+    }
     if (const auto d = number("duration", 0)) {
       j.run_s = *d;
+    } else if (!j.training.model.empty()) {
+      j.run_s = 0;  // from its step time (fmsim cluster computes it)
     } else {
       const auto s = number("start", 0), e = number("end", 0);
       if (!s || !e || *e < *s) throw core::InputError(path, line_no, "duration", "no duration and no valid start/end times");
       j.run_s = *e - *s;
     }
-    j.run_s = std::max(1.0, j.run_s);
+    if (j.training.model.empty() || j.run_s > 0) j.run_s = std::max(1.0, j.run_s);
     if (const auto l = number("time_limit", 1)) {
       j.time_limit_s = *l;
+    } else if (!j.training.model.empty() && j.run_s == 0) {
+      j.time_limit_s = 0;  // run time x --limit-factor, once the run time is known
     } else {
       j.time_limit_s = std::ceil(j.run_s * options.limit_factor / 60.0) * 60.0;
       if (options.max_limit_s > 0) j.time_limit_s = std::min(j.time_limit_s, options.max_limit_s);
@@ -214,6 +246,7 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     j.kind = cell("kind");
     if (const auto s = number("segment", 0)) j.request.segment = static_cast<int>(*s);
     if (const auto c = number("checkpoint_interval", 0)) j.checkpoint_interval_s = *c;
+    j.reservation = cell("reservation");
     jobs.push_back(std::move(j));
   }
   if (jobs.empty()) throw core::InputError(path, line_no, "rows", "the trace has a header but no jobs");
@@ -223,10 +256,12 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
 }
 
 std::string write_trace_csv(const std::vector<JobSpec>& jobs) {
-  std::string out = "id,submit,nodes,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval\n";
+  std::string out =
+      "id,submit,nodes,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval,reservation\n";
   for (const auto& j : jobs)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.submit_s, j.request.nodes, j.run_s, j.time_limit_s,
-                       j.partition, j.account, j.user, j.nice, j.qos, j.kind, j.request.segment, j.checkpoint_interval_s);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.submit_s, j.request.nodes, j.run_s,
+                       j.time_limit_s, j.partition, j.account, j.user, j.nice, j.qos, j.kind, j.request.segment,
+                       j.checkpoint_interval_s, j.reservation);
   return out;
 }
 

@@ -34,6 +34,12 @@ class ClusterCli : public ::testing::Test {
     std::ofstream(path) << text;
     return path;
   }
+  /// The command exits 2 and its message names `where`.
+  static void expect_input_error(const std::vector<std::string>& args, const std::string& where) {
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_THAT(r.err, HasSubstr(where));
+  }
   std::string dir_;
 };
 
@@ -118,6 +124,63 @@ TEST_F(ClusterCli, ReplaysATraceInTheHeliosLayout) {
   // 104 within batch_sched_delay again.
   EXPECT_GE(jobs[3]["start_s"].get<double>(), 3600);
   EXPECT_LE(jobs[3]["start_s"].get<double>(), 3600 + 3 + 0.2 + 3 + 1e-6);
+}
+
+// Training jobs timed on their nodes: on 2 GB200 NVL72 UltraServers (NVLink blocks of 18 nodes),
+// a 10-node job holds node1-10; a gpt-oss-120b job with ep 64 (16 nodes) then gets node11-26
+// with consecutive placement: its expert all-to-all spans two NVLink domains and crosses EFA, so
+// its step is slower than on 16 nodes of one block, which block placement (topology/block) gives it.
+TEST_F(ClusterCli, TrainingJobsAreTimedOnTheNodesTheyGet) {
+  const auto trace = write("train.csv",
+                           "id,submit,nodes,duration,model,tp,pp,ep,gbs,seq,tokens\n"
+                           "1,0,10,36000,,,,,,,\n"
+                           "2,60,16,,gpt-oss-120b,1,1,64,256,4096,2e9\n");
+  auto run = [&](const std::string& placement) {
+    const auto r = run_fmsim({"cluster", "--cluster", "u-p6e-gb200x72:2", "--trace", trace, "--placement", placement, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["policies"][0]["jobs"][1];
+  };
+  const auto consecutive = run("consecutive");
+  EXPECT_EQ(consecutive["nodes"], "node[11-26]");
+  const auto& t = consecutive["training"];
+  EXPECT_GT(t["slowdown"].get<double>(), 1.2) << t;
+  EXPECT_NEAR(t["step_s"].get<double>(), t["ideal_step_s"].get<double>() * t["slowdown"].get<double>(), 1e-9);
+  const auto block = run("block");
+  EXPECT_EQ(block["nodes"], "node[19-34]");
+  EXPECT_DOUBLE_EQ(block["training"]["slowdown"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(block["training"]["step_s"].get<double>(), t["ideal_step_s"].get<double>());
+  // The run time follows: 2e9 tokens in batches of 256 x 4096 = 1908 steps.
+  EXPECT_NEAR(block["end_s"].get<double>() - block["start_s"].get<double>(), 1908 * t["ideal_step_s"].get<double>(), 1e-6);
+  const auto text = run_fmsim({"cluster", "--cluster", "u-p6e-gb200x72:2", "--trace", trace, "--placement", "consecutive"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("Training jobs on the nodes they got"));
+  EXPECT_THAT(text.out, HasSubstr("gpt-oss-120b tp1 pp1 ep64 gbs 256"));
+  EXPECT_THAT(text.out, HasSubstr("GPU-hours added by slow placements"));
+}
+
+// A Capacity Block (nodes that exist only in its window) and a job bound to it by the trace's
+// reservation column; bad reservation lines and associations files exit 2 naming where.
+TEST_F(ClusterCli, CapacityBlocksReservationsAndAssociations) {
+  const auto trace = write("resv.csv",
+                           "id,submit,nodes,duration,time_limit,account,user,reservation\n"
+                           "1,0,4,600,3600,research,alice,\n"
+                           "2,0,2,600,3600,product,bob,cb1\n");
+  const auto r = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:4", "--trace", trace, "--reservation",
+                            "ReservationName=cb1 StartTime=now+1hours Duration=2:00:00 NodeCnt=2 CapacityBlock=YES", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["reservations"].size(), 1u);
+  EXPECT_EQ(j["reservations"][0]["nodes"], "cb1-[1-2]");
+  const auto& jobs = j["policies"][0]["jobs"];
+  EXPECT_EQ(jobs[1]["nodes"], "cb1-[1-2]");
+  EXPECT_GE(jobs[1]["start_s"].get<double>(), 3600);
+  EXPECT_EQ(jobs[1]["reservation"], "cb1");
+  expect_input_error({"cluster", "--cluster", "p5en.48xlarge:4", "--reservation",
+                      "ReservationName=x StartTime=later Duration=10 NodeCnt=1"},
+                     "StartTime");
+  expect_input_error({"cluster", "--cluster", "p5en.48xlarge:4", "--associations",
+                      write("assoc.cfg", "Parent - 'root'\nAccount - 'a':Fairshare=many\n")},
+                     "assoc.cfg:2");
 }
 
 TEST_F(ClusterCli, BadInputExitsTwoNamingWhere) {

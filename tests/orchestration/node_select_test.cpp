@@ -85,5 +85,16 @@ TEST(NodeSelect, BlockSegmentsStayInsideNvlinkBlocks) {
   EXPECT_EQ(select_nodes(layout, Placement::Block, free, exclusive), (std::vector<int>{4, 5}));
 }
 
+// Runs of consecutive members, found a word at a time: across the 64-node word boundary, at the
+// very end of the set, and a single node; the same as walking the nodes one by one.
+TEST(NodeSet, RunsMatchANodeByNodeWalk) {
+  NodeSet s(200);
+  for (int i : {0, 1, 2, 60, 61, 62, 63, 64, 65, 127, 128, 150, 199}) s.set(i);
+  const std::vector<std::pair<int, int>> expected{{0, 2}, {60, 65}, {127, 128}, {150, 150}, {199, 199}};
+  EXPECT_EQ(s.runs(), expected);
+  EXPECT_EQ(NodeSet(128, true).runs(), (std::vector<std::pair<int, int>>{{0, 127}}));
+  EXPECT_TRUE(NodeSet(70).runs().empty());
+}
+
 }  // namespace
 }  // namespace fmsim::orchestration

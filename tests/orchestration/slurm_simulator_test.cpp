@@ -4,33 +4,15 @@
 
 #include "core/error.hpp"
 #include "orchestration/slurm_simulator.hpp"
+#include "sim_fixtures.hpp"
 
 namespace fmsim::orchestration {
 namespace {
 
 ClusterLayout flat(int n) { return flat_layout(n); }
 
-JobSpec job(int id, double submit, int nodes, double run, double limit) {
-  JobSpec j;
-  j.id = id;
-  j.submit_s = submit;
-  j.request.nodes = nodes;
-  j.run_s = run;
-  j.time_limit_s = limit;
-  j.account = "a";
-  return j;
-}
-
-SlurmConfig fast_backfill() {
-  SlurmConfig c;
-  c.bf_interval_s = 1;
-  c.bf_resolution_s = 1;
-  c.main_delay_s = 0;  // decisions at the events themselves
-  c.batch_sched_delay_s = 0;
-  c.completing_s = 0;
-  c.bf_phase = 0;
-  return c;
-}
+using testing::fast_backfill;
+using testing::job;
 
 // Job 1 holds 2 of 4 nodes until t=100; job 2 needs all 4 and waits for it. Job 3 (2 nodes, 50 s
 // limit) fits in the hole before t=100 without delaying job 2, so backfill starts it at the next
@@ -153,6 +135,43 @@ TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
   // No checkpoints: the first 50 s are lost, and the relaunch (restart_s, 180 s) on both nodes.
   EXPECT_NEAR(r.jobs[0].lost_node_s, 2 * 50 + 2 * 180, 1e-9);
   EXPECT_EQ(r.jobs[0].end_s, 150 + 180 + 1000);
+}
+
+// GraceTime and KillWait (slurm.conf(5)): a job selected for preemption runs on for its partition's
+// GraceTime, then gets SIGTERM; its nodes are free when it exits, or at SIGKILL KillWait later. The
+// preemptor stays pending until then. Victim: 2 nodes from t=0, preempted at t=50, GraceTime 120,
+// KillWait 30, so SIGTERM at 170:
+// - it exits at once (no checkpoint handler): nodes free at 170; 170 s of work lost on 2 nodes;
+// - it writes a checkpoint in 20 s (<= KillWait): free at 190, the 170 s of work kept, 20 s lost;
+// - its checkpoint needs 60 s (> KillWait): SIGKILL at 200 and the whole 200 s lost.
+TEST(SlurmSimulator, PreemptionGivesGraceTimeThenSigtermAndKillWait) {
+  auto c = fast_backfill();
+  c.preempt_type = "preempt/partition_prio";
+  c.preempt_mode = "REQUEUE";
+  c.kill_wait_s = 30;
+  PartitionConfig low, high;
+  low.name = "low";
+  low.is_default = true;
+  low.grace_time_s = 120;
+  high.name = "high";
+  high.priority_tier = 10;
+  c.partitions = {low, high};
+  auto urgent = job(2, 50, 2, 100, 100);
+  urgent.partition = "high";
+  const double restart = SimulationOptions{}.failures.restart_s;
+  struct Case {
+    double sigterm_checkpoint_s, urgent_start, lost_s, victim_end;
+  };
+  for (const Case& k : {Case{0, 170, 170, 270 + restart + 1000}, Case{20, 190, 20, 290 + restart + 830},
+                        Case{60, 200, 200, 300 + restart + 1000}}) {
+    auto victim = job(1, 0, 2, 1000, 5000);
+    victim.sigterm_checkpoint_s = k.sigterm_checkpoint_s;
+    const auto r = simulate_slurm(flat(2), c, {victim, urgent});
+    EXPECT_EQ(r.jobs[1].start_s, k.urgent_start) << k.sigterm_checkpoint_s;
+    EXPECT_EQ(r.jobs[0].requeues, 1);
+    EXPECT_NEAR(r.jobs[0].lost_node_s, 2 * (k.lost_s + restart), 1e-9) << k.sigterm_checkpoint_s;
+    EXPECT_NEAR(r.jobs[0].end_s, k.victim_end, 1e-9) << k.sigterm_checkpoint_s;
+  }
 }
 
 TEST(SlurmSimulator, RejectsJobsLargerThanTheirPartition) {
