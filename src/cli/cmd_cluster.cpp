@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
 #include "config/cluster_loader.hpp"
@@ -69,6 +70,7 @@ struct ClusterFlags {
   std::string reservations_file;         ///< reservation lines (scontrol syntax)
   std::vector<std::string> reservations; ///< --reservation LINE, repeatable
   std::string sigterm_checkpoint;        ///< jobs write a checkpoint on SIGTERM in this long
+  MetricsFlags metrics;  ///< --metrics-out DIR: the Slurm exporter's series
 };
 
 struct Variant {
@@ -590,6 +592,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
                                           workload_note);
   if (!f.jobs_csv.empty()) write_file_atomically(f.jobs_csv, jobs_csv(layout, results[0]), "--jobs-csv");
   if (!f.report.empty()) write_file_atomically(f.report, html_report(heading, layout, variants, sums, results, placed, c0.reservations), "--report");
+  const auto metrics = write_cluster_metrics_file(f.metrics, layout, c0, jobs, variants[0].options);
 
   if (f.json) {
     json out{{"cluster", {{"instance_type", layout.instance_type}, {"nodes", layout.nodes()},
@@ -618,6 +621,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
       policies.push_back(p);
     }
     out["policies"] = policies;
+    if (metrics) out["metrics"] = *metrics;
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -650,6 +654,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
   std::cout << ".\n";
   if (!f.report.empty()) std::cout << "Wrote " << f.report << "\n";
   if (!f.jobs_csv.empty()) std::cout << "Wrote " << f.jobs_csv << " (per job, " << variants[0].name << ")\n";
+  if (metrics) std::cout << metrics_line(*metrics);
 }
 
 /// A flag whose value is a duration ("90s", "30m", "48h", "2d").
@@ -745,6 +750,7 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
       "  fmsim cluster --cluster p5en.48xlarge:32 --synthetic 500 --slurm-conf slurm.conf --associations assoc.cfg\n"
       "Preemption with GraceTime/KillWait (slurm.conf) and jobs that checkpoint on SIGTERM in 20 s:\n"
       "  fmsim cluster --cluster p5en.48xlarge:32 --trace jobs.csv --slurm-conf slurm.conf --sigterm-checkpoint 20s");
+  add_metrics_flags(*cmd, f->metrics);
   cmd->callback([f, &ctx] { run_cluster(*f, ctx); });
 }
 

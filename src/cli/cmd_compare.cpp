@@ -21,7 +21,6 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "telemetry/training_metrics.hpp"
-#include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 
 namespace fmsim::cli {
@@ -75,10 +74,9 @@ std::string format_value(double v, const std::string& unit) {
 }
 
 void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
-  const jobspec::TrainingSetup setup = jobspec::resolve_training_job(f.train, ctx.catalog(), given_on(cmd));
-  const training::TrainingJob& job = setup.job;
-  const training::Calibration& calibration = setup.calibration;
-  const auto step = training::simulate_step(job, calibration, training::make_comm_cost(job.cluster));
+  const PredictedJob predicted = predict_training_job(f.train, cmd, ctx);
+  const training::TrainingJob& job = predicted.setup.job;
+  const training::StepResult& step = predicted.step;
   if (!step.feasible) throw core::InputError::flag("layout", step.reason);
 
   const double window = config::parse_duration_flag(f.window, "--window").value();
@@ -100,16 +98,18 @@ void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
     }
     tolerance = percent ? v / 100.0 : v;
   }
-  if (f.job.find('"') != std::string::npos || f.job.find('\\') != std::string::npos) {
-    throw core::InputError::flag("--job-name", "must not contain quotes or backslashes");
-  }
 
   telemetry::TrainingRun run;
   run.job = job;
   run.step = step;
   const telemetry::TrainingStates states = training_states(run);
   const auto& c = states.compute;
-  const std::string sel = fmt::format("{{job=\"{}\"}}", f.job);
+  std::string quoted;  // a PromQL string: backslash and double quote escaped
+  for (const char ch : f.job) {
+    if (ch == '\\' || ch == '"') quoted += '\\';
+    quoted += ch;
+  }
+  const std::string sel = fmt::format("{{job=\"{}\"}}", quoted);
   const std::string w = fmt::format("{}s", static_cast<std::int64_t>(window));
   // Medians over the window: the state the job spends most time in (computing), so a checkpoint
   // stall or a restart inside the window does not read as drift.
@@ -185,8 +185,11 @@ void add_compare_command(CLI::App& app, Context& ctx) {
   auto f = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand("compare", "A real run's metrics in Prometheus beside fmsim's prediction for the job");
   cmd->add_option("--prometheus", f->prometheus, "Prometheus base URL (HTTP API)")->required()->type_name("URL");
-  cmd->add_option("--job-name", f->job, "Value of the `job` label of the run's series")->required()->type_name("NAME");
-  add_training_job_flags(*cmd, f->train);
+  cmd->add_option("--job,--job-name", f->job,
+                  "Value of the `job` label of the run's series (here --job is the label; the job file is --job-file)")
+      ->required()
+      ->type_name("NAME");
+  add_training_job_flags(*cmd, f->train, "--job-file");
   cmd->add_option("--at", f->at, "End of the window (ISO 8601 UTC or Unix seconds; default now)")->type_name("TIME");
   cmd->add_option("--window", f->window, "Length of the window")->type_name("DURATION")->capture_default_str();
   cmd->add_option("--tolerance", f->tolerance, "Exit with status 1 when a difference exceeds this (e.g. 10%)")
@@ -199,10 +202,14 @@ void add_compare_command(CLI::App& app, Context& ctx) {
       "`fmsim train`). Gauges are medians over the window, so a checkpoint stall or a restart in it does not\n"
       "read as drift; memory is the peak; throughput the median of 5-minute rates. Run daily with\n"
       "--tolerance as a drift check.\n\n"
+      "--job NAME is the Prometheus `job` label of the real run (as Prometheus and the issue spell it);\n"
+      "--job-name NAME says the same (the spelling `fmsim run`/`serve`/`cluster` use for the label of\n"
+      "the series they write). Here the YAML job file is --job-file FILE: on `fmsim train` and\n"
+      "`fmsim run` that file is --job.\n\n"
       "Examples:\n"
-      "  fmsim compare --prometheus http://127.0.0.1:9090 --job-name llama70b \\\n"
-      "      --job examples/llama70b_job.yaml --window 6h --tolerance 10%\n"
-      "  fmsim compare --prometheus http://127.0.0.1:9090 --job-name llama8b --model llama3.1-8b \\\n"
+      "  fmsim compare --prometheus http://127.0.0.1:9090 --job llama70b \\\n"
+      "      --job-file examples/llama70b_job.yaml --window 6h --tolerance 10%\n"
+      "  fmsim compare --prometheus http://127.0.0.1:9090 --job llama8b --model llama3.1-8b \\\n"
       "      --cluster p5.48xlarge:2 --tp 2 --gbs 64 --at 2026-01-01T06:00:00Z --json");
   cmd->callback([f, &ctx, cmd] { compare(*f, *cmd, ctx); });
 }

@@ -15,6 +15,7 @@
 #include "config/serving_calibration.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "report/document.hpp"
 #include "serving/plan.hpp"
 #include "training/comm_adapter.hpp"
 
@@ -28,6 +29,7 @@ struct PlanServeOptions {
   bool json = false;
   bool no_disagg = false;
   int probe_requests = 300;
+  std::string report;  ///< --report FILE.html
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -41,6 +43,96 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 std::string money(double v) { return v > 0 ? fmt::format("${:.3f}", v) : "-"; }
+
+// The search as one offline HTML page: the cheapest plans and the throughput-vs-interactivity
+// chart (output tokens/s per GPU against tokens/s per user), one line per system's own front and
+// one for the front over all of them.
+std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequest& req, const std::vector<serving::PlanResult>& results,
+                              const std::vector<serving::ParetoPoint>& points, const std::vector<serving::ParetoPoint>& front,
+                              const std::string& command) {
+  report::Document doc;
+  doc.title = fmt::format("Serving plan: {}", o.flags.model);
+  doc.subtitle = fmt::format("{} | SLO p99 TTFT {} TPOT {}{}", serving::describe(req.workload),
+                             req.slo.ttft_s > 0 ? fmt::format("{:.0f} ms", req.slo.ttft_s * 1e3) : "-",
+                             req.slo.tpot_s > 0 ? fmt::format("{:.0f} ms", req.slo.tpot_s * 1e3) : "-",
+                             req.target_rate > 0 ? fmt::format(" | {:g} requests/s", req.target_rate) : "");
+  report::Section plans{"Cheapest plans", {}};
+  report::Table t;
+  t.header = {"#", "system", "layout", "mode", "max req/s per replica", "tok/s per GPU", "TTFT p99 (ms)", "TPOT p99 (ms)", "GPUs",
+              "$/hour", "$/M output tokens"};
+  const serving::PlanResult* best = nullptr;
+  for (const auto& r : results) {
+    if (!r.feasible || static_cast<int>(t.rows.size()) >= o.top) continue;
+    if (best == nullptr) best = &r;
+    const std::string gpus = r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
+    t.rows.push_back({std::to_string(t.rows.size() + 1), r.system, r.layout, r.mode, fmt::format("{:.2f}", r.max_rate),
+                      fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), fmt::format("{:.0f}", r.ttft_p99 * 1e3),
+                      fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour), money(r.cost_per_million_output_tokens)});
+  }
+  if (best != nullptr) {
+    t.highlight_row = 0;
+    plans.add(report::KeyFigures{{{"best", best->system + " " + best->layout + " " + best->mode},
+                                  {"$/M output tokens", money(best->cost_per_million_output_tokens)},
+                                  {"$/hour", money(best->cost_per_hour)},
+                                  {"tok/s per GPU", fmt::format("{:.0f}", best->output_tokens_per_s_per_gpu)}}});
+    plans.add(std::move(t));
+  } else {
+    plans.add(report::Paragraph{"No deployment meets the SLO.", report::ParagraphStyle::Warning});
+  }
+  doc.sections.push_back(std::move(plans));
+
+  report::Section pareto{"Throughput against interactivity", {}};
+  report::LineChart chart;
+  chart.id = "pareto";
+  chart.title = "Pareto front: output tokens/s per GPU against tokens/s per user (closed loop)";
+  chart.x_label = "tokens/s per user (1 / TPOT)";
+  chart.y_label = "output tokens/s per GPU";
+  chart.x_unit = "tok/s";
+  chart.y_unit = "tok/s";
+  chart.log_x = true;
+  std::vector<std::string> systems;
+  for (const auto& p : points) {
+    if (std::find(systems.begin(), systems.end(), p.system) == systems.end()) systems.push_back(p.system);
+  }
+  auto series = [](std::string name, std::vector<serving::ParetoPoint> pts) {
+    std::sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.tokens_per_s_per_user < b.tokens_per_s_per_user; });
+    report::LineSeries l;
+    l.name = std::move(name);
+    for (const auto& p : pts) {
+      if (p.tokens_per_s_per_user <= 0) continue;
+      l.x.push_back(p.tokens_per_s_per_user);
+      l.y.push_back(p.tokens_per_s_per_gpu);
+    }
+    return l;
+  };
+  for (const auto& sys : systems) {
+    std::vector<serving::ParetoPoint> own;
+    for (const auto& p : points) {
+      if (p.system == sys) own.push_back(p);
+    }
+    chart.series.push_back(series(sys, serving::pareto_front(own)));
+  }
+  chart.series.push_back(series("front over all systems", front));
+  std::erase_if(chart.series, [](const report::LineSeries& l) { return l.x.empty(); });
+  if (chart.series.empty()) {
+    pareto.add(report::Paragraph{"No layout holds a single request in its KV cache: no Pareto front.", report::ParagraphStyle::Warning});
+  } else {
+    pareto.add(report::Paragraph{"Each point is one layout at one closed-loop concurrency (1, 2, 4, ...). Up and to the right is "
+                                 "better: more tokens per GPU (cheaper) at more tokens per second for each user (more interactive)."});
+    pareto.add(std::move(chart));
+    report::Table ft;
+    ft.caption = "Points on the front over all systems";
+    ft.header = {"system", "layout", "concurrency", "tok/s per GPU", "tok/s per user"};
+    for (const auto& x : front) {
+      ft.rows.push_back({x.system, x.layout, std::to_string(x.concurrency), fmt::format("{:.0f}", x.tokens_per_s_per_gpu),
+                         fmt::format("{:.1f}", x.tokens_per_s_per_user)});
+    }
+    pareto.add(std::move(ft));
+  }
+  doc.sections.push_back(std::move(pareto));
+  doc.footer = command;
+  return report::render_html(doc);
+}
 
 }  // namespace
 
@@ -65,6 +157,9 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--probe-requests", opts->probe_requests, "Requests simulated per rate probe")->capture_default_str();
   cmd->add_flag("--no-disagg", opts->no_disagg, "Only aggregated deployments");
   cmd->add_flag("--json", opts->json, "Machine-readable output");
+  cmd->add_option("--report", opts->report,
+                  "Write an offline HTML report: the cheapest plans and the throughput-vs-interactivity Pareto chart")
+      ->type_name("FILE.html");
   cmd->callback([opts, &ctx, cmd]() {
     PlanServeOptions o = *opts;
     apply_serving_job_file(o.flags, *cmd);
@@ -127,6 +222,11 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       return a.cost_per_million_output_tokens < b.cost_per_million_output_tokens;
     });
     const auto front = serving::pareto_front(points);
+    if (!o.report.empty()) {
+      std::string command = "fmsim plan-serve --model " + o.flags.model + " --families " + o.families;
+      if (o.flags.rate > 0) command += fmt::format(" --rate {:g}", o.flags.rate);
+      write_file_atomically(o.report, plan_serve_report(o, req, results, points, front, command), "--report");
+    }
 
     if (o.json) {
       nlohmann::json j;

@@ -386,7 +386,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     std::optional<nlohmann::json> series;
     if (!o.metrics_out.out.empty()) {
       const auto options = resolve_metrics_options(o.metrics_out, s.deployment.model.name + "-" + s.deployment.engine.name);
-      series = write_metrics_file(o.metrics_out.out, "serve.om", [&](observability::OpenMetricsWriter& w) {
+      series = write_metrics_file(o.metrics_out, "serve.om", [&](observability::MetricsOutput& w) {
         return telemetry::write_serving_metrics(r, s.deployment.model.name, options, w);
       });
       (*series)["job"] = options.job;

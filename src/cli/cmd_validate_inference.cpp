@@ -34,6 +34,7 @@ struct ValidateArgs {
   std::string csv;  // empty: the copy of validation/inference.csv built into fmsim
   std::string calibration;
   bool json = false;
+  bool markdown = false;
 };
 
 struct Metric {
@@ -240,6 +241,7 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
   cmd->add_option("--csv", args->csv, "Measurements in the validation/inference.csv schema (default: the built-in copy)")->type_name("FILE");
   cmd->add_option("--calibration", args->calibration, "Serving calibration YAML (default: data/calibration/serving.yaml)")->type_name("FILE");
   cmd->add_flag("--json", args->json, "Machine-readable output; ends with \"summary\"");
+  cmd->add_flag("--markdown", args->markdown, "The summary and per-row tables as Markdown (docs/validation.md's serving section)");
   cmd->callback([args, &ctx]() {
     const auto cal = config::load_serving_calibration(args->calibration);
     const auto rows = config::read_inference_csv(args->csv);
@@ -295,7 +297,9 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       std::cout << out.dump(2) << "\n";
       return;
     }
-    std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, results.size(), predicted);
+    if (!args->markdown) {
+      std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, results.size(), predicted);
+    }
     TextTable t({{"id"}, {"engine"}, {"gpu"}, {"model"}, {"scenario"}, {"tok/s/GPU meas", true}, {"pred", true}, {"err", true},
                  {"TTFT ms meas", true}, {"pred", true}, {"err", true}, {"TPOT ms meas", true}, {"pred", true}, {"err", true},
                  {"E2E ms meas", true}, {"pred", true}, {"err", true}});
@@ -308,8 +312,10 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
              cell(r.e2e.predicted, 0), err_cell(r.e2e)},
             r.predicted ? "" : "not predicted: " + r.reason);
     }
-    t.print(std::cout);
-    std::cout << "\n";
+    if (!args->markdown) {
+      t.print(std::cout);
+      std::cout << "\n";
+    }
     TextTable s({{"|error| %"}, {"rows", true}, {"median", true}, {"p90", true}, {"worst", true}, {"mean signed", true}, {"target"}});
     auto srow = [&](const char* name, const ErrorStats& e, std::string target) {
       s.add({name, std::to_string(e.n), fmt::format("{:.1f}", e.median), fmt::format("{:.1f}", e.p90), fmt::format("{:.1f}", e.worst),
@@ -319,6 +325,12 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
     srow("TTFT mean", ttft, fmt::format("median <= {:.0f}%", kLatencyTargetPct));
     srow("TPOT mean", tpot, fmt::format("median <= {:.0f}%", kLatencyTargetPct));
     srow("E2E mean", e2e, "");
+    if (args->markdown) {
+      s.print_markdown(std::cout);
+      std::cout << fmt::format("\n{} of {} rows predicted ({:.0f}%).\n\n", predicted, results.size(), 100 * predicted_fraction);
+      t.print_markdown(std::cout);
+      return;
+    }
     s.print(std::cout);
     for (const auto& [name, key] : groupings) {
       std::cout << fmt::format("\nby {}:\n", name);

@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "observability/tsdb_block.hpp"
+#include "telemetry/cluster_metrics.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -42,7 +44,16 @@ void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
   cmd.add_option("--metrics-start", flags.start, "Wall-clock time of simulated time 0 (ISO 8601 UTC or Unix seconds)")
       ->type_name("TIME")
       ->capture_default_str();
-  cmd.add_option("--metrics-job", flags.job, "Value of the `job` label (default: model and system)")->type_name("NAME");
+  cmd.add_option("--metrics-format", flags.format,
+                 "openmetrics: DIR/<file>.om, text with timestamps (backfill with `fmsim metrics load`); tsdb: a "
+                 "Prometheus TSDB block DIR/<ULID>/ with a sample every resolution (start Prometheus with "
+                 "--storage.tsdb.path=DIR); the compact choice for long runs on many nodes")
+      ->type_name("FORMAT")
+      ->capture_default_str();
+  cmd.add_option("--job-name,--metrics-job", flags.job,
+                 "Value of the `job` label of the metrics (default: model and system); `fmsim compare --job NAME` "
+                 "reads the same label back")
+      ->type_name("NAME");
 }
 
 std::int64_t parse_unix_time(const std::string& text, const std::string& flag) {
@@ -94,17 +105,54 @@ telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, cons
   o.heartbeat_s = static_cast<std::int64_t>(heartbeat);
   o.start_unix_s = parse_unix_time(flags.start, "--metrics-start");
   o.granularity = flags.per_gpu ? telemetry::Granularity::Gpu : telemetry::Granularity::Node;
+  if (flags.format != "openmetrics" && flags.format != "tsdb") {
+    throw core::InputError::flag("--metrics-format",
+                                 fmt::format("unknown format '{}'; allowed: openmetrics, tsdb", flags.format));
+  }
   return o;
 }
 
-nlohmann::json write_metrics_file(const std::string& dir, const std::string& file,
-                                  const std::function<telemetry::WriteSummary(observability::OpenMetricsWriter&)>& write) {
+namespace {
+
+nlohmann::json write_block(const std::string& dir,
+                           const std::function<telemetry::WriteSummary(observability::MetricsOutput&)>& write) {
+  const auto t0 = std::chrono::steady_clock::now();
+  telemetry::WriteSummary summary;
+  std::string block;
+  std::uint64_t bytes = 0;
+  try {
+    observability::TsdbBlockWriter writer(dir);
+    summary = write(writer);
+    block = writer.finish();
+    bytes = writer.bytes_written();
+    summary.series = writer.series_written();  // a histogram is a series per bucket, _count and _sum
+    summary.samples = writer.samples_written();
+  } catch (const observability::WriteError& err) {
+    throw core::InputError::flag("--metrics-out", err.what());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {{"file", block},
+          {"format", "tsdb"},
+          {"series", summary.series},
+          {"samples", summary.samples},
+          {"bytes", bytes},
+          {"first_timestamp_s", summary.first_timestamp_s},
+          {"last_timestamp_s", summary.last_timestamp_s},
+          {"write_seconds", seconds}};
+}
+
+}  // namespace
+
+nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& file,
+                                  const std::function<telemetry::WriteSummary(observability::MetricsOutput&)>& write) {
   namespace fs = std::filesystem;
+  const std::string& dir = flags.out;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
     throw core::InputError::flag("--metrics-out", fmt::format("cannot create directory \"{}\": {}", dir, ec.message()));
   }
+  if (flags.format == "tsdb") return write_block(dir, write);
   const fs::path path = fs::path(dir) / file;
   const fs::path partial = fs::path(dir) / ("." + file + ".partial");
   const auto t0 = std::chrono::steady_clock::now();
@@ -139,10 +187,34 @@ nlohmann::json write_metrics_file(const std::string& dir, const std::string& fil
           {"bytes", bytes},
           {"first_timestamp_s", summary.first_timestamp_s},
           {"last_timestamp_s", summary.last_timestamp_s},
-          {"write_seconds", seconds}};
+          {"write_seconds", seconds},
+          {"format", "openmetrics"}};
+}
+
+std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& flags,
+                                                         const orchestration::ClusterLayout& layout,
+                                                         const orchestration::SlurmConfig& config,
+                                                         const std::vector<orchestration::JobSpec>& jobs,
+                                                         const orchestration::SimulationOptions& simulation) {
+  if (flags.out.empty()) return std::nullopt;
+  const auto options = resolve_metrics_options(flags, "slurm");
+  auto metrics = write_metrics_file(flags, "cluster.om", [&](observability::MetricsOutput& w) {
+    return telemetry::write_cluster_metrics(layout, config, jobs, simulation, options, w);
+  });
+  metrics["job"] = options.job;
+  return metrics;
 }
 
 std::string metrics_line(const nlohmann::json& m) {
+  if (m.value("format", "") == "tsdb") {
+    const auto block = std::filesystem::path(m["file"].get<std::string>());
+    return fmt::format("Metrics: {}: Prometheus TSDB block, {} series, {} samples, {} ({:.2f} s); open it with "
+                       "`prometheus --storage.tsdb.path={}`\n",
+                       block.string(), core::format_thousands(m["series"].get<double>()),
+                       core::format_thousands(m["samples"].get<double>()),
+                       core::format_bytes(core::Bytes(m["bytes"].get<double>())), m["write_seconds"].get<double>(),
+                       block.parent_path().string());
+  }
   return fmt::format("Metrics: {}: {} series, {} samples, {} ({:.2f} s); load with `fmsim metrics load {}`\n",
                      m["file"].get<std::string>(), core::format_thousands(m["series"].get<double>()),
                      core::format_thousands(m["samples"].get<double>()),

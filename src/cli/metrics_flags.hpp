@@ -4,9 +4,14 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "observability/openmetrics.hpp"
+#include "orchestration/cluster_layout.hpp"
+#include "orchestration/slurm_simulator.hpp"
+#include "orchestration/workload.hpp"
 #include "telemetry/training_metrics.hpp"
 
 namespace fmsim::cli {
@@ -17,7 +22,8 @@ struct MetricsFlags {
   std::string resolution = "1m";  ///< --metrics-resolution
   std::string heartbeat = "4m";   ///< --metrics-heartbeat ("0" = changes only)
   std::string start = "2026-01-01T00:00:00Z";  ///< --metrics-start (ISO 8601 UTC or Unix seconds)
-  std::string job;                ///< --metrics-job (default: set by the command)
+  std::string job;                ///< --job-name (alias --metrics-job) (default: set by the command)
+  std::string format = "openmetrics";  ///< --metrics-format: openmetrics (text) or tsdb (a Prometheus block)
 };
 
 void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags);
@@ -31,11 +37,20 @@ std::int64_t parse_unix_time(const std::string& text, const std::string& flag);
 /// Unix seconds -> "2026-01-01T00:00:00Z".
 std::string format_unix_time(std::int64_t unix_s);
 
-/// Writes DIR/<file> through `write` (which emits families; # EOF is added) into a temporary file
-/// renamed into place, so a failed run leaves nothing half-written. Returns what --json reports
-/// under "metrics" and prints nothing.
-nlohmann::json write_metrics_file(const std::string& dir, const std::string& file,
-                                  const std::function<telemetry::WriteSummary(observability::OpenMetricsWriter&)>& write);
+/// Writes the series `write` emits into flags.out: as OpenMetrics text into DIR/<file> (# EOF is
+/// added), or with --metrics-format tsdb as a Prometheus TSDB block DIR/<ULID>/. Both are written
+/// aside and renamed into place, so a failed run leaves nothing half-written. Returns what --json
+/// reports under "metrics" and prints nothing.
+nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& file,
+                                  const std::function<telemetry::WriteSummary(observability::MetricsOutput&)>& write);
+
+/// `fmsim cluster --metrics-out DIR`: DIR/cluster.om, the Slurm exporter's series of the replay
+/// (telemetry::write_cluster_metrics, job label "slurm" by default); nullopt without the flag.
+std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& flags,
+                                                         const orchestration::ClusterLayout& layout,
+                                                         const orchestration::SlurmConfig& config,
+                                                         const std::vector<orchestration::JobSpec>& jobs,
+                                                         const orchestration::SimulationOptions& simulation);
 
 /// One line for the text report: "Metrics: DIR/run.om: 123 series, 4,567 samples, 1.2 MB (0.05 s)".
 std::string metrics_line(const nlohmann::json& metrics);

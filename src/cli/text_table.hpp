@@ -49,6 +49,27 @@ class TextTable {
     }
   }
 
+  /// The same table as GitHub-flavoured Markdown (notes become their own one-cell rows).
+  void print_markdown(std::ostream& out) const {
+    auto line = [&](const std::vector<std::string>& cells) {
+      out << "|";
+      for (const auto& c : cells) {
+        std::string e;  // a pipe inside a cell would end it
+        for (const char ch : c) e += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        out << " " << e << " |";
+      }
+      out << "\n";
+    };
+    std::vector<std::string> headers, rule;
+    for (const auto& c : columns_) {
+      headers.push_back(c.header);
+      rule.push_back(c.right ? "---:" : "---");
+    }
+    line(headers);
+    line(rule);
+    for (const auto& r : rows_) line(r.cells);
+  }
+
  private:
   struct Row {
     std::vector<std::string> cells;

@@ -4,12 +4,14 @@
 #include "cli/flag_checks.hpp"
 #include "core/precision.hpp"
 #include "parallelism/layout.hpp"
+#include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 
 namespace fmsim::cli {
 
-void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f) {
-  cmd.add_option("--job", f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
+void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const std::string& job_file_flag) {
+  f.job_file_flag = job_file_flag;
+  cmd.add_option(job_file_flag, f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
       ->check(CLI::ExistingFile);
   cmd.add_option("--model", f.model, "Preset name (fmsim models) or a Hugging Face config.json")->capture_default_str();
   cmd.add_option("--cluster", f.cluster, "SYSTEM:COUNT (p5.48xlarge:64, u-p6e-gb200x72:4) or a cluster YAML")
@@ -50,6 +52,15 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f) {
 
 jobspec::FlagGiven given_on(const CLI::App& cmd) {
   return [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; };
+}
+
+PredictedJob predict_training_job(const jobspec::TrainingJobFlags& flags, const CLI::App& cmd, Context& ctx,
+                                  bool analytical) {
+  PredictedJob p{.setup = jobspec::resolve_training_job(flags, ctx.catalog(), given_on(cmd)), .step = {}};
+  const auto comm = training::make_comm_cost(p.setup.job.cluster);
+  p.step = analytical ? training::estimate_step(p.setup.job, p.setup.calibration, comm)
+                      : training::simulate_step(p.setup.job, p.setup.calibration, comm);
+  return p;
 }
 
 }  // namespace fmsim::cli

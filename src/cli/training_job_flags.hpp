@@ -3,16 +3,29 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
+#include "cli/context.hpp"
 #include "jobspec/flags.hpp"
 #include "jobspec/training.hpp"
 
 namespace fmsim::cli {
 
 /// Registers --job, --model, --cluster, --gpus, --tp ... --tp-overlap and --calibration on `cmd`.
-void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f);
+/// `job_file_flag` names the job-file flag ("--job", or "--job-file" where --job means something else).
+void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const std::string& job_file_flag = "--job");
 
 /// Whether a flag was given on `cmd`'s command line, for the job-file resolvers of jobspec/.
 jobspec::FlagGiven given_on(const CLI::App& cmd);
+
+/// A training job from its flags (jobspec::resolve_training_job) with its predicted step (the event
+/// simulation, or the closed form when `analytical`): what `fmsim run` and `fmsim compare` both
+/// start from.
+struct PredictedJob {
+  jobspec::TrainingSetup setup;
+  training::StepResult step;
+};
+PredictedJob predict_training_job(const jobspec::TrainingJobFlags& flags, const CLI::App& cmd, Context& ctx,
+                                  bool analytical = false);
 
 }  // namespace fmsim::cli

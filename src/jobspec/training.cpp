@@ -21,7 +21,7 @@ namespace fmsim::jobspec {
 // A job file holds the same settings as the flags, as YAML (kind: TrainingJob).
 void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
   if (o.job_file.empty()) return;
-  const auto doc = config::load_yaml_file(o.job_file, "--job");
+  const auto doc = config::load_yaml_file(o.job_file, o.job_file_flag);
   const auto root = doc.node();
   root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
                    "recompute", "stack", "task"});

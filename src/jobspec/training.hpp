@@ -17,6 +17,7 @@ namespace fmsim::jobspec {
 /// Raw flag values of a training job; the defaults are those of `fmsim train`.
 struct TrainingJobFlags {
   std::string job_file;               ///< --job: YAML file (kind: TrainingJob); flags win over it
+  std::string job_file_flag = "--job";  ///< the flag that names it (--job-file on `fmsim compare`)
   std::string model = "llama3.1-8b";  ///< preset or config.json
   std::string cluster = "p5.48xlarge:1";
   int gpus = 0;                       ///< 0 = the whole cluster

@@ -160,6 +160,49 @@ void OpenMetricsWriter::sample(std::int64_t timestamp_s, double value) {
   ++samples_;
 }
 
+void OpenMetricsWriter::shared_series(const std::vector<Labels>& label_sets, const std::vector<std::int64_t>& timestamps_s,
+                                      const std::vector<double>& values) {
+  FMSIM_CHECK(!family_.empty() && !finished_ && type_ != SeriesType::Histogram,
+              "OpenMetrics: shared series outside a gauge/counter family");
+  FMSIM_CHECK(timestamps_s.size() == values.size(), "OpenMetrics: one value per timestamp");
+  // "<value> <timestamp>\n" of every sample, checked once.
+  std::string tails;
+  std::vector<std::size_t> ends;
+  ends.reserve(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    FMSIM_CHECK(i == 0 || timestamps_s[i] > timestamps_s[i - 1],
+                fmt::format("{}: timestamps must increase ({} after {})", family_, timestamps_s[i],
+                            i > 0 ? timestamps_s[i - 1] : 0));
+    if (type_ == SeriesType::Counter) {
+      FMSIM_CHECK(!(values[i] < 0.0) && (i == 0 || !(values[i] < values[i - 1])),
+                  fmt::format("{}: counter decreased ({} after {})", family_, values[i], i > 0 ? values[i - 1] : 0.0));
+    }
+    append_metric_value(tails, values[i]);
+    tails += ' ';
+    char buf[24];
+    const auto result = std::to_chars(buf, buf + sizeof buf, timestamps_s[i]);
+    tails.append(buf, result.ptr);
+    tails += '\n';
+    ends.push_back(tails.size());
+  }
+  for (const auto& labels : label_sets) {
+    series(labels);  // prefix_ = "name{labels} "
+    std::size_t begin = 0;
+    for (const std::size_t end : ends) {
+      buffer_ += prefix_;
+      buffer_.append(tails, begin, end - begin);
+      begin = end;
+    }
+    if (buffer_.size() >= kFlushBytes) flush();
+    samples_ += values.size();
+    if (!values.empty()) {
+      last_timestamp_ = timestamps_s.back();
+      last_value_ = values.back();
+      has_sample_ = true;
+    }
+  }
+}
+
 void OpenMetricsWriter::histogram_sample(std::int64_t timestamp_s, const std::vector<double>& bounds,
                                          const std::vector<double>& cumulative, double sum) {
   FMSIM_CHECK(in_series_ && type_ == SeriesType::Histogram, "OpenMetrics: histogram sample outside a histogram");
@@ -205,6 +248,16 @@ void OpenMetricsWriter::histogram_sample(std::int64_t timestamp_s, const std::ve
   last_timestamp_ = timestamp_s;
   has_sample_ = true;
   ++samples_;
+}
+
+void OpenMetricsWriter::histogram_series(const Labels& labels, const std::vector<double>& bounds,
+                                         const std::vector<std::int64_t>& timestamps_s,
+                                         const std::vector<std::vector<double>>& cumulative,
+                                         const std::vector<double>& sums) {
+  FMSIM_CHECK(timestamps_s.size() == cumulative.size() && timestamps_s.size() == sums.size(),
+              "histogram: one sample per timestamp");
+  series(labels);
+  for (std::size_t i = 0; i < timestamps_s.size(); ++i) histogram_sample(timestamps_s[i], bounds, cumulative[i], sums[i]);
 }
 
 void OpenMetricsWriter::finish() {

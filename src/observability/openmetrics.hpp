@@ -10,13 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "observability/metrics_output.hpp"
+
 namespace fmsim::observability {
-
-/// OpenMetrics metric types fmsim writes.
-enum class SeriesType { Gauge, Counter, Histogram };
-
-/// Labels of one series, in the order they are written.
-using Labels = std::vector<std::pair<std::string, std::string>>;
 
 /// A write to the output failed (disk full); the message names the file.
 class WriteError : public std::runtime_error {
@@ -46,24 +42,34 @@ class WriteError : public std::runtime_error {
 /// Output is written through a fixed-size buffer to `out` (memory does not grow with the number
 /// of samples) and is a pure function of the calls made: identical calls, identical bytes.
 /// Violations of these rules are programming errors (FMSIM_CHECK).
-class OpenMetricsWriter {
+class OpenMetricsWriter final : public MetricsOutput {
  public:
   /// Writes to `out` (not owned, not closed). Throws WriteError naming `path_for_errors` when a
   /// write fails (disk full).
   OpenMetricsWriter(std::FILE* out, std::string path_for_errors);
   OpenMetricsWriter(const OpenMetricsWriter&) = delete;
   OpenMetricsWriter& operator=(const OpenMetricsWriter&) = delete;
-  ~OpenMetricsWriter();
+  ~OpenMetricsWriter() override;
 
   /// Starts a family. `unit` may be empty. Names must be new in this file. `exporter_name`: a
   /// counter keeps the name a real exporter gives it even without "_total" (the EFA exporter's
   /// node_amazonefa_tx_bytes); promtool's linter reports those, as it does on the exporter's output.
   void family(std::string_view name, SeriesType type, std::string_view help, std::string_view unit = {},
-              bool exporter_name = false);
+              bool exporter_name = false) override;
   /// Starts a series of the current family with these labels (label names valid and distinct).
   void series(const Labels& labels);
   /// One gauge or counter sample of the current series at `timestamp_s`.
   void sample(std::int64_t timestamp_s, double value);
+  /// The same samples under each of `label_sets` (the identical nodes of a synchronous job): the
+  /// samples are checked and formatted once, then copied after each series' labels. Each label
+  /// set starts a series of the current (gauge or counter) family, as series() would.
+  void shared_series(const std::vector<Labels>& label_sets, const std::vector<std::int64_t>& timestamps_s,
+                     const std::vector<double>& values) override;
+  /// histogram_sample() at each timestamp.
+  void histogram_series(const Labels& labels, const std::vector<double>& bounds,
+                        const std::vector<std::int64_t>& timestamps_s, const std::vector<std::vector<double>>& cumulative,
+                        const std::vector<double>& sums) override;
+  [[nodiscard]] bool thins() const override { return true; }
   /// One histogram sample: `bounds` are the finite upper bounds (increasing), `cumulative` the
   /// counts of observations <= each bound plus the total as last element (bounds.size() + 1
   /// values, non-decreasing), `sum` the sum of the observations.

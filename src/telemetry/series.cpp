@@ -28,7 +28,7 @@ Grid make_grid(double horizon_s, const SeriesOptions& options) {
   return g;
 }
 
-SeriesSink::SeriesSink(observability::OpenMetricsWriter& out, const Grid& grid, const SeriesOptions& options)
+SeriesSink::SeriesSink(observability::MetricsOutput& out, const Grid& grid, const SeriesOptions& options)
     : out_(out), grid_(grid), heartbeat_s_(options.heartbeat_s) {}
 
 void SeriesSink::family(std::string_view name, observability::SeriesType type, std::string_view help,
@@ -41,6 +41,10 @@ void SeriesSink::choose_ticks(const std::vector<double>& values) {
   const std::size_t n = grid_.ticks;
   FMSIM_CHECK(values.size() == n, "one value per tick");
   ticks_.clear();
+  if (!out_.thins()) {
+    for (std::size_t k = 0; k < n; ++k) ticks_.push_back(k);
+    return;
+  }
   ticks_.push_back(0);
   // A tick is kept, whatever its value, when the gap from the last kept one to the next tick
   // would otherwise exceed the heartbeat.
@@ -91,32 +95,35 @@ void SeriesSink::choose_ticks(const std::vector<double>& values) {
   }
 }
 
-void SeriesSink::write(const observability::Labels& labels, const std::vector<double>& values) {
-  out_.series(labels);
-  for (std::size_t k : ticks_) out_.sample(grid_.timestamp(k), values[k]);
-  ++series_;
-  samples_ += ticks_.size();
-}
-
 void SeriesSink::series(const observability::Labels& labels, const std::vector<double>& values) {
-  choose_ticks(values);
-  write(labels, values);
+  series(std::vector<observability::Labels>{labels}, values);
 }
 
 void SeriesSink::series(const std::vector<observability::Labels>& labels, const std::vector<double>& values) {
   choose_ticks(values);
-  for (const auto& l : labels) write(l, values);
+  std::vector<std::int64_t> timestamps;
+  std::vector<double> kept;
+  timestamps.reserve(ticks_.size());
+  kept.reserve(ticks_.size());
+  for (std::size_t k : ticks_) {
+    timestamps.push_back(grid_.timestamp(k));
+    kept.push_back(values[k]);
+  }
+  out_.shared_series(labels, timestamps, kept);
+  series_ += labels.size();
+  samples_ += labels.size() * ticks_.size();
 }
 
 void SeriesSink::histogram(const observability::Labels& labels, const std::vector<double>& bounds,
                            const std::function<void(std::size_t, std::vector<double>&, double&)>& fill) {
-  out_.series(labels);
-  std::vector<double> cumulative(bounds.size() + 1);
+  std::vector<std::int64_t> timestamps(grid_.ticks);
+  std::vector<std::vector<double>> cumulative(grid_.ticks, std::vector<double>(bounds.size() + 1));
+  std::vector<double> sums(grid_.ticks, 0.0);
   for (std::size_t k = 0; k < grid_.ticks; ++k) {
-    double sum = 0.0;
-    fill(k, cumulative, sum);
-    out_.histogram_sample(grid_.timestamp(k), bounds, cumulative, sum);
+    timestamps[k] = grid_.timestamp(k);
+    fill(k, cumulative[k], sums[k]);
   }
+  out_.histogram_series(labels, bounds, timestamps, cumulative, sums);
   ++series_;
   samples_ += grid_.ticks;
 }

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "observability/openmetrics.hpp"
+#include "observability/metrics_output.hpp"
 #include "telemetry/training_metrics.hpp"
 
 namespace fmsim::telemetry {
@@ -29,7 +29,8 @@ struct Grid {
 /// The grid of a run of `horizon_s` seconds (at least two ticks).
 Grid make_grid(double horizon_s, const SeriesOptions& options);
 
-/// Writes families of series whose values are given per tick. A gauge sample is written at the
+/// Writes families of series whose values are given per tick. To an output that does not thin
+/// (a TSDB block) every tick is written. To one that does (OpenMetrics text), a gauge sample is written at the
 /// first and last tick, at every change of value (a query reads the last value before it, so the
 /// step function is exact), and wherever the gap since the last written sample would otherwise
 /// exceed the heartbeat. A counter is written where a straight line from its last written sample
@@ -37,12 +38,13 @@ Grid make_grid(double horizon_s, const SeriesOptions& options);
 /// interpolates linearly between samples; every written sample is exact), and at the heartbeat.
 class SeriesSink {
  public:
-  SeriesSink(observability::OpenMetricsWriter& out, const Grid& grid, const SeriesOptions& options);
+  SeriesSink(observability::MetricsOutput& out, const Grid& grid, const SeriesOptions& options);
 
   void family(std::string_view name, observability::SeriesType type, std::string_view help,
               std::string_view unit = {}, bool exporter_name = false);
   void series(const observability::Labels& labels, const std::vector<double>& values);
-  /// Several series with the same values (the nodes of a synchronous job): ticks chosen once.
+  /// Several series with the same values (the nodes of a synchronous job): ticks chosen and samples
+  /// formatted once, copied after each series' labels.
   void series(const std::vector<observability::Labels>& labels, const std::vector<double>& values);
   /// A histogram series written at every tick: fill(k, cumulative (bounds.size() + 1), sum).
   void histogram(const observability::Labels& labels, const std::vector<double>& bounds,
@@ -52,9 +54,8 @@ class SeriesSink {
 
  private:
   void choose_ticks(const std::vector<double>& values);
-  void write(const observability::Labels& labels, const std::vector<double>& values);
 
-  observability::OpenMetricsWriter& out_;
+  observability::MetricsOutput& out_;
   Grid grid_;
   std::int64_t heartbeat_s_;
   observability::SeriesType type_ = observability::SeriesType::Gauge;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "observability/openmetrics.hpp"
+#include "observability/metrics_output.hpp"
 #include "serving/simulator.hpp"
 #include "telemetry/training_metrics.hpp"
 
@@ -14,6 +14,6 @@ namespace fmsim::telemetry {
 /// Writes the vllm:* families of one replica, labelled model_name, job and instance (without the
 /// closing # EOF). Simulated time 0 is the first arrival. Deterministic.
 WriteSummary write_serving_metrics(const serving::ServeResult& result, const std::string& model_name,
-                                   const SeriesOptions& options, observability::OpenMetricsWriter& out);
+                                   const SeriesOptions& options, observability::MetricsOutput& out);
 
 }  // namespace fmsim::telemetry

@@ -187,7 +187,7 @@ TrainingStates training_states(const TrainingRun& run) {
 }
 
 WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions& options,
-                                    observability::OpenMetricsWriter& out) {
+                                    observability::MetricsOutput& out) {
   const auto& tl = run.timeline;
   const double horizon = run.scenario.horizon.value();
   const Grid grid = make_grid(horizon, options);
@@ -295,14 +295,19 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
     const double slow = step_s + tl.blocking;
     sink.family("fmsim_step_duration_seconds", SeriesType::Histogram,
                 "Wall time of training steps (a step with a checkpoint save includes its stall).", "seconds");
+    // A save is counted as it starts, its step when its compute is done: steps - saves dips by one
+    // while a save has started and its step is not yet counted. Histogram counts never decrease,
+    // so the normal steps are the most seen so far (at most one step ahead during such a dip).
+    double normal_seen = 0.0;
     sink.histogram(job, bounds, [&](std::size_t k, std::vector<double>& cumulative, double& sum) {
       const double steps = std::floor(totals[k].compute / step_s + 1e-9);
       const double stalled = std::min(steps, totals[k].saves);
-      const double normal = steps - stalled;
+      normal_seen = std::max(normal_seen, steps - stalled);
+      const double normal = normal_seen;
       for (std::size_t i = 0; i < bounds.size(); ++i) {
         cumulative[i] = (step_s <= bounds[i] ? normal : 0.0) + (slow <= bounds[i] ? stalled : 0.0);
       }
-      cumulative.back() = steps;
+      cumulative.back() = normal + stalled;
       sum = normal * step_s + stalled * slow;
     });
   }
@@ -392,6 +397,43 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
       return totals[k].loaded * load_per_node + totals[k].compute * data_per_node_per_s;
     });
     sink.series(ena_series, rx);
+  }
+
+  // --- node_exporter: the local NVMe instance store (checkpoints saved to and restored from it) ----
+  if (const LocalDisk& disk = run.local_disk; disk.capacity_bytes > 0.0) {
+    std::vector<Labels> disk_series;
+    std::vector<Labels> fs_series;
+    for (int node = 1; node <= nodes; ++node) {
+      const std::string host = node_name(node);
+      disk_series.push_back({{"device", "md0"}, {"Hostname", host}, {"job", options.job}, {"instance", host + ":9100"}});
+      fs_series.push_back({{"device", "/dev/md0"}, {"fstype", "ext4"}, {"mountpoint", "/opt/dlami/nvme"},
+                           {"Hostname", host}, {"job", options.job}, {"instance", host + ":9100"}});
+    }
+    // Saves and restores move their bytes linearly over the persist and load phases (as `saved`
+    // and `loaded` count them); the devices are busy for bytes / rate of that.
+    const double save_per_node = disk.holds_checkpoints ? run.checkpoint_bytes / nodes : 0.0;
+    const double load_per_node = disk.holds_checkpoints ? run.checkpoint_load_bytes / nodes : 0.0;
+    const auto written = per_tick([&](std::size_t k) { return std::round(totals[k].saved * save_per_node); });
+    const auto read = per_tick([&](std::size_t k) { return std::round(totals[k].loaded * load_per_node); });
+    sink.family("node_disk_written_bytes_total", SeriesType::Counter, "The total number of bytes written successfully.");
+    sink.series(disk_series, written);
+    sink.family("node_disk_read_bytes_total", SeriesType::Counter, "The total number of bytes read successfully.");
+    sink.series(disk_series, read);
+    sink.family("node_disk_io_time_seconds_total", SeriesType::Counter, "Total seconds spent doing I/Os.");
+    sink.series(disk_series, per_tick([&](std::size_t k) {
+                  return (disk.write_bytes_per_s > 0.0 ? written[k] / disk.write_bytes_per_s : 0.0) +
+                         (disk.read_bytes_per_s > 0.0 ? read[k] / disk.read_bytes_per_s : 0.0);
+                }));
+    // Retained: the last `keep` checkpoints, plus the one being written (the oldest is deleted once
+    // the new one is complete).
+    const double keep = std::max(1, disk.keep);
+    sink.family("node_filesystem_avail_bytes", SeriesType::Gauge, "Filesystem space available to non-root users in bytes.",
+                "bytes");
+    sink.series(fs_series, per_tick([&](std::size_t k) {
+                  const double saved = totals[k].saved;
+                  const double held = saved <= keep ? saved : keep + (saved - std::floor(saved));
+                  return std::max(0.0, std::round(disk.capacity_bytes - held * save_per_node));
+                }));
   }
   return sink.summary();
 }

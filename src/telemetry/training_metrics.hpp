@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "observability/openmetrics.hpp"
+#include "observability/metrics_output.hpp"
 #include "reliability/goodput.hpp"
 #include "reliability/monte_carlo.hpp"
 #include "training/step_model.hpp"
@@ -32,6 +32,16 @@ struct SeriesOptions {
   Granularity granularity = Granularity::Node;
 };
 
+/// A node's local NVMe instance store as node_exporter reads it: the devices striped as RAID 0
+/// (md0) and mounted at /opt/dlami/nvme, as the AWS Deep Learning AMI sets it up.
+struct LocalDisk {
+  double capacity_bytes = 0.0;     ///< all devices of a node; 0 = none (no disk series)
+  double write_bytes_per_s = 0.0;  ///< a node's devices together
+  double read_bytes_per_s = 0.0;
+  bool holds_checkpoints = false;  ///< the checkpoint tier is the instance store
+  int keep = 1;                    ///< checkpoints retained on it
+};
+
 /// Everything the series are derived from.
 struct TrainingRun {
   training::TrainingJob job;
@@ -41,6 +51,7 @@ struct TrainingRun {
   double bytes_per_token = 0.0;        ///< training data read per token (token ids)
   reliability::GoodputScenario scenario;
   reliability::RunTimeline timeline;   ///< one Monte Carlo replication (seeded)
+  LocalDisk local_disk;
 };
 
 /// What one GPU's exporters read in each state of the job. Derivation (docs/models/observability.md):
@@ -87,7 +98,7 @@ struct WriteSummary {
 
 /// Writes the run's families to `out` (without the closing # EOF). Deterministic.
 WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions& options,
-                                    observability::OpenMetricsWriter& out);
+                                    observability::MetricsOutput& out);
 
 /// Node host names used in the series ("node-0001", ...) and a GPU's UUID label
 /// ("GPU-00000001-0000-4000-8000-000000000003" for node 1, gpu 3).

@@ -78,6 +78,49 @@ std::set<std::string> metrics_of(const std::string& expr) {
   return out;
 }
 
+// The uid of the datasource the provisioning file defines.
+std::string provisioned_uid() {
+  const YAML::Node ds = YAML::LoadFile(source_path("dashboards/grafana/provisioning/datasources/prometheus.yaml"));
+  return ds["datasources"][0]["uid"].as<std::string>();
+}
+
+// The families an OpenMetrics file declares (histograms with their _bucket, _sum and _count).
+std::set<std::string> families_in(const fs::path& file) {
+  std::set<std::string> produced;
+  std::ifstream om(file);
+  std::string line;
+  while (std::getline(om, line)) {
+    if (!line.starts_with("# TYPE ")) continue;
+    const auto name = line.substr(7, line.find(' ', 7) - 7);
+    produced.insert(name);
+    if (line.ends_with(" histogram")) {
+      for (const char* s : {"_bucket", "_sum", "_count"}) produced.insert(name + s);
+    }
+  }
+  return produced;
+}
+
+// Every PromQL expression of a dashboard: panel targets, annotations, label_values() variables.
+std::vector<std::string> expressions_of(const nlohmann::json& d) {
+  std::vector<std::string> exprs;
+  for (const auto& p : d.at("panels")) {
+    if (p.contains("targets")) {
+      for (const auto& t : p["targets"]) exprs.push_back(t.at("expr"));
+    }
+  }
+  for (const auto& a : d.at("annotations").at("list")) {
+    if (a.contains("expr")) exprs.push_back(a["expr"]);
+  }
+  for (const auto& v : d.at("templating").at("list")) {
+    if (v.contains("definition")) {
+      std::smatch m;
+      const std::string def = v["definition"];
+      if (std::regex_search(def, m, std::regex("label_values\\(([^,{]+)"))) exprs.push_back(m[1].str());
+    }
+  }
+  return exprs;
+}
+
 TEST(Dashboards, PromQLMetricExtraction) {
   // The extraction the check below relies on: functions, labels, ranges and variables are not metrics.
   EXPECT_EQ(metrics_of("histogram_quantile(0.99, sum by (job, le) (rate(a_bucket{job=~\"$job\"}[$__rate_interval])))"),
@@ -102,6 +145,18 @@ TEST(Dashboards, FollowGrafanasDashboardModel) {
     ASSERT_TRUE(d.at("annotations").at("list").is_array());
     std::set<std::string> variables = {"__rate_interval", "__interval", "__range"};
     for (const auto& v : d.at("templating").at("list")) variables.insert(v.at("name").get<std::string>());
+    // Grafana's datasource reference: {type, uid}; the uid names the dashboard's datasource-type
+    // variable (resolved to the provisioned Prometheus) or the provisioned datasource's own uid.
+    bool has_datasource_variable = false;
+    for (const auto& v : d.at("templating").at("list")) {
+      has_datasource_variable |= v.at("type") == "datasource" && v.at("name") == "datasource" && v.at("query") == "prometheus";
+    }
+    EXPECT_TRUE(has_datasource_variable);
+    const auto check_datasource = [&](const nlohmann::json& owner, const std::string& what) {
+      ASSERT_TRUE(owner.contains("datasource") && owner["datasource"].is_object()) << what;
+      EXPECT_EQ(owner["datasource"].value("type", ""), "prometheus") << what;
+      EXPECT_THAT(owner["datasource"].value("uid", ""), ::testing::AnyOf("${datasource}", provisioned_uid())) << what;
+    };
     std::set<int> ids;
     std::vector<std::array<int, 4>> boxes;
     for (const auto& p : d.at("panels")) {
@@ -118,8 +173,10 @@ TEST(Dashboards, FollowGrafanasDashboardModel) {
       EXPECT_THAT(type, ::testing::AnyOf("row", "timeseries", "stat", "state-timeline", "gauge", "table"));
       if (type == "row") continue;
       ASSERT_FALSE(p.at("targets").empty()) << p.at("title");
+      check_datasource(p, p.at("title"));
       std::set<std::string> refs;
       for (const auto& t : p.at("targets")) {
+        check_datasource(t, p.at("title").get<std::string>() + " / " + t.value("refId", "?"));
         EXPECT_TRUE(refs.insert(t.at("refId").get<std::string>()).second);
         const std::string expr = t.at("expr");
         EXPECT_FALSE(expr.empty());
@@ -140,17 +197,13 @@ TEST(Dashboards, QueryOnlyMetricsFmsimOrTheNamedExportersProduce) {
                             "--duration", "1h", "--replications", "0", "--metrics-per-gpu", "--metrics-out",
                             dir.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::set<std::string> produced;
-  std::ifstream om(dir / "run.om");
-  std::string line;
-  while (std::getline(om, line)) {
-    if (!line.starts_with("# TYPE ")) continue;
-    const auto name = line.substr(7, line.find(' ', 7) - 7);
-    produced.insert(name);
-    if (line.ends_with(" histogram")) {
-      for (const char* s : {"_bucket", "_sum", "_count"}) produced.insert(name + s);
-    }
-  }
+  std::set<std::string> produced = families_in(dir / "run.om");
+  // And the Slurm exporter's series of `fmsim cluster --metrics-out`.
+  const auto c = run_fmsim({"cluster", "--cluster", "p5.48xlarge:8", "--synthetic", "20", "--days", "1",
+                            "--metrics-out", dir.string()});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::set<std::string> cluster = families_in(dir / "cluster.om");
+  produced.insert(cluster.begin(), cluster.end());
   std::set<std::string> exporters;
   const YAML::Node list = YAML::LoadFile(source_path("dashboards/exporter_metrics.yaml"));
   for (const auto& e : list["exporters"]) {
@@ -160,22 +213,7 @@ TEST(Dashboards, QueryOnlyMetricsFmsimOrTheNamedExportersProduce) {
   std::set<std::string> used_from_fmsim;
   for (const auto& file : dashboards()) {
     const auto d = load(file);
-    std::vector<std::string> exprs;
-    for (const auto& p : d.at("panels")) {
-      if (p.contains("targets")) {
-        for (const auto& t : p["targets"]) exprs.push_back(t.at("expr"));
-      }
-    }
-    for (const auto& a : d.at("annotations").at("list")) {
-      if (a.contains("expr")) exprs.push_back(a["expr"]);
-    }
-    for (const auto& v : d.at("templating").at("list")) {
-      if (v.contains("definition")) {
-        std::smatch m;
-        const std::string def = v["definition"];
-        if (std::regex_search(def, m, std::regex("label_values\\(([^,{]+)"))) exprs.push_back(m[1].str());
-      }
-    }
+    const std::vector<std::string> exprs = expressions_of(d);
     for (const auto& expr : exprs) {
       for (const auto& metric : metrics_of(expr)) {
         EXPECT_TRUE(produced.count(metric) + exporters.count(metric) > 0)
@@ -184,6 +222,13 @@ TEST(Dashboards, QueryOnlyMetricsFmsimOrTheNamedExportersProduce) {
       }
     }
   }
+  // The cluster dashboard queries exactly the families `fmsim cluster --metrics-out` writes.
+  std::set<std::string> cluster_queries;
+  for (const auto& expr : expressions_of(load(source_path("dashboards/grafana/fmsim-cluster.json")))) {
+    const auto m = metrics_of(expr);
+    cluster_queries.insert(m.begin(), m.end());
+  }
+  EXPECT_EQ(cluster_queries, cluster);
   // The training and GPU fleet dashboards show fmsim's own series.
   for (const char* m : {"fmsim_tokens_total", "fmsim_mfu_ratio", "fmsim_step_time_seconds", "fmsim_ettr_ratio",
                         "fmsim_checkpoint_saves_total", "fmsim_failures_total", "DCGM_FI_PROF_SM_ACTIVE",

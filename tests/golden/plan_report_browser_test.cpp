@@ -39,6 +39,20 @@ std::uint32_t big_endian_u32(const std::string& bytes, std::size_t at) {
   return v;
 }
 
+// Headless Chromium on `page` with a fresh profile in `dir`, no network features, and a 60 s
+// limit; stdout and stderr go to dir/name.out and dir/name.err.
+int headless_chromium(const fs::path& dir, const fs::path& page, const std::string& name, const std::string& args) {
+  const fs::path profile = dir / ("profile-" + name);
+  const std::string command = "timeout 60 " + std::string(kChromium) +
+                              " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                              " --disable-background-networking --disable-component-update --disable-sync"
+                              " --disable-dev-shm-usage --disable-extensions --hide-scrollbars"
+                              " --user-data-dir='" + profile.string() + "' " + args + " 'file://" + page.string() +
+                              "' > '" + (dir / (name + ".out")).string() + "' 2> '" + (dir / (name + ".err")).string() + "'";
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 // Writes a plan report for a quick search (Llama 3.1 8B, 64 GPUs, two systems) into a fresh
 // directory, removed afterwards unless a test failed or FMSIM_KEEP_BROWSER_ARTIFACTS is set.
 class PlanReport : public ::testing::Test {
@@ -69,18 +83,7 @@ class PlanReport : public ::testing::Test {
   }
   void TearDown() override { failed_ = failed_ || HasFailure(); }
 
-  // Headless Chromium with a fresh profile, no network features, and a 60 s limit.
-  static int chromium(const std::string& name, const std::string& args) {
-    const fs::path profile = dir_ / ("profile-" + name);
-    const std::string command = "timeout 60 " + std::string(kChromium) +
-                                " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                                " --disable-background-networking --disable-component-update --disable-sync"
-                                " --disable-dev-shm-usage --disable-extensions --hide-scrollbars"
-                                " --user-data-dir='" + profile.string() + "' " + args + " 'file://" + page_.string() +
-                                "' > '" + (dir_ / (name + ".out")).string() + "' 2> '" + (dir_ / (name + ".err")).string() + "'";
-    const int status = std::system(command.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  static int chromium(const std::string& name, const std::string& args) { return headless_chromium(dir_, page_, name, args); }
 
   static inline fs::path dir_, page_;
   static inline std::string html_;
@@ -135,6 +138,37 @@ TEST_F(PlanReport, ScreenshotIsANonBlankPng) {
   EXPECT_EQ(big_endian_u32(bytes, 16), 1280u);
   EXPECT_EQ(big_endian_u32(bytes, 20), 2400u);
   EXPECT_GT(bytes.size(), 60'000u) << "a near-blank screenshot: the charts or text did not render";
+}
+
+TEST(PlanServeReport, OfflineParetoChartLoadsInChromium) {
+  // `fmsim plan-serve --report`: one self-contained file with the plans table and the Pareto chart
+  // (data-chart="pareto"); in headless Chromium it loads with no script error or console message.
+  std::random_device random;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("fmsim_plan_serve_report_" + std::to_string(::getpid()) + "_" +
+                                                         std::to_string(random()));
+  fs::create_directories(dir);
+  const fs::path page = dir / "plan-serve.html";
+  const auto r = run_fmsim({"plan-serve", "--model", "llama3.1-8b", "--precision", "fp8", "--families", "p5.48xlarge",
+                            "--isl", "512", "--osl", "128", "--rate", "50", "--slo-ttft", "1s", "--slo-tpot", "40ms",
+                            "--probe-requests", "40", "--no-disagg", "--report", page.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read_all(page);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  EXPECT_THAT(html, HasSubstr("data-chart=\"pareto\""));
+  EXPECT_THAT(html, HasSubstr("Serving plan: llama3.1-8b"));
+  EXPECT_THAT(html, HasSubstr("tokens/s per user"));
+  if (fs::exists(kChromium)) {
+    ASSERT_EQ(headless_chromium(dir, page, "dom", "--enable-logging=stderr --v=0 --dump-dom"), 0) << read_all(dir / "dom.err");
+    const std::string dom = read_all(dir / "dom.out");
+    const std::string log = read_all(dir / "dom.err");
+    EXPECT_THAT(dom, HasSubstr("data-fmsim-loaded=\"1\""));
+    EXPECT_THAT(dom, HasSubstr("data-chart=\"pareto\""));
+    EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
+    EXPECT_EQ(log.find("Uncaught"), std::string::npos) << log;
+  }
+  std::error_code ignored;
+  if (!HasFailure()) fs::remove_all(dir, ignored);
 }
 
 }  // namespace

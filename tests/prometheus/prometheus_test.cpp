@@ -31,7 +31,7 @@ struct SimulatedRun {
 SimulatedRun simulate(const fs::path& dir) {
   const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
                             "--duration", "6h", "--replications", "0", "--metrics-out", dir.string(),
-                            "--metrics-job", "llama8b", "--json"});
+                            "--job-name", "llama8b", "--json"});
   if (r.exit_code != 0) throw std::runtime_error(r.err);
   return {dir, nlohmann::json::parse(r.out)};
 }
@@ -100,7 +100,8 @@ TEST(PrometheusCompare, PredictionBesideTheRunsMetricsAndDrift) {
   PrometheusLoopbackOptions options;
   options.data_dir = tmp / "data";
   PrometheusLoopback prom(options);
-  const std::vector<std::string> common = {"compare", "--prometheus", prom.url(), "--job-name", "llama8b",
+  // --job NAME: the spelling of the job label (on compare, the job file is --job-file).
+  const std::vector<std::string> common = {"compare", "--prometheus", prom.url(), "--job", "llama8b",
                                            "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
                                            "--at", "2026-01-01T06:00:00Z", "--window", "6h", "--tolerance", "1%"};
   auto args = common;
@@ -122,6 +123,40 @@ TEST(PrometheusCompare, PredictionBesideTheRunsMetricsAndDrift) {
                                "--job-name", "x", "--at", "2026-01-01T06:00:00Z"});
   EXPECT_EQ(down.exit_code, 2);
   EXPECT_THAT(down.err, ::testing::HasSubstr("--prometheus"));
+}
+
+TEST(PrometheusBlock, StockPrometheusOpensTheBlockFmsimWritesDirectly) {
+  // `--metrics-format tsdb`: the metrics directory is a Prometheus data directory. Every series has
+  // a sample every minute, so PromQL reads the same values as from the backfilled text, and the
+  // thinned text's samples are exact: the counter's last value is the same at the same time.
+  FMSIM_SKIP_WITHOUT_PROMETHEUS();
+  const fs::path tmp = fs::path(::testing::TempDir()) / "block";
+  fs::create_directories(tmp);
+  const SimulatedRun text = simulate(tmp / "om");
+  const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
+                            "--duration", "6h", "--replications", "0", "--metrics-out", (tmp / "tsdb").string(),
+                            "--metrics-format", "tsdb", "--job-name", "llama8b", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto metrics = nlohmann::json::parse(r.out).at("metrics");
+  EXPECT_EQ(metrics.at("format"), "tsdb");
+  EXPECT_TRUE(fs::exists(fs::path(metrics.at("file").get<std::string>()) / "meta.json"));
+  PrometheusLoopbackOptions options;
+  options.data_dir = tmp / "tsdb";
+  PrometheusLoopback prom(options);
+  const std::int64_t at = kStart + 3 * 3600;
+  EXPECT_DOUBLE_EQ(value_of(prom.query("fmsim_step_time_seconds{job=\"llama8b\"}", at)),
+                   text.json.at("step").at("step_time_s").get<double>());
+  EXPECT_EQ(value_of(prom.query("count(DCGM_FI_PROF_SM_ACTIVE{job=\"llama8b\"})", at)), 2.0);
+  const auto [tokens, ts] = last_sample(tmp / "om" / "run.om", "fmsim_tokens_total{job=\"llama8b\",instance=\"fmsim\"}");
+  EXPECT_DOUBLE_EQ(value_of(prom.query("fmsim_tokens_total{job=\"llama8b\"}", ts)), tokens);
+  // One sample a minute: 6 hours are 361 samples of each series.
+  EXPECT_EQ(value_of(prom.query("count_over_time(DCGM_FI_DEV_POWER_USAGE{Hostname=\"node-0001\"}[6h])",
+                                kStart + 6 * 3600)),
+            361.0);
+  // The histogram's buckets read back as Prometheus stores a scraped classic histogram.
+  const auto p50 = prom.query("histogram_quantile(0.5, fmsim_step_duration_seconds_bucket{job=\"llama8b\"})", at);
+  ASSERT_EQ(p50.size(), 1u) << p50.dump();
+  EXPECT_GT(value_of(p50), 0.0);
 }
 
 TEST(PrometheusScrape, ScrapesMetricsServeOnLoopback) {

@@ -1,6 +1,7 @@
 // A training run as exporter time series: the per-state GPU readings and the written series.
 #include "telemetry/training_metrics.hpp"
 #include "telemetry/series.hpp"
+#include "observability/openmetrics.hpp"
 
 #include <gtest/gtest.h>
 
