@@ -143,8 +143,9 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
   if (!col.count("submit")) throw core::InputError(path, line_no, "submit", "no submit-time column (submit, submit_time, ...)");
   if (!col.count("nodes") && !col.count("gpus"))
     throw core::InputError(path, line_no, "nodes", "no node or GPU count column (nodes, node_num, gpus, gpu_num, ...)");
-  if (!col.count("duration") && !(col.count("start") && col.count("end")))
-    throw core::InputError(path, line_no, "duration", "no run time: a duration column or start_time and end_time");
+  if (!col.count("duration") && !(col.count("start") && col.count("end")) && !col.count("model"))
+    throw core::InputError(path, line_no, "duration",
+                           "no run time: a duration column, start_time and end_time, or training jobs (model, tokens)");
   // Submit may have fallen back to start_time: then `start` is the same column, fine.
   std::vector<JobSpec> jobs;
   double first_submit = std::numeric_limits<double>::infinity();

@@ -56,6 +56,26 @@ TEST(Trace, MappingAndRoundTrip) {
   EXPECT_EQ(again[0].partition, "gpu");
 }
 
+// A row with a model is a training job: its layout, batch, sequence and tokens are read, and it
+// needs no duration (fmsim cluster computes it from the step time); without tokens it is an error.
+TEST(Trace, TrainingJobColumns) {
+  const auto jobs = parse_trace_csv("id,submit,nodes,model,tp,pp,ep,gbs,seq,tokens,reservation\n"
+                                    "7,0,16,gpt-oss-120b,1,1,64,256,4096,2e9,cb1\n",
+                                    "jobs.csv", {});
+  ASSERT_EQ(jobs.size(), 1u);
+  const auto& t = jobs[0].training;
+  EXPECT_EQ(t.model, "gpt-oss-120b");
+  EXPECT_EQ(t.ep, 64);
+  EXPECT_EQ(t.gbs, 256);
+  EXPECT_EQ(t.seq, 4096);
+  EXPECT_DOUBLE_EQ(t.tokens, 2e9);
+  EXPECT_EQ(jobs[0].run_s, 0);
+  EXPECT_EQ(jobs[0].reservation, "cb1");
+  EXPECT_THROW(parse_trace_csv("id,submit,nodes,model\n1,0,2,llama3.1-8b\n", "jobs.csv", {}), core::InputError);
+  EXPECT_THROW(parse_trace_csv("id,submit,nodes,model,tokens,tp\n1,0,2,llama3.1-8b,1e9,2.5\n", "jobs.csv", {}),
+               core::InputError);
+}
+
 TEST(Trace, ErrorsNameFileLineAndColumn) {
   try {
     parse_trace_csv("id,submit,nodes,duration\n1,0,2,100\n2,0,x,100\n", "t.csv", {});
