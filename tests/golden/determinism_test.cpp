@@ -38,6 +38,7 @@ std::string normalise(std::string s, const std::string& dir) {
   for (auto p = s.find(dir); p != std::string::npos; p = s.find(dir, p)) s.replace(p, dir.size(), "DIR");
   s = std::regex_replace(s, std::regex(R"re("(seconds|elapsed_s|wall_s|search_ms)": [0-9.e+-]+)re"), "\"$1\": T");
   s = std::regex_replace(s, std::regex(R"(MiB \([0-9.]+ s\))"), "MiB (T s)");  // time to write the metrics
+  s = std::regex_replace(s, std::regex(R"(Simulated in [^\n]*)"), "Simulated in T");  // cluster: per policy
   return std::regex_replace(s, std::regex(R"( in [0-9.]+ (s|ms)\b)"), " in T $1");
 }
 
