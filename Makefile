@@ -16,7 +16,7 @@ DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus python3-p
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean format format-check
+.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean format format-check format-deps
 
 all: build
 
@@ -85,13 +85,20 @@ bench: build
 
 # C++ formatting by .clang-format (Debian package clang-format); format-check changes nothing and
 # fails listing the files that `make format` would rewrite.
-FORMAT_FILES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'bench/*.hpp')
+FORMAT_FILES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'bench/*.hpp' \
+                                    'fuzz/*.cpp' 'fuzz/*.hpp')
 CLANG_FORMAT ?= clang-format
+FORMAT_PACKAGES := clang-format
 
-format:
+format-deps:
+	@dpkg-query -W -f='$${Status}' $(FORMAT_PACKAGES) 2>/dev/null | grep -q "install ok installed" || { \
+	  echo "Installing Debian packages: $(FORMAT_PACKAGES)"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(FORMAT_PACKAGES); }
+
+format: format-deps
 	$(CLANG_FORMAT) -i $(FORMAT_FILES)
 
-format-check:
+format-check: format-deps
 	@$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES) 2>/dev/null || { \
 	  for f in $(FORMAT_FILES); do $(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || echo "not formatted: $$f"; done; \
 	  echo "run 'make format' (clang-format, .clang-format)"; exit 1; }
