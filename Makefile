@@ -7,15 +7,16 @@ FMSIM := $(BUILD_DIR)/src/cli/fmsim
 # Debian 12 packages the build and the tests need (pybind11-dev, python3-dev: the Python API,
 # src/python; chromium: the HTML report's browser test;
 # slurmctld, slurmd, slurm-client: the real Slurm on loopback, tests/support/slurm_loopback.hpp;
-# prometheus: promtool and a real Prometheus on loopback for the metrics tests).
+# prometheus: promtool and a real Prometheus on loopback for the metrics tests;
+# python3-pandas: fmsim.to_pandas in tests/python).
 DEB_PACKAGES := cmake ninja-build g++ make libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
                 libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
                 pkg-config libcpp-httplib-dev pybind11-dev python3-dev
-DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus
+DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus python3-pandas
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean format format-check
+.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean format format-check format-deps
 
 all: build
 
@@ -55,13 +56,18 @@ test: test-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer in its own build folder (g++;
-# any report fails the test). The browser and Slurm tests start other programs and are left out.
+# any report fails the test: -fno-sanitize-recover=all and halt_on_error). CI runs it after
+# `make test` (.ci/run). -O1 -g0 and no benchmarks keep its cold build inside CI's budget
+# (docs/fuzzing.md has the measured times). The browser and Slurm tests start other programs
+# and are left out; so is the Python extension (it would need libasan preloaded into python3).
 SANITIZE_DIR ?= build-sanitize
+SANITIZE_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test-sanitize: test-deps
-	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMSIM_SANITIZE=ON \
-	  -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
+	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g0" \
+	  -DFMSIM_SANITIZE=ON -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
-	ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -LE 'browser|slurm'
+	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -LE 'browser|slurm'
 
 # libFuzzer with ASan/UBSan (clang 14), each target for FUZZ_RUNS executions (docs/fuzzing.md).
 FUZZ_DIR ?= build-fuzz
@@ -79,13 +85,20 @@ bench: build
 
 # C++ formatting by .clang-format (Debian package clang-format); format-check changes nothing and
 # fails listing the files that `make format` would rewrite.
-FORMAT_FILES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'bench/*.hpp')
+FORMAT_FILES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'bench/*.hpp' \
+                                    'fuzz/*.cpp' 'fuzz/*.hpp')
 CLANG_FORMAT ?= clang-format
+FORMAT_PACKAGES := clang-format
 
-format:
+format-deps:
+	@dpkg-query -W -f='$${Status}' $(FORMAT_PACKAGES) 2>/dev/null | grep -q "install ok installed" || { \
+	  echo "Installing Debian packages: $(FORMAT_PACKAGES)"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(FORMAT_PACKAGES); }
+
+format: format-deps
 	$(CLANG_FORMAT) -i $(FORMAT_FILES)
 
-format-check:
+format-check: format-deps
 	@$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES) 2>/dev/null || { \
 	  for f in $(FORMAT_FILES); do $(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || echo "not formatted: $$f"; done; \
 	  echo "run 'make format' (clang-format, .clang-format)"; exit 1; }

@@ -2,8 +2,12 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <set>
+#include <string>
+#include <string_view>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "core/error.hpp"
 
 namespace fmsim::cli {
@@ -19,6 +23,28 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   add_validate_rl(*validate, ctx);
   add_validate_inference(*validate, ctx);
 }
+
+namespace {
+
+// The command a command line runs ("train"), or "" when it names none of them (`fmsim --help`, a
+// typo): the first word after the global options (--catalog FILE).
+std::string command_word(int argc, char** argv) {
+  static const std::set<std::string, std::less<>> kCommands = {
+      "catalog", "collective", "train", "plan", "checkpoint", "goodput", "run", "models", "validate", "calibrate",
+      "topology", "cluster", "rl", "serve", "metrics", "compare", "sweep", "plan-serve"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--catalog") {
+      ++i;
+      continue;
+    }
+    if (word.rfind("--catalog=", 0) == 0) continue;
+    return kCommands.count(word) != 0 ? std::string(word) : std::string();
+  }
+  return "";
+}
+
+}  // namespace
 
 int run(int argc, char** argv) {
   Context ctx;
@@ -45,24 +71,29 @@ int run(int argc, char** argv) {
       "  fmsim sweep examples/sweep_train.yaml --slurm\n"
       "Run 'fmsim COMMAND --help' for the options of a command.");
 
-  add_catalog_command(app, ctx);
-  add_collective_command(app, ctx);
-  add_train_command(app, ctx);
-  add_plan_command(app, ctx);
-  add_checkpoint_command(app, ctx);
-  add_goodput_command(app, ctx);
-  add_run_command(app, ctx);
-  add_models_command(app, ctx);
-  add_validate_command(app, ctx);
-  add_calibrate_command(app, ctx);
-  add_topology_command(app, ctx);
-  add_cluster_command(app, ctx);
-  add_rl_command(app, ctx);
-  add_serve_command(app, ctx);
-  add_metrics_command(app, ctx);
-  add_compare_command(app, ctx);
-  add_sweep_command(app, ctx);
-  add_plan_serve_command(app, ctx);
+  // Only the command being run is registered (all of them for top-level help or an unknown
+  // word): building every command's options was half the time of a prediction run in-process,
+  // point after point, by `fmsim sweep` and the Python API.
+  const std::string only = command_word(argc, argv);
+  const auto wanted = [&](const char* name) { return only.empty() || only == name; };
+  if (wanted("catalog")) add_catalog_command(app, ctx);
+  if (wanted("collective")) add_collective_command(app, ctx);
+  if (wanted("train")) add_train_command(app, ctx);
+  if (wanted("plan")) add_plan_command(app, ctx);
+  if (wanted("checkpoint")) add_checkpoint_command(app, ctx);
+  if (wanted("goodput")) add_goodput_command(app, ctx);
+  if (wanted("run")) add_run_command(app, ctx);
+  if (wanted("models")) add_models_command(app, ctx);
+  if (wanted("validate")) add_validate_command(app, ctx);
+  if (wanted("calibrate")) add_calibrate_command(app, ctx);
+  if (wanted("topology")) add_topology_command(app, ctx);
+  if (wanted("cluster")) add_cluster_command(app, ctx);
+  if (wanted("rl")) add_rl_command(app, ctx);
+  if (wanted("serve")) add_serve_command(app, ctx);
+  if (wanted("metrics")) add_metrics_command(app, ctx);
+  if (wanted("compare")) add_compare_command(app, ctx);
+  if (wanted("sweep")) add_sweep_command(app, ctx);
+  if (wanted("plan-serve")) add_plan_serve_command(app, ctx);
 
   try {
     app.parse(argc, argv);
@@ -73,7 +104,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fmsim: error: " << e.what() << "\n";
+    std::cerr << "fmsim: error: " << readable_parse_error(e.what(), app) << "\n";
     std::cerr << "Run with --help for usage.\n";
     return 2;
   } catch (const core::InputError& e) {

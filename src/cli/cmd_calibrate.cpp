@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/training_fit_data.hpp"
@@ -154,11 +155,11 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--exclude-source", o->exclude, "Leave these source ids out of the fit")->delimiter(',');
   cmd->add_option("--calibration", o->calibration, "Starting calibration YAML (default: the shipped one)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--rounds", o->rounds, "Coordinate-descent rounds")->check(CLI::Range(1, 20))->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "Coordinate-descent rounds")->check(whole_number(1, 20))->capture_default_str();
   cmd->add_flag("--from-current", o->from_current,
                "Start from the calibration's values instead of their priors (refine a fit)");
   cmd->add_option("--anchor", o->anchor, "Weight of (ln(value/prior)/spread)^2 per parameter in the loss (0 = none)")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(real_range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_option("--write", o->write,
                   "Write the starting calibration YAML with the fitted values to this file (sources and\n"

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/reliability_report.hpp"
 #include "cli/training_job_flags.hpp"
@@ -132,8 +133,8 @@ void add_goodput_command(CLI::App& app, Context& ctx) {
   add_checkpoint_job_flags(*cmd, flags->job);
   add_goodput_flags(*cmd, flags->goodput);
   cmd->add_option("--gbs", flags->gbs, "Global batch (sequences): predict the step time with the training model")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seq", flags->seq, "Sequence length for the predicted step time")->check(CLI::PositiveNumber)
+      ->check(positive(flags->gbs));
+  cmd->add_option("--seq", flags->seq, "Sequence length for the predicted step time")->check(positive(flags->seq))
       ->capture_default_str();
   cmd->add_option("--precision", flags->precision, "Precision for the predicted step time (bf16, fp8, fp4)")
       ->capture_default_str();

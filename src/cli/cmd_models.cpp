@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
@@ -242,7 +243,7 @@ void add_models_command(CLI::App& app, Context& /*ctx*/) {
   show->add_flag("--json", *show_json, "Print as JSON");
   show->add_option("--seq-len", *seq_len, "Sequence length for the FLOPs-per-token figures")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive(*seq_len));
   show->callback([name, show_json, seq_len] {
     const ModelSpec m = config::load_model(*name, "model");
     if (*show_json) {

@@ -33,7 +33,39 @@ struct ServeOptions {
   std::string disagg;                        ///< --disagg P:D
   std::string kv_transfer = "layer";         ///< --kv-transfer
   std::string cold_start;                    ///< --cold-start STORAGE
+  std::string kv_offload;                    ///< --kv-offload host|grace|nvme
 };
+
+// The KV tier below HBM named by --kv-offload, from the system's facts: host DRAM over PCIe
+// (the calibration's measured host link), Grace LPDDR5X over NVLink-C2C (Grace systems), or the
+// instance's local NVMe (its read/write rate shared by the node's GPUs). Capacity: the replica's
+// share of the node's DRAM (half of it, the rest left to the OS, the engine and staging) or NVMe.
+serving::Deployment::KvOffload kv_offload_tier(const std::string& name, const serving::Deployment& d) {
+  serving::Deployment::KvOffload t;
+  if (name.empty()) return t;
+  const auto& sys = d.cluster.system;
+  const double share = static_cast<double>(d.gpus()) / std::max(1, sys.gpus_per_node);
+  const std::string n = core::to_lower(name);
+  t.tier = n;
+  if (n == "host") {
+    t.capacity = 0.5 * sys.host_memory.value() * share;
+    t.bandwidth = d.gpu_cal.host_link_bandwidth;
+  } else if (n == "grace") {
+    if (sys.cpu.find("Grace") == std::string::npos) {
+      throw core::InputError::flag("--kv-offload", "grace needs a Grace system (p6e-gb200, u-p6e-gb200x36/x72); " + sys.name + " has " + sys.cpu);
+    }
+    t.capacity = 0.5 * sys.host_memory.value() * share;
+    t.bandwidth = d.gpu_cal.grace_link_bandwidth;
+  } else if (n == "nvme") {
+    if (sys.local_nvme_devices <= 0) throw core::InputError::flag("--kv-offload", sys.name + " has no local NVMe");
+    t.capacity = sys.local_nvme_devices * sys.local_nvme_device_size.value() * share;
+    t.bandwidth = std::min(sys.local_nvme_read.value(), sys.local_nvme_write.value()) / std::max(1, sys.gpus_per_node);
+  } else {
+    throw core::InputError::flag("--kv-offload", "unknown tier '" + name + "'; allowed: host, grace, nvme");
+  }
+  if (t.capacity <= 0 || t.bandwidth <= 0) throw core::InputError::flag("--kv-offload", "the catalog has no size or rate for this tier on " + sys.name);
+  return t;
+}
 
 // Loading the weights onto a replica's GPUs before its first token, from a storage tier.
 struct ColdStart {
@@ -205,6 +237,8 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
       {"batch_mean", m.batch_mean},
       {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
       {"preemptions", r.preemptions},
+      {"kv_offload", {{"tier", s.deployment.kv_offload.tier}, {"capacity_bytes", s.deployment.kv_offload.capacity},
+                      {"bytes_per_s_per_gpu", s.deployment.kv_offload.bandwidth}, {"offloads", r.offloads}}},
       {"iterations", r.iterations.size()},
       {"time_by_part_s", {{"linear", p.linear}, {"experts", p.experts}, {"attention", p.attention}, {"other", p.other},
                           {"tp_comm", p.tp_comm}, {"ep_comm", p.ep_comm}, {"pp_comm", p.pp_comm}, {"overhead", p.overhead},
@@ -259,6 +293,10 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   }
   fmt::print("\nengine      batch mean {:.1f} | KV usage mean {:.0f}% max {:.0f}% | queue mean {:.1f} max {:.0f} | preemptions {} | {} iterations\n",
              m.batch_mean, 100 * m.kv_usage_mean, 100 * m.kv_usage_max, m.queue_mean, m.queue_max, r.preemptions, r.iterations.size());
+  if (!d.kv_offload.tier.empty()) {
+    fmt::print("KV offload  {}: {:.0f} GB per replica at {:.0f} GB/s per GPU; {} of the {} preemptions moved there and back\n",
+               d.kv_offload.tier, d.kv_offload.capacity / 1e9, d.kv_offload.bandwidth / 1e9, r.offloads, r.preemptions);
+  }
   if (r.rejected > 0) fmt::print("            {} requests rejected: larger than the whole KV cache\n", r.rejected);
   const auto& p = r.time_by_part;
   const double tot = p.total() > 0 ? p.total() : 1.0;
@@ -351,6 +389,10 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "Cold start: time to load the replica's weights from this storage tier (instance-nvme, s3, "
                   "fsx-persistent2-1000, ... from the catalog) before the first token")
       ->type_name("STORAGE");
+  cmd->add_option("--kv-offload", opts->kv_offload,
+                  "KV tier below HBM: host (DRAM over PCIe), grace (LPDDR5X over NVLink-C2C on GB200), nvme (local SSDs); "
+                  "when KV runs out, sequences move there and back instead of being recomputed")
+      ->type_name("TIER");
   cmd->add_option("--router", opts->router,
                   "Fleet router with --replicas: round-robin, least-outstanding (join the shortest queue), prefix-aware "
                   "(a prefix group's replica unless overloaded)")
@@ -364,7 +406,8 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   cmd->callback([opts, &ctx, cmd]() {
     ServeOptions o = *opts;
     apply_serving_job_file(o.flags, *cmd);
-    const jobspec::ServingSetup s = jobspec::make_serving_setup(o.flags, ctx.catalog());
+    jobspec::ServingSetup s = jobspec::make_serving_setup(o.flags, ctx.catalog());
+    s.deployment.kv_offload = kv_offload_tier(o.kv_offload, s.deployment);
     const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
     const auto requests = serving::make_requests(s.workload);
     engine::TraceBuffer buffer;

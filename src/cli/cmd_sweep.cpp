@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/run_captured.hpp"
@@ -186,13 +188,27 @@ class Progress {
   long long last_tenth_;
 };
 
+// The fmsim executable that runs the chunks: this process's own, or (when fmsim runs inside
+// another program, e.g. Python's `import fmsim`) $FMSIM_EXECUTABLE, else `fmsim` on $PATH.
 fs::path self_executable() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec || exe.filename().string().rfind("fmsim", 0) != 0) {
-    throw core::InputError::flag("sweep", "runs its tasks with the fmsim executable; run `fmsim sweep` from a shell");
+  if (!ec && exe.filename().string().rfind("fmsim", 0) == 0) return exe;
+  if (const char* given = std::getenv("FMSIM_EXECUTABLE"); given != nullptr && *given != '\0') {
+    if (::access(given, X_OK) != 0) {
+      throw core::InputError::flag("FMSIM_EXECUTABLE", fmt::format("'{}' is not an executable file", given));
+    }
+    return fs::absolute(given);
   }
-  return exe;
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    std::istringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      const fs::path candidate = fs::path(dir.empty() ? "." : dir) / "fmsim";
+      if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate);
+    }
+  }
+  throw core::InputError::flag("sweep", "runs its chunks with the fmsim executable, which is neither this program nor on "
+                                        "PATH; set FMSIM_EXECUTABLE to its path");
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool search_path) {
@@ -456,7 +472,7 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-parallel", args->max_parallel, "With --slurm: at most this many array tasks at once (%N)");
   cmd->add_option("--poll", args->poll, "With --slurm: seconds between progress checks")->capture_default_str();
   cmd->add_option("--chunk-size", args->chunk_size, "Points per chunk (default: the grid's chunk, else automatic)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(args->chunk_size));
   cmd->add_option("--chunk", args->chunk, "Run only this chunk (what each task runs)")->group("");
   cmd->add_flag("--dry-run", args->dry_run, "Count points and chunks and show the first point's command; run nothing");
   cmd->add_flag("--json", args->json, "Print the summary as JSON");

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/stats.hpp"
 #include "config/training_calibration.hpp"
@@ -122,7 +123,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   auto* holdout_flag = cmd->get_option("--holdout");
   cmd->add_option("--anchor", opts->anchor,
                   "With --holdout: weight of the priors in each refit (as in fmsim calibrate training)")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(real_range(0.0, 10.0))
       ->capture_default_str()
       ->needs(holdout_flag);
   cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. V041,V280), each with its full breakdown")

@@ -1,6 +1,7 @@
 // Training-job flags declared on a command (the values go to jobspec::resolve_training_job).
 #include "cli/training_job_flags.hpp"
 
+#include "cli/flag_checks.hpp"
 #include "core/precision.hpp"
 #include "parallelism/layout.hpp"
 #include "parallelism/stack.hpp"
@@ -16,16 +17,16 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_option("--model", f.model, "Preset name (fmsim models) or a Hugging Face config.json")->capture_default_str();
   cmd.add_option("--cluster", f.cluster, "SYSTEM:COUNT (p5.48xlarge:64, u-p6e-gb200x72:4) or a cluster YAML")
       ->capture_default_str();
-  cmd.add_option("--gpus", f.gpus, "GPUs the job uses (default: the whole cluster)")->check(CLI::PositiveNumber);
-  cmd.add_option("--tp", f.tp, "Tensor-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--pp", f.pp, "Pipeline-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--vp", f.vp, "Virtual pipeline stages per rank (interleaved 1F1B)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--cp", f.cp, "Context-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--ep", f.ep, "Expert-parallel size (MoE)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--etp", f.etp, "Expert tensor-parallel size (MoE)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--mbs", f.mbs, "Micro-batch size (sequences)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(CLI::PositiveNumber);
-  cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--gpus", f.gpus, "GPUs the job uses (default: the whole cluster)")->check(positive(f.gpus));
+  cmd.add_option("--tp", f.tp, "Tensor-parallel size")->check(positive(f.tp))->capture_default_str();
+  cmd.add_option("--pp", f.pp, "Pipeline-parallel size")->check(positive(f.pp))->capture_default_str();
+  cmd.add_option("--vp", f.vp, "Virtual pipeline stages per rank (interleaved 1F1B)")->check(positive(f.vp))->capture_default_str();
+  cmd.add_option("--cp", f.cp, "Context-parallel size")->check(positive(f.cp))->capture_default_str();
+  cmd.add_option("--ep", f.ep, "Expert-parallel size (MoE)")->check(positive(f.ep))->capture_default_str();
+  cmd.add_option("--etp", f.etp, "Expert tensor-parallel size (MoE)")->check(positive(f.etp))->capture_default_str();
+  cmd.add_option("--mbs", f.mbs, "Micro-batch size (sequences)")->check(positive(f.mbs))->capture_default_str();
+  cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(positive(f.gbs));
+  cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(positive(f.seq))->capture_default_str();
   cmd.add_option("--precision", f.precision, "Compute precision: " + core::kTrainingPrecisionWords.allowed())->capture_default_str();
   cmd.add_option("--fp8-recipe", f.fp8_recipe,
                  "FP8 scaling: tensorwise (per-tensor, delayed or current), rowwise (torchao: slower GEMMs),\n"
@@ -38,7 +39,7 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_option("--task", f.task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
   cmd.add_option("--lora-rank", f.lora_rank,
                  "With --task lora: adapter rank on every linear layer but the router and the head")
-      ->check(CLI::Range(1, 65536))
+      ->check(whole_number(1, 65536))
       ->capture_default_str();
   cmd.add_flag("--no-sp", f.no_sp, "Disable sequence parallelism");
   cmd.add_option("--power-limit", f.power_limit, "GPU power cap, e.g. 500W (default: TDP)");

@@ -207,7 +207,9 @@ std::vector<std::string> metrics_files_in(const std::string& dir, const std::str
     throw core::InputError::flag(flag, fmt::format("\"{}\" is not a directory (write one with --metrics-out DIR)", dir));
   }
   std::vector<std::string> files;
+  bool tsdb_block = false;  // a block directory of --metrics-format tsdb: <ULID>/meta.json
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory() && fs::exists(entry.path() / "meta.json", ec)) tsdb_block = true;
     const auto ext = entry.path().extension();
     if (entry.is_regular_file() && (ext == ".om" || ext == ".prom") &&
         !entry.path().filename().string().starts_with(".")) {
@@ -216,6 +218,13 @@ std::vector<std::string> metrics_files_in(const std::string& dir, const std::str
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
+    if (tsdb_block) {
+      throw core::InputError::flag(
+          flag, fmt::format("\"{}\" holds a Prometheus TSDB block (--metrics-format tsdb), not metrics files (*.om, "
+                            "*.prom): open it with `prometheus --storage.tsdb.path={}`, or write OpenMetrics text "
+                            "with --metrics-format openmetrics for this command",
+                            dir, dir));
+    }
     throw core::InputError::flag(flag, fmt::format("\"{}\" holds no metrics files (*.om, *.prom)", dir));
   }
   return files;

@@ -40,7 +40,8 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
   for (const auto& [name, node] : root["gpus"].entries()) {
     const hardware::Architecture arch = node.key_word(name, hardware::kArchitectureWords);
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "weight_read_efficiency",
-                     "kv_read_efficiency", "attention_efficiency", "host_link_bandwidth", "gemm_half_dim"});
+                     "kv_read_efficiency", "attention_efficiency", "host_link_bandwidth", "gemm_half_dim",
+                     "grace_link_bandwidth"});
     serving::GpuServingCalibration g;
     g.gemm_efficiency_bf16 = fraction(node, "gemm_efficiency_bf16");
     g.gemm_efficiency_fp8 = fraction(node, "gemm_efficiency_fp8");
@@ -50,6 +51,9 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     g.attention_efficiency = fraction(node, "attention_efficiency");
     g.host_link_bandwidth = read_sourced(node["host_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
     g.gemm_half_dim = read_sourced(node["gemm_half_dim"], true).value.as_number(Bound::Positive);
+    if (node.has("grace_link_bandwidth")) {
+      g.grace_link_bandwidth = read_sourced(node["grace_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
+    }
     g.source = read_sourced(node["weight_read_efficiency"], true).source;
     cal.gpus[arch] = g;
   }

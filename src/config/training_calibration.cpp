@@ -67,6 +67,16 @@ std::string source_of(const YamlNode& parent, std::initializer_list<std::string_
 }  // namespace
 
 training::Calibration load_training_calibration(const std::string& path) {
+  if (path.empty()) {
+    // The shipped calibration is embedded and never changes: parsed once per process. A sweep
+    // task or a Python session predicts thousands of steps, and parsing it was 46% of each.
+    static const training::Calibration shipped = parse_training_calibration("");
+    return shipped;
+  }
+  return parse_training_calibration(path);
+}
+
+training::Calibration parse_training_calibration(const std::string& path) {
   YamlDocument doc;
   if (path.empty()) {
     const auto text = core::embedded_file("calibration/training.yaml");

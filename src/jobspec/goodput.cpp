@@ -16,6 +16,21 @@ core::Seconds duration_or(const std::string& text, const char* flag, core::Secon
   return text.empty() ? fallback : config::parse_duration_flag(text, flag);
 }
 
+// The analytic model compounds e^(lambda t) over a checkpoint period and a recovery: a time of
+// many mean times between interruptions means no checkpoint ever completes between failures
+// (ETTR below e^-50), and past about 700 MTBFs the arithmetic overflows into nan. Such a time is
+// refused, naming its flag and the limit.
+constexpr double kMaxMtbfMultiple = 50.0;
+
+void check_against_mtbf(core::Seconds t, const char* flag, core::Seconds mtbf) {
+  if (t.value() <= kMaxMtbfMultiple * mtbf.value()) return;
+  throw core::InputError::flag(
+      flag, fmt::format("{} is {:.3g} times the job's mean time between interruptions ({}); allowed: at most {:g} x MTBF "
+                        "= {} (longer, no checkpoint would complete between failures)",
+                        core::format_duration(t), t.value() / mtbf.value(), core::format_duration(mtbf), kMaxMtbfMultiple,
+                        core::format_duration(core::Seconds(kMaxMtbfMultiple * mtbf.value()))));
+}
+
 }  // namespace
 
 GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& job, core::Seconds step_time) {
@@ -106,12 +121,19 @@ GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& j
 
   // Interval: Young's and Daly's closed forms for reference; the optimum of the analytic model is used.
   const core::Seconds mtbf = s.failures.mtbf();
+  const char* save_flag = f.save_time.empty() ? "--storage" : "--save-time";  // the storage model's save
+  check_against_mtbf(t.persist, save_flag, mtbf);
+  check_against_mtbf(t.blocking, f.copy_time.empty() ? save_flag : "--copy-time", mtbf);
+  check_against_mtbf(t.load, f.load_time.empty() ? save_flag : "--load-time", mtbf);
+  check_against_mtbf(s.recovery.detect + s.recovery.replace + s.recovery.restart, "--detect/--replace/--restart", mtbf);
+  check_against_mtbf(s.peer_load, "--peer-load-time", mtbf);
   setup.young = reliability::young_interval(t.blocking, mtbf);
   setup.daly = reliability::daly_interval(t.blocking, mtbf);
   t.interval = core::Seconds(1.0);
   setup.optimum = reliability::optimal_interval(s);
   t.interval = f.interval.empty() ? setup.optimum : config::parse_duration_flag(f.interval, "--interval");
   if (t.interval.value() <= 0.0) throw core::InputError::flag("--interval", "must be greater than zero");
+  check_against_mtbf(t.interval, "--interval", mtbf);
   return setup;
 }
 

@@ -19,6 +19,8 @@ struct GpuServingCalibration {
   double kv_read_efficiency = 0.70;     ///< fraction of HBM bandwidth decode attention reaches streaming the KV cache
   double attention_efficiency = 0.45;   ///< prefill (flash) attention, of the BF16 peak
   double host_link_bandwidth = 55e9;    ///< bytes/s one GPU moves to/from host memory (KV swap, offload)
+  /// bytes/s one GPU moves to/from its Grace CPU's LPDDR5X over NVLink-C2C (Grace systems only).
+  double grace_link_bandwidth = 225e9;
   /// GEMM rows (tokens) at which a GEMM reaches half its large-shape rate: g(m) = m / (m + half).
   /// Under-filled MMA tiles waste compute (decode batches, routed experts with few tokens each).
   double gemm_half_dim = 128;

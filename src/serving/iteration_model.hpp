@@ -48,6 +48,13 @@ struct Deployment {
   EngineProfile engine;
   GpuServingCalibration gpu_cal;
   MoeServingCalibration moe_cal;
+  /// A KV-cache tier below HBM (host DRAM over PCIe, Grace LPDDR5X over NVLink-C2C, local NVMe):
+  /// when KV runs out, running sequences move there instead of being preempted and recomputed.
+  struct KvOffload {
+    std::string tier;        ///< "" = none
+    double capacity = 0;     ///< bytes for the replica
+    double bandwidth = 0;    ///< bytes/s per GPU, one direction (each GPU moves its own shard)
+  } kv_offload;
 
   [[nodiscard]] int gpus() const { return tp * pp; }
 };

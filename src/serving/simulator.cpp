@@ -118,6 +118,7 @@ struct Seq {
   bool holds_ref = false;
   bool swapped = false;
   bool prefilled = false;           // disaggregated decode: arrives with its prompt's KV and first token
+  bool offloaded = false;           // its KV sits in the offload tier (swapped out)
   double first_token = -1, finish = -1, last_token = -1;
   double spec_credit = 0;
   std::int64_t cached = 0;
@@ -259,6 +260,7 @@ class Scheduler {
     }
     r.itl = itl_;
     r.preemptions = preemptions_;
+    r.offloads = offloads_;
     r.rejected = rejected_;
     r.time_by_part = parts_;
     double first = std::numeric_limits<double>::infinity(), last = 0;
@@ -354,8 +356,18 @@ class Scheduler {
     s.preemptions++;
     preemptions_++;
     double cost = 0;
-    if (e_.preemption == PreemptionMode::Swap) {
-      cost = s.own_bytes / host_bw_;
+    const auto& tier = m_.deployment().kv_offload;
+    const double gpus = m_.deployment().gpus();
+    if (!tier.tier.empty() && offloaded_ + s.own_bytes <= tier.capacity) {
+      // Offload to the tier below HBM; every GPU moves its own shard at the tier's rate.
+      cost = s.own_bytes / (tier.bandwidth * gpus);
+      offloaded_ += s.own_bytes;
+      s.offloaded = true;
+      s.swapped = true;
+      offloads_++;
+      free_seq(s);
+    } else if (e_.preemption == PreemptionMode::Swap) {
+      cost = s.own_bytes / (host_bw_ * gpus);
       s.swapped = true;
       free_seq(s);
     } else {
@@ -476,7 +488,14 @@ class Scheduler {
           if (!make_room(s_bytes_of(s))) break;
           s.own_bytes = s_bytes_of(s);
           used_ += s.own_bytes;
-          extra += s.own_bytes / host_bw_;
+          const auto& tier = m_.deployment().kv_offload;
+          if (s.offloaded) {  // reload from the offload tier
+            extra += s.own_bytes / (tier.bandwidth * m_.deployment().gpus());
+            offloaded_ -= s.own_bytes;
+            s.offloaded = false;
+          } else {
+            extra += s.own_bytes / (host_bw_ * m_.deployment().gpus());
+          }
           s.swapped = false;
           waiting_.pop_front();
           running_.push_back(idx);
@@ -723,6 +742,8 @@ class Scheduler {
   std::vector<int> finished_now_;   // requests whose sample finished (disaggregated prefill pool reads and clears it)
   std::vector<std::pair<int, int>> batch_;  // (seq, prefill chunk or 0 for decode)
   std::vector<int> still_;
+  double offloaded_ = 0;            // bytes in the KV offload tier
+  int offloads_ = 0;
   int ranks_ = 1;                   // attention-DP ranks
   std::vector<int> rank_budget_;    // tokens left in this iteration, per rank
   std::vector<int> rank_count_;     // running requests, per rank
@@ -752,6 +773,7 @@ ServeResult merge(std::vector<ServeResult>& parts) {
     if (!p.fits && r.reason.empty()) r.reason = p.reason;
     r.gpus += p.gpus;
     r.preemptions += p.preemptions;
+    r.offloads += p.offloads;
     r.rejected += p.rejected;
     r.itl.merge(p.itl);
     accumulate(r.time_by_part, p.time_by_part);

@@ -78,7 +78,8 @@ struct ServeResult {
   IterationCost time_by_part;     ///< summed over all iterations
   double duration_s = 0;          ///< first arrival to last completion
   int gpus = 0;                   ///< GPUs of the replica
-  int preemptions = 0;
+  int preemptions = 0;            ///< evictions from HBM (offloads included)
+  int offloads = 0;               ///< of which moved to the KV offload tier (reloaded later, not recomputed)
   int rejected = 0;               ///< requests larger than the whole KV cache
   bool fits = true;               ///< false: the weights leave no room for a KV cache
   std::string reason;

@@ -41,7 +41,11 @@ Usage usage_of(const Calibration& cal, const std::vector<Measurement>& measureme
 // Every fittable parameter, or (with `usage`) only those the measurements exercise.
 std::vector<FitParameter> build_parameters(Calibration& cal, const Usage* usage) {
   std::vector<FitParameter> out;
-  for (auto& [arch, g] : cal.gpus) {
+  for (auto& entry : cal.gpus) {
+    // Named copies, not a structured binding: the lambdas below capture `arch`, which clang 14
+    // does not allow for a binding (C++20 P1091, clang 16).
+    const hardware::Architecture arch = entry.first;
+    GpuCalibration& g = entry.second;
     if (arch == hardware::Architecture::BlackwellUltra || (usage && !usage->archs.count(arch))) continue;
     const std::string n(calibration_key(arch));
     GpuCalibration* ultra = nullptr;

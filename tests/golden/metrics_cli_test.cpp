@@ -261,6 +261,21 @@ std::tuple<std::string, double, std::int64_t> parse_sample(const std::string& li
   return {series_key(line.substr(0, close + 1)), v, t};
 }
 
+// The metrics commands read OpenMetrics text; given a TSDB block directory they say what it is and
+// how to open it (exit 2), instead of "no metrics files".
+TEST(MetricsCli, ReportOnATsdbBlockSaysHowToOpenIt) {
+  TempDir tmp;
+  ASSERT_EQ(run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--gbs", "64", "--duration", "1h",
+                       "--replications", "0", "--metrics-out", tmp.path + "/tsdb", "--metrics-format", "tsdb"})
+                .exit_code,
+            0);
+  const auto r = run_fmsim({"metrics", "report", tmp.path + "/tsdb", "--html", tmp.path + "/r.html"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("Prometheus TSDB block"));
+  EXPECT_THAT(r.err, HasSubstr("--storage.tsdb.path"));
+  EXPECT_FALSE(std::filesystem::exists(tmp.path + "/r.html"));
+}
+
 TEST(MetricsCli, TsdbBlockHoldsEverySampleOfTheText) {
   // The same run (two nodes, 6 hours, failures every 2 hours on average) written as OpenMetrics
   // text and as a TSDB block: promtool tsdb dump of the block has a sample of every series at

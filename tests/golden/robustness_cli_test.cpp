@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,27 @@ const std::vector<Absurd> kAbsurd = {
      "--replications: 100000000 is out of range; allowed: 0 to 1000000"},
     {"duration_huge", {"goodput", "--gpus", "16384", "--save-time", "1e30s"},
      "--save-time: '1e30s' is too long; allowed: 0 to 10 years"},
+    // 300 days of saving on 16384 GPUs (an interruption every ~2 h): e^(lambda t) overflowed and
+    // goodput printed -nan. A checkpoint longer than 50 MTBFs never completes between failures.
+    {"save_many_mtbf", {"goodput", "--gpus", "16384", "--save-time", "300d"},
+     "--save-time: 300.0 d is 2.33e+03 times the job's mean time between interruptions (3.1 h); allowed: at most 50 x MTBF = 6.4 d"},
+    {"interval_many_mtbf", {"goodput", "--gpus", "16384", "--save-time", "30s", "--interval", "52w"},
+     "--interval: 364.0 d is"},
+    // CLI11's own range check printed the largest double, 309 digits, as the bound.
+    {"gbs_negative", {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--gbs", "-1"},
+     "--gbs: must be a whole number from 1 to 9223372036854775807 (2^63-1), got -1"},
+    {"tp_zero", {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "0"},
+     "--tp: must be a whole number from 1 to 2147483647 (2^31-1), got 0"},
+    {"tp_exponent", {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "1e30"},
+     "--tp: must be a whole number from 1 to 2147483647 (2^31-1), got 1e30"},
+    {"tp_past_2_31", {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "99999999999"},
+     "--tp: must be a whole number from 1 to 2147483647 (2^31-1), got 99999999999"},
+    {"rounds_range", {"calibrate", "training", "--rounds", "50"}, "--rounds: must be a whole number from 1 to 20, got 50"},
+    {"anchor_range", {"calibrate", "training", "--anchor", "-1"}, "--anchor: must be a number from 0 to 10, got -1"},
+    {"seq_len_fraction", {"models", "show", "llama3.1-8b", "--seq-len", "1.5"},
+     "--seq-len: must be a whole number from 1 to 9223372036854775807 (2^63-1), got 1.5"},
+    // An integer flag without a range check of its own: CLI11's "Could not convert" made readable.
+    {"seed_fraction", {"goodput", "--gpus", "16", "--save-time", "30s", "--seed", "1.5"}, "--seed: must be a whole number"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Robustness, AbsurdInput, ::testing::ValuesIn(kAbsurd),
@@ -75,6 +97,75 @@ TEST(Robustness, HugeButLegalJobsRunInBoundedTime) {
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
   }
 }
+
+// Extreme but accepted values through every command: each either runs and prints no nan or inf
+// (text output; JSON would print null) or is refused with exit 2 naming a flag, never a crash.
+struct Extreme {
+  std::string name;
+  std::vector<std::string> args;
+};
+
+class ExtremeValues : public ::testing::TestWithParam<Extreme> {};
+
+bool has_nan_or_inf(const std::string& text) {
+  static const std::regex word(R"((^|[^A-Za-z_])[-+]?(nan|inf|infinity)([^A-Za-z_]|$))", std::regex::icase);
+  return std::regex_search(text, word);
+}
+
+TEST(ExtremeValuesCheck, FindsNanAndInfButNotWords) {
+  EXPECT_TRUE(has_nan_or_inf("ETTR -nan%"));
+  EXPECT_TRUE(has_nan_or_inf("goodput inf GPU-h"));
+  EXPECT_TRUE(has_nan_or_inf("1.0, NaN"));
+  EXPECT_FALSE(has_nan_or_inf("inference info infiniband nano"));
+}
+
+TEST_P(ExtremeValues, RunOrRefuseWithoutNanOrInf) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_fmsim(GetParam().args);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 20.0);
+  if (r.exit_code == 2) {
+    EXPECT_THAT(r.err, HasSubstr("fmsim: error: "));
+    EXPECT_THAT(r.err, ::testing::ContainsRegex("--[a-z]"));  // names a flag
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_FALSE(has_nan_or_inf(r.out)) << r.out;
+  EXPECT_FALSE(has_nan_or_inf(r.err)) << r.err;
+}
+
+const std::vector<Extreme> kExtreme = {
+    {"train_one_token",
+     {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--tp", "8", "--seq", "1", "--gbs", "1"}},
+    {"train_huge_seq", {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--seq", "134217728"}},
+    {"train_800k_gpus", {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:100000", "--tp", "8"}},
+    {"plan_one_gpu", {"plan", "--model", "llama3.1-8b", "--gpus", "1", "--tokens", "1"}},
+    {"collective_one_byte", {"collective", "--cluster", "p5.48xlarge:1", "--min-bytes", "1", "--max-bytes", "1"}},
+    {"collective_10k_nodes", {"collective", "--cluster", "p5.48xlarge:10000", "--op", "all_to_all", "--max-bytes", "8"}},
+    {"checkpoint_one_param", {"checkpoint", "--params", "1", "--gpus", "1"}},
+    {"checkpoint_1e18_params", {"checkpoint", "--params", "1e18", "--gpus", "8"}},
+    {"goodput_instant_save", {"goodput", "--gpus", "8", "--save-time", "0s", "--replications", "10"}},
+    {"goodput_million_gpus", {"goodput", "--gpus", "1000000", "--save-time", "30s", "--replications", "10"}},
+    {"goodput_save_near_limit", {"goodput", "--gpus", "16384", "--save-time", "3d", "--replications", "10"}},
+    {"goodput_ten_years", {"goodput", "--gpus", "64", "--save-time", "1min", "--duration", "3650d", "--replications", "10"}},
+    {"run_one_hour", {"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--duration", "1h", "--replications", "10"}},
+    {"models_one_token", {"models", "show", "llama3.1-8b", "--seq-len", "1"}},
+    {"serve_one_token", {"serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--isl", "1", "--osl", "1",
+                         "--num-requests", "1"}},
+    {"serve_flood", {"serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--rate", "1000000",
+                     "--num-requests", "200"}},
+    {"plan_serve_tiny_rate", {"plan-serve", "--model", "llama3.1-8b", "--families", "p5.48xlarge", "--rate", "0.001",
+                              "--probe-requests", "20"}},
+    {"rl_one_prompt", {"rl", "--policy", "qwen3-8b", "--cluster", "p5.48xlarge:1", "--prompts", "1", "--samples", "1"}},
+    {"cluster_one_job", {"cluster", "--cluster", "p5.48xlarge:1", "--synthetic", "1"}},
+    {"cluster_busy", {"cluster", "--cluster", "p5.48xlarge:2", "--synthetic", "300", "--arrival", "1s",
+                      "--node-failure-rate", "1000"}},
+    {"topology_one_node", {"topology", "slurm", "--cluster", "p5.48xlarge:1"}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Robustness, ExtremeValues, ::testing::ValuesIn(kExtreme),
+                         [](const auto& info) { return info.param.name; });
 
 // A bad output path is an error from the flag parser, before the simulation starts, and nothing
 // is left behind (neither the file nor a temporary beside it).

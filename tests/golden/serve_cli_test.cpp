@@ -70,7 +70,8 @@ TEST(ServeCli, FleetDisaggregationAndColdStart) {
   EXPECT_GT(j["cold_start"]["load_s"].get<double>(), 1.0);
   // Bad values name their flag.
   for (const auto& [flag, value] : {std::pair{"--disagg", "1-2"}, std::pair{"--router", "random"},
-                                    std::pair{"--kv-transfer", "page"}, std::pair{"--cold-start", "floppy"}}) {
+                                    std::pair{"--kv-transfer", "page"}, std::pair{"--cold-start", "floppy"},
+                                    std::pair{"--kv-offload", "grace"}, std::pair{"--kv-offload", "tape"}}) {
     r = run_fmsim({"serve", "--disagg", "1:1", flag, value});
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_THAT(r.err, HasSubstr(flag)) << r.err;

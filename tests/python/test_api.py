@@ -21,6 +21,15 @@ def cli_json(*args):
     return json.loads(r.stdout)
 
 
+def timeless(doc):
+    """DOC without the wall-clock measurements (wall_s, search_ms, seconds), which differ run to run."""
+    if isinstance(doc, dict):
+        return {k: timeless(v) for k, v in doc.items() if k not in ("wall_s", "search_ms", "seconds")}
+    if isinstance(doc, list):
+        return [timeless(v) for v in doc]
+    return doc
+
+
 def cli_error(*args):
     """The executable's exit status and its error message (after 'fmsim: error: ')."""
     r = subprocess.run([BINARY, *args], capture_output=True, text=True)
@@ -115,6 +124,51 @@ class ErrorsCarryTheCliMessage(unittest.TestCase):
         self.assertEqual(got, cli_json("serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--tp", "1",
                                        "--isl", "512", "--osl", "128", "--num-requests", "64"))
 
+    def test_rl_cluster_topology_plan_serve(self):
+        job = os.path.join(SOURCE, "examples", "grpo_qwen3_32b_rl.yaml")
+        self.assertEqual(timeless(fmsim.rl(job=job, prompts=64)), timeless(cli_json("rl", "--job", job, "--prompts", "64")))
+        self.assertEqual(timeless(fmsim.cluster(cluster="p5.48xlarge:4", synthetic=50, compare="fifo")),
+                         timeless(cli_json("cluster", "--cluster", "p5.48xlarge:4", "--synthetic", "50", "--compare", "fifo")))
+        self.assertEqual(fmsim.topology("k8s", cluster="p5.48xlarge:20"),
+                         cli_json("topology", "k8s", "--cluster", "p5.48xlarge:20"))
+        flags = ["--model", "llama3.1-8b", "--precision", "fp8", "--families", "p5.48xlarge,p5en.48xlarge", "--isl",
+                 "512", "--osl", "128", "--rate", "50", "--slo-ttft", "1s", "--slo-tpot", "40ms", "--probe-requests", "60"]
+        self.assertEqual(fmsim.plan_serve(model="llama3.1-8b", precision="fp8", families=["p5.48xlarge", "p5en.48xlarge"],
+                                          isl=512, osl=128, rate=50, slo_ttft="1s", slo_tpot="40ms", probe_requests=60),
+                         cli_json("plan-serve", *flags))
+
+    def test_sweep(self):
+        # The chunks run in fmsim processes: inside Python, $FMSIM_EXECUTABLE (else fmsim on PATH).
+        os.environ["FMSIM_EXECUTABLE"] = BINARY
+        with tempfile.TemporaryDirectory() as tmp:
+            grid = os.path.join(SOURCE, "examples", "sweep_train.yaml")
+            summary = fmsim.sweep(grid, out=os.path.join(tmp, "s"), jobs=2)
+            self.assertEqual(summary["points"], 36)  # 2 models x 3 clusters x 3 tp x 2 seq
+            self.assertEqual(summary["errors"], 0)
+            with open(summary["jsonl"]) as f:
+                records = [json.loads(line) for line in f]
+            self.assertEqual([r["point"] for r in records], list(range(36)))
+            # The first point is llama3.1-8b on p5.48xlarge:16, tp 2, seq 4096: the same numbers as train.
+            first = fmsim.train(model="llama3.1-8b", cluster="p5.48xlarge:16", tp=2, seq=4096, gbs=512,
+                                recompute="selective")
+            self.assertEqual(records[0]["values"]["step_time_s"], first["step_time_s"])
+
+    def test_every_json_command_has_a_function(self):
+        # Every command of this build that prints --json (itself or one of its subcommands) is a
+        # function of the package, and that function runs that command.
+        for name in fmsim.commands():
+            status, text, _ = fmsim.cli([name, "--help"])
+            self.assertEqual(status, 0, name)
+            subs = []
+            if "SUBCOMMANDS" in text.upper():
+                after = text[text.upper().index("SUBCOMMANDS"):].splitlines()[1:]
+                subs = [line.split()[0] for line in after if line.startswith("  ") and line.split()]
+            helps = [text] + [fmsim.cli([name, sub, "--help"])[1] for sub in subs]
+            if any("--json" in h for h in helps):
+                self.assertIn(name, fmsim.FUNCTIONS, f"fmsim {name} prints --json but has no Python function")
+        self.assertIs(fmsim.FUNCTIONS["plan-serve"], fmsim.plan_serve)
+        self.assertIs(fmsim.FUNCTIONS["run"], fmsim.run_job)
+
     def test_the_process_survives_many_errors(self):
         # In-process: a failing command must leave the interpreter and std::cout usable.
         for _ in range(50):
@@ -126,16 +180,98 @@ class ErrorsCarryTheCliMessage(unittest.TestCase):
 class Tables(unittest.TestCase):
     def test_to_pandas(self):
         result = fmsim.collective(cluster="p5.48xlarge:2", min_bytes="1K", max_bytes="1M")
+        rows = result["rows"]
         try:
-            import pandas  # noqa: F401
-        except ImportError:
+            import pandas
+        except ImportError:  # Debian's python3-pandas (DEB_TEST_PACKAGES) is not installed here
             with self.assertRaisesRegex(ImportError, "python3-pandas"):
                 fmsim.to_pandas(result)
             self.assertEqual(len(fmsim._table(result)), 11)  # the rows the frame would hold
             return
         frame = fmsim.to_pandas(result)
-        self.assertEqual(len(frame), 11)  # 2^10 .. 2^20
-        self.assertIn("busbw_GBps", frame.columns)
+        self.assertIsInstance(frame, pandas.DataFrame)
+        # nccl-tests sizes double from 1 KiB to 1 MiB: 2^10 .. 2^20, eleven rows in order.
+        self.assertEqual(len(frame), 11)
+        self.assertEqual(list(frame["bytes"]), [2 ** k for k in range(10, 21)])
+        self.assertTrue(pandas.api.types.is_numeric_dtype(frame["busbw_GBps"]))
+        # One column per key of a row, each cell the row's value.
+        self.assertEqual(set(frame.columns), set(rows[0].keys()))
+        for i, row in enumerate(rows):
+            for key, value in row.items():
+                self.assertEqual(frame.iloc[i][key], value, f"row {i} column {key}")
+        # busbw = algbw x the all-reduce factor 2(n-1)/n with n = 16 ranks, on every row.
+        ratio = frame["busbw_GBps"] / frame["algbw_GBps"]
+        self.assertTrue(((ratio - 2 * 15 / 16).abs() < 1e-3).all(), list(ratio))
+
+    def test_to_pandas_flattens_a_document_and_a_list(self):
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            self.skipTest("pandas (python3-pandas) is not installed")
+        # A dict without a list of rows is one row; nested dicts become dotted columns.
+        train = fmsim.train(model="llama3.1-8b", cluster="p5.48xlarge:2", tp=8, gbs=16)
+        one = fmsim.to_pandas(train)
+        self.assertEqual(len(one), 1)
+        self.assertEqual(one["step_time_s"][0], train["step_time_s"])
+        nested = [k for k, v in train.items() if isinstance(v, dict) and v and not any(isinstance(x, (dict, list))
+                                                                                       for x in v.values())]
+        self.assertTrue(nested, "train --json has a nested object")
+        key = nested[0]
+        for sub, value in train[key].items():
+            self.assertEqual(one[f"{key}.{sub}"][0], value)
+        # A list of dicts (the model presets) is one row per entry.
+        presets = fmsim.models()
+        frame = fmsim.to_pandas(presets)
+        self.assertEqual(len(frame), len(presets))
+        self.assertEqual(list(frame["name"]), [m["name"] for m in presets])
+
+
+class DocumentedShapes(unittest.TestCase):
+    # One call per function of the shapes table in docs/python.md.
+    CALLS = {
+        "train": lambda: fmsim.train(model="llama3.1-8b", cluster="p5.48xlarge:2", tp=8, gbs=16),
+        "plan": lambda: fmsim.plan(model="llama3.1-8b", gpus=32, threads=2),
+        "serve": lambda: fmsim.serve(model="llama3.1-8b", cluster="p5en.48xlarge", tp=1, isl=512, osl=128,
+                                     num_requests=64),
+        "plan_serve": lambda: fmsim.plan_serve(model="llama3.1-8b", precision="fp8", families="p5.48xlarge", isl=512,
+                                               osl=128, rate=50, slo_ttft="1s", slo_tpot="40ms", probe_requests=60),
+        "collective": lambda: fmsim.collective(cluster="p5.48xlarge:2"),
+        "checkpoint": lambda: fmsim.checkpoint(params="70B", gpus=512, storage="fsx-persistent2-1000",
+                                               capacity="120TiB"),
+        "goodput": lambda: fmsim.goodput(gpus=1024, save_time="30s", replications=20),
+        "run_job": lambda: fmsim.run_job(model="llama3.1-8b", cluster="p5.48xlarge:2", replications=20),
+        "rl": lambda: fmsim.rl(policy="qwen3-8b", cluster="p5.48xlarge:4"),
+        "cluster": lambda: fmsim.cluster(cluster="p5.48xlarge:4", synthetic=20),
+        "topology": lambda: fmsim.topology("slurm", cluster="p5.48xlarge:4"),
+        "catalog": lambda: fmsim.catalog("cluster", "p5.48xlarge:4"),
+        "models": lambda: fmsim.models("show", "llama3.1-8b"),
+        "validate": lambda: fmsim.validate("memory"),
+    }
+
+    def test_every_documented_key_is_returned(self):
+        with open(os.path.join(SOURCE, "docs", "python.md")) as f:
+            doc = f.read()
+        table = doc[doc.index("<!-- shapes:begin -->"):doc.index("<!-- shapes:end -->")]
+        rows = {}
+        for line in table.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 2 and cells[0].startswith("`"):
+                keys = cells[1].split(") ", 1)[-1] if cells[1].startswith("(") else cells[1]
+                rows[cells[0].strip("`")] = [k.strip().strip("`") for k in keys.split(",")]
+        self.assertEqual(set(rows), set(self.CALLS) | {"sweep"}, "every function has a row, every row a call")
+        self.assertEqual(fmsim.API_VERSION, 1, "docs/python.md documents API_VERSION 1")
+        for name, call in self.CALLS.items():
+            result = call()
+            missing = [k for k in rows[name] if k not in result]
+            self.assertEqual(missing, [], f"fmsim.{name}() lacks documented keys")
+        os.environ["FMSIM_EXECUTABLE"] = BINARY
+        with tempfile.TemporaryDirectory() as tmp:
+            grid = os.path.join(tmp, "g.yaml")
+            with open(grid, "w") as f:
+                f.write("kind: Sweep\ncommand: collective\nfixed: {cluster: 'p5.48xlarge:2', max-bytes: 1K}\n"
+                        "grid: {op: [all_reduce, all_gather]}\ncolumns: [rows.0.time_us]\n")
+            summary = fmsim.sweep(grid, out=os.path.join(tmp, "out"), jobs=1)
+            self.assertEqual([k for k in rows["sweep"] if k not in summary], [])
 
 
 class Example(unittest.TestCase):

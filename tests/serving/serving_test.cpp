@@ -145,18 +145,51 @@ TEST(ServingSimulator, BatchingRaisesThroughputUntilTheKvCacheIsFull) {
   EXPECT_GT(b.output_tokens_per_s, 10 * a.output_tokens_per_s);
 }
 
-TEST(ServingSimulator, OnDemandKvPreemptsWhenFullAndReserveFullNeverDoes) {
-  // A KV cache of ~40k tokens, 64 requests of 1,000 + 1,000 tokens: on-demand admission fills it
-  // and preempts; reserving prompt + max output at admission never preempts.
+// A KV cache of 40,000 tokens (65,536 bytes each) after weights and workspace.
+Deployment overfull_kv_deployment() {
   auto d = test_deployment();
   d.engine.gpu_memory_utilization = 0.0;
   IterationModel probe(d, no_comm());
   const double fixed = probe.memory().weights + probe.memory().activations;
   d.engine.gpu_memory_utilization = (fixed + 40000 * 65536.0) / d.cluster.gpu.hbm_usable.value();
+  return d;
+}
+
+// 64 requests of 1,000 + 1,000 tokens: more than that cache holds at once.
+WorkloadSpec overfull_kv_workload() {
   WorkloadSpec wl;
   wl.num_requests = 64;
   wl.input.mean = 1000;
   wl.output.mean = 1000;
+  return wl;
+}
+
+TEST(ServingSimulator, KvOffloadTierReplacesRecomputeWithTwoCopies) {
+  // The same overfull KV cache as below; with an offload tier of ample capacity every preemption
+  // moves the sequence's KV out and back (2 x bytes / (rate x GPUs)) instead of recomputing its
+  // prompt and output, so the run finishes sooner.
+  auto d = overfull_kv_deployment();
+  const WorkloadSpec wl = overfull_kv_workload();
+  const auto recompute = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
+  d.kv_offload = {"host", 1e12, 55e9};
+  const auto offload = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
+  EXPECT_GT(offload.preemptions, 0);
+  EXPECT_EQ(offload.offloads, offload.preemptions);
+  EXPECT_EQ(recompute.offloads, 0);
+  EXPECT_EQ(summarize(offload, {}, 0).completed, 64);
+  EXPECT_LT(offload.duration_s, recompute.duration_s);
+  // No room in the tier: back to the engine's recompute.
+  d.kv_offload.capacity = 1.0;
+  const auto full = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
+  EXPECT_EQ(full.offloads, 0);
+  EXPECT_GT(full.preemptions, 0);
+}
+
+TEST(ServingSimulator, OnDemandKvPreemptsWhenFullAndReserveFullNeverDoes) {
+  // A KV cache of ~40k tokens, 64 requests of 1,000 + 1,000 tokens: on-demand admission fills it
+  // and preempts; reserving prompt + max output at admission never preempts.
+  auto d = overfull_kv_deployment();
+  const WorkloadSpec wl = overfull_kv_workload();
   const IterationModel on_demand(d, no_comm());
   const auto a = simulate(on_demand, wl, make_requests(wl));
   d.engine.admission = KvAdmission::ReserveFull;

@@ -31,18 +31,26 @@ __all__ = [
     "FmsimError",
     "InputError",
     "InternalError",
+    "FUNCTIONS",
     "catalog",
     "checkpoint",
     "cli",
+    "cluster",
     "collective",
     "command",
     "commands",
+    "compare",
     "goodput",
+    "metrics",
     "models",
     "plan",
+    "plan_serve",
+    "rl",
     "run_job",
     "serve",
+    "sweep",
     "to_pandas",
+    "topology",
     "train",
     "validate",
 ]
@@ -195,6 +203,43 @@ def run_job(**kwargs: Any) -> dict:
     return command("run", **kwargs)
 
 
+def plan_serve(**kwargs: Any) -> dict:
+    """``fmsim plan-serve``: the cheapest serving deployments that meet the latency targets."""
+    return command("plan-serve", **kwargs)
+
+
+def rl(**kwargs: Any) -> dict:
+    """``fmsim rl``: one RL (GRPO/PPO) step: rollout, training and weight sync; ``plan=True`` searches."""
+    return command("rl", **kwargs)
+
+
+def cluster(**kwargs: Any) -> dict:
+    """``fmsim cluster``: a Slurm-scheduled cluster over a job trace: queues, waits, utilisation, goodput."""
+    return command("cluster", **kwargs)
+
+
+def topology(kind: str = "slurm", **kwargs: Any) -> dict:
+    """``fmsim topology KIND`` (``slurm`` or ``k8s``): the network topology as scheduler configuration."""
+    return command("topology " + kind, **kwargs)
+
+
+def sweep(grid: str | os.PathLike, **kwargs: Any) -> dict:
+    """``fmsim sweep GRID``: run a grid of points (local workers, or ``slurm=True``); the summary,
+    with the paths of ``results.csv`` and ``results.jsonl``."""
+    return command("sweep", os.fspath(grid), **kwargs)
+
+
+def metrics(action: str, directory: str | os.PathLike, **kwargs: Any) -> Any:
+    """``fmsim metrics ACTION DIR`` (``load``, ``report``): a run's metric series, as Prometheus
+    blocks or an HTML report."""
+    return command("metrics " + action, os.fspath(directory), **kwargs)
+
+
+def compare(**kwargs: Any) -> dict:
+    """``fmsim compare``: a real run's Prometheus series against the prediction."""
+    return command("compare", **kwargs)
+
+
 def validate(what: str, **kwargs: Any) -> dict:
     """``fmsim validate WHAT`` (``training``, ``collectives``): predictions vs published data."""
     return command("validate " + what, **kwargs)
@@ -209,6 +254,29 @@ def catalog(what: str = "systems", *names: str, **kwargs: Any) -> Any:
 def models(*words: str, **kwargs: Any) -> Any:
     """``fmsim models``: the model presets (a list of dicts); ``models("show", NAME)`` for one."""
     return command("models", *words, **kwargs)
+
+
+#: The function for each command that prints ``--json`` (the test checks that every such command
+#: of the build has one). ``command()`` runs any of them by name too.
+FUNCTIONS = {
+    "catalog": catalog,
+    "checkpoint": checkpoint,
+    "cluster": cluster,
+    "collective": collective,
+    "compare": compare,
+    "goodput": goodput,
+    "metrics": metrics,
+    "models": models,
+    "plan": plan,
+    "plan-serve": plan_serve,
+    "rl": rl,
+    "run": run_job,
+    "serve": serve,
+    "sweep": sweep,
+    "topology": topology,
+    "train": train,
+    "validate": validate,
+}
 
 
 def _table(result: Any) -> list:
