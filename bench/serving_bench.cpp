@@ -6,6 +6,7 @@
 #include "config/model_loader.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/catalog_loader.hpp"
+#include "serving/plan.hpp"
 #include "serving/simulator.hpp"
 #include "training/comm_adapter.hpp"
 
@@ -28,22 +29,25 @@ serving::Deployment llama70b_fp8_tp2() {
   return d;
 }
 
-// 10,000 Poisson requests (1k in / 1k out, lognormal lengths) at 20 requests/s.
-void BM_Serve10kRequests(benchmark::State& state) {
-  const auto d = llama70b_fp8_tp2();
+// 10,000 Poisson requests at 20 requests/s with 1k-token mean lengths (`kind`) through one replica.
+void serve_10k(benchmark::State& state, const serving::Deployment& d, serving::LengthKind kind) {
   const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
   serving::WorkloadSpec wl;
   wl.arrival = serving::ArrivalKind::Poisson;
   wl.rate = 20;
   wl.num_requests = 10000;
-  wl.input = {serving::LengthKind::LogNormal, 1024, 0.5, 8192};
-  wl.output = {serving::LengthKind::LogNormal, 1024, 0.5, 8192};
+  const double spread = kind == serving::LengthKind::LogNormal ? 0.5 : 0.0;
+  wl.input = {kind, 1024, spread, 8192};
+  wl.output = {kind, 1024, spread, 8192};
   const auto requests = serving::make_requests(wl);
   for (auto _ : state) {
     const auto r = serving::simulate(model, wl, requests);
     benchmark::DoNotOptimize(r.duration_s);
   }
 }
+
+// Llama 3.1 70B FP8 on TP 2, lognormal lengths.
+void BM_Serve10kRequests(benchmark::State& state) { serve_10k(state, llama70b_fp8_tp2(), serving::LengthKind::LogNormal); }
 BENCHMARK(BM_Serve10kRequests)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One iteration's cost (the planner calls it millions of times).
@@ -62,3 +66,55 @@ void BM_IterationCost(benchmark::State& state) {
 BENCHMARK(BM_IterationCost);
 
 }  // namespace
+
+// DeepSeek-V3 FP8 on 8 x H200 with attention DP and EP 8 (per-rank scheduling and the busiest
+// rank's cost each iteration): 10,000 Poisson requests of 1k in / 1k out.
+void BM_Serve10kRequestsDep8(benchmark::State& state) {
+  static const auto catalog = config::load_catalog();
+  const auto cal = config::load_serving_calibration();
+  serving::Deployment d;
+  d.model = config::load_model("deepseek-v3");
+  d.cluster = config::parse_cluster(catalog, "p5en.48xlarge");
+  d.tp = d.ep = d.attention_dp = 8;
+  d.weights = d.kv = core::Precision::FP8;
+  d.engine = *cal.engine("trtllm");
+  d.gpu_cal = cal.gpu(d.cluster.gpu.architecture);
+  d.moe_cal = cal.moe;
+  serve_10k(state, d, serving::LengthKind::Fixed);
+}
+BENCHMARK(BM_Serve10kRequestsDep8)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The plan-serve search: Llama 3.1 70B FP8 over p5, p5en, p6-b200 and u-p6e-gb200x72, every TP
+// layout, aggregated and disaggregated, the rate bisection under p99 TTFT 2 s / TPOT 50 ms and
+// the Pareto sweep (issue 14's target: under 10 s on 2 cores).
+void BM_PlanServe4Families(benchmark::State& state) {
+  static const auto catalog = config::load_catalog();
+  const auto cal = config::load_serving_calibration();
+  for (auto _ : state) {
+    std::size_t n = 0;
+    for (const char* family : {"p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "u-p6e-gb200x72"}) {
+      serving::Deployment base;
+      base.model = config::load_model("llama3.1-70b");
+      base.cluster = config::parse_cluster(catalog, family);
+      base.weights = base.kv = core::Precision::FP8;
+      base.engine = *cal.engine("trtllm");
+      base.gpu_cal = cal.gpu(base.cluster.gpu.architecture);
+      base.moe_cal = cal.moe;
+      serving::PlanRequest req;
+      req.workload.input = {serving::LengthKind::Fixed, 1024, 0, 0};
+      req.workload.output = {serving::LengthKind::Fixed, 1024, 0, 0};
+      req.target_rate = 500;
+      req.slo = {2.0, 0.05};
+      const auto comm = training::make_comm_cost(base.cluster);
+      const auto& sys = base.cluster.system;
+      const double price = sys.gpus() > 0 ? sys.price_per_hour_usd / sys.gpus() : 0.0;
+      for (const auto& d : serving::candidate_layouts(base)) {
+        const serving::PlanCandidate c{d, price};
+        n += serving::evaluate(c, req, comm).size();
+        n += serving::pareto_sweep(c, req, comm).size();
+      }
+    }
+    benchmark::DoNotOptimize(n);
+  }
+}
+BENCHMARK(BM_PlanServe4Families)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);

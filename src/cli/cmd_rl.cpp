@@ -15,6 +15,8 @@
 #include "config/rl_input.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
+#include "config/words.hpp"
+#include "jobspec/rl.hpp"
 #include "core/error.hpp"
 #include "observability/chrome_trace.hpp"
 #include "rl/rl_step.hpp"
@@ -23,107 +25,13 @@
 namespace fmsim::cli {
 namespace {
 
-struct RlOptions {
-  std::string policy = "qwen3-8b", critic, reward_model, cluster = "p5en.48xlarge:2";
-  int gpus = 0;
-  std::string algorithm = "grpo";
-  long long prompts = 512;
-  int samples = 8;
-  std::string prompt_len = "512", max_response = "8k", response_lengths;
-  std::string placement = "colocated";
-  int generator_gpus = 0;
-  std::string synchrony = "on-policy";
-  int staleness = 1;
-  double oversample = 1.0;
-  std::string reward = "rule";
-  int gen_tp = 0;
-  std::string gen_precision = "bf16", engine = "vllm";
-  int tp = 1, pp = 1, cp = 1, ep = 1;
-  std::string sharding = "zero1", stack = "megatron", recompute = "full";
-  long long mini_batches = 1;
-  int epochs = 1;
-  bool rollout_logprobs = false;
-  std::string offload = "always";
-  std::string sync_method = "nccl-bucketed";
-  long long steps = 1;
+// The job (jobspec::RlFlags, resolved by jobspec::make_rl_job) and what the command does with it.
+struct RlOptions : jobspec::RlFlags {
   bool json = false, plan = false;
   std::string trace, test_time, job;
   int search_steps = 8;
 };
 
-template <class E>
-E choose(const std::string& value, const std::string& flag, const std::vector<std::pair<std::string, E>>& allowed) {
-  std::string names;
-  for (const auto& [name, e] : allowed) {
-    if (name == value) return e;
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  throw core::InputError::flag(flag, "'" + value + "' is not allowed; allowed: " + names);
-}
-
-rl::RlJob make_job(const RlOptions& o, Context& ctx) {
-  rl::RlJob j;
-  j.policy = config::load_model(o.policy, "--policy");
-  if (!o.critic.empty()) j.critic = config::load_model(o.critic, "--critic");
-  if (!o.reward_model.empty()) j.reward_model = config::load_model(o.reward_model, "--reward-model");
-  j.cluster = config::parse_cluster(ctx.catalog(), o.cluster);
-  if (o.gpus > j.cluster.gpus()) {
-    throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, j.cluster.gpus()));
-  }
-  j.gpus = o.gpus;
-  j.algorithm = choose<rl::Algorithm>(o.algorithm, "--algorithm",
-                                      {{"grpo", rl::Algorithm::Grpo}, {"dapo", rl::Algorithm::Dapo},
-                                       {"ppo", rl::Algorithm::Ppo}, {"reinforce", rl::Algorithm::Reinforce}});
-  if (o.prompts < 1) throw core::InputError::flag("--prompts", "must be at least 1");
-  if (o.samples < 1) throw core::InputError::flag("--samples", "must be at least 1");
-  j.prompts = o.prompts;
-  j.samples = o.samples;
-  j.prompt_len = config::parse_tokens(o.prompt_len, "--prompt-len");
-  const auto cap = config::parse_tokens(o.max_response, "--max-response");
-  j.lengths = o.response_lengths.empty()
-                  ? config::parse_length_law(fmt::format("lognormal:mean={},sigma=0.8", cap / 4), cap, "--response-lengths")
-                  : config::parse_length_law(o.response_lengths, cap, "--response-lengths");
-  j.placement = choose<rl::Placement>(o.placement, "--placement",
-                                      {{"colocated", rl::Placement::Colocated}, {"disaggregated", rl::Placement::Disaggregated}});
-  j.generator_gpus = o.generator_gpus;
-  j.synchrony = choose<rl::Synchrony>(o.synchrony, "--sync",
-                                      {{"on-policy", rl::Synchrony::OnPolicy}, {"off-policy", rl::Synchrony::OffPolicy},
-                                       {"fully-async", rl::Synchrony::FullyAsync}});
-  if (o.staleness < 1) throw core::InputError::flag("--staleness", "must be at least 1");
-  j.staleness = o.staleness;
-  if (o.oversample < 1.0 || o.oversample > 16.0) throw core::InputError::flag("--oversample", "must be in [1, 16]");
-  j.oversample = o.oversample;
-  j.reward = choose<rl::RewardKind>(o.reward, "--reward", {{"rule", rl::RewardKind::Rule}, {"model", rl::RewardKind::Model}});
-  j.generator_tp = o.gen_tp;
-  j.generator_precision = choose<core::Precision>(o.gen_precision, "--gen-precision",
-                                                  {{"bf16", core::Precision::BF16}, {"fp8", core::Precision::FP8}});
-  auto& l = j.train_layout;
-  l.tp = o.tp;
-  l.pp = o.pp;
-  l.cp = o.cp;
-  l.ep = o.ep;
-  l.sequence_parallel = o.tp > 1;
-  l.sharding = choose<parallelism::Sharding>(o.sharding, "--sharding",
-                                             {{"ddp", parallelism::Sharding::None}, {"zero1", parallelism::Sharding::DistributedOptimizer},
-                                              {"zero2", parallelism::Sharding::Zero2}, {"zero3", parallelism::Sharding::Zero3},
-                                              {"fsdp", parallelism::Sharding::Zero3}});
-  l.recompute = choose<parallelism::Recompute>(o.recompute, "--recompute",
-                                               {{"none", parallelism::Recompute::None}, {"selective", parallelism::Recompute::Selective},
-                                                {"full", parallelism::Recompute::Full}});
-  j.stack = o.stack;
-  if (o.mini_batches < 1) throw core::InputError::flag("--mini-batches", "must be at least 1");
-  j.mini_batches = o.mini_batches;
-  j.epochs = o.epochs;
-  j.rollout_logprobs = o.rollout_logprobs;
-  j.offload = choose<rl::ColocatedOffload>(o.offload, "--offload",
-                                           {{"always", rl::ColocatedOffload::Always}, {"when-needed", rl::ColocatedOffload::WhenNeeded}});
-  j.sync_method = choose<rl::SyncMethod>(o.sync_method, "--sync-method",
-                                         {{"nccl-bucketed", rl::SyncMethod::NcclBucketed}, {"nccl-per-tensor", rl::SyncMethod::NcclPerTensor},
-                                          {"p2p-rdma", rl::SyncMethod::P2pRdma}, {"storage", rl::SyncMethod::Storage}});
-  if (o.steps < 1) throw core::InputError::flag("--steps", "must be at least 1");
-  j.steps = o.steps;
-  return j;
-}
 
 nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
   nlohmann::json phases = nlohmann::json::array();
@@ -219,10 +127,7 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
 /// --test-time: the cost per query of a test-time-compute method on the job's GPUs.
 void run_test_time(const RlOptions& o, const rl::RlJob& job, const rl::RlCalibration& cal, const rl::RolloutEngine& engine) {
   rl::TtcJob t;
-  t.method = choose<rl::TtcMethod>(o.test_time, "--test-time",
-                                   {{"single", rl::TtcMethod::Single}, {"best-of-n", rl::TtcMethod::BestOfN},
-                                    {"self-consistency", rl::TtcMethod::SelfConsistency},
-                                    {"verifier-search", rl::TtcMethod::VerifierSearch}});
+  t.method = config::word_flag(rl::kTtcMethodWords, o.test_time, "--test-time");
   if (o.search_steps < 1) throw core::InputError::flag("--search-steps", "must be at least 1");
   const int gpus = job.job_gpus();
   const int tp = job.generator_tp > 0 ? job.generator_tp
@@ -300,9 +205,9 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--pp", o->pp, "Training pipeline parallelism")->capture_default_str();
   cmd->add_option("--cp", o->cp, "Training context parallelism")->capture_default_str();
   cmd->add_option("--ep", o->ep, "Training expert parallelism")->capture_default_str();
-  cmd->add_option("--sharding", o->sharding, "ddp, zero1, zero2, zero3/fsdp")->capture_default_str();
+  cmd->add_option("--sharding", o->sharding, parallelism::kShardingWords.allowed())->capture_default_str();
   cmd->add_option("--stack", o->stack, "Training stack: megatron, torchtitan (FSDP2), llm-foundry")->capture_default_str();
-  cmd->add_option("--recompute", o->recompute, "none, selective, full")->capture_default_str();
+  cmd->add_option("--recompute", o->recompute, parallelism::kRecomputeWords.allowed())->capture_default_str();
   cmd->add_option("--mini-batches", o->mini_batches, "Optimizer steps per RL step (batch / ppo_mini_batch)")->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Passes over the batch (PPO epochs)")->capture_default_str();
   cmd->add_flag("--rollout-logprobs", o->rollout_logprobs, "Use the engine's log-probs (no old-log-prob forward)");
@@ -339,7 +244,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
   cmd->callback([o, cmd, &ctx] {
     apply_flags_job_file(o->job, *cmd);
-    const auto job = make_job(*o, ctx);
+    const auto job = jobspec::make_rl_job(*o, ctx.catalog());
     const auto calibration = config::load_training_calibration("");
     if (!calibration.stacks.count(job.stack)) {
       throw core::InputError::flag("--stack", "'" + job.stack + "' is not a calibrated stack");

@@ -13,6 +13,7 @@
 #include "config/rl_input.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
+#include "parallelism/stack.hpp"
 #include "rl/rl_step.hpp"
 #include "training/comm_adapter.hpp"
 
@@ -91,7 +92,7 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
       v.checks.push_back({row.id, "phase", async ? "trainer wait" : "generation", *row.measured_gen_s,
                           async ? r.trainer_wait.value() : r.rollout.makespan.value()});
     }
-    if (row.measured_train_s && *row.measured_train_s > 0.0 && row.job->stack == "torchtitan") {
+    if (row.measured_train_s && *row.measured_train_s > 0.0 && parallelism::kStackWords.parse(row.job->stack) == parallelism::Stack::TorchTitan) {
       v.checks.push_back({row.id, "phase", "policy update", *row.measured_train_s, update});
     }
     if (row.measured_tokens_per_s_per_gpu) {

@@ -4,6 +4,7 @@
 #include "cli/flag_checks.hpp"
 #include "core/precision.hpp"
 #include "parallelism/layout.hpp"
+#include "parallelism/stack.hpp"
 #include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 
@@ -34,7 +35,7 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_option("--recompute", f.recompute, "Activation recomputation: " + parallelism::kRecomputeWords.allowed())->capture_default_str();
   cmd.add_option("--sharding", f.sharding, "Data-parallel sharding: " + parallelism::kShardingWords.allowed())->capture_default_str();
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");
-  cmd.add_option("--stack", f.stack, "Software stack calibration: megatron, torchtitan, llm-foundry")->capture_default_str();
+  cmd.add_option("--stack", f.stack, "Software stack calibration: " + parallelism::kStackWords.allowed())->capture_default_str();
   cmd.add_option("--task", f.task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
   cmd.add_option("--lora-rank", f.lora_rank,
                  "With --task lora: adapter rank on every linear layer but the router and the head")

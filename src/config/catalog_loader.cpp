@@ -359,8 +359,7 @@ FabricSpec build_fabric(const RawEntry& entry) {
   f.name = entry.name;
   f.display_name = display_name(r);
   f.aliases = aliases(r);
-  const std::string kind = r.require_plain("kind").as_enum({"efa", "infiniband"});
-  f.kind = kind == "efa" ? FabricKind::Efa : FabricKind::InfiniBand;
+  f.kind = r.require_plain("kind").as_word(hardware::kFabricKindWords);
   r.set("generation", f.generation, integer(Bound::NonNegative));
   r.set_required("latency", f.latency, duration(Bound::Positive));
   r.set("message_latency", f.message_latency, duration(Bound::Positive));
@@ -378,13 +377,7 @@ StorageSpec build_storage(const RawEntry& entry) {
   s.name = entry.name;
   s.display_name = display_name(r);
   s.aliases = aliases(r);
-  const std::string kind =
-      r.require_plain("kind").as_enum({"instance-nvme", "fsx-lustre", "s3", "s3-express", "host-memory"});
-  s.kind = kind == "instance-nvme" ? StorageKind::InstanceNvme
-           : kind == "fsx-lustre"  ? StorageKind::FsxLustre
-           : kind == "s3"          ? StorageKind::S3
-           : kind == "s3-express"  ? StorageKind::S3Express
-                                   : StorageKind::HostMemory;
+  s.kind = r.require_plain("kind").as_word(hardware::kStorageKindWords);
   if (s.kind == StorageKind::FsxLustre) {
     r.set_required("throughput_per_tib", s.throughput_per_tib, per_tib(Bound::Positive));
   } else {
@@ -427,9 +420,7 @@ SystemSpec build_system(const RawEntry& entry, const Catalog& catalog) {
   s.name = entry.name;
   s.display_name = display_name(r);
   s.aliases = aliases(r);
-  const std::string kind = r.require_plain("kind").as_enum({"instance", "ultraserver", "reference"});
-  s.kind = kind == "instance" ? SystemKind::Instance : kind == "ultraserver" ? SystemKind::UltraServer
-                                                                             : SystemKind::Reference;
+  s.kind = r.require_plain("kind").as_word(hardware::kSystemKindWords);
 
   const YamlNode gpu_node = r.require_plain("gpu");
   const GpuSpec* gpu = catalog.find_gpu(gpu_node.as_string());
@@ -478,8 +469,7 @@ SystemSpec build_system(const RawEntry& entry, const Catalog& catalog) {
   r.set("vcpus", s.vcpus, integer(Bound::Positive));
   r.set("cpu", s.cpu, text());
   if (const auto vendor = r.plain("cpu_vendor")) {
-    const std::string v = vendor->as_enum({"intel", "amd", "arm"});
-    s.cpu_vendor = v == "intel" ? CpuVendor::Intel : v == "amd" ? CpuVendor::Amd : CpuVendor::Arm;
+    s.cpu_vendor = vendor->as_word(hardware::kCpuVendorWords);
   }
   r.set("host_memory", s.host_memory, bytes(Bound::Positive));
   r.set("local_nvme_devices", s.local_nvme_devices, integer(Bound::NonNegative));

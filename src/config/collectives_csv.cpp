@@ -27,27 +27,13 @@ std::optional<double> to_number(const std::string& s) {
 }  // namespace
 
 std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text, const std::string& file) {
-  std::map<std::string, std::size_t> column;
+  const CsvTable table(parse_csv(text, file), file, "empty file: expected a header row");
+  table.require({"id", "instance_type", "nodes", "gpus", "collective", "algorithm", "bytes", "busbw_GBps", "time_us"},
+                "missing column (the header must name it)");
   std::vector<CollectiveMeasurement> rows;
-  const std::vector<std::string> required = {"id", "instance_type", "nodes", "gpus", "collective", "algorithm",
-                                             "bytes", "busbw_GBps", "time_us"};
-  for (const CsvRecord& record : parse_csv(text, file)) {
-    const int line_no = record.line;
-    const std::vector<std::string>& cells = record.cells;
-    if (column.empty()) {
-      for (std::size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
-      for (const std::string& name : required) {
-        if (!column.contains(name)) {
-          throw core::InputError(file, line_no, name, "missing column (the header must name it)");
-        }
-      }
-      continue;
-    }
-    auto cell = [&](const std::string& name) -> std::string {
-      const auto it = column.find(name);
-      if (it == column.end() || it->second >= cells.size()) return "";
-      return cells[it->second];
-    };
+  for (std::size_t r = 0; r < table.rows(); ++r) {
+    const int line_no = table.line(r);
+    auto cell = [&](const std::string& name) { return table.cell(r, name); };
     auto positive_int = [&](const std::string& name) {
       const auto v = to_number(cell(name));
       if (!v || *v < 1 || *v != static_cast<int>(*v)) {
@@ -81,7 +67,6 @@ std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text
     m.notes = cell("notes");
     rows.push_back(std::move(m));
   }
-  if (column.empty()) throw core::InputError(file, 0, "", "empty file: expected a header row");
   return rows;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
@@ -33,6 +34,29 @@ std::string read_text_file(const std::string& path, const std::string& flag) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+CsvTable::CsvTable(std::vector<CsvRecord> records, std::string file, std::string_view empty_message,
+                   const std::map<std::string, std::string>& aliases)
+    : records_(std::move(records)), file_(std::move(file)) {
+  if (records_.empty()) throw core::InputError(file_, 1, "", std::string(empty_message));
+  const auto& header = records_.front().cells;
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const auto alias = aliases.find(header[i]);
+    columns_[alias == aliases.end() ? header[i] : alias->second] = i;
+  }
+}
+
+void CsvTable::require(const std::vector<std::string>& columns, std::string_view message) const {
+  for (const auto& c : columns) {
+    if (!has(c)) throw core::InputError(file_, records_.front().line, c, std::string(message));
+  }
+}
+
+std::string CsvTable::cell(std::size_t row, const std::string& column) const {
+  const auto it = columns_.find(column);
+  const auto& cells = records_[row + 1].cells;
+  return it == columns_.end() || it->second >= cells.size() ? std::string() : cells[it->second];
 }
 
 std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file) {

@@ -60,24 +60,17 @@ std::string system_key(const std::string& gpu) {
 
 std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
   std::string path;  // what messages call the file: csv_path, or the built-in copy's name
-  const auto records = parse_csv(read_measurements(csv_path, "inference.csv", "--csv", path), path);
-  if (records.empty()) throw core::InputError(path, 1, "", "empty file: expected a header row");
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < records[0].cells.size(); ++i) col[records[0].cells[i]] = i;
-  for (const char* need : {"id", "engine", "gpu", "gpu_count", "model", "precision", "kv_cache_dtype", "tp", "pp", "ep",
-                           "attn_dp", "num_instances", "serving_mode", "scenario", "isl", "osl", "concurrency_or_batch",
-                           "output_tok_s_per_gpu", "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"}) {
-    if (!col.count(need)) throw core::InputError(path, 1, need, "missing column (validation/README.md lists the schema)");
-  }
+  const std::string text = read_measurements(csv_path, "inference.csv", "--csv", path);
+  const CsvTable table(parse_csv(text, path), path, "empty file: expected a header row");
+  table.require({"id", "engine", "gpu", "gpu_count", "model", "precision", "kv_cache_dtype", "tp", "pp", "ep", "attn_dp",
+                 "num_instances", "serving_mode", "scenario", "isl", "osl", "concurrency_or_batch", "output_tok_s_per_gpu",
+                 "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"},
+                "missing column (validation/README.md lists the schema)");
   std::vector<InferenceRow> rows;
-  for (std::size_t i = 1; i < records.size(); ++i) {
-    const auto& cells = records[i].cells;
-    auto cell = [&](const char* name) -> std::string {
-      const auto c = col.at(name);
-      return c < cells.size() ? cells[c] : std::string();
-    };
+  for (std::size_t i = 0; i < table.rows(); ++i) {
+    auto cell = [&](const char* name) { return table.cell(i, name); };
     InferenceRow r;
-    r.line = records[i].line;
+    r.line = table.line(i);
     r.id = cell("id");
     r.engine_text = cell("engine");
     r.gpu_text = cell("gpu");

@@ -90,26 +90,18 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
   std::string path;
   const std::string text = read_measurements(csv_path, "memory.csv", "--csv", path);
   const auto table = parse_csv(text, path);
-  if (table.empty()) throw core::InputError(path, 1, "", "empty file; expected a header row");
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < table[0].cells.size(); ++i) col[table[0].cells[i]] = i;
-  for (const char* r : {"memory_kind", "measured_peak_gib", "framework"}) {
-    if (!col.count(r)) throw core::InputError(path, 1, r, "required column missing from the header");
-  }
+  const CsvTable csv(table, path, "empty file; expected a header row");
+  csv.require({"memory_kind", "measured_peak_gib", "framework"}, "required column missing from the header");
   TrainingRowOptions read;
   read.require_step_time = false;
   read.aliases = {{"sharding", "fsdp_or_zero"}, {"source", "source_id"}};
   auto runs = training_rows(table, path, catalog, read);
 
   std::vector<MemoryRow> out;
-  for (std::size_t ri = 1; ri < table.size(); ++ri) {
-    const auto& cells = table[ri].cells;
-    auto get = [&](const char* name) -> std::string {
-      auto it = col.find(name);
-      return it == col.end() || it->second >= cells.size() ? "" : cells[it->second];
-    };
+  for (std::size_t ri = 0; ri < csv.rows(); ++ri) {
+    auto get = [&](const char* name) { return csv.cell(ri, name); };
     MemoryRow m;
-    m.run = std::move(runs[ri - 1]);
+    m.run = std::move(runs[ri]);
     m.framework = get("framework");
     m.precision = get("precision");
     m.optimizer = get("optimizer");
@@ -120,7 +112,7 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
       try {
         m.measured_gib = std::stod(v);
       } catch (...) {
-        throw core::InputError(path, table[ri].line, "measured_peak_gib", "'" + v + "' is not a number of GiB");
+        throw core::InputError(path, csv.line(ri), "measured_peak_gib", "'" + v + "' is not a number of GiB");
       }
     }
     if (!m.measured_gib && m.quantity != MemoryQuantity::OutOfMemory && m.quantity != MemoryQuantity::Fits) {

@@ -12,8 +12,10 @@
 #include "config/cluster_loader.hpp"
 #include "config/csv.hpp"
 #include "config/model_loader.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "parallelism/stack.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -85,8 +87,8 @@ std::string system_for(const std::string& hw) {
 parallelism::Layout parse_train_layout(const std::string& text, std::string& stack) {
   parallelism::Layout l;
   l.recompute = parallelism::Recompute::Full;
-  stack = contains(text, "fsdp") ? "torchtitan" : "megatron";
-  if (stack == "torchtitan") l.sharding = parallelism::Sharding::Zero3;
+  stack = to_string(contains(text, "fsdp") ? parallelism::Stack::TorchTitan : parallelism::Stack::Megatron);
+  if (parallelism::stack_conventions(stack).fully_sharded) l.sharding = parallelism::Sharding::Zero3;
   static const std::regex bracket(R"(\[([A-Z,]+)\]\s*=\s*\[([^\]]+)\])");
   std::smatch m;
   if (std::regex_search(text, m, bracket)) {
@@ -144,11 +146,7 @@ rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t ca
   d.cap = cap;
   const auto colon = text.find(':');
   const std::string law = core::to_lower(text.substr(0, colon));
-  if (law == "lognormal") d.law = rl::LengthLaw::Lognormal;
-  else if (law == "fixed") d.law = rl::LengthLaw::Fixed;
-  else if (law == "uniform") d.law = rl::LengthLaw::Uniform;
-  else throw core::InputError::flag(flag, "'" + law + "' is not a length law; allowed: lognormal, fixed, uniform "
-                                          "(e.g. lognormal:mean=6k,sigma=0.8)");
+  d.law = word_flag(rl::kLengthLawWords, law, flag);
   if (colon == std::string::npos) throw core::InputError::flag(flag, "give the mean, e.g. " + law + ":mean=4k");
   std::stringstream ss(text.substr(colon + 1));
   bool have_mean = false;
@@ -179,23 +177,16 @@ rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t ca
 std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Catalog& catalog,
                                 const RlRowDefaults& defaults) {
   std::string path;  // what messages call the file: csv_path, or the built-in copy's name
-  const auto records = parse_csv(read_measurements(csv_path, "rl.csv", "--csv", path), path);
-  if (records.empty()) throw core::InputError(path, 1, "", "empty file; expected the header of validation/rl.csv");
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < records[0].cells.size(); ++i) col[records[0].cells[i]] = i;
-  for (const char* required : {"row_id", "row_type", "hardware", "num_gpus", "policy_model", "step_time_s",
-                               "weight_sync_time_s", "placement", "sync_mode", "prompts_per_step", "samples_per_prompt"}) {
-    if (!col.count(required)) throw core::InputError(path, records[0].line, required, "missing column");
-  }
+  const std::string text = read_measurements(csv_path, "rl.csv", "--csv", path);
+  const CsvTable table(parse_csv(text, path), path, "empty file; expected the header of validation/rl.csv");
+  table.require({"row_id", "row_type", "hardware", "num_gpus", "policy_model", "step_time_s", "weight_sync_time_s",
+                 "placement", "sync_mode", "prompts_per_step", "samples_per_prompt"},
+                "missing column");
   std::vector<RlRow> rows;
-  for (std::size_t ri = 1; ri < records.size(); ++ri) {
-    const auto& rec = records[ri];
-    auto cell = [&](const char* name) -> std::string {
-      const auto it = col.find(name);
-      return it != col.end() && it->second < rec.cells.size() ? rec.cells[it->second] : std::string();
-    };
+  for (std::size_t ri = 0; ri < table.rows(); ++ri) {
+    auto cell = [&](const char* name) { return table.cell(ri, name); };
     RlRow row;
-    row.line = rec.line;
+    row.line = table.line(ri);
     row.id = cell("row_id");
     row.source = cell("source");
     row.row_type = cell("row_type");
@@ -332,7 +323,8 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     job.prompts = static_cast<std::int64_t>(*prompts);
     job.samples = static_cast<int>(*samples);
     const std::string alg = core::to_lower(cell("algorithm"));
-    job.algorithm = alg == "dapo" ? rl::Algorithm::Dapo : alg == "ppo" ? rl::Algorithm::Ppo : rl::Algorithm::Grpo;
+    // Free text ("ppo (rlhf)", "pass@1"): a cell that is not one word of the vocabulary is GRPO.
+    job.algorithm = rl::kAlgorithmWords.parse(alg).value_or(rl::Algorithm::Grpo);
     const auto max_prompt = number(cell("max_prompt_len"));
     job.prompt_len = max_prompt ? std::min<std::int64_t>(defaults.prompt_len, static_cast<std::int64_t>(*max_prompt))
                                 : defaults.prompt_len;

@@ -38,12 +38,7 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
   root.check_keys({"gpus", "engines", "moe"});
   serving::ServingCalibration cal;
   for (const auto& [name, node] : root["gpus"].entries()) {
-    hardware::Architecture arch;
-    if (name == "ampere") arch = hardware::Architecture::Ampere;
-    else if (name == "hopper") arch = hardware::Architecture::Hopper;
-    else if (name == "blackwell") arch = hardware::Architecture::Blackwell;
-    else if (name == "blackwell_ultra") arch = hardware::Architecture::BlackwellUltra;
-    else node.fail("unknown GPU architecture '" + name + "'; allowed: ampere, hopper, blackwell, blackwell_ultra");
+    const hardware::Architecture arch = node.key_word(name, hardware::kArchitectureWords);
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "weight_read_efficiency",
                      "kv_read_efficiency", "attention_efficiency", "host_link_bandwidth", "gemm_half_dim",
                      "grace_link_bandwidth"});

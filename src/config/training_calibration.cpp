@@ -89,9 +89,7 @@ training::Calibration parse_training_calibration(const std::string& path) {
   root.check_keys({"gpus", "stacks"});
   training::Calibration cal;
   for (const auto& [name, node] : root["gpus"].entries()) {
-    const auto parsed_arch = hardware::kArchitectureWords.parse(name);
-    if (!parsed_arch) node.fail(hardware::kArchitectureWords.error(name));
-    const hardware::Architecture arch = *parsed_arch;
+    const hardware::Architecture arch = node.key_word(name, hardware::kArchitectureWords);
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
                      "fp8_block_factor", "gemm_half_dim",
                      "attention_fwd_efficiency", "attention_bwd_efficiency", "flash2_fwd_efficiency", "flash2_bwd_efficiency",

@@ -13,6 +13,7 @@
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "parallelism/stack.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -71,9 +72,10 @@ std::optional<double> memory_size_gb(const std::string& hw) {
 }
 
 std::string stack_of(const std::string& framework) {
-  if (contains(framework, "torchtitan")) return "torchtitan";
-  if (contains(framework, "composer") || contains(framework, "foundry")) return "llm-foundry";
-  return "megatron";  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
+  using parallelism::Stack;
+  if (contains(framework, "torchtitan")) return std::string(to_string(Stack::TorchTitan));
+  if (contains(framework, "composer") || contains(framework, "foundry")) return std::string(to_string(Stack::LlmFoundry));
+  return std::string(to_string(Stack::Megatron));  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
 }
 
 core::Precision precision_of(const std::string& p) {
@@ -109,37 +111,24 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
 
 std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, const std::string& path,
                                        const hardware::Catalog& catalog, const TrainingRowOptions& options) {
-  if (table.empty()) throw core::InputError(path, 1, "", "empty file; expected a header row");
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < table[0].cells.size(); ++i) {
-    const std::string& name = table[0].cells[i];
-    const auto alias = options.aliases.find(name);
-    col[alias == options.aliases.end() ? name : alias->second] = i;
-  }
+  const CsvTable csv(table, path, "empty file; expected a header row", options.aliases);
   std::vector<std::string> required{"row_id", "hardware", "num_gpus", "model", "num_layers", "hidden_size",
                                     "num_attention_heads", "seq_len"};
   if (options.require_step_time) required.push_back("global_batch_size");
-  for (const auto& r : required) {
-    if (!col.count(r)) throw core::InputError(path, 1, r, "required column missing from the header");
-  }
+  csv.require(required, "required column missing from the header");
 
   std::vector<workload::ModelSpec> presets;
   for (const auto& name : preset_model_names()) presets.push_back(load_model(name));
   std::vector<TrainingRow> out;
-  for (std::size_t ri = 1; ri < table.size(); ++ri) {
-    const auto& cells = table[ri].cells;
-    auto get = [&](const std::string& name) -> std::string {
-      auto it = col.find(name);
-      if (it == col.end() || it->second >= cells.size()) return "";
-      return cells[it->second];
-    };
+  for (std::size_t ri = 0; ri < csv.rows(); ++ri) {
+    auto get = [&](const std::string& name) { return csv.cell(ri, name); };
     auto num = [&](const std::string& name) { return number(get(name)); };
     auto integer = [&](const std::string& name, int fallback) {
       const auto v = num(name);
       return v ? static_cast<int>(std::lround(*v)) : fallback;
     };
     TrainingRow row;
-    row.line = table[ri].line;
+    row.line = csv.line(ri);
     row.row_id = get("row_id");
     row.source_id = get("source_id");
     row.hardware = get("hardware");
@@ -286,14 +275,11 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     l.sequence_parallel = l.tp > 1 && get("sp") != "0" && !contains(get("sp"), "false");
     const std::string shard = get("fsdp_or_zero");
     const std::string rc = core::to_lower(get("recompute"));
-    if (job.stack == "megatron") {
-      l.sharding = parallelism::Sharding::DistributedOptimizer;
-      l.overlap_tp_comm = l.tp > 1;
-      l.recompute = parallelism::Recompute::None;
-    } else {
-      l.sharding = parallelism::Sharding::Zero3;
-      l.recompute = job.stack == "torchtitan" ? parallelism::Recompute::Selective : parallelism::Recompute::Full;
-    }
+    // What the stack does when the row does not say (parallelism/stack.hpp).
+    const parallelism::StackConventions stack = parallelism::stack_conventions(job.stack);
+    l.sharding = stack.fully_sharded ? parallelism::Sharding::Zero3 : parallelism::Sharding::DistributedOptimizer;
+    if (stack.tp_comm_overlap) l.overlap_tp_comm = l.tp > 1;
+    l.recompute = stack.published_recompute;
     // Published cells are mostly free text ("FSDP FULL_SHARD (MP mode PURE)", "DDP (FSDP=0)"),
     // read by keyword. Megatron recipes' "DDP" cell means Megatron DDP with the distributed
     // optimizer (ZeRO-1 style), as validation/README.md says; elsewhere it is plain DDP. Any other
@@ -304,7 +290,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     else if (contains(shard, "zero2") || contains(shard, "zero-2")) l.sharding = parallelism::Sharding::Zero2;
     else if (contains(shard, "zero3") || contains(shard, "zero-3")) l.sharding = parallelism::Sharding::Zero3;
     else if (core::to_lower(shard) == "ddp") {
-      l.sharding = job.stack == "megatron" ? parallelism::Sharding::DistributedOptimizer : parallelism::Sharding::None;
+      l.sharding = stack.fully_sharded ? parallelism::Sharding::None : parallelism::Sharding::DistributedOptimizer;
     } else if (core::to_lower(shard).rfind("ddp", 0) == 0) {
       l.sharding = parallelism::Sharding::None;  // "ddp (ZeRO-0)", "ddp (no optimizer sharding)"
     } else if (const auto word = parallelism::kShardingWords.parse(shard)) {

@@ -120,6 +120,13 @@ class YamlNode {
     if (const auto v = words.parse(text)) return *v;
     fail(words.error(text));
   }
+  /// The word of `words` a map key names, this node being the key's value (the architecture of
+  /// `gpus: {hopper: ...}`); fails at this node listing the allowed words.
+  template <class E>
+  [[nodiscard]] E key_word(std::string_view key, const core::Vocabulary<E>& words) const {
+    if (const auto v = words.parse(key)) return *v;
+    fail(words.error(key));
+  }
   /// The canonical name of the word of `words` this holds ("distopt" -> "zero1").
   template <class E>
   [[nodiscard]] std::string as_word_name(const core::Vocabulary<E>& words) const {

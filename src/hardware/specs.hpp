@@ -88,6 +88,13 @@ struct GpuSpec {
 
 enum class FabricKind { None, Efa, InfiniBand };
 
+/// The words of a fabric's `kind:` in fabrics.yaml (None is no fabric, never written).
+inline constexpr core::Word<FabricKind> kFabricKindWordList[] = {
+    {FabricKind::Efa, "efa"},
+    {FabricKind::InfiniBand, "infiniband"},
+};
+inline constexpr core::Vocabulary<FabricKind> kFabricKindWords{"fabric kind", kFabricKindWordList};
+
 /// A scale-out network technology (EFA v1..v4, InfiniBand NDR), with the parameters the
 /// collective model needs. Differences between generations are data, not code.
 struct FabricSpec {
@@ -108,6 +115,20 @@ struct FabricSpec {
 
 enum class SystemKind { Instance, UltraServer, Reference };
 enum class CpuVendor { Intel, Amd, Arm };
+
+/// The words of a system's `kind:` and `cpu_vendor:` in systems.yaml.
+inline constexpr core::Word<SystemKind> kSystemKindWordList[] = {
+    {SystemKind::Instance, "instance"},
+    {SystemKind::UltraServer, "ultraserver"},
+    {SystemKind::Reference, "reference"},
+};
+inline constexpr core::Vocabulary<SystemKind> kSystemKindWords{"system kind", kSystemKindWordList};
+inline constexpr core::Word<CpuVendor> kCpuVendorWordList[] = {
+    {CpuVendor::Intel, "intel"},
+    {CpuVendor::Amd, "amd"},
+    {CpuVendor::Arm, "arm"},
+};
+inline constexpr core::Vocabulary<CpuVendor> kCpuVendorWords{"CPU vendor", kCpuVendorWordList};
 
 /// A machine one rents or buys: an EC2 instance, an UltraServer (several instances in one
 /// NVLink domain), or a reference system (DGX, NVL72 rack) that published numbers were taken on.
@@ -145,6 +166,16 @@ struct SystemSpec {
 };
 
 enum class StorageKind { InstanceNvme, FsxLustre, S3, S3Express, HostMemory };
+
+/// The words of a storage service's `kind:` in storage.yaml.
+inline constexpr core::Word<StorageKind> kStorageKindWordList[] = {
+    {StorageKind::InstanceNvme, "instance-nvme"},
+    {StorageKind::FsxLustre, "fsx-lustre"},
+    {StorageKind::S3, "s3"},
+    {StorageKind::S3Express, "s3-express"},
+    {StorageKind::HostMemory, "host-memory"},
+};
+inline constexpr core::Vocabulary<StorageKind> kStorageKindWords{"storage kind", kStorageKindWordList};
 
 /// A storage service or tier. Fields not meaningful for a kind stay zero.
 struct StorageSpec {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "workload/operators.hpp"
 
@@ -67,20 +68,23 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
 
 }  // namespace
 
-MemoryOptions stack_memory_options(std::string_view stack) {
+MemoryOptions stack_memory_options(std::string_view name) {
   MemoryOptions o;
-  if (stack == "megatron") {
+  const std::optional<Stack> stack = kStackWords.parse(name);
+  if (!stack) return o;  // a calibration's own stack: the defaults
+  if (*stack == Stack::Megatron) {
     // NeMo / Megatron-Bridge performance recipes set grad_reduce_in_fp32 = False: a bf16 gradient
     // buffer, and the distributed optimizer keeps fp32 master weights, Adam m, v and an fp32 copy
     // of its gradient shard: 4 + 16/d bytes per parameter (Megatron-LM distrib_optimizer.md).
     o.state = StateBytes{2.0, 2.0, 16.0, 1.0};
     o.fp8_activations = true;
-  } else if (stack == "torchtitan" || stack == "llm-foundry") {
+  } else {
     // FSDP2 / FSDP mixed precision: sharded fp32 parameters, fp32 gradients and Adam m, v;
     // the bf16 copies exist only for the gathered layers (buffers).
     o.state = StateBytes{4.0, 4.0, 8.0, 0.0};
-    o.optimizer_over_cp = stack == "torchtitan";
-    o.selective_op_sac = stack == "torchtitan";
+    // torchtitan shards over its dp_shard x cp mesh and its "selective" is torch per-op SAC.
+    o.optimizer_over_cp = *stack == Stack::TorchTitan;
+    o.selective_op_sac = *stack == Stack::TorchTitan;
   }
   return o;
 }

@@ -6,6 +6,7 @@
 
 #include "core/units.hpp"
 #include "parallelism/layout.hpp"
+#include "parallelism/stack.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::parallelism {
@@ -42,6 +43,7 @@ struct MemoryOptions {
 /// megatron = NeMo/Megatron-Bridge performance recipes (bf16 gradient buffer, grad_reduce_in_fp32
 /// False; Transformer Engine FP8 weight caches and FP8-saved GEMM inputs); torchtitan = FSDP2 with
 /// fp32 sharded parameters and gradients; llm-foundry = FSDP FULL_SHARD mixed precision (same states).
+/// A name that is not a known stack (parallelism::kStackWords) gets the defaults.
 MemoryOptions stack_memory_options(std::string_view stack);
 
 /// Memory on the most loaded GPU.

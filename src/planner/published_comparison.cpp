@@ -9,6 +9,7 @@
 
 #include "core/precision.hpp"
 #include "core/strings.hpp"
+#include "parallelism/stack.hpp"
 #include "planner/planner.hpp"
 #include "planner/search_space.hpp"
 
@@ -80,7 +81,7 @@ std::vector<PublishedComparison> compare_with_published(const std::vector<Publis
     r.threads = options.threads;
     r.space.precision = {job0.layout.precision};
     r.space.max_pp = options.max_pp;
-    r.framework.overlap_tp_comm = job0.layout.overlap_tp_comm || job0.stack == "megatron";
+    r.framework.overlap_tp_comm = job0.layout.overlap_tp_comm || parallelism::stack_conventions(job0.stack).tp_comm_overlap;
     r.framework.bf16_grad_reduce = job0.layout.bf16_grad_reduce;
     r.framework.fp8_recipe = job0.layout.fp8_recipe;
 

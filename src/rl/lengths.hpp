@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
+
 namespace fmsim::rl {
 
 enum class LengthLaw {
@@ -12,6 +14,14 @@ enum class LengthLaw {
   Lognormal,  ///< ln(length) ~ N(mu, sigma^2), the long tail of reasoning traces
   Uniform,    ///< uniform on [0, 2 mean]
 };
+
+/// The words of a length law (--response-lengths LAW:mean=...,sigma=...).
+inline constexpr core::Word<LengthLaw> kLengthLawWordList[] = {
+    {LengthLaw::Lognormal, "lognormal"},
+    {LengthLaw::Fixed, "fixed"},
+    {LengthLaw::Uniform, "uniform"},
+};
+inline constexpr core::Vocabulary<LengthLaw> kLengthLawWords{"length law", kLengthLawWordList};
 
 /// Response lengths before the cap, and the cap (max_response tokens, where generation stops).
 /// `mean` is the mean AFTER the cap (what frameworks log as the mean response length); the law's

@@ -14,24 +14,9 @@
 
 namespace fmsim::rl {
 
-std::string to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::Grpo: return "grpo";
-    case Algorithm::Dapo: return "dapo";
-    case Algorithm::Ppo: return "ppo";
-    case Algorithm::Reinforce: return "reinforce";
-  }
-  return "?";
-}
-std::string to_string(Placement p) { return p == Placement::Colocated ? "colocated" : "disaggregated"; }
-std::string to_string(Synchrony s) {
-  switch (s) {
-    case Synchrony::OnPolicy: return "on-policy";
-    case Synchrony::OffPolicy: return "off-policy";
-    case Synchrony::FullyAsync: return "fully-async";
-  }
-  return "?";
-}
+std::string to_string(Algorithm a) { return std::string(kAlgorithmWords.name(a)); }
+std::string to_string(Placement p) { return std::string(kPlacementWords.name(p)); }
+std::string to_string(Synchrony s) { return std::string(kSynchronyWords.name(s)); }
 
 int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterSpec& cluster, core::Precision p,
                       const RlCalibration& cal) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/trace.hpp"
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
 #include "rl/calibration.hpp"
@@ -34,6 +35,36 @@ enum class ColocatedOffload {
   Always,      ///< trainer gradients and optimizer states, engine weights (NeMo-RL, verl hybrid engine)
   WhenNeeded,  ///< only when the trainer's memory and the engine's share do not fit together (TRL colocate without vLLM sleep)
 };
+inline constexpr core::Word<ColocatedOffload> kColocatedOffloadWordList[] = {
+    {ColocatedOffload::Always, "always"},
+    {ColocatedOffload::WhenNeeded, "when-needed"},
+};
+inline constexpr core::Vocabulary<ColocatedOffload> kColocatedOffloadWords{"colocated offload", kColocatedOffloadWordList};
+
+/// The words of --algorithm, --placement, --sync and --reward (and rl.csv's cells).
+inline constexpr core::Word<Algorithm> kAlgorithmWordList[] = {
+    {Algorithm::Grpo, "grpo"},
+    {Algorithm::Dapo, "dapo"},
+    {Algorithm::Ppo, "ppo"},
+    {Algorithm::Reinforce, "reinforce"},
+};
+inline constexpr core::Vocabulary<Algorithm> kAlgorithmWords{"algorithm", kAlgorithmWordList};
+inline constexpr core::Word<Placement> kPlacementWordList[] = {
+    {Placement::Colocated, "colocated"},
+    {Placement::Disaggregated, "disaggregated"},
+};
+inline constexpr core::Vocabulary<Placement> kPlacementWords{"placement", kPlacementWordList};
+inline constexpr core::Word<Synchrony> kSynchronyWordList[] = {
+    {Synchrony::OnPolicy, "on-policy"},
+    {Synchrony::OffPolicy, "off-policy"},
+    {Synchrony::FullyAsync, "fully-async"},
+};
+inline constexpr core::Vocabulary<Synchrony> kSynchronyWords{"synchrony", kSynchronyWordList};
+inline constexpr core::Word<RewardKind> kRewardKindWordList[] = {
+    {RewardKind::Rule, "rule"},
+    {RewardKind::Model, "model"},
+};
+inline constexpr core::Vocabulary<RewardKind> kRewardKindWords{"reward", kRewardKindWordList};
 
 std::string to_string(Algorithm a);
 std::string to_string(Placement p);

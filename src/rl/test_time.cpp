@@ -5,15 +5,7 @@
 
 namespace fmsim::rl {
 
-std::string to_string(TtcMethod m) {
-  switch (m) {
-    case TtcMethod::Single: return "single";
-    case TtcMethod::BestOfN: return "best-of-n";
-    case TtcMethod::SelfConsistency: return "self-consistency";
-    case TtcMethod::VerifierSearch: return "verifier-search";
-  }
-  return "?";
-}
+std::string to_string(TtcMethod m) { return std::string(kTtcMethodWords.name(m)); }
 
 TtcResult estimate_test_time(const TtcJob& job, const RlCalibration& cal, const RolloutEngine& engine) {
   TtcResult r;

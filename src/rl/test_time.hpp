@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "rl/calibration.hpp"
 #include "rl/lengths.hpp"
@@ -17,6 +18,15 @@ enum class TtcMethod {
   SelfConsistency,   ///< n samples, majority vote (no extra model)
   VerifierSearch,    ///< beam search over reasoning steps: n beams x steps, a process-reward forward per step
 };
+
+/// The words of --test-time.
+inline constexpr core::Word<TtcMethod> kTtcMethodWordList[] = {
+    {TtcMethod::Single, "single"},
+    {TtcMethod::BestOfN, "best-of-n"},
+    {TtcMethod::SelfConsistency, "self-consistency"},
+    {TtcMethod::VerifierSearch, "verifier-search"},
+};
+inline constexpr core::Vocabulary<TtcMethod> kTtcMethodWords{"test-time method", kTtcMethodWordList};
 
 std::string to_string(TtcMethod m);
 

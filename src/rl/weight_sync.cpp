@@ -20,15 +20,7 @@ core::Seconds broadcast(const hardware::ClusterSpec& cluster, int ranks, core::B
 
 }  // namespace
 
-std::string to_string(SyncMethod m) {
-  switch (m) {
-    case SyncMethod::NcclPerTensor: return "nccl-per-tensor";
-    case SyncMethod::NcclBucketed: return "nccl-bucketed";
-    case SyncMethod::P2pRdma: return "p2p-rdma";
-    case SyncMethod::Storage: return "storage";
-  }
-  return "?";
-}
+std::string to_string(SyncMethod m) { return std::string(kSyncMethodWords.name(m)); }
 
 std::int64_t checkpoint_tensors(const workload::ModelSpec& m) {
   std::int64_t n = 3;  // embedding, final norm, head (tied: the head is the embedding, still one name)

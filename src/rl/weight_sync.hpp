@@ -6,6 +6,7 @@
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
 #include "rl/calibration.hpp"
@@ -20,6 +21,15 @@ enum class SyncMethod {
   P2pRdma,        ///< each generator GPU receives only its own shard, point to point (NeMo-RL refit, Mooncake, NIXL)
   Storage,        ///< trainer writes a checkpoint, generators read it (shared file system)
 };
+
+/// The words of --sync-method.
+inline constexpr core::Word<SyncMethod> kSyncMethodWordList[] = {
+    {SyncMethod::NcclBucketed, "nccl-bucketed"},
+    {SyncMethod::NcclPerTensor, "nccl-per-tensor"},
+    {SyncMethod::P2pRdma, "p2p-rdma"},
+    {SyncMethod::Storage, "storage"},
+};
+inline constexpr core::Vocabulary<SyncMethod> kSyncMethodWords{"weight-sync method", kSyncMethodWordList};
 
 std::string to_string(SyncMethod m);
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "parallelism/stack.hpp"
+
 namespace fmsim::training {
 
 namespace {
@@ -86,8 +88,8 @@ std::vector<FitParameter> build_parameters(Calibration& cal, const Usage* usage)
   }
   for (auto& [name, s] : cal.stacks) {
     if (usage && !usage->stacks.count(name)) continue;
-    // Megatron is the reference stack (its kernels define the architecture's efficiencies).
-    if (name != "megatron") out.push_back({name + ".compute_efficiency", &s.compute_efficiency, 0.6, 1.2});
+    // The reference stack's kernels define the architecture's efficiencies (parallelism/stack.hpp).
+    if (!parallelism::stack_conventions(name).reference_kernels) out.push_back({name + ".compute_efficiency", &s.compute_efficiency, 0.6, 1.2});
     out.push_back({name + ".layer_overhead_us", &s.layer_overhead_us, 0.0, 500.0, {}, {}, 0.0, true});
     if (!usage || usage->moe_stacks.count(name)) {
       out.push_back({name + ".moe_layer_overhead_us", &s.moe_layer_overhead_us, 0.0, 5000.0, {}, {}, 0.0, true});

@@ -32,29 +32,54 @@ using parallelism::Recompute;
 using parallelism::Sharding;
 using workload::OpKind;
 
-// Per micro-batch times of one layer on one GPU (seconds).
+// Bytes per element of a 16-bit (BF16/FP16) tensor: working weights, gathered FSDP weights,
+// activations and parameters exchanged in 16 bits.
+constexpr double kBytes16 = 2.0;
+
+// The weight-gradient and input-gradient GEMMs of backward (wgrad, dgrad) each cost the forward
+// GEMM: backward = 2x forward (Narayanan et al. 2021, "Efficient Large-Scale Language Model
+// Training on GPU Clusters", 6 = 2 + 4 FLOPs per parameter and token).
+constexpr double kGemmBackwardRatio = 2.0;
+
+// An elementwise op's backward reads the output gradient and the saved input and writes the
+// input gradient: twice the forward's traffic (one read, one write).
+constexpr double kElementwiseBackwardRatio = 2.0;
+
+// Adam per parameter (fp32 master weights): reads the master weight, m, v and the fp32 gradient
+// (4 x 4 bytes) and writes the master weight, m, v (3 x 4) and the 16-bit working copy (2).
+constexpr double kAdamBytesPerParam = 4 * 4.0 + 3 * 4.0 + kBytes16;
+
+// Kernel launches of one optimizer step beyond the Adam pass (multi-tensor scale, grad-norm,
+// zeroing, copy to the working weights): an estimate, charged at the kernel overhead each.
+constexpr double kOptimizerKernels = 10.0;
+
+// Per-layer host/framework overhead (StackCalibration::layer_overhead_us) splits as a layer's GEMM
+// work does: of three parts, one forward and two backward (kGemmBackwardRatio).
+constexpr double kLayerWorkParts = 1.0 + kGemmBackwardRatio;
+
+// Per micro-batch times of one layer on one GPU.
 struct LayerCost {
-  double fwd = 0;        // forward kernels
-  double bwd = 0;        // backward kernels
-  double recompute = 0;  // forward work repeated in backward by the recompute policy
-  double tp_fwd = 0, tp_bwd = 0;  // exposed TP communication
-  double ep_fwd = 0, ep_bwd = 0;  // exposed all-to-all
-  double cp_fwd = 0, cp_bwd = 0;  // exposed context-parallel exchange
-  double weight_bytes = 0;        // 16-bit weights of the layer on this GPU (FSDP gathers)
+  Seconds fwd{};        // forward kernels
+  Seconds bwd{};        // backward kernels
+  Seconds recompute{};  // forward work repeated in backward by the recompute policy
+  Seconds tp_fwd{}, tp_bwd{};  // exposed TP communication
+  Seconds ep_fwd{}, ep_bwd{};  // exposed all-to-all
+  Seconds cp_fwd{}, cp_bwd{};  // exposed context-parallel exchange
+  core::Bytes weight_bytes{};  // 16-bit weights of the layer on this GPU (FSDP gathers)
   double dense_params = 0, expert_params = 0;
   double adapter_params = 0;                        // LoRA: trainable adapter parameters on this GPU
-  double tp_bytes = 0, ep_bytes = 0, cp_bytes = 0;  // sent per micro-batch (fwd+bwd)
+  core::Bytes tp_bytes{}, ep_bytes{}, cp_bytes{};   // sent per micro-batch (fwd+bwd)
 
-  [[nodiscard]] double forward_total() const { return fwd + tp_fwd + ep_fwd + cp_fwd; }
-  [[nodiscard]] double backward_total() const { return bwd + recompute + tp_bwd + ep_bwd + cp_bwd; }
+  [[nodiscard]] Seconds forward_total() const { return fwd + tp_fwd + ep_fwd + cp_fwd; }
+  [[nodiscard]] Seconds backward_total() const { return bwd + recompute + tp_bwd + ep_bwd + cp_bwd; }
 };
 
 // Per micro-batch costs of one pipeline stage (all its chunks together) and per chunk.
 struct StageCost {
   LayerCost sum;  // summed over the stage's layers, plus embedding/head
-  std::vector<double> chunk_fwd, chunk_bwd;  // per virtual chunk, totals including exposed comm
+  std::vector<Seconds> chunk_fwd, chunk_bwd;  // per virtual chunk, totals including exposed comm
   double dense_params = 0, expert_params = 0;
-  double largest_layer_bytes = 0;
+  core::Bytes largest_layer_bytes{};
   int layers = 0;
 };
 
@@ -120,25 +145,25 @@ class Costing {
           const bool keep16 = op.name == "lm_head" || op.name == "router";
           const core::Precision gp = keep16 ? core::Precision::BF16 : p;
           const double t = gemm_time(op, gp);
-          c.fwd += t;
-          c.bwd += lora ? t : 2.0 * t;  // dgrad + wgrad; LoRA: frozen weights, dgrad only
+          c.fwd += Seconds(t);
+          c.bwd += Seconds(lora ? t : kGemmBackwardRatio * t);  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (lora && !keep16) {
             // Adapters A (k x r) and B (r x n) beside the frozen weight: r (k + n) / (k n) of its
             // FLOPs forward, twice that backward (input and weight gradients), two small GEMMs each way.
             const double r = std::max(1, job_.lora_rank);
             const double frac = r * (op.k + op.n) / std::max(1.0, op.k * op.n);
-            c.fwd += t * frac + 2.0 * gc_.kernel_overhead.value();
-            c.bwd += 2.0 * t * frac + 4.0 * gc_.kernel_overhead.value();
+            c.fwd += Seconds(t * frac + 2.0 * gc_.kernel_overhead.value());
+            c.bwd += Seconds(2.0 * t * frac + 4.0 * gc_.kernel_overhead.value());
             c.adapter_params += op.groups * r * (op.k + op.n);
           }
           if (low_precision && !keep16) {
             // Cast the GEMM's activation input (m x k) forward and its output gradient (m x n)
             // backward to 8 bits: kFp8CastBytesPerElement of HBM traffic per element.
-            c.fwd += memory_time(kFp8CastBytesPerElement * op.m * op.k);
-            c.bwd += memory_time(kFp8CastBytesPerElement * op.m * op.n);
+            c.fwd += Seconds(memory_time(kFp8CastBytesPerElement * op.m * op.k));
+            c.bwd += Seconds(memory_time(kFp8CastBytesPerElement * op.m * op.n));
           }
           (op.expert ? c.expert_params : c.dense_params) += op.weights;
-          c.weight_bytes += op.weights * 2.0;
+          c.weight_bytes += core::Bytes(op.weights * kBytes16);
           break;
         }
         case OpKind::Attention: {
@@ -148,17 +173,17 @@ class Costing {
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
           attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
           attention_bwd = kAttentionBackwardFlopRatio * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
-          c.fwd += attention_fwd;
-          c.bwd += attention_bwd;
+          c.fwd += Seconds(attention_fwd);
+          c.bwd += Seconds(attention_bwd);
           break;
         }
         case OpKind::Memory: {
           const double t = memory_time(op.bytes);
-          c.fwd += t;
-          c.bwd += 2.0 * t;
+          c.fwd += Seconds(t);
+          c.bwd += Seconds(kElementwiseBackwardRatio * t);
           if (op.name == "activation" || op.name == "expert_act" || op.name == "shared_act") recomputable += t;
           c.dense_params += op.weights;
-          c.weight_bytes += op.weights * 2.0;
+          c.weight_bytes += core::Bytes(op.weights * kBytes16);
           break;
         }
         case OpKind::AllToAll: {
@@ -168,9 +193,9 @@ class Costing {
           // fan-out inside the destination domain is left out).
           const double bytes = op.bytes * ep_dedup_;
           const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes);
-          c.ep_fwd += t;
-          c.ep_bwd += t;
-          c.ep_bytes += 2.0 * bytes * (l_.ep - 1.0) / l_.ep;
+          c.ep_fwd += Seconds(t);
+          c.ep_bwd += Seconds(t);
+          c.ep_bytes += core::Bytes(2.0 * bytes * (l_.ep - 1.0) / l_.ep);
           break;
         }
       }
@@ -180,7 +205,7 @@ class Costing {
       // the MLP (2 + 2 per layer); without SP, two all-reduces. MoE layers with etp == 1 replace the
       // MLP's pair by the all-to-all. Same volume again in backward.
       const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
-      const double act_bytes = tokens * static_cast<double>(job_.model.hidden) * 2.0;
+      const double act_bytes = tokens * static_cast<double>(job_.model.hidden) * kBytes16;
       if (l_.tp > 1) {
         const bool moe = job_.model.is_moe_layer(layer) && l_.etp == 1;
         const double pairs = moe ? 1.0 : 2.0;
@@ -192,31 +217,34 @@ class Costing {
           t_tp = pairs * comm_time(collectives::Op::AllReduce, tp_group(), act_bytes);
         }
         const double exposed = l_.overlap_tp_comm ? (1.0 - sc_.tp_overlap) : 1.0;
-        c.tp_fwd = t_tp * exposed;
-        c.tp_bwd = t_tp * exposed;
-        c.tp_bytes = 2.0 * pairs * 2.0 * act_bytes * (l_.tp - 1.0) / l_.tp;
+        c.tp_fwd = Seconds(t_tp * exposed);
+        c.tp_bwd = Seconds(t_tp * exposed);
+        c.tp_bytes = core::Bytes(2.0 * pairs * 2.0 * act_bytes * (l_.tp - 1.0) / l_.tp);
       }
       if (l_.cp > 1) {
         // Ring attention: cp-1 exchanges of this rank's K and V, overlapped with attention blocks.
         const auto& m = job_.model;
         const double hd = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / m.num_heads;
-        const double kv_bytes = tokens * 2.0 * std::max(1, m.num_kv_heads) * hd * 2.0 / l_.tp;
+        // K and V (2 tensors) of kv_heads x head_dim in 16 bits per token, this TP rank's share.
+        const double kv_bytes = tokens * 2.0 * std::max(1, m.num_kv_heads) * hd * kBytes16 / l_.tp;
         const double t_cp = (l_.cp - 1.0) * comm_time(collectives::Op::SendRecv, cp_group(), kv_bytes);
-        c.cp_fwd = std::max(0.0, t_cp - attention_fwd * (l_.cp - 1.0) / l_.cp);
-        c.cp_bwd = std::max(0.0, 2.0 * t_cp - attention_bwd * (l_.cp - 1.0) / l_.cp);
-        c.cp_bytes = 3.0 * (l_.cp - 1.0) * kv_bytes;
+        // Backward passes K/V around the ring again and returns their gradients: twice forward's
+        // exchange, so three K/V volumes per micro-batch in all.
+        c.cp_fwd = Seconds(std::max(0.0, t_cp - attention_fwd * (l_.cp - 1.0) / l_.cp));
+        c.cp_bwd = Seconds(std::max(0.0, 2.0 * t_cp - attention_bwd * (l_.cp - 1.0) / l_.cp));
+        c.cp_bytes = core::Bytes(3.0 * (l_.cp - 1.0) * kv_bytes);
       }
       switch (l_.recompute) {
         case Recompute::None: break;
-        case Recompute::Selective: c.recompute = recomputable; break;
+        case Recompute::Selective: c.recompute = Seconds(recomputable); break;
         case Recompute::Full:
           c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd;
           break;
       }
       const double per_layer = 1e-6 * (sc_.layer_overhead_us +
                                        (job_.model.is_moe_layer(layer) ? sc_.moe_layer_overhead_us : 0.0));
-      c.fwd += per_layer / 3.0;
-      c.bwd += per_layer * 2.0 / 3.0;
+      c.fwd += Seconds(per_layer / kLayerWorkParts);
+      c.bwd += Seconds(per_layer * kGemmBackwardRatio / kLayerWorkParts);
     }
     return c;
   }
@@ -257,8 +285,8 @@ class Costing {
     std::vector<StageCost> out(static_cast<std::size_t>(l_.pp));
     for (int s = 0; s < l_.pp; ++s) {
       StageCost& sc = out[static_cast<std::size_t>(s)];
-      sc.chunk_fwd.assign(static_cast<std::size_t>(l_.vp), 0.0);
-      sc.chunk_bwd.assign(static_cast<std::size_t>(l_.vp), 0.0);
+      sc.chunk_fwd.assign(static_cast<std::size_t>(l_.vp), Seconds{});
+      sc.chunk_bwd.assign(static_cast<std::size_t>(l_.vp), Seconds{});
       for (int c = 0; c < l_.vp; ++c) {
         LayerCost chunk;
         // Chunk k = c*pp + s holds layers [k*L/chunks, (k+1)*L/chunks): uneven splits spread the remainder.
@@ -286,14 +314,14 @@ class Costing {
   double p2p_time() const {
     if (l_.pp <= 1) return 0.0;
     const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
-    const double bytes = tokens * static_cast<double>(job_.model.hidden) * 2.0 / (l_.sequence_parallel ? l_.tp : 1);
+    const double bytes = tokens * static_cast<double>(job_.model.hidden) * kBytes16 / (l_.sequence_parallel ? l_.tp : 1);
     return comm_time(collectives::Op::SendRecv, pp_group(), bytes);
   }
 
   double p2p_bytes() const {
     if (l_.pp <= 1) return 0.0;
     const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
-    return tokens * static_cast<double>(job_.model.hidden) * 2.0 / (l_.sequence_parallel ? l_.tp : 1);
+    return tokens * static_cast<double>(job_.model.hidden) * kBytes16 / (l_.sequence_parallel ? l_.tp : 1);
   }
 
   // Data-parallel communication of one stage per step and how much of it stays exposed.
@@ -305,10 +333,10 @@ class Costing {
   DpCost dp_cost(const StageCost& st) const {
     DpCost d;
     if (l_.dp <= 1 && l_.expert_dp() <= 1) return d;
-    const double grad_b = l_.bf16_grad_reduce ? 2.0 : 4.0;
+    const double grad_b = l_.bf16_grad_reduce ? kBytes16 : 4.0;  // gradients reduced in 16 bits or fp32
     const double bucket_params = 40e6;  // Megatron DDP default bucket size (parameters)
-    const double window_b = sc_.dp_overlap * (st.sum.bwd + st.sum.recompute) / std::max(1, l_.vp);
-    const double window_f = sc_.dp_overlap * st.sum.fwd / std::max(1, l_.vp);
+    const double window_b = sc_.dp_overlap * (st.sum.bwd + st.sum.recompute).value() / std::max(1, l_.vp);
+    const double window_f = sc_.dp_overlap * st.sum.fwd.value() / std::max(1, l_.vp);
     auto exposed_after = [&](double t, double params, double window) {
       if (!l_.overlap_dp_comm) return t;
       const double last_bucket = t * std::min(1.0, bucket_params / std::max(1.0, params));
@@ -322,9 +350,9 @@ class Costing {
       const double t = l_.sharding == Sharding::None
                            ? comm_time(collectives::Op::AllReduce, dp_group(), adapters * grad_b)
                            : comm_time(collectives::Op::ReduceScatter, dp_group(), adapters * grad_b) +
-                                 comm_time(collectives::Op::AllGather, dp_group(), adapters * 2.0);
+                                 comm_time(collectives::Op::AllGather, dp_group(), adapters * kBytes16);
       d.exposed = exposed_after(t, adapters, window_b);
-      d.bytes = adapters * (grad_b + (l_.sharding == Sharding::None ? 0.0 : 2.0));
+      d.bytes = adapters * (grad_b + (l_.sharding == Sharding::None ? 0.0 : kBytes16));
       return d;
     }
     if (l_.sharding == Sharding::Zero3) {
@@ -333,17 +361,17 @@ class Costing {
       // weights are still gathered; only the adapters' gradients are reduce-scattered.
       const CommGroup g = fsdp_group();
       const double layers = std::max(1, st.layers);
-      const double layer_bytes = st.sum.weight_bytes / layers;
+      const double layer_bytes = st.sum.weight_bytes.value() / layers;
       const double ag = comm_time(collectives::Op::AllGather, g, layer_bytes);
-      const double grad_params = lora ? st.sum.adapter_params / layers : layer_bytes / 2.0;
+      const double grad_params = lora ? st.sum.adapter_params / layers : layer_bytes / kBytes16;
       const double rs = comm_time(collectives::Op::ReduceScatter, g, grad_params * grad_b);
-      const double f_layer = st.sum.fwd / layers;
-      const double b_layer = (st.sum.bwd + st.sum.recompute) / layers;
+      const double f_layer = st.sum.fwd.value() / layers;
+      const double b_layer = (st.sum.bwd + st.sum.recompute).value() / layers;
       const double hide = l_.fsdp_prefetch ? sc_.dp_overlap : 0.0;
       const double fwd_exposed = std::max(0.0, ag - hide * f_layer);
       const double bwd_exposed = std::max(0.0, ag + rs - hide * b_layer);
       d.per_mb_fsdp = layers * (fwd_exposed + bwd_exposed) + ag;  // the first gather is never hidden
-      d.bytes = (2.0 * st.sum.weight_bytes + grad_params * layers * grad_b) *
+      d.bytes = (2.0 * st.sum.weight_bytes.value() + grad_params * layers * grad_b) *
                 static_cast<double>(std::max<std::int64_t>(1, l_.micro_batches()));
       if (l_.fsdp_shard_size() < l_.dp) {
         // Hybrid sharding: all-reduce gradient shards across the replica groups once per step.
@@ -361,26 +389,27 @@ class Costing {
     } else {
       t_grad = comm_time(collectives::Op::ReduceScatter, dp_group(), dense_grad_bytes) +
                comm_time(collectives::Op::ReduceScatter, edp_group(), expert_grad_bytes);
-      t_param = comm_time(collectives::Op::AllGather, dp_group(), st.dense_params * 2.0) +
-                comm_time(collectives::Op::AllGather, edp_group(), st.expert_params * 2.0);
+      t_param = comm_time(collectives::Op::AllGather, dp_group(), st.dense_params * kBytes16) +
+                comm_time(collectives::Op::AllGather, edp_group(), st.expert_params * kBytes16);
     }
     const double params = st.dense_params + st.expert_params;
     d.exposed = exposed_after(t_grad, params, window_b) + exposed_after(t_param, params, window_f);
-    d.bytes = dense_grad_bytes + expert_grad_bytes + (t_param > 0 ? 2.0 * params : 0.0);
+    d.bytes = dense_grad_bytes + expert_grad_bytes + (t_param > 0 ? kBytes16 * params : 0.0);
     return d;
   }
 
   double optimizer_time(const StageCost& st) const {
     // LoRA: Adam over the adapters only (replicated: they are a fraction of a percent of the weights).
-    if (job_.task == Task::Lora) return memory_time(st.sum.adapter_params * 30.0) + 10 * gc_.kernel_overhead.value();
+    if (job_.task == Task::Lora) {
+      return memory_time(st.sum.adapter_params * kAdamBytesPerParam) + kOptimizerKernels * gc_.kernel_overhead.value();
+    }
     const double dp = std::max(1, l_.dp);
     const double edp = std::max(1, l_.expert_dp());
     const bool sharded = l_.sharding != Sharding::None;
     const double local = sharded ? st.dense_params / (l_.sharding == Sharding::Zero3 ? l_.fsdp_shard_size() : dp) +
                                        st.expert_params / edp
                                  : st.dense_params + st.expert_params;
-    // Adam: read fp32 master, m, v and the gradient; write master, m, v and the 16-bit weights.
-    return memory_time(local * 30.0) + 10 * gc_.kernel_overhead.value();
+    return memory_time(local * kAdamBytesPerParam) + kOptimizerKernels * gc_.kernel_overhead.value();
   }
 
   const TrainingJob& job_;
@@ -435,7 +464,7 @@ void analytical(const TrainingJob& job, const Costing& costing, const std::vecto
   std::size_t slowest = 0;
   double slowest_t = -1, mean_t = 0;
   for (std::size_t s = 0; s < stages.size(); ++s) {
-    const double t = stages[s].sum.forward_total() + stages[s].sum.backward_total();
+    const double t = (stages[s].sum.forward_total() + stages[s].sum.backward_total()).value();
     mean_t += t / static_cast<double>(stages.size());
     if (t > slowest_t) {
       slowest_t = t;
@@ -451,18 +480,18 @@ void analytical(const TrainingJob& job, const Costing& costing, const std::vecto
   auto dp = costing.dp_cost(st);
 
   StepBreakdown& b = r.breakdown;
-  b.compute = Seconds(m * (st.sum.fwd + st.sum.bwd + st.sum.recompute));
-  b.tp_comm = Seconds(m * (st.sum.tp_fwd + st.sum.tp_bwd));
-  b.ep_comm = Seconds(m * (st.sum.ep_fwd + st.sum.ep_bwd));
-  b.cp_comm = Seconds(m * (st.sum.cp_fwd + st.sum.cp_bwd));
+  b.compute = m * (st.sum.fwd + st.sum.bwd + st.sum.recompute);
+  b.tp_comm = m * (st.sum.tp_fwd + st.sum.tp_bwd);
+  b.ep_comm = m * (st.sum.ep_fwd + st.sum.ep_bwd);
+  b.cp_comm = m * (st.sum.cp_fwd + st.sum.cp_bwd);
   b.bubble = Seconds(fill);
   b.pp_comm = Seconds(p2p_exposed);
   b.dp_comm = Seconds(dp.exposed + m * dp.per_mb_fsdp);
   b.optimizer = Seconds(costing.optimizer_time(st));
   b.other = costing.sc_.step_overhead;
-  r.comm.tp = core::Bytes(m * st.sum.tp_bytes);
-  r.comm.ep = core::Bytes(m * st.sum.ep_bytes);
-  r.comm.cp = core::Bytes(m * st.sum.cp_bytes);
+  r.comm.tp = m * st.sum.tp_bytes;
+  r.comm.ep = m * st.sum.ep_bytes;
+  r.comm.cp = m * st.sum.cp_bytes;
   r.comm.pp = core::Bytes(l.pp > 1 ? 2.0 * m * l.vp * costing.p2p_bytes() : 0.0);
   r.comm.dp = core::Bytes(dp.bytes);
 }
@@ -583,8 +612,8 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
           deps.push_back(own);
         }
         const StageCost& st = stages[static_cast<std::size_t>(s)];
-        const double dur = it.forward ? st.chunk_fwd[static_cast<std::size_t>(it.chunk)]
-                                      : st.chunk_bwd[static_cast<std::size_t>(it.chunk)];
+        const double dur = (it.forward ? st.chunk_fwd[static_cast<std::size_t>(it.chunk)]
+                                       : st.chunk_bwd[static_cast<std::size_t>(it.chunk)]).value();
         const auto task = g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), deps,
                                      fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.micro_batch, it.chunk),
                                      "compute");

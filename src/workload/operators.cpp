@@ -124,6 +124,8 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
     Operator combine = dispatch;
     combine.name = "combine";
     ops.push_back(combine);
+    // Permutation before the experts and unpermutation after: each reads and writes the top_k
+    // copies of every token (4 passes over local_tokens x top_k x hidden activations).
     ops.push_back(memory("permute_unpermute", 4.0 * local_tokens * moe.top_k * h * bytes_per));
     if (moe.shared_expert_ffn > 0) {
       const double fs = d(moe.shared_expert_ffn) / t;

@@ -1,0 +1,45 @@
+// A planning request from the flag values of `fmsim plan` (and `fmsim validate planner`): the
+// model, GPU budget, batch, systems and objective, and the search space the pinned flags narrow.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hardware/catalog.hpp"
+#include "planner/planner.hpp"
+#include "training/calibration.hpp"
+
+namespace fmsim::jobspec {
+
+/// The systems `fmsim plan` compares without --systems.
+inline constexpr const char* kDefaultPlanSystems = "p5.48xlarge,p5en.48xlarge,p6-b200.48xlarge,u-p6e-gb200x72";
+
+/// Raw flag values of a plan; empty lists search every value.
+struct PlanFlags {
+  std::string model = "llama3.1-70b";
+  int gpus = 512;
+  std::int64_t seq = 8192;
+  std::int64_t gbs = 1024;
+  std::string tokens = "15T";
+  std::string systems = kDefaultPlanSystems;
+  std::string objective = "time";
+  int top = 3;
+  std::string gpus_range;  ///< "MIN:MAX": every doubling from MIN, and MAX
+  std::string tp, pp, vp, cp, ep, mbs, precision, recompute, sharding;  ///< comma lists pinning the search
+  std::string fp8_recipe = "tensorwise";
+  int max_pp = 32;
+  int max_tp = 0;
+  int threads = 0;
+  std::string stack = "megatron";
+  std::string moe_dispatcher;
+  std::string task = "pretrain";
+  std::string calibration;  ///< "" = the shipped data/calibration/training.yaml
+};
+
+/// The request the flags describe, checked against `calibration` (the stack and every system's
+/// GPU must be calibrated) and the model (pinned tp/pp/vp/cp/ep/mbs must be able to divide it).
+/// InputError naming the flag otherwise.
+planner::PlanRequest make_plan_request(const PlanFlags& flags, const hardware::Catalog& catalog,
+                                       const training::Calibration& calibration);
+
+}  // namespace fmsim::jobspec

@@ -1,0 +1,74 @@
+// The software stacks fmsim is calibrated for, as a vocabulary, and what each does by default: the
+// conventions the models read instead of testing a stack's name. A stack's name is also its key
+// into the training calibration (data/calibration/training.yaml `stacks:`), where its fitted
+// efficiencies and overheads live; a calibration may add stacks of its own, which have no
+// conventions of a known stack (kNoStackConventions).
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "core/vocabulary.hpp"
+#include "parallelism/layout.hpp"
+
+namespace fmsim::parallelism {
+
+enum class Stack {
+  Megatron,    ///< Megatron-LM / Megatron-Core, NeMo, Megatron-Bridge, Megatron-DeepSpeed
+  TorchTitan,  ///< PyTorch torchtitan (FSDP2, torch.compile, Float8)
+  LlmFoundry,  ///< MosaicML llm-foundry / Composer (FSDP)
+};
+
+/// The words of --stack, job files and calibration files.
+inline constexpr core::Word<Stack> kStackWordList[] = {
+    {Stack::Megatron, "megatron"},
+    {Stack::TorchTitan, "torchtitan"},
+    {Stack::LlmFoundry, "llm-foundry"},
+};
+inline constexpr core::Vocabulary<Stack> kStackWords{"software stack", kStackWordList};
+
+constexpr std::string_view to_string(Stack s) { return kStackWords.name(s); }
+
+/// What a stack does when a job (or a published run) does not say otherwise.
+struct StackConventions {
+  /// Its kernels define the architecture's GEMM/attention efficiencies, so its compute_efficiency
+  /// is 1 by definition and not fitted (Megatron-Core: Transformer Engine, cuBLASLt, cuDNN).
+  bool reference_kernels = false;
+  /// Data parallelism shards parameters, gradients and optimizer states (FSDP / ZeRO-3) rather
+  /// than the optimizer only (Megatron-Core's distributed optimizer).
+  bool fully_sharded = false;
+  /// TP communication overlaps the GEMMs (Transformer Engine userbuffers: NeMo's performance
+  /// recipes set tp_comm_overlap; the FSDP stacks have no TP overlap).
+  bool tp_comm_overlap = false;
+  /// Activation recomputation of a published run that names none: Megatron/NeMo performance
+  /// recipes recompute nothing; torchtitan's configs default to activation_checkpoint.mode
+  /// "selective"; llm-foundry's FSDP configs set activation_checkpointing: true (full).
+  Recompute published_recompute = Recompute::None;
+};
+
+/// A stack of none of the known kinds (a calibration's own): no overlap, no full sharding.
+inline constexpr StackConventions kNoStackConventions{};
+
+constexpr StackConventions stack_conventions(Stack s) {
+  switch (s) {
+    case Stack::Megatron:
+      return {.reference_kernels = true, .fully_sharded = false, .tp_comm_overlap = true,
+              .published_recompute = Recompute::None};
+    case Stack::TorchTitan:
+      return {.reference_kernels = false, .fully_sharded = true, .tp_comm_overlap = false,
+              .published_recompute = Recompute::Selective};
+    case Stack::LlmFoundry:
+      return {.reference_kernels = false, .fully_sharded = true, .tp_comm_overlap = false,
+              .published_recompute = Recompute::Full};
+  }
+  return kNoStackConventions;
+}
+
+/// The conventions of the stack a calibration key names; kNoStackConventions for a name that is
+/// not a known stack.
+inline StackConventions stack_conventions(std::string_view name) {
+  const std::optional<Stack> s = kStackWords.parse(name);
+  return s ? stack_conventions(*s) : kNoStackConventions;
+}
+
+}  // namespace fmsim::parallelism
