@@ -53,7 +53,12 @@ void BM_SlurmTwin100kJobs2000Nodes30Days(benchmark::State& state) {
     state.counters["backfill_passes"] = static_cast<double>(r.backfill_passes);
   }
 }
-BENCHMARK(BM_SlurmTwin100kJobs2000Nodes30Days)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_SlurmTwin100kJobs2000Nodes30Days)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 /// The same replay (topology/tree) with every pre-training and fine-tuning job (31%) a training
 /// job timed on the nodes it gets: Llama 3.1 8B (tp 8 within a node, the rest data parallel) on

@@ -67,11 +67,12 @@ void BM_ConcurrentDpAndPp(benchmark::State& state) {
   const collectives::Calibration cal;
   std::vector<collectives::CollectiveRequest> reqs;
   for (int local = 0; local < 8; ++local) {
-    reqs.push_back({topology::Group::strided(local, 32, 8), collectives::Op::AllReduce, core::gib(1), core::Seconds{}, {}});
+    reqs.push_back(
+        {topology::Group::strided(local, 32, 8), collectives::Op::AllReduce, core::gib(1), core::Seconds{}, {}});
   }
   for (int node = 0; node + 1 < 32; node += 2) {
-    reqs.push_back({topology::Group::of({node * 8, (node + 1) * 8}), collectives::Op::SendRecv, core::mib(64),
-                    core::ms(1), {}});
+    reqs.push_back(
+        {topology::Group::of({node * 8, (node + 1) * 8}), collectives::Op::SendRecv, core::mib(64), core::ms(1), {}});
   }
   for (auto _ : state) benchmark::DoNotOptimize(collectives::simulate_concurrent(t, cal, reqs));
 }

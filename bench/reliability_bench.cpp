@@ -17,9 +17,14 @@ reliability::GoodputScenario hundred_thousand_gpus() {
   s.failures = reliability::single_cause_process(
       reliability::job_mtbf(reliability::per_node_hour_from_per_1000_node_days(6.5), 12500), true);
   s.failures.causes.push_back({.name = "software", .count = 0.2, .replace_node = false});
-  s.recovery = {.detect = core::minutes(1), .replace = core::minutes(1), .restart = core::minutes(3),
-                .spares = 64, .repair = core::hours(48)};
-  s.checkpoint = {.interval = core::minutes(5), .blocking = core::seconds(5), .persist = core::seconds(60),
+  s.recovery = {.detect = core::minutes(1),
+                .replace = core::minutes(1),
+                .restart = core::minutes(3),
+                .spares = 64,
+                .repair = core::hours(48)};
+  s.checkpoint = {.interval = core::minutes(5),
+                  .blocking = core::seconds(5),
+                  .persist = core::seconds(60),
                   .load = core::minutes(1)};
   s.horizon = core::days(90);
   s.gpus = 100000;

@@ -2,10 +2,10 @@
 // in under 0.5 s.
 #include <benchmark/benchmark.h>
 
+#include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/serving_calibration.hpp"
-#include "config/catalog_loader.hpp"
 #include "serving/plan.hpp"
 #include "serving/simulator.hpp"
 #include "training/comm_adapter.hpp"
@@ -47,7 +47,9 @@ void serve_10k(benchmark::State& state, const serving::Deployment& d, serving::L
 }
 
 // Llama 3.1 70B FP8 on TP 2, lognormal lengths.
-void BM_Serve10kRequests(benchmark::State& state) { serve_10k(state, llama70b_fp8_tp2(), serving::LengthKind::LogNormal); }
+void BM_Serve10kRequests(benchmark::State& state) {
+  serve_10k(state, llama70b_fp8_tp2(), serving::LengthKind::LogNormal);
+}
 BENCHMARK(BM_Serve10kRequests)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One iteration's cost (the planner calls it millions of times).

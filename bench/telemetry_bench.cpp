@@ -49,7 +49,9 @@ telemetry::TrainingRun fleet(core::Seconds horizon) {
   run.local_disk = {.capacity_bytes = 30.4e12, .write_bytes_per_s = 10.8e9, .read_bytes_per_s = 21.6e9};
   auto& sc = run.scenario;
   sc.failures = reliability::single_cause_process(core::hours(3.1), true);
-  sc.checkpoint = {.interval = core::minutes(30), .blocking = core::minutes(5), .persist = core::minutes(5),
+  sc.checkpoint = {.interval = core::minutes(30),
+                   .blocking = core::minutes(5),
+                   .persist = core::minutes(5),
                    .load = core::minutes(3)};
   sc.recovery = {.detect = core::minutes(1), .replace = core::minutes(1), .restart = core::minutes(3)};
   sc.horizon = horizon;

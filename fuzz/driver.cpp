@@ -54,11 +54,58 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-const std::vector<std::string> kTokens = {
-    "\n", ":", ": ", "- ", "{", "}", "[", "]", ",", "\"", "'", "#", "&a", "*a", "!!str ", "~", "null", "true",
-    "-1", "0", "1e308", "1e30", "nan", "inf", "-inf", "9223372036854775808", "2147483648", "4294967296",
-    "0.0", "1e-320", " GiB", " TB", " Gbps", " TFLOPS", " us", " W", "K", "M", "T", "--", "--tp", "--pp",
-    "--seq", "--gbs", "--cluster", "--model", ":0", ":-1", "p5.48xlarge:", "u-p6e-gb200x72:", "\xff", std::string(1, '\0')};
+const std::vector<std::string> kTokens = {"\n",
+                                          ":",
+                                          ": ",
+                                          "- ",
+                                          "{",
+                                          "}",
+                                          "[",
+                                          "]",
+                                          ",",
+                                          "\"",
+                                          "'",
+                                          "#",
+                                          "&a",
+                                          "*a",
+                                          "!!str ",
+                                          "~",
+                                          "null",
+                                          "true",
+                                          "-1",
+                                          "0",
+                                          "1e308",
+                                          "1e30",
+                                          "nan",
+                                          "inf",
+                                          "-inf",
+                                          "9223372036854775808",
+                                          "2147483648",
+                                          "4294967296",
+                                          "0.0",
+                                          "1e-320",
+                                          " GiB",
+                                          " TB",
+                                          " Gbps",
+                                          " TFLOPS",
+                                          " us",
+                                          " W",
+                                          "K",
+                                          "M",
+                                          "T",
+                                          "--",
+                                          "--tp",
+                                          "--pp",
+                                          "--seq",
+                                          "--gbs",
+                                          "--cluster",
+                                          "--model",
+                                          ":0",
+                                          ":-1",
+                                          "p5.48xlarge:",
+                                          "u-p6e-gb200x72:",
+                                          "\xff",
+                                          std::string(1, '\0')};
 
 std::string mutate(std::string s, const std::vector<std::string>& pool, std::mt19937_64& rng) {
   auto pick = [&](std::size_t n) { return n == 0 ? std::size_t{0} : static_cast<std::size_t>(rng() % n); };
@@ -72,9 +119,7 @@ std::string mutate(std::string s, const std::vector<std::string>& pool, std::mt1
       case 1:
         if (!s.empty()) s[pick(s.size())] = static_cast<char>(rng() % 256);
         break;
-      case 2:
-        s.insert(at, kTokens[pick(kTokens.size())]);
-        break;
+      case 2: s.insert(at, kTokens[pick(kTokens.size())]); break;
       case 3:
         if (!s.empty()) s.erase(pick(s.size()), 1 + pick(std::min<std::size_t>(s.size(), 16)));
         break;
@@ -130,8 +175,9 @@ int main(int argc, char** argv) {
     } else if (a == "--artifacts") {
       artifacts = value();
     } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: " << argv[0] << " [--runs N] [--seed S] [--timeout SECONDS] [--max-seconds T] "
-                                           "[--artifacts DIR] SEED_FILE_OR_DIR...\n";
+      std::cout << "usage: " << argv[0]
+                << " [--runs N] [--seed S] [--timeout SECONDS] [--max-seconds T] "
+                   "[--artifacts DIR] SEED_FILE_OR_DIR...\n";
       return 0;
     } else {
       seeds.emplace_back(a);
@@ -155,7 +201,8 @@ int main(int argc, char** argv) {
     }
   }
   if (pool.empty()) pool.emplace_back();
-  g_artifact = artifacts + "/fmsim-fuzz-crash-" + fs::path(argv[0]).filename().string() + "-" + std::to_string(::getpid());
+  g_artifact =
+      artifacts + "/fmsim-fuzz-crash-" + fs::path(argv[0]).filename().string() + "-" + std::to_string(::getpid());
   for (const int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGALRM}) ::signal(sig, on_fatal);
 
   const auto start = std::chrono::steady_clock::now();
@@ -169,11 +216,14 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   long long done = 0;
   for (; done < runs; ++done) {
-    if (max_seconds > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > max_seconds) break;
+    if (max_seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > max_seconds)
+      break;
     run_one(mutate(pool[static_cast<std::size_t>(rng() % pool.size())], pool, rng));
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "fmsim fuzz driver: " << pool.size() << " seeds and " << done << " mutations (seed " << seed << ") in "
-            << s << " s, " << static_cast<long long>((pool.size() + done) / std::max(s, 1e-9)) << " exec/s, no finding\n";
+            << s << " s, " << static_cast<long long>((pool.size() + done) / std::max(s, 1e-9))
+            << " exec/s, no finding\n";
   return 0;
 }

@@ -18,7 +18,8 @@ inline void run_cli(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     finding(std::string("exception escaped the CLI: ") + e.what());
   }
-  if (r.status != 0 && r.status != 1 && r.status != 2) finding("exit status " + std::to_string(r.status) + ": " + r.err);
+  if (r.status != 0 && r.status != 1 && r.status != 2)
+    finding("exit status " + std::to_string(r.status) + ": " + r.err);
   if (r.status == 2 && r.err.rfind("fmsim: error: ", 0) != 0) finding("exit 2 without an error message: " + r.err);
 }
 

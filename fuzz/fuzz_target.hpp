@@ -39,8 +39,8 @@ inline const std::string& scratch_dir() {
 /// Writes the input to scratch_dir()/name and returns the path.
 inline std::string input_file(const std::string& name, const std::uint8_t* data, std::size_t size) {
   const std::string path = scratch_dir() + "/" + name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                                 static_cast<std::streamsize>(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return path;
 }
 

@@ -13,8 +13,7 @@
 namespace fmsim::cli {
 
 void add_validate_command(CLI::App& app, Context& ctx) {
-  auto* validate = app.add_subcommand(
-      "validate", "Compare predictions with published measurements (validation/*.csv)");
+  auto* validate = app.add_subcommand("validate", "Compare predictions with published measurements (validation/*.csv)");
   validate->require_subcommand(1);
   add_validate_collectives(*validate, ctx);
   add_validate_training(*validate, ctx);
@@ -30,8 +29,8 @@ namespace {
 // typo): the first word after the global options (--catalog FILE).
 std::string command_word(int argc, char** argv) {
   static const std::set<std::string, std::less<>> kCommands = {
-      "catalog", "collective", "train", "plan", "checkpoint", "goodput", "run", "models", "validate", "calibrate",
-      "topology", "cluster", "rl", "serve", "metrics", "compare", "sweep", "plan-serve"};
+      "catalog",   "collective", "train",   "plan", "checkpoint", "goodput", "run",     "models", "validate",
+      "calibrate", "topology",   "cluster", "rl",   "serve",      "metrics", "compare", "sweep",  "plan-serve"};
   for (int i = 1; i < argc; ++i) {
     const std::string_view word = argv[i];
     if (word == "--catalog") {

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <map>
 
-#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
 #include "cli/training_fit_data.hpp"
 #include "config/training_calibration.hpp"
@@ -48,7 +48,9 @@ void set_yaml_value(std::string& yaml, const std::string& origin, const std::str
   const std::size_t start = head + 1;
   // Plain scanning rather than std::regex: libstdc++'s regex does not build under
   // -fsanitize=address with -Werror (maybe-uninitialized inside <regex>), and this needs none.
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  const auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
   // The section ends at the next line indented by at most two spaces that is not blank or a comment.
   std::size_t end = yaml.size();
   for (std::size_t nl = yaml.find('\n', start + 1); nl != std::string::npos; nl = yaml.find('\n', nl + 1)) {
@@ -86,8 +88,9 @@ void set_yaml_value(std::string& yaml, const std::string& origin, const std::str
     yaml.replace(i, stop - i, value);
     return;
   }
-  throw core::InputError::flag("--calibration", origin + " has no " + section + "." + key +
-                                                    " to write the fitted value into; add it as {value: ..., source: ...}");
+  throw core::InputError::flag("--calibration",
+                               origin + " has no " + section + "." + key +
+                                   " to write the fitted value into; add it as {value: ..., source: ...}");
 }
 
 // The starting YAML with every value the fit moved (fitted, linked and scaled parameters) replaced.
@@ -95,16 +98,21 @@ std::string fitted_yaml(std::string yaml, const std::string& origin, const train
                         const training::Calibration& after) {
   using G = training::GpuCalibration;
   static const std::pair<const char*, double G::*> gpu_fields[] = {
-      {"gemm_efficiency_bf16", &G::gemm_efficiency_bf16},   {"gemm_efficiency_fp8", &G::gemm_efficiency_fp8},
-      {"gemm_efficiency_fp4", &G::gemm_efficiency_fp4},     {"fp8_rowwise_factor", &G::fp8_rowwise_factor},
-      {"fp8_block_factor", &G::fp8_block_factor},           {"attention_fwd_efficiency", &G::attention_fwd_efficiency},
+      {"gemm_efficiency_bf16", &G::gemm_efficiency_bf16},
+      {"gemm_efficiency_fp8", &G::gemm_efficiency_fp8},
+      {"gemm_efficiency_fp4", &G::gemm_efficiency_fp4},
+      {"fp8_rowwise_factor", &G::fp8_rowwise_factor},
+      {"fp8_block_factor", &G::fp8_block_factor},
+      {"attention_fwd_efficiency", &G::attention_fwd_efficiency},
       {"attention_bwd_efficiency", &G::attention_bwd_efficiency},
-      {"flash2_fwd_efficiency", &G::flash2_fwd_efficiency}, {"flash2_bwd_efficiency", &G::flash2_bwd_efficiency}};
+      {"flash2_fwd_efficiency", &G::flash2_fwd_efficiency},
+      {"flash2_bwd_efficiency", &G::flash2_bwd_efficiency}};
   for (const auto& [arch, g] : after.gpus) {
     const auto& g0 = before.gpus.at(arch);
     for (const auto& [key, field] : gpu_fields) {
       if (g.*field != g0.*field) {
-        set_yaml_value(yaml, origin, std::string(training::calibration_key(arch)), key, fmt::format("{:.4g}", g.*field));
+        set_yaml_value(yaml, origin, std::string(training::calibration_key(arch)), key,
+                       fmt::format("{:.4g}", g.*field));
       }
     }
   }
@@ -120,7 +128,8 @@ std::string fitted_yaml(std::string yaml, const std::string& origin, const train
   for (const auto& [name, st] : after.stacks) {
     const auto& s0 = before.stacks.at(name);
     for (const auto& f : stack_fields) {
-      if (st.*f.field != s0.*f.field) set_yaml_value(yaml, origin, name, f.key, fmt::format("{:.4g}{}", st.*f.field, f.unit));
+      if (st.*f.field != s0.*f.field)
+        set_yaml_value(yaml, origin, name, f.key, fmt::format("{:.4g}{}", st.*f.field, f.unit));
     }
   }
   return yaml;
@@ -155,9 +164,11 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--exclude-source", o->exclude, "Leave these source ids out of the fit")->delimiter(',');
   cmd->add_option("--calibration", o->calibration, "Starting calibration YAML (default: the shipped one)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--rounds", o->rounds, "Coordinate-descent rounds")->check(whole_number(1, 20))->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "Coordinate-descent rounds")
+      ->check(whole_number(1, 20))
+      ->capture_default_str();
   cmd->add_flag("--from-current", o->from_current,
-               "Start from the calibration's values instead of their priors (refine a fit)");
+                "Start from the calibration's values instead of their priors (refine a fit)");
   cmd->add_option("--anchor", o->anchor, "Weight of (ln(value/prior)/spread)^2 per parameter in the loss (0 = none)")
       ->check(real_range(0.0, 10.0))
       ->capture_default_str();
@@ -170,7 +181,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     auto before = calibration;
     const auto data = measurements_from_csv(o->csv, ctx, o->exclude);
     const auto report = training::fit_calibration(
-        calibration, data, training::FitOptions{.rounds = o->rounds, .from_priors = !o->from_current, .anchor = o->anchor});
+        calibration, data,
+        training::FitOptions{.rounds = o->rounds, .from_priors = !o->from_current, .anchor = o->anchor});
     fmt::print("fitted {} rows: loss (mean |ln ratio|) {:.4f} -> {:.4f} in {} evaluations\n\n", data.size(),
                report.loss_before, report.loss_after, report.evaluations);
     auto params_before = training::fit_parameters(before, data);

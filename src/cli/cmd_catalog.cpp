@@ -90,9 +90,7 @@ Field flops_field(std::string key, core::FlopsPerSecond r) {
 Field duration_field(std::string key, core::Seconds t) {
   return quantity(std::move(key), t.value(), "s", format_time(t));
 }
-Field count_field(std::string key, double n) {
-  return Field{std::move(key), n, "", fmt::format("{:g}", n)};
-}
+Field count_field(std::string key, double n) { return Field{std::move(key), n, "", fmt::format("{:g}", n)}; }
 Field bool_field(std::string key, bool b) { return Field{std::move(key), b, "", b ? "yes" : "no"}; }
 Field text_field(std::string key, const std::string& s) { return Field{std::move(key), s, "", s}; }
 
@@ -233,7 +231,6 @@ json to_json(const StorageSpec& s) {
 // ---------------------------------------------------------------------------------------------
 // Tables
 
-
 /// A number for a table cell, "-" when zero (unknown or unsupported), starred when unverified.
 std::string cell(double v, const ProvenanceMap& p, const std::string& key, std::string_view format = "{:g}") {
   if (v == 0.0) return "-";
@@ -244,15 +241,26 @@ std::string cell(double v, const ProvenanceMap& p, const std::string& key, std::
 }
 
 void print_footer(std::ostream& out) {
-  out << "\n" << kUnverifiedMark
+  out << "\n"
+      << kUnverifiedMark
       << " unverified in docs/reference/hardware.md; '-' not given. "
          "'fmsim catalog show NAME' lists every value with its source.\n";
 }
 
 void print_gpus(const Catalog& catalog) {
-  TextTable t({{"NAME"}, {"ARCH"}, {"BF16 TF", true}, {"FP8 TF", true}, {"FP4 TF", true}, {"TF32 TF", true},
-           {"HBM GB", true}, {"USABLE GiB", true}, {"HBM TB/s", true}, {"NVLINK", true}, {"NVL GB/s", true},
-           {"TDP W", true}, {"SMS", true}});
+  TextTable t({{"NAME"},
+               {"ARCH"},
+               {"BF16 TF", true},
+               {"FP8 TF", true},
+               {"FP4 TF", true},
+               {"TF32 TF", true},
+               {"HBM GB", true},
+               {"USABLE GiB", true},
+               {"HBM TB/s", true},
+               {"NVLINK", true},
+               {"NVL GB/s", true},
+               {"TDP W", true},
+               {"SMS", true}});
   for (const auto& g : catalog.gpus()) {
     const auto& p = g.provenance;
     t.add({g.name, std::string(config::to_string(g.architecture)), cell(g.bf16.value() / 1e12, p, "bf16"),
@@ -270,9 +278,21 @@ void print_gpus(const Catalog& catalog) {
 }
 
 void print_systems(const Catalog& catalog) {
-  TextTable t({{"NAME"}, {"KIND"}, {"GPU"}, {"GPUS", true}, {"NODES", true}, {"NVL DOMAIN", true}, {"NVLS"}, {"FABRIC"},
-           {"NICS/NODE"}, {"GBPS/NODE", true}, {"VCPUS", true}, {"HOST GiB", true}, {"NVME TB", true},
-           {"USD/H", true}, {"PRICE"}});
+  TextTable t({{"NAME"},
+               {"KIND"},
+               {"GPU"},
+               {"GPUS", true},
+               {"NODES", true},
+               {"NVL DOMAIN", true},
+               {"NVLS"},
+               {"FABRIC"},
+               {"NICS/NODE"},
+               {"GBPS/NODE", true},
+               {"VCPUS", true},
+               {"HOST GiB", true},
+               {"NVME TB", true},
+               {"USD/H", true},
+               {"PRICE"}});
   for (const auto& s : catalog.systems()) {
     const auto& p = s.provenance;
     const std::string nics =
@@ -281,8 +301,8 @@ void print_systems(const Catalog& catalog) {
     const bool nics_unverified = nics_p != p.end() && !nics_p->second.verified;
     const double nvme_tb = s.local_nvme_devices * s.local_nvme_device_size.value() / 1e12;
     t.add({s.name, std::string(config::to_string(s.kind)), s.gpu, std::to_string(s.gpus()), cell(s.nodes, p, "nodes"),
-           cell(s.nvlink_domain_gpus, p, "nvlink_domain_gpus"), s.nvls ? "yes" : "no", s.fabric.empty() ? "-" : s.fabric,
-           nics + (nics_unverified ? std::string(kUnverifiedMark) : ""),
+           cell(s.nvlink_domain_gpus, p, "nvlink_domain_gpus"), s.nvls ? "yes" : "no",
+           s.fabric.empty() ? "-" : s.fabric, nics + (nics_unverified ? std::string(kUnverifiedMark) : ""),
            cell(s.network_bandwidth.value() * 8 / 1e9, p, "network_bandwidth"), cell(s.vcpus, p, "vcpus"),
            cell(s.host_memory.value() / core::gib(1).value(), p, "host_memory", "{:.0f}"),
            cell(nvme_tb, p, "local_nvme_device_size", "{:.1f}"),
@@ -295,8 +315,14 @@ void print_systems(const Catalog& catalog) {
 }
 
 void print_fabrics(const Catalog& catalog) {
-  TextTable t({{"NAME"}, {"KIND"}, {"GEN", true}, {"LATENCY us", true}, {"MSG LATENCY us", true}, {"EFFICIENCY", true},
-           {"GPUDIRECT"}, {"DESCRIPTION"}});
+  TextTable t({{"NAME"},
+               {"KIND"},
+               {"GEN", true},
+               {"LATENCY us", true},
+               {"MSG LATENCY us", true},
+               {"EFFICIENCY", true},
+               {"GPUDIRECT"},
+               {"DESCRIPTION"}});
   for (const auto& f : catalog.fabrics()) {
     const auto& p = f.provenance;
     t.add({f.name, std::string(config::to_string(f.kind)), cell(f.generation, p, "generation"),
@@ -310,11 +336,21 @@ void print_fabrics(const Catalog& catalog) {
 }
 
 void print_storage(const Catalog& catalog) {
-  TextTable t({{"NAME"}, {"KIND"}, {"MB/s/TiB", true}, {"NET BASE", true}, {"NET BURST", true}, {"MIN GiB", true},
-           {"EFA"}, {"GET/s", true}, {"PUT/s", true}, {"CONN MB/s", true}, {"LATENCY ms", true}});
+  TextTable t({{"NAME"},
+               {"KIND"},
+               {"MB/s/TiB", true},
+               {"NET BASE", true},
+               {"NET BURST", true},
+               {"MIN GiB", true},
+               {"EFA"},
+               {"GET/s", true},
+               {"PUT/s", true},
+               {"CONN MB/s", true},
+               {"LATENCY ms", true}});
   for (const auto& s : catalog.storage()) {
     const auto& p = s.provenance;
-    t.add({s.name, std::string(config::to_string(s.kind)), cell(s.throughput_per_tib.value() / 1e6, p, "throughput_per_tib"),
+    t.add({s.name, std::string(config::to_string(s.kind)),
+           cell(s.throughput_per_tib.value() / 1e6, p, "throughput_per_tib"),
            cell(s.network_baseline_per_tib.value() / 1e6, p, "network_baseline_per_tib"),
            cell(s.network_burst_per_tib.value() / 1e6, p, "network_burst_per_tib"),
            cell(s.min_capacity.value() / core::gib(1).value(), p, "min_capacity", "{:.0f}"),
@@ -373,23 +409,31 @@ std::vector<std::string> all_names(const Catalog& catalog) {
 
 void show(const Catalog& catalog, const std::string& name, bool as_json) {
   if (const auto* g = catalog.find_gpu(name)) {
-    if (as_json) std::cout << to_json(*g).dump(2) << "\n";
-    else print_entry("gpu", g->name, g->display_name, g->aliases, gpu_fields(*g), g->provenance);
+    if (as_json)
+      std::cout << to_json(*g).dump(2) << "\n";
+    else
+      print_entry("gpu", g->name, g->display_name, g->aliases, gpu_fields(*g), g->provenance);
     return;
   }
   if (const auto* s = catalog.find_system(name)) {
-    if (as_json) std::cout << to_json(*s).dump(2) << "\n";
-    else print_entry("system", s->name, s->display_name, s->aliases, system_fields(*s), s->provenance);
+    if (as_json)
+      std::cout << to_json(*s).dump(2) << "\n";
+    else
+      print_entry("system", s->name, s->display_name, s->aliases, system_fields(*s), s->provenance);
     return;
   }
   if (const auto* f = catalog.find_fabric(name)) {
-    if (as_json) std::cout << to_json(*f).dump(2) << "\n";
-    else print_entry("fabric", f->name, f->display_name, f->aliases, fabric_fields(*f), f->provenance);
+    if (as_json)
+      std::cout << to_json(*f).dump(2) << "\n";
+    else
+      print_entry("fabric", f->name, f->display_name, f->aliases, fabric_fields(*f), f->provenance);
     return;
   }
   if (const auto* s = catalog.find_storage(name)) {
-    if (as_json) std::cout << to_json(*s).dump(2) << "\n";
-    else print_entry("storage", s->name, s->display_name, s->aliases, storage_fields(*s), s->provenance);
+    if (as_json)
+      std::cout << to_json(*s).dump(2) << "\n";
+    else
+      print_entry("storage", s->name, s->display_name, s->aliases, storage_fields(*s), s->provenance);
     return;
   }
   throw core::InputError::flag("NAME", core::unknown_name_message("catalog entry", name, all_names(catalog)));
@@ -430,13 +474,13 @@ void print_cluster(const hardware::ClusterSpec& c) {
   std::cout << fmt::format("  NVLink domain: {} GPUs{}\n", c.nvlink_domain_gpus(), c.system.nvls ? " (NVLS)" : "");
   if (!c.fabric.name.empty()) {
     std::cout << fmt::format("  scale-out:     {} x {} per node = {} per node ({})\n", c.system.nics_per_node,
-                             format_gbps(c.system.nic_bandwidth), format_gbps(c.system.network_bandwidth), c.fabric.name);
+                             format_gbps(c.system.nic_bandwidth), format_gbps(c.system.network_bandwidth),
+                             c.fabric.name);
   }
-  std::cout << fmt::format("  fabric shape:  {}\n",
-                           c.oversubscription > 1.0
-                               ? fmt::format("{:g}:1 oversubscribed above {} nodes per leaf", c.oversubscription,
-                                             c.nodes_per_leaf)
-                               : std::string("non-blocking"));
+  std::cout << fmt::format("  fabric shape:  {}\n", c.oversubscription > 1.0
+                                                        ? fmt::format("{:g}:1 oversubscribed above {} nodes per leaf",
+                                                                      c.oversubscription, c.nodes_per_leaf)
+                                                        : std::string("non-blocking"));
   for (const auto& a : c.storage) {
     std::cout << fmt::format("  storage:       {}{}{}\n", a.storage,
                              a.capacity.value() > 0 ? ", " + core::format_bytes(a.capacity) : "",
@@ -452,8 +496,7 @@ void print_cluster(const hardware::ClusterSpec& c) {
 
 void add_catalog_command(CLI::App& app, Context& ctx) {
   auto* catalog = app.add_subcommand(
-      "catalog",
-      "Show the hardware catalog: GPUs, systems (EC2 instances, UltraServers, DGX/NVL72), fabrics, storage");
+      "catalog", "Show the hardware catalog: GPUs, systems (EC2 instances, UltraServers, DGX/NVL72), fabrics, storage");
   catalog->require_subcommand(1);
   catalog->footer(
       "Every value carries a unit and a source (a key of docs/reference/hardware.md); unverified values\n"
@@ -512,7 +555,8 @@ void add_catalog_command(CLI::App& app, Context& ctx) {
     });
   }
 
-  auto* show_cmd = catalog->add_subcommand("show", "Show one entry (GPU, system, fabric or storage) with every value and its source");
+  auto* show_cmd = catalog->add_subcommand(
+      "show", "Show one entry (GPU, system, fabric or storage) with every value and its source");
   auto name = std::make_shared<std::string>();
   auto show_json = std::make_shared<bool>(false);
   show_cmd->add_option("NAME", *name, "Catalog name or alias, e.g. p5.48xlarge, H100, efa-v3, fsx-persistent2-1000")

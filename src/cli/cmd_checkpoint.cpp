@@ -29,8 +29,10 @@ void add_checkpoint_job_flags(CLI::App& cmd, jobspec::CheckpointJobFlags& f) {
   cmd.add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node (without --cluster; default 8)");
   cmd.add_option("--tp", f.tp, "Tensor-parallel size (ranks innermost on a node; default 1)");
   cmd.add_option("--pp", f.pp, "Pipeline-parallel size (default 1); data parallel = GPUs / (tp x pp)");
-  cmd.add_option("--sharding", f.sharding, "Data-parallel sharding (checkpoint shards: none for ddp, optimizer for zero1/zero2,\n"
-                 "full for fsdp): " + parallelism::kShardingWords.allowed() + "; default: zero1");
+  cmd.add_option("--sharding", f.sharding,
+                 "Data-parallel sharding (checkpoint shards: none for ddp, optimizer for zero1/zero2,\n"
+                 "full for fsdp): " +
+                     parallelism::kShardingWords.allowed() + "; default: zero1");
   add_checkpoint_storage_flags(cmd, f);
 }
 
@@ -58,7 +60,8 @@ void add_checkpoint_storage_flags(CLI::App& cmd, jobspec::CheckpointJobFlags& f)
                  "One rank's serialise-and-write stream (default 0.7 GB/s, torch.save; 0 = unbounded)")
       ->type_name("BW");
   cmd.add_option("--device-to-host", f.device_to_host,
-                 "GPU-to-pinned-host copy per GPU, async staging (default 50 GB/s)")->type_name("BW");
+                 "GPU-to-pinned-host copy per GPU, async staging (default 50 GB/s)")
+      ->type_name("BW");
   cmd.add_option("--pageable-copy", f.pageable_copy,
                  "GPU-to-pageable-host copy per GPU, what a synchronous torch.save pays (default 1.4 GB/s)")
       ->type_name("BW");
@@ -69,9 +72,9 @@ namespace {
 
 struct CheckpointFlags {
   jobspec::CheckpointJobFlags job;
-  std::string s3;          ///< DRA: the S3 storage linked to an FSx tier
-  std::string interval;    ///< checkpoint interval (export check)
-  std::string dataset;     ///< dataset size (lazy load)
+  std::string s3;        ///< DRA: the S3 storage linked to an FSx tier
+  std::string interval;  ///< checkpoint interval (export check)
+  std::string dataset;   ///< dataset size (lazy load)
   std::string tokens_per_s;
   double bytes_per_token = 4.0;
   bool json = false;
@@ -106,8 +109,10 @@ void print_io(const char* title, const storage::IoTime& t, const char* stream_de
 void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
   const jobspec::CheckpointJob job = jobspec::resolve_checkpoint_job(f.job, ctx.catalog());
   if (!job.has_contents) throw core::InputError::flag("--params", "give --model or --params");
-  if (!job.has_tier) throw core::InputError::flag("--storage", "give --storage, --tier-bandwidth or a cluster with storage");
-  const auto e = storage::estimate_checkpoint(job.contents, job.layout, job.tier, job.engine, job.node_network, job.keep);
+  if (!job.has_tier)
+    throw core::InputError::flag("--storage", "give --storage, --tier-bandwidth or a cluster with storage");
+  const auto e =
+      storage::estimate_checkpoint(job.contents, job.layout, job.tier, job.engine, job.node_network, job.keep);
 
   nlohmann::json out;
   out["model"] = job.model;
@@ -144,7 +149,8 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
     const auto s3 = resolve_dra_s3(job, f.job, f.s3, "--s3", ctx);
     if (!f.interval.empty()) {
       const auto interval = config::parse_duration_flag(f.interval, "--interval");
-      const auto x = export_report(storage::estimate_export(e.plan.total, e.save.total, interval, job.tier, s3), s3.name);
+      const auto x =
+          export_report(storage::estimate_export(e.plan.total, e.save.total, interval, job.tier, s3), s3.name);
       out["export"] = x.json;
       dra_text += x.text;
     }
@@ -173,10 +179,11 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
                            job.model.empty() ? "" : job.model + ", ", job.contents.parameters / 1e9,
                            job.contents.bytes_per_param(), core::format_bytes(e.plan.total),
                            core::format_bytes(job.contents.weights()), core::format_bytes(job.contents.optimizer()));
-  std::cout << fmt::format("Job: {} GPUs on {} nodes, tp {} x dp {}, sharding {}; {} writers, at most {} per rank, {} per node\n",
-                           job.layout.ranks, job.layout.nodes, job.layout.tensor_parallel, job.layout.data_parallel,
-                           storage::sharded_state(job.layout.sharding), e.plan.writers,
-                           core::format_bytes(e.plan.max_writer_bytes), core::format_bytes(e.plan.max_node_bytes));
+  std::cout << fmt::format(
+      "Job: {} GPUs on {} nodes, tp {} x dp {}, sharding {}; {} writers, at most {} per rank, {} per node\n",
+      job.layout.ranks, job.layout.nodes, job.layout.tensor_parallel, job.layout.data_parallel,
+      storage::sharded_state(job.layout.sharding), e.plan.writers, core::format_bytes(e.plan.max_writer_bytes),
+      core::format_bytes(e.plan.max_node_bytes));
   std::cout << fmt::format("Tier: {} ({}): aggregate write {}, per node {}, node network {}\n", job.tier.name,
                            storage::to_string(job.tier.kind), format_rate(job.tier.aggregate_write),
                            format_rate(job.tier.per_node_write), format_rate(job.node_network));
@@ -184,10 +191,11 @@ void run_checkpoint(const CheckpointFlags& f, Context& ctx) {
   print_io("Load", e.load, "read and deserialise");
   std::cout << fmt::format("Training stalls {} per checkpoint; restorable {} after it starts\n",
                            core::format_duration(e.blocking), core::format_duration(e.persist));
-  std::cout << fmt::format("Capacity: {} checkpoints = {}{}\n", job.keep, core::format_bytes(e.retained),
-                           job.tier.capacity.value() > 0.0
-                               ? fmt::format(" of {}: {}", core::format_bytes(job.tier.capacity), e.fits ? "fits" : "DOES NOT FIT")
-                               : "");
+  std::cout << fmt::format(
+      "Capacity: {} checkpoints = {}{}\n", job.keep, core::format_bytes(e.retained),
+      job.tier.capacity.value() > 0.0
+          ? fmt::format(" of {}: {}", core::format_bytes(job.tier.capacity), e.fits ? "fits" : "DOES NOT FIT")
+          : "");
   std::cout << dra_text << loading_text;
 }
 

@@ -41,8 +41,8 @@ int dtype_size(const std::string& dtype) {
   if (d == "half" || d == "float16" || d == "fp16" || d == "bfloat16" || d == "bf16") return 2;
   if (d == "float" || d == "float32" || d == "fp32" || d == "int32" || d == "int" || d == "uint32") return 4;
   if (d == "double" || d == "float64" || d == "fp64" || d == "int64" || d == "uint64") return 8;
-  throw core::InputError::flag("--dtype", core::unknown_name_message("data type", dtype,
-                                                                     {"int8", "half", "bfloat16", "float", "double"}));
+  throw core::InputError::flag(
+      "--dtype", core::unknown_name_message("data type", dtype, {"int8", "half", "bfloat16", "float", "double"}));
 }
 
 core::Bytes parse_size(const std::string& text, const std::string& flag) {
@@ -69,7 +69,8 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
   options.algorithm = *algo;
   const auto proto = collectives::protocol_from_name(a.proto);
   if (!proto) {
-    throw core::InputError::flag("--proto", core::unknown_name_message("protocol", a.proto, {"auto", "LL", "LL128", "Simple"}));
+    throw core::InputError::flag("--proto",
+                                 core::unknown_name_message("protocol", a.proto, {"auto", "LL", "LL128", "Simple"}));
   }
   options.protocol = *proto;
   const int elem = dtype_size(a.dtype);
@@ -79,11 +80,13 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
   if (!(a.step_factor > 1.0)) throw core::InputError::flag("--step-factor", "must be greater than 1");
   // One row per size: a sweep is bounded so that a tiny step factor cannot run for hours.
   constexpr double kMaxRows = 100000;
-  const double rows_wanted = std::log(std::max(max_b.value(), 1.0) / std::max(min_b.value(), 1.0)) / std::log(a.step_factor) + 1;
+  const double rows_wanted =
+      std::log(std::max(max_b.value(), 1.0) / std::max(min_b.value(), 1.0)) / std::log(a.step_factor) + 1;
   if (rows_wanted > kMaxRows) {
-    throw core::InputError::flag("--step-factor", fmt::format("{} from {} to {} gives {:.3g} sizes; at most {:.0f} are allowed "
-                                                              "(use a larger step factor)",
-                                                              a.step_factor, a.min_bytes, a.max_bytes, rows_wanted, kMaxRows));
+    throw core::InputError::flag("--step-factor",
+                                 fmt::format("{} from {} to {} gives {:.3g} sizes; at most {:.0f} are allowed "
+                                             "(use a larger step factor)",
+                                             a.step_factor, a.min_bytes, a.max_bytes, rows_wanted, kMaxRows));
   }
 
   const hardware::ClusterSpec cluster = config::parse_cluster(ctx.catalog(), a.cluster);
@@ -97,25 +100,26 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
                                                              size, a.group_first, a.group_stride, topo.gpus));
   }
   if (*op == collectives::Op::SendRecv && size != 2) {
-    throw core::InputError::flag("--group-size", "sendrecv needs a group of exactly 2 ranks (e.g. --group-size 2 --group-stride 8)");
+    throw core::InputError::flag("--group-size",
+                                 "sendrecv needs a group of exactly 2 ranks (e.g. --group-size 2 --group-stride 8)");
   }
   const topology::Group group = topology::Group::strided(a.group_first, size, a.group_stride);
   const topology::GroupShape shape = topology::classify(topo, group);
 
   // nccl-tests' count column: elements per rank buffer for gathers and all-to-all, of the whole
   // buffer otherwise.
-  const bool per_rank = *op == collectives::Op::AllGather || *op == collectives::Op::ReduceScatter ||
-                        *op == collectives::Op::AllToAll;
+  const bool per_rank =
+      *op == collectives::Op::AllGather || *op == collectives::Op::ReduceScatter || *op == collectives::Op::AllToAll;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<std::string> lines;
   for (double b = min_b.value(); b <= max_b.value() * (1.0 + 1e-12); b *= a.step_factor) {
     const double bytes = std::max<double>(elem, std::floor(b / elem) * elem);
     const collectives::CollectiveCost c = collectives::estimate(topo, cal, shape, *op, core::Bytes(bytes), options);
     if (!c.feasible) {
-      throw core::InputError::flag("--algo", fmt::format("{} cannot run {} on this group ({} ranks over {} NVLink domains, "
-                                                         "{} per domain)",
-                                                         a.algo, collectives::op_name(*op), shape.size, shape.domains,
-                                                         shape.max_per_domain));
+      throw core::InputError::flag(
+          "--algo", fmt::format("{} cannot run {} on this group ({} ranks over {} NVLink domains, "
+                                "{} per domain)",
+                                a.algo, collectives::op_name(*op), shape.size, shape.domains, shape.max_per_domain));
     }
     const long long count = static_cast<long long>(bytes / elem / (per_rank ? size : 1));
     const double time_us = c.time.value() * 1e6;
@@ -139,8 +143,9 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
     out["cluster"] = a.cluster;
     out["op"] = collectives::op_name(*op);
     out["gpus"] = topo.gpus;
-    out["group"] = {{"size", shape.size},           {"first", a.group_first},        {"stride", a.group_stride},
-                    {"nodes", shape.nodes},         {"nvlink_domains", shape.domains}, {"ranks_per_domain", shape.max_per_domain}};
+    out["group"] = {
+        {"size", shape.size},   {"first", a.group_first},          {"stride", a.group_stride},
+        {"nodes", shape.nodes}, {"nvlink_domains", shape.domains}, {"ranks_per_domain", shape.max_per_domain}};
     out["algorithm"] = collectives::algorithm_name(options.algorithm);
     out["protocol"] = collectives::protocol_name(options.protocol);
     out["rows"] = rows;
@@ -153,7 +158,8 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
   std::cout << fmt::format("# group: {} ranks from {} stride {}: {} nodes, {} NVLink domains, {} ranks per domain\n",
                            shape.size, a.group_first, a.group_stride, shape.nodes, shape.domains, shape.max_per_domain);
   std::cout << fmt::format("# algorithm {}, protocol {} (auto = NCCL-style selection of the fastest)\n#\n",
-                           collectives::algorithm_name(options.algorithm), collectives::protocol_name(options.protocol));
+                           collectives::algorithm_name(options.algorithm),
+                           collectives::protocol_name(options.protocol));
   std::cout << fmt::format("{:>14} {:>13} {:>8} {:>11} {:>8} {:>8}  {:<12} {:<7} {:>3}\n", "size(B)", "count", "type",
                            "time(us)", "algbw", "busbw", "algorithm", "proto", "ch");
   std::cout << fmt::format("{:>14} {:>13} {:>8} {:>11} {:>8} {:>8}\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)");
@@ -164,13 +170,13 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
 
 void add_collective_command(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<CollectiveArgs>();
-  auto* cmd = app.add_subcommand("collective",
-                                 "Predict an nccl-tests-style sweep of one collective on a cluster: time, algbw, busbw, "
-                                 "and the algorithm/protocol NCCL would pick");
+  auto* cmd =
+      app.add_subcommand("collective",
+                         "Predict an nccl-tests-style sweep of one collective on a cluster: time, algbw, busbw, "
+                         "and the algorithm/protocol NCCL would pick");
   cmd->add_option("--cluster", args->cluster, "Cluster: SYSTEM[:COUNT] (e.g. p5.48xlarge:2) or a cluster YAML file")
       ->required();
-  cmd->add_option("--op", args->op,
-                  "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, sendrecv")
+  cmd->add_option("--op", args->op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, sendrecv")
       ->capture_default_str();
   cmd->add_option("--min-bytes,-b", args->min_bytes, "Smallest size (8, 1M, 64 MiB, ...)")->capture_default_str();
   cmd->add_option("--max-bytes,-e", args->max_bytes, "Largest size (16G = 16 GiB)")->capture_default_str();

@@ -32,9 +32,9 @@ struct CompareFlags {
   jobspec::TrainingJobFlags train;
   std::string prometheus;
   std::string job;
-  std::string at;              ///< "" = now
+  std::string at;  ///< "" = now
   std::string window = "1h";
-  std::string tolerance;       ///< "" = report only; "10%" = exit 1 beyond
+  std::string tolerance;  ///< "" = report only; "10%" = exit 1 beyond
   bool json = false;
 };
 
@@ -51,8 +51,8 @@ std::optional<double> query_value(const std::string& url, const std::string& pro
   const auto r = http_get(url, fmt::format("/api/v1/query?query={}&time={}", url_encode(promql), at), "--prometheus");
   const auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    throw core::InputError::flag("--prometheus", fmt::format("{} did not answer as a Prometheus API (HTTP {})", url,
-                                                             r.status));
+    throw core::InputError::flag("--prometheus",
+                                 fmt::format("{} did not answer as a Prometheus API (HTTP {})", url, r.status));
   }
   if (j.value("status", "") != "success") {
     throw core::InputError::flag("--prometheus", fmt::format("query {} failed: {}", promql, j.value("error", r.body)));
@@ -81,10 +81,11 @@ void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
 
   const double window = config::parse_duration_flag(f.window, "--window").value();
   if (window < 60.0) throw core::InputError::flag("--window", "must be at least 1m");
-  const std::int64_t at = f.at.empty() ? std::chrono::duration_cast<std::chrono::seconds>(
-                                             std::chrono::system_clock::now().time_since_epoch())
-                                             .count()
-                                       : parse_unix_time(f.at, "--at");
+  const std::int64_t at =
+      f.at.empty()
+          ? std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count()
+          : parse_unix_time(f.at, "--at");
   std::optional<double> tolerance;
   if (!f.tolerance.empty()) {
     std::string t = f.tolerance;
@@ -93,8 +94,8 @@ void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
     char* end = nullptr;
     const double v = std::strtod(t.c_str(), &end);
     if (t.empty() || end != t.c_str() + t.size() || !(v > 0.0)) {
-      throw core::InputError::flag("--tolerance", fmt::format("\"{}\" is not a positive share (e.g. 10% or 0.1)",
-                                                              f.tolerance));
+      throw core::InputError::flag("--tolerance",
+                                   fmt::format("\"{}\" is not a positive share (e.g. 10% or 0.1)", f.tolerance));
     }
     tolerance = percent ? v / 100.0 : v;
   }
@@ -119,14 +120,20 @@ void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
   };
   std::vector<Row> rows = {
       {"step time", "s", median("fmsim_step_time_seconds", 1.0), step.step_time.value(), {}},
-      {"throughput (tokens/s)", "", fmt::format("quantile_over_time(0.5, sum(rate(fmsim_tokens_total{}[5m]))[{}:1m])", sel, w),
-       step.tokens_per_s_per_gpu * job.job_gpus(), {}},
+      {"throughput (tokens/s)",
+       "",
+       fmt::format("quantile_over_time(0.5, sum(rate(fmsim_tokens_total{}[5m]))[{}:1m])", sel, w),
+       step.tokens_per_s_per_gpu * job.job_gpus(),
+       {}},
       {"MFU", "ratio", median("fmsim_mfu_ratio", 1.0), step.mfu, {}},
       {"SM active", "ratio", median("DCGM_FI_PROF_SM_ACTIVE", 1.0), c.sm_active, {}},
       {"tensor pipe active", "ratio", median("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 1.0), c.tensor_active, {}},
       {"graphics engine active", "ratio", median("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 1.0), c.gr_engine_active, {}},
-      {"memory used per GPU", "GiB",
-       fmt::format("max(max_over_time(DCGM_FI_DEV_FB_USED{}[{}])) / 1024", sel, w), c.fb_used_bytes / kMiB / 1024.0, {}},
+      {"memory used per GPU",
+       "GiB",
+       fmt::format("max(max_over_time(DCGM_FI_DEV_FB_USED{}[{}])) / 1024", sel, w),
+       c.fb_used_bytes / kMiB / 1024.0,
+       {}},
       {"power per GPU", "W", median("DCGM_FI_DEV_POWER_USAGE", 1.0), c.power_w, {}},
       {"NVLink TX per GPU", "GB/s", median("DCGM_FI_PROF_NVLINK_TX_BYTES", 1e-9), c.nvlink_tx_bytes_per_s * 1e-9, {}},
   };
@@ -149,9 +156,9 @@ void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
   }
   if (tolerance && beyond > 0) ctx.exit_code = 1;
   if (f.json) {
-    nlohmann::json doc{{"job", f.job},          {"prometheus", f.prometheus}, {"at", format_unix_time(at)},
-                       {"window_s", window},    {"model", job.model.name},    {"gpus", job.job_gpus()},
-                       {"rows", out},           {"beyond_tolerance", beyond}, {"no_data", missing}};
+    nlohmann::json doc{{"job", f.job},       {"prometheus", f.prometheus}, {"at", format_unix_time(at)},
+                       {"window_s", window}, {"model", job.model.name},    {"gpus", job.job_gpus()},
+                       {"rows", out},        {"beyond_tolerance", beyond}, {"no_data", missing}};
     if (tolerance) doc["tolerance"] = *tolerance;
     std::cout << doc.dump(2) << "\n";
     return;
@@ -170,8 +177,10 @@ void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
                              diff);
   }
   if (missing > 0) {
-    std::cout << fmt::format("\n{} quantit{} without data: the job exports none of those series under job=\"{}\" "
-                             "in the window.\n", missing, missing == 1 ? "y" : "ies", f.job);
+    std::cout << fmt::format(
+        "\n{} quantit{} without data: the job exports none of those series under job=\"{}\" "
+        "in the window.\n",
+        missing, missing == 1 ? "y" : "ies", f.job);
   }
   if (tolerance) {
     std::cout << fmt::format("\n{} beyond the tolerance of {:.1f}%{}\n", beyond, 100.0 * *tolerance,

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/reliability_report.hpp"
 #include "cli/training_job_flags.hpp"
 #include "config/flag_values.hpp"
@@ -62,7 +62,7 @@ struct GoodputCommandFlags {
   jobspec::CheckpointJobFlags job;
   jobspec::GoodputFlags goodput;
   std::string step_time;
-  long long gbs = 0;             ///< with --model and --cluster: predict the step time
+  long long gbs = 0;  ///< with --model and --cluster: predict the step time
   long long seq = 8192;
   std::string precision = "bf16";
   bool json = false;
@@ -84,11 +84,13 @@ core::Seconds step_time_of(const GoodputCommandFlags& f, Context& ctx, std::stri
   tf.seq = f.seq;
   tf.precision = f.precision;
   const training::TrainingJob tj = jobspec::make_training_job(tf, ctx.catalog());
-  const auto r = training::estimate_step(tj, jobspec::load_stack_calibration("", tj.stack), training::make_comm_cost(tj.cluster));
+  const auto r =
+      training::estimate_step(tj, jobspec::load_stack_calibration("", tj.stack), training::make_comm_cost(tj.cluster));
   const auto& l = tj.layout;
-  note = fmt::format("Step: {} predicted by the training model (tp{} pp{} dp{}, gbs {}, seq {}, {}; {:.0f} tokens/s/GPU)\n",
-                     core::format_duration(r.step_time), l.tp, l.pp, l.dp, l.global_batch, tj.seq_len,
-                     core::to_string(l.precision), r.tokens_per_s_per_gpu);
+  note = fmt::format(
+      "Step: {} predicted by the training model (tp{} pp{} dp{}, gbs {}, seq {}, {}; {:.0f} tokens/s/GPU)\n",
+      core::format_duration(r.step_time), l.tp, l.pp, l.dp, l.global_batch, tj.seq_len, core::to_string(l.precision),
+      r.tokens_per_s_per_gpu);
   return r.step_time;
 }
 
@@ -134,11 +136,13 @@ void add_goodput_command(CLI::App& app, Context& ctx) {
   add_goodput_flags(*cmd, flags->goodput);
   cmd->add_option("--gbs", flags->gbs, "Global batch (sequences): predict the step time with the training model")
       ->check(positive(flags->gbs));
-  cmd->add_option("--seq", flags->seq, "Sequence length for the predicted step time")->check(positive(flags->seq))
+  cmd->add_option("--seq", flags->seq, "Sequence length for the predicted step time")
+      ->check(positive(flags->seq))
       ->capture_default_str();
   cmd->add_option("--precision", flags->precision, "Precision for the predicted step time (bf16, fp8, fp4)")
       ->capture_default_str();
-  cmd->add_option("--step-time", flags->step_time, "Training step time (peer recovery, step counts); default: predicted with --gbs")
+  cmd->add_option("--step-time", flags->step_time,
+                  "Training step time (peer recovery, step counts); default: predicted with --gbs")
       ->type_name("DURATION");
   cmd->add_flag("--json", flags->json, "Print JSON");
   cmd->footer(

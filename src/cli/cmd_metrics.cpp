@@ -17,12 +17,12 @@
 #include "cli/commands.hpp"
 #include "cli/http.hpp"
 #include "cli/metrics_flags.hpp"
+#include "cli/output.hpp"
 #include "cli/process.hpp"
 #include "config/openmetrics_reader.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
-#include "cli/output.hpp"
 #include "report/charts.hpp"
 #include "report/document.hpp"
 #include "telemetry/recording.hpp"
@@ -81,11 +81,13 @@ void load(const LoadFlags& f) {
   const auto cleanup = [&] { fs::remove_all(staging, ec); };
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& file : files) {
-    const auto r = run_process({f.promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", file, staging.string()});
+    const auto r =
+        run_process({f.promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", file, staging.string()});
     if (r.exit_code != 0) {
       cleanup();
-      throw core::InputError(file, 0, "", fmt::format("promtool tsdb create-blocks-from openmetrics failed (exit {}):\n{}",
-                                                      r.exit_code, tail_lines(r.output, 8)));
+      throw core::InputError(file, 0, "",
+                             fmt::format("promtool tsdb create-blocks-from openmetrics failed (exit {}):\n{}",
+                                         r.exit_code, tail_lines(r.output, 8)));
     }
   }
   std::int64_t min_ms = 0, max_ms = 0;
@@ -101,16 +103,16 @@ void load(const LoadFlags& f) {
     fs::rename(staging / block, fs::path(f.data) / block, ec);
     if (ec) {
       cleanup();
-      throw core::InputError::flag("--prometheus-data", fmt::format("cannot move block {} into \"{}\": {}", block,
-                                                                    f.data, ec.message()));
+      throw core::InputError::flag("--prometheus-data",
+                                   fmt::format("cannot move block {} into \"{}\": {}", block, f.data, ec.message()));
     }
     moved.push_back(block);
   }
   cleanup();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (f.json) {
-    nlohmann::json out{{"data", f.data},         {"files", files},         {"blocks", moved},
-                       {"min_time_ms", min_ms},  {"max_time_ms", max_ms},  {"seconds", seconds}};
+    nlohmann::json out{{"data", f.data},        {"files", files},        {"blocks", moved},
+                       {"min_time_ms", min_ms}, {"max_time_ms", max_ms}, {"seconds", seconds}};
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -149,7 +151,8 @@ void serve(const ServeFlags& f) {
   }
   if (colon == std::string::npos || colon == 0 || port < 0 || port > 65535) {
     throw core::InputError::flag("--listen", fmt::format("\"{}\" is not HOST:PORT (e.g. 127.0.0.1:9464; port 0 "
-                                                         "picks a free one)", f.listen));
+                                                         "picks a free one)",
+                                                         f.listen));
   }
   const std::string host = f.listen.substr(0, colon);
   const std::int64_t begin = f.from.empty() ? recording->first_timestamp_s : parse_unix_time(f.from, "--from");
@@ -240,8 +243,9 @@ void add_metrics_command(CLI::App& app, Context& /*ctx*/) {
       ->type_name("HOST:PORT")
       ->capture_default_str();
   s->add_option("--speed", sf->speed, "Simulated seconds per wall-clock second")->capture_default_str();
-  s->add_option("--from", sf->from, "Simulated time to start at (ISO 8601 UTC or Unix seconds; default the first "
-                                    "sample)")
+  s->add_option("--from", sf->from,
+                "Simulated time to start at (ISO 8601 UTC or Unix seconds; default the first "
+                "sample)")
       ->type_name("TIME");
   s->footer(
       "Each scrape of /metrics returns every series' latest value at the current simulated time (text format\n"
@@ -252,7 +256,8 @@ void add_metrics_command(CLI::App& app, Context& /*ctx*/) {
   s->callback([sf] { serve(*sf); });
 
   auto rf = std::make_shared<ReportFlags>();
-  auto* r = metrics->add_subcommand("report", "Draw DIR's series as an offline HTML report (the training dashboard's panels)");
+  auto* r = metrics->add_subcommand("report",
+                                    "Draw DIR's series as an offline HTML report (the training dashboard's panels)");
   r->add_option("DIR", rf->dir, "Folder written by --metrics-out")->required();
   r->add_option("--html", rf->html, "HTML file to write (self-contained, inline SVG charts)")
       ->type_name("FILE")

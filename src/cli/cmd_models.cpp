@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -155,10 +155,9 @@ void print_list(bool as_json) {
                            family_width, "LAYERS", "HIDDEN", "HEADS/KV", "EXPERTS/K", "PARAMS", "ACTIVE");
   for (const ModelSpec& m : models) {
     const ParameterCount p = workload::count_parameters(m);
-    std::cout << fmt::format("{:<{}}  {:<{}}  {:>6}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}\n", m.name, name_width,
-                             m.family, family_width, m.num_layers, m.hidden,
-                             fmt::format("{}/{}", m.num_heads, m.num_kv_heads), experts_cell(m),
-                             format_count(p.total), format_count(p.active));
+    std::cout << fmt::format("{:<{}}  {:<{}}  {:>6}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}\n", m.name, name_width, m.family,
+                             family_width, m.num_layers, m.hidden, fmt::format("{}/{}", m.num_heads, m.num_kv_heads),
+                             experts_cell(m), format_count(p.total), format_count(p.active));
   }
   std::cout << "\nACTIVE: parameters one token's forward pass multiplies by (routed experts only; the embedding\n"
                "lookup excluded). Show one model: fmsim models show NAME|PATH [--json]\n";
@@ -167,23 +166,24 @@ void print_list(bool as_json) {
 void print_show(const ModelSpec& m, std::int64_t seq_len) {
   const ParameterCount p = workload::count_parameters(m);
   std::cout << fmt::format("model      {}\nfamily     {}\nsource     {}\n\n", m.name, m.family, m.source);
-  std::cout << fmt::format("layers {}, hidden {}, FFN {} ({}), heads {} (kv {}, head_dim {}), vocab {}\n",
-                           m.num_layers, m.hidden, m.ffn_hidden, mlp_name(m.mlp), m.num_heads, m.num_kv_heads,
-                           m.head_dim, m.vocab);
-  std::cout << fmt::format("positions {} (max {}), norm {}, tied embeddings {}, attention bias {}, mlp bias {}, "
-                           "qk norm {}\n",
-                           position_name(m.position), m.max_position, norm_name(m.norm), m.tied_embeddings ? "yes" : "no",
-                           m.attention_bias ? "yes" : "no", m.mlp_bias ? "yes" : "no", m.qk_norm ? "yes" : "no");
+  std::cout << fmt::format("layers {}, hidden {}, FFN {} ({}), heads {} (kv {}, head_dim {}), vocab {}\n", m.num_layers,
+                           m.hidden, m.ffn_hidden, mlp_name(m.mlp), m.num_heads, m.num_kv_heads, m.head_dim, m.vocab);
+  std::cout << fmt::format(
+      "positions {} (max {}), norm {}, tied embeddings {}, attention bias {}, mlp bias {}, "
+      "qk norm {}\n",
+      position_name(m.position), m.max_position, norm_name(m.norm), m.tied_embeddings ? "yes" : "no",
+      m.attention_bias ? "yes" : "no", m.mlp_bias ? "yes" : "no", m.qk_norm ? "yes" : "no");
   if (m.is_moe()) {
-    std::cout << fmt::format("moe: {} experts, top-{}, expert FFN {}, shared-expert FFN {}, first {} layers dense, "
-                             "every {} layer(s) MoE\n",
-                             m.moe.num_experts, m.moe.top_k, m.moe.expert_ffn, m.moe.shared_expert_ffn,
-                             m.moe.first_dense_layers, m.moe.layer_frequency);
+    std::cout << fmt::format(
+        "moe: {} experts, top-{}, expert FFN {}, shared-expert FFN {}, first {} layers dense, "
+        "every {} layer(s) MoE\n",
+        m.moe.num_experts, m.moe.top_k, m.moe.expert_ffn, m.moe.shared_expert_ffn, m.moe.first_dense_layers,
+        m.moe.layer_frequency);
   }
   if (m.mla) {
     std::cout << fmt::format("mla: q_lora_rank {}, kv_lora_rank {}, qk head dim {} + {} (rope), v head dim {}\n",
-                             m.mla->q_lora_rank, m.mla->kv_lora_rank, m.mla->qk_nope_head_dim,
-                             m.mla->qk_rope_head_dim, m.mla->v_head_dim);
+                             m.mla->q_lora_rank, m.mla->kv_lora_rank, m.mla->qk_nope_head_dim, m.mla->qk_rope_head_dim,
+                             m.mla->v_head_dim);
   }
   if (m.sliding_window > 0) {
     std::cout << fmt::format("sliding window {} tokens; {}\n", m.sliding_window,
@@ -208,15 +208,17 @@ void print_show(const ModelSpec& m, std::int64_t seq_len) {
   row("routers", p.routers);
   row("norms", p.norms);
   if (p.mtp > 0) row("mtp (not in total)", p.mtp);
-  std::cout << fmt::format("  per layer: attention {}, dense mlp {}, one expert {}, shared expert {}, router {}, "
-                           "norms {}; {} dense + {} MoE layers\n",
-                           p.attention_per_layer, p.dense_mlp_per_layer, p.expert, p.shared_expert_per_layer,
-                           p.router_per_layer, p.norms_per_layer, p.dense_layers, p.moe_layers);
+  std::cout << fmt::format(
+      "  per layer: attention {}, dense mlp {}, one expert {}, shared expert {}, router {}, "
+      "norms {}; {} dense + {} MoE layers\n",
+      p.attention_per_layer, p.dense_mlp_per_layer, p.expert, p.shared_expert_per_layer, p.router_per_layer,
+      p.norms_per_layer, p.dense_layers, p.moe_layers);
 
-  std::cout << fmt::format("\ntraining FLOPs per token at seq_len {} (fwd+bwd, no recompute; docs/models/workload.md)\n",
-                           seq_len);
+  std::cout << fmt::format(
+      "\ntraining FLOPs per token at seq_len {} (fwd+bwd, no recompute; docs/models/workload.md)\n", seq_len);
   for (const NamedConvention& c : flop_conventions()) {
-    std::cout << fmt::format("  {:<16} {:.4g}\n", c.key, workload::model_flops_per_token(m, seq_len, c.options).value());
+    std::cout << fmt::format("  {:<16} {:.4g}\n", c.key,
+                             workload::model_flops_per_token(m, seq_len, c.options).value());
   }
 }
 

@@ -18,10 +18,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "jobspec/plan.hpp"
-#include "cli/text_table.hpp"
-#include "core/strings.hpp"
 #include "cli/output.hpp"
+#include "cli/text_table.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
@@ -30,6 +28,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "jobspec/plan.hpp"
 #include "parallelism/stack.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/planner.hpp"
@@ -90,8 +89,6 @@ class ProgressBar {
 // ---------------------------------------------------------------------------------------------
 // Text output
 
-
-
 std::string system_heading(const planner::SystemPlan& sp) {
   const auto& c = sp.cluster;
   const std::string price = c.system.price_per_hour_usd > 0
@@ -99,8 +96,8 @@ std::string system_heading(const planner::SystemPlan& sp) {
                                               c.system.price_date.empty() ? c.system.price_kind : c.system.price_date)
                                 : std::string("price unknown");
   return fmt::format("{}: {} x {} = {} x {}, {:.0f} GiB usable per GPU ({})", c.system.name, c.count, c.system.name,
-                     c.gpus(), c.gpu.name, (c.gpu.hbm_usable.value() > 0 ? c.gpu.hbm_usable : c.gpu.hbm_capacity).value() / kGiB,
-                     price);
+                     c.gpus(), c.gpu.name,
+                     (c.gpu.hbm_usable.value() > 0 ? c.gpu.hbm_usable : c.gpu.hbm_capacity).value() / kGiB, price);
 }
 
 void print_layouts(std::ostream& out, const planner::SystemPlan& sp, planner::Objective objective) {
@@ -110,10 +107,9 @@ void print_layouts(std::ostream& out, const planner::SystemPlan& sp, planner::Ob
     return;
   }
   const bool tpd = objective == planner::Objective::TokensPerDollar;
-  std::vector<TextTable::Column> cols{{"#", true},       {"LAYOUT"},          {"GPUS", true},
-                                      {"STEP s", true},  {"TOK/S/GPU", true}, {"MFU", true},
-                                      {"MEM GiB", true}, {"FREE GiB", true},  {"DAYS", true},
-                                      {"COST", true}};
+  std::vector<TextTable::Column> cols{{"#", true},         {"LAYOUT"},    {"GPUS", true},    {"STEP s", true},
+                                      {"TOK/S/GPU", true}, {"MFU", true}, {"MEM GiB", true}, {"FREE GiB", true},
+                                      {"DAYS", true},      {"COST", true}};
   if (tpd) cols.push_back({"TOKENS/$", true});
   TextTable t(cols);
   for (const auto& p : sp.top) {
@@ -176,7 +172,8 @@ void print_scaling(std::ostream& out, const planner::Plan& plan, std::int64_t gb
         continue;
       }
       t.add({std::to_string(p.gpus), p.best->label(), fmt::format("{:.2f}", p.best->step.step_time.value()),
-             core::format_thousands(p.best->step.tokens_per_s_per_gpu), p.speedup > 0 ? fmt::format("{:.2f}x", p.speedup) : "-",
+             core::format_thousands(p.best->step.tokens_per_s_per_gpu),
+             p.speedup > 0 ? fmt::format("{:.2f}x", p.speedup) : "-",
              p.speedup > 0 ? fmt::format("{:.0f}%", 100.0 * p.marginal_efficiency) : "-",
              fmt::format("{:.1f}", p.best->train_seconds / 86400.0), core::format_usd(p.best->cost_usd)});
     }
@@ -191,10 +188,11 @@ void print_scaling(std::ostream& out, const planner::Plan& plan, std::int64_t gb
         }
       }
       if (next) {
-        out << fmt::format("  adding GPUs stops paying after {} GPUs: {} -> {} gives {:.2f}x ({:.0f}% efficiency, "
-                           "below {:.0f}%)\n",
-                           knee.gpus, knee.gpus, next->gpus, next->speedup, 100.0 * next->marginal_efficiency,
-                           100.0 * planner::kPayingEfficiency);
+        out << fmt::format(
+            "  adding GPUs stops paying after {} GPUs: {} -> {} gives {:.2f}x ({:.0f}% efficiency, "
+            "below {:.0f}%)\n",
+            knee.gpus, knee.gpus, next->gpus, next->speedup, 100.0 * next->marginal_efficiency,
+            100.0 * planner::kPayingEfficiency);
       } else {
         out << fmt::format("  adding GPUs pays up to {} GPUs, the largest count searched\n", knee.gpus);
       }
@@ -209,8 +207,11 @@ void print_scaling(std::ostream& out, const planner::Plan& plan, std::int64_t gb
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json stats_json(const planner::SearchStats& s) {
-  return {{"shapes", s.shapes},           {"candidates", s.candidates}, {"pruned_batch", s.pruned_batch},
-          {"pruned_memory", s.pruned_memory}, {"evaluated", s.evaluated}};
+  return {{"shapes", s.shapes},
+          {"candidates", s.candidates},
+          {"pruned_batch", s.pruned_batch},
+          {"pruned_memory", s.pruned_memory},
+          {"evaluated", s.evaluated}};
 }
 
 json layout_json(const planner::PlannedLayout& p) {
@@ -268,9 +269,8 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
                        {"gpus_per_unit", c.system.gpus()},
                        {"nvlink_domain_gpus", c.system.nvlink_domain_gpus},
                        {"fabric", c.fabric.name},
-                       {"price_per_unit_hour_usd", finite_or_null(c.system.price_per_hour_usd > 0
-                                                                      ? c.system.price_per_hour_usd
-                                                                      : std::nan(""))},
+                       {"price_per_unit_hour_usd",
+                        finite_or_null(c.system.price_per_hour_usd > 0 ? c.system.price_per_hour_usd : std::nan(""))},
                        {"price_date", c.system.price_date},
                        {"search", stats_json(sp.stats)},
                        {"layouts", layouts},
@@ -316,12 +316,19 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
 // The command
 
 std::string command_line(const PlanOptions& o) {
-  std::string s = fmt::format("fmsim plan --model {} --gpus {} --seq {} --gbs {} --tokens {} --systems {} --objective {}",
-                              o.model, o.gpus, o.seq, o.gbs, o.tokens, o.systems, o.objective);
-  const std::vector<std::pair<const char*, const std::string*>> pins{
-      {"--tp", &o.tp},   {"--pp", &o.pp},   {"--vp", &o.vp},           {"--cp", &o.cp},
-      {"--ep", &o.ep},   {"--mbs", &o.mbs}, {"--precision", &o.precision}, {"--recompute", &o.recompute},
-      {"--sharding", &o.sharding}, {"--gpus-range", &o.gpus_range}};
+  std::string s =
+      fmt::format("fmsim plan --model {} --gpus {} --seq {} --gbs {} --tokens {} --systems {} --objective {}", o.model,
+                  o.gpus, o.seq, o.gbs, o.tokens, o.systems, o.objective);
+  const std::vector<std::pair<const char*, const std::string*>> pins{{"--tp", &o.tp},
+                                                                     {"--pp", &o.pp},
+                                                                     {"--vp", &o.vp},
+                                                                     {"--cp", &o.cp},
+                                                                     {"--ep", &o.ep},
+                                                                     {"--mbs", &o.mbs},
+                                                                     {"--precision", &o.precision},
+                                                                     {"--recompute", &o.recompute},
+                                                                     {"--sharding", &o.sharding},
+                                                                     {"--gpus-range", &o.gpus_range}};
   for (const auto& [flag, value] : pins) {
     if (!value->empty()) s += fmt::format(" {} {}", flag, *value);
   }
@@ -376,14 +383,15 @@ void run_plan(Context& ctx, const PlanOptions& o) {
   } else {
     const auto& shown = request.ranked_gpu_counts.empty() ? request.gpu_counts : request.ranked_gpu_counts;
     std::cout << fmt::format("Plan: {} on {} GPUs, {} tokens, sequence {}, global batch {}, ranked by {}\n",
-                             request.model.name, fmt::join(shown, "/"), o.tokens, request.seq_len,
-                             request.global_batch, planner::to_string(request.objective));
-    std::cout << fmt::format("Searched {} layouts on {} systems in {:.2f} s ({} threads): {} did not divide the batch, "
-                             "{} exceeded memory, {} costed.\n\n",
-                             core::format_thousands(static_cast<double>(plan.stats.candidates)), plan.systems.size(),
-                             plan.stats.seconds, threads, core::format_thousands(static_cast<double>(plan.stats.pruned_batch)),
-                             core::format_thousands(static_cast<double>(plan.stats.pruned_memory)),
-                             core::format_thousands(static_cast<double>(plan.stats.evaluated)));
+                             request.model.name, fmt::join(shown, "/"), o.tokens, request.seq_len, request.global_batch,
+                             planner::to_string(request.objective));
+    std::cout << fmt::format(
+        "Searched {} layouts on {} systems in {:.2f} s ({} threads): {} did not divide the batch, "
+        "{} exceeded memory, {} costed.\n\n",
+        core::format_thousands(static_cast<double>(plan.stats.candidates)), plan.systems.size(), plan.stats.seconds,
+        threads, core::format_thousands(static_cast<double>(plan.stats.pruned_batch)),
+        core::format_thousands(static_cast<double>(plan.stats.pruned_memory)),
+        core::format_thousands(static_cast<double>(plan.stats.evaluated)));
     if (!o.scaling) {
       for (const auto& sp : plan.systems) print_layouts(std::cout, sp, request.objective);
     }
@@ -393,7 +401,8 @@ void run_plan(Context& ctx, const PlanOptions& o) {
       const auto& b = sp.top.front();
       std::cout << fmt::format("Best by {}: {} x {} with {} — {:.2f} s/step, {:.1f} days, {} to train {} tokens.\n",
                                planner::to_string(request.objective), b.units, sp.cluster.system.name, b.label(),
-                               b.step.step_time.value(), b.train_seconds / 86400.0, core::format_usd(b.cost_usd), o.tokens);
+                               b.step.step_time.value(), b.train_seconds / 86400.0, core::format_usd(b.cost_usd),
+                               o.tokens);
       const auto line = cross_system_line(plan);
       if (!line.empty() && plan.systems.size() > 1) std::cout << line << "\n";
     }
@@ -455,28 +464,37 @@ void run_against_csv(Context& ctx, const PlanOptions& o, const std::string& comm
                  "| predicted (s) | planner/published | verdict |\n";
     std::cout << "|---|---|--:|--:|--:|---|---|--:|---|--:|--:|---|\n";
     for (const auto& l : lines) {
-      std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {}{} | {:.3f} | {} | {} | {} | {} |\n", l.model,
-                               l.system, l.gpus, l.seq_len, l.global_batch, l.precision, l.published_layout,
-                               l.published_fits ? "" : " (OOM in model)", l.published_step_s, l.planner_layout,
-                               std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s) : "-",
-                               std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s)
-                                                             : "-",
-                               l.verdict);
+      std::cout << fmt::format(
+          "| {} | {} | {} | {} | {} | {} | {}{} | {:.3f} | {} | {} | {} | {} |\n", l.model, l.system, l.gpus, l.seq_len,
+          l.global_batch, l.precision, l.published_layout, l.published_fits ? "" : " (OOM in model)",
+          l.published_step_s, l.planner_layout,
+          std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s) : "-",
+          std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s) : "-",
+          l.verdict);
     }
   } else {
-    TextTable t({{"MODEL"}, {"SYSTEM"}, {"GPUS", true}, {"PUBLISHED (BEST)"}, {"PRED s", true}, {"PLANNER"},
-                 {"PRED s", true}, {"RATIO", true}, {"VERDICT"}});
+    TextTable t({{"MODEL"},
+                 {"SYSTEM"},
+                 {"GPUS", true},
+                 {"PUBLISHED (BEST)"},
+                 {"PRED s", true},
+                 {"PLANNER"},
+                 {"PRED s", true},
+                 {"RATIO", true},
+                 {"VERDICT"}});
     for (const auto& l : lines) {
       t.add({l.model, l.system, std::to_string(l.gpus), l.published_layout + (l.published_fits ? "" : " (OOM)"),
              fmt::format("{:.3f}", l.published_step_s), l.planner_layout,
              std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s) : "-",
-             std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s) : "-", l.verdict});
+             std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s) : "-",
+             l.verdict});
     }
     t.print(std::cout);
   }
-  std::cout << fmt::format("\n{} of {} groups: the planner's best is at least as fast as the best published layout "
-                           "(both predicted).\n",
-                           at_least_as_fast, lines.size());
+  std::cout << fmt::format(
+      "\n{} of {} groups: the planner's best is at least as fast as the best published layout "
+      "(both predicted).\n",
+      at_least_as_fast, lines.size());
 }
 
 }  // namespace
@@ -516,14 +534,16 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--gbs", opts->gbs, "Global batch (sequences per optimizer step)")->capture_default_str();
   cmd->add_option("--tokens", opts->tokens, "Training budget in tokens (15T, 300B, 1.5e12)")->capture_default_str();
   cmd->add_option("--systems", opts->systems, "Comma-separated systems to compare")->capture_default_str();
-  cmd->add_option("--objective", opts->objective, "Rank by " + planner::kObjectiveWords.allowed())->capture_default_str();
+  cmd->add_option("--objective", opts->objective, "Rank by " + planner::kObjectiveWords.allowed())
+      ->capture_default_str();
   cmd->add_option("--top", opts->top, "Layouts shown per system")->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print the plan as JSON (SI units)");
   cmd->add_option("--report", opts->report, "Write a self-contained HTML report to FILE")
       ->check(output_file())
       ->type_name("FILE");
-  cmd->add_flag("--scaling", opts->scaling, "Sweep GPU counts (--gpus-range, default gpus/4..4*gpus) and show where "
-                                            "adding GPUs stops paying");
+  cmd->add_flag("--scaling", opts->scaling,
+                "Sweep GPU counts (--gpus-range, default gpus/4..4*gpus) and show where "
+                "adding GPUs stops paying");
   cmd->add_option("--gpus-range", opts->gpus_range,
                   "MIN:MAX GPU counts (doubling from MIN); without --scaling the planner also picks the count")
       ->type_name("MIN:MAX");
@@ -535,12 +555,16 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--mbs", opts->mbs, "Pin the micro-batch size")->type_name("N[,N...]");
   cmd->add_option("--max-pp", opts->max_pp, "Largest pipeline parallelism tried")->capture_default_str();
   cmd->add_option("--max-tp", opts->max_tp, "Largest tensor parallelism tried (default: the NVLink domain, >= 8)");
-  cmd->add_option("--precision", opts->precision, "Pin precision: " + core::kTrainingPrecisionWords.allowed() + " (default: bf16,fp8)")
+  cmd->add_option("--precision", opts->precision,
+                  "Pin precision: " + core::kTrainingPrecisionWords.allowed() + " (default: bf16,fp8)")
       ->type_name("P[,P...]");
-  cmd->add_option("--fp8-recipe", opts->fp8_recipe, "Scaling of the FP8 candidates: tensorwise, rowwise, block (see fmsim train --help)")
+  cmd->add_option("--fp8-recipe", opts->fp8_recipe,
+                  "Scaling of the FP8 candidates: tensorwise, rowwise, block (see fmsim train --help)")
       ->capture_default_str();
-  cmd->add_option("--recompute", opts->recompute, "Pin recompute: " + parallelism::kRecomputeWords.allowed())->type_name("R[,R...]");
-  cmd->add_option("--sharding", opts->sharding, "Pin sharding: " + parallelism::kShardingWords.allowed())->type_name("S[,S...]");
+  cmd->add_option("--recompute", opts->recompute, "Pin recompute: " + parallelism::kRecomputeWords.allowed())
+      ->type_name("R[,R...]");
+  cmd->add_option("--sharding", opts->sharding, "Pin sharding: " + parallelism::kShardingWords.allowed())
+      ->type_name("S[,S...]");
   cmd->add_option("--stack", opts->stack, "Software stack calibration (" + parallelism::kStackWords.allowed() + ")")
       ->capture_default_str();
   cmd->add_option("--moe-dispatcher", opts->moe_dispatcher,
@@ -557,7 +581,8 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--markdown", opts->markdown, "With --against-csv: print a Markdown table");
   cmd->footer(
       "Examples:\n"
-      "  fmsim plan                                   (Llama 3.1 70B, 512 GPUs, 15T tokens, P5/P5en/P6-B200/P6e-GB200)\n"
+      "  fmsim plan                                   (Llama 3.1 70B, 512 GPUs, 15T tokens, "
+      "P5/P5en/P6-B200/P6e-GB200)\n"
       "  fmsim plan --objective cost --top 5 --report plan.html\n"
       "  fmsim plan --model mixtral-8x22b --gpus 256 --tp 4 --max-pp 8\n"
       "  fmsim plan --scaling --gpus-range 128:2048 --systems p5.48xlarge,u-p6e-gb200x72\n"

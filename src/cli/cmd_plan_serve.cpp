@@ -47,9 +47,10 @@ std::string money(double v) { return v > 0 ? fmt::format("${:.3f}", v) : "-"; }
 // The search as one offline HTML page: the cheapest plans and the throughput-vs-interactivity
 // chart (output tokens/s per GPU against tokens/s per user), one line per system's own front and
 // one for the front over all of them.
-std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequest& req, const std::vector<serving::PlanResult>& results,
-                              const std::vector<serving::ParetoPoint>& points, const std::vector<serving::ParetoPoint>& front,
-                              const std::string& command) {
+std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequest& req,
+                              const std::vector<serving::PlanResult>& results,
+                              const std::vector<serving::ParetoPoint>& points,
+                              const std::vector<serving::ParetoPoint>& front, const std::string& command) {
   report::Document doc;
   doc.title = fmt::format("Serving plan: {}", o.flags.model);
   doc.subtitle = fmt::format("{} | SLO p99 TTFT {} TPOT {}{}", serving::describe(req.workload),
@@ -58,16 +59,27 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
                              req.target_rate > 0 ? fmt::format(" | {:g} requests/s", req.target_rate) : "");
   report::Section plans{"Cheapest plans", {}};
   report::Table t;
-  t.header = {"#", "system", "layout", "mode", "max req/s per replica", "tok/s per GPU", "TTFT p99 (ms)", "TPOT p99 (ms)", "GPUs",
-              "$/hour", "$/M output tokens"};
+  t.header = {"#",
+              "system",
+              "layout",
+              "mode",
+              "max req/s per replica",
+              "tok/s per GPU",
+              "TTFT p99 (ms)",
+              "TPOT p99 (ms)",
+              "GPUs",
+              "$/hour",
+              "$/M output tokens"};
   const serving::PlanResult* best = nullptr;
   for (const auto& r : results) {
     if (!r.feasible || static_cast<int>(t.rows.size()) >= o.top) continue;
     if (best == nullptr) best = &r;
-    const std::string gpus = r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
+    const std::string gpus =
+        r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
     t.rows.push_back({std::to_string(t.rows.size() + 1), r.system, r.layout, r.mode, fmt::format("{:.2f}", r.max_rate),
                       fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), fmt::format("{:.0f}", r.ttft_p99 * 1e3),
-                      fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour), money(r.cost_per_million_output_tokens)});
+                      fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour),
+                      money(r.cost_per_million_output_tokens)});
   }
   if (best != nullptr) {
     t.highlight_row = 0;
@@ -95,7 +107,8 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
     if (std::find(systems.begin(), systems.end(), p.system) == systems.end()) systems.push_back(p.system);
   }
   auto series = [](std::string name, std::vector<serving::ParetoPoint> pts) {
-    std::sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.tokens_per_s_per_user < b.tokens_per_s_per_user; });
+    std::sort(pts.begin(), pts.end(),
+              [](const auto& a, const auto& b) { return a.tokens_per_s_per_user < b.tokens_per_s_per_user; });
     report::LineSeries l;
     l.name = std::move(name);
     for (const auto& p : pts) {
@@ -115,16 +128,19 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
   chart.series.push_back(series("front over all systems", front));
   std::erase_if(chart.series, [](const report::LineSeries& l) { return l.x.empty(); });
   if (chart.series.empty()) {
-    pareto.add(report::Paragraph{"No layout holds a single request in its KV cache: no Pareto front.", report::ParagraphStyle::Warning});
+    pareto.add(report::Paragraph{"No layout holds a single request in its KV cache: no Pareto front.",
+                                 report::ParagraphStyle::Warning});
   } else {
-    pareto.add(report::Paragraph{"Each point is one layout at one closed-loop concurrency (1, 2, 4, ...). Up and to the right is "
-                                 "better: more tokens per GPU (cheaper) at more tokens per second for each user (more interactive)."});
+    pareto.add(report::Paragraph{
+        "Each point is one layout at one closed-loop concurrency (1, 2, 4, ...). Up and to the right is "
+        "better: more tokens per GPU (cheaper) at more tokens per second for each user (more interactive)."});
     pareto.add(std::move(chart));
     report::Table ft;
     ft.caption = "Points on the front over all systems";
     ft.header = {"system", "layout", "concurrency", "tok/s per GPU", "tok/s per user"};
     for (const auto& x : front) {
-      ft.rows.push_back({x.system, x.layout, std::to_string(x.concurrency), fmt::format("{:.0f}", x.tokens_per_s_per_gpu),
+      ft.rows.push_back({x.system, x.layout, std::to_string(x.concurrency),
+                         fmt::format("{:.0f}", x.tokens_per_s_per_gpu),
                          fmt::format("{:.1f}", x.tokens_per_s_per_user)});
     }
     pareto.add(std::move(ft));
@@ -138,7 +154,8 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
 
 void add_plan_serve_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<PlanServeOptions>();
-  auto* cmd = app.add_subcommand("plan-serve", "Cheapest serving deployments for a model, a load and an SLO; max rate; Pareto front");
+  auto* cmd = app.add_subcommand("plan-serve",
+                                 "Cheapest serving deployments for a model, a load and an SLO; max rate; Pareto front");
   cmd->footer(
       "For every instance family and every layout that fits (TP over powers of two up to the NVLink\n"
       "domain; for MoE models also EP = TP and attention DP), finds by simulation the largest Poisson rate\n"
@@ -164,13 +181,15 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
     PlanServeOptions o = *opts;
     apply_serving_job_file(o.flags, *cmd);
     if (o.top < 1) throw core::InputError::flag("--top", "must be at least 1");
-    if (o.probe_requests < 20 || o.probe_requests > 100000) throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
+    if (o.probe_requests < 20 || o.probe_requests > 100000)
+      throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
     const auto families = split_list(o.families);
     if (families.empty()) throw core::InputError::flag("--families", "give at least one system");
     const bool fixed_tp = cmd->get_option("--tp")->count() > 0;
     const bool fixed_ep = cmd->get_option("--ep")->count() > 0;
     const bool fixed_dep = cmd->get_option("--dep")->count() > 0;
-    if (o.flags.rate > 0 && o.flags.concurrency > 0) throw core::InputError::flag("--concurrency", "plan-serve takes --rate (the fleet's load)");
+    if (o.flags.rate > 0 && o.flags.concurrency > 0)
+      throw core::InputError::flag("--concurrency", "plan-serve takes --rate (the fleet's load)");
     const auto cal = config::load_serving_calibration(o.flags.calibration);
 
     serving::PlanRequest req;
@@ -204,7 +223,8 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       const auto comm = training::make_comm_cost(s.deployment.cluster);
       auto layouts = serving::candidate_layouts(s.deployment);
       std::erase_if(layouts, [&](const serving::Deployment& d) {
-        return (fixed_tp && d.tp != o.flags.tp) || (fixed_ep && d.ep != o.flags.ep) || (fixed_dep && (d.attention_dp > 1) != o.flags.dep);
+        return (fixed_tp && d.tp != o.flags.tp) || (fixed_ep && d.ep != o.flags.ep) ||
+               (fixed_dep && (d.attention_dp > 1) != o.flags.dep);
       });
       for (const auto& d : layouts) {
         const serving::PlanCandidate c{d, s.price_per_gpu_hour};
@@ -236,39 +256,64 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       j["slo"] = {{"ttft_p99_s", req.slo.ttft_s}, {"tpot_p99_s", req.slo.tpot_s}};
       nlohmann::json plans = nlohmann::json::array();
       for (const auto& r : results) {
-        plans.push_back({{"system", r.system}, {"layout", r.layout}, {"mode", r.mode}, {"gpus_per_replica", r.gpus_per_replica},
-                         {"feasible", r.feasible}, {"reason", r.reason}, {"max_rate_per_replica", r.max_rate},
-                         {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu}, {"ttft_p99_s", r.ttft_p99},
-                         {"tpot_p99_s", r.tpot_p99}, {"replicas", r.replicas}, {"gpus", r.gpus}, {"prefill_gpus", r.prefill_gpus},
-                         {"decode_gpus", r.decode_gpus}, {"cost_per_hour_usd", r.cost_per_hour},
+        plans.push_back({{"system", r.system},
+                         {"layout", r.layout},
+                         {"mode", r.mode},
+                         {"gpus_per_replica", r.gpus_per_replica},
+                         {"feasible", r.feasible},
+                         {"reason", r.reason},
+                         {"max_rate_per_replica", r.max_rate},
+                         {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+                         {"ttft_p99_s", r.ttft_p99},
+                         {"tpot_p99_s", r.tpot_p99},
+                         {"replicas", r.replicas},
+                         {"gpus", r.gpus},
+                         {"prefill_gpus", r.prefill_gpus},
+                         {"decode_gpus", r.decode_gpus},
+                         {"cost_per_hour_usd", r.cost_per_hour},
                          {"cost_per_million_output_tokens_usd", r.cost_per_million_output_tokens}});
       }
       j["plans"] = plans;
       nlohmann::json pf = nlohmann::json::array();
       for (const auto& p : front) {
-        pf.push_back({{"system", p.system}, {"layout", p.layout}, {"concurrency", p.concurrency},
-                      {"output_tokens_per_s_per_gpu", p.tokens_per_s_per_gpu}, {"tokens_per_s_per_user", p.tokens_per_s_per_user}});
+        pf.push_back({{"system", p.system},
+                      {"layout", p.layout},
+                      {"concurrency", p.concurrency},
+                      {"output_tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+                      {"tokens_per_s_per_user", p.tokens_per_s_per_user}});
       }
       j["pareto_front"] = pf;
       j["skipped"] = skipped;
       std::cout << j.dump(2) << "\n";
       return;
     }
-    std::cout << fmt::format("fmsim plan-serve: {} | {} | SLO p99 TTFT {} TPOT {}{}\n\n", o.flags.model, serving::describe(req.workload),
+    std::cout << fmt::format("fmsim plan-serve: {} | {} | SLO p99 TTFT {} TPOT {}{}\n\n", o.flags.model,
+                             serving::describe(req.workload),
                              req.slo.ttft_s > 0 ? fmt::format("{:.0f} ms", req.slo.ttft_s * 1e3) : "-",
                              req.slo.tpot_s > 0 ? fmt::format("{:.0f} ms", req.slo.tpot_s * 1e3) : "-",
                              req.target_rate > 0 ? fmt::format(" | target {:g} requests/s", req.target_rate) : "");
-    TextTable t({{"#"}, {"system"}, {"layout"}, {"mode"}, {"max req/s/replica", true}, {"tok/s/GPU", true}, {"TTFT p99 ms", true},
-                 {"TPOT p99 ms", true}, {"GPUs", true}, {"$/hour", true}, {"$/M output tok", true}});
+    TextTable t({{"#"},
+                 {"system"},
+                 {"layout"},
+                 {"mode"},
+                 {"max req/s/replica", true},
+                 {"tok/s/GPU", true},
+                 {"TTFT p99 ms", true},
+                 {"TPOT p99 ms", true},
+                 {"GPUs", true},
+                 {"$/hour", true},
+                 {"$/M output tok", true}});
     int shown = 0;
     for (const auto& r : results) {
       if (shown >= o.top) break;
       if (!r.feasible) continue;
       ++shown;
-      const std::string gpus = r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
+      const std::string gpus =
+          r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
       t.add({std::to_string(shown), r.system, r.layout, r.mode, fmt::format("{:.2f}", r.max_rate),
              fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), fmt::format("{:.0f}", r.ttft_p99 * 1e3),
-             fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour), money(r.cost_per_million_output_tokens)});
+             fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour),
+             money(r.cost_per_million_output_tokens)});
     }
     if (shown == 0) {
       std::cout << "No deployment meets the SLO.\n";
@@ -277,7 +322,8 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
     }
     int infeasible = 0;
     for (const auto& r : results) infeasible += r.feasible ? 0 : 1;
-    if (infeasible > 0) std::cout << fmt::format("\n{} candidates do not fit or miss the SLO (--json lists why).\n", infeasible);
+    if (infeasible > 0)
+      std::cout << fmt::format("\n{} candidates do not fit or miss the SLO (--json lists why).\n", infeasible);
     for (const auto& s : skipped) std::cout << "skipped " << s << "\n";
     std::cout << "\nPareto front (closed loop): output tokens/s per GPU vs tokens/s per user\n";
     TextTable p({{"system"}, {"layout"}, {"concurrency", true}, {"tok/s/GPU", true}, {"tok/s/user", true}});

@@ -16,8 +16,8 @@
 #include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
 #include "config/words.hpp"
-#include "jobspec/rl.hpp"
 #include "core/error.hpp"
+#include "jobspec/rl.hpp"
 #include "observability/chrome_trace.hpp"
 #include "rl/rl_step.hpp"
 #include "rl/test_time.hpp"
@@ -32,12 +32,15 @@ struct RlOptions : jobspec::RlFlags {
   int search_steps = 8;
 };
 
-
 nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& p : r.phases) {
-    phases.push_back({{"name", p.name}, {"time_s", p.time.value()}, {"exposed_s", p.exposed.value()}, {"gpus", p.gpus},
-                      {"utilisation", p.utilisation}, {"memory_per_gpu_gib", p.memory_per_gpu.value() / core::gib(1).value()}});
+    phases.push_back({{"name", p.name},
+                      {"time_s", p.time.value()},
+                      {"exposed_s", p.exposed.value()},
+                      {"gpus", p.gpus},
+                      {"utilisation", p.utilisation},
+                      {"memory_per_gpu_gib", p.memory_per_gpu.value() / core::gib(1).value()}});
   }
   return {{"policy", j.policy.name},
           {"cluster", j.cluster.name},
@@ -49,8 +52,13 @@ nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
           {"trainer_gpus", r.trainer_gpus},
           {"generator_tp", r.generator_tp},
           {"generator_replicas", r.generator_replicas},
-          {"train_layout", {{"tp", r.train_layout.tp}, {"pp", r.train_layout.pp}, {"cp", r.train_layout.cp},
-                            {"ep", r.train_layout.ep}, {"dp", r.train_layout.dp}, {"global_batch", r.train_layout.global_batch}}},
+          {"train_layout",
+           {{"tp", r.train_layout.tp},
+            {"pp", r.train_layout.pp},
+            {"cp", r.train_layout.cp},
+            {"ep", r.train_layout.ep},
+            {"dp", r.train_layout.dp},
+            {"global_batch", r.train_layout.global_batch}}},
           {"responses", r.responses},
           {"mean_response_tokens", r.mean_response},
           {"truncated_fraction", r.truncated_fraction},
@@ -64,10 +72,15 @@ nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
           {"trained_tokens", r.trained_tokens},
           {"generated_tokens_per_s", r.generated_tokens_per_s},
           {"trained_tokens_per_s", r.trained_tokens_per_s},
-          {"weight_sync", {{"total_s", r.sync.total.value()}, {"gather_s", r.sync.gather.value()},
-                           {"transfer_s", r.sync.transfer.value()}, {"per_tensor_s", r.sync.per_tensor.value()},
-                           {"requantize_s", r.sync.requantize.value()},
-                           {"bytes", r.sync.bytes.value()}, {"tensors", r.sync.tensors}, {"path", r.sync.path}}},
+          {"weight_sync",
+           {{"total_s", r.sync.total.value()},
+            {"gather_s", r.sync.gather.value()},
+            {"transfer_s", r.sync.transfer.value()},
+            {"per_tensor_s", r.sync.per_tensor.value()},
+            {"requantize_s", r.sync.requantize.value()},
+            {"bytes", r.sync.bytes.value()},
+            {"tensors", r.sync.tensors},
+            {"path", r.sync.path}}},
           {"training_fits_memory", r.train.fits_memory},
           {"steps", j.steps},
           {"run_time_s", r.run_time.value()},
@@ -80,43 +93,49 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
   std::cout << fmt::format("RL step: {} {} on {} x {} ({} GPUs), {}, {}\n", rl::to_string(j.algorithm), j.policy.name,
                            j.cluster.count, j.cluster.system.name, j.job_gpus(), rl::to_string(j.placement),
                            rl::to_string(j.synchrony));
-  std::cout << fmt::format("  batch: {} prompts x {} samples = {} responses; prompt {} tok, response mean {:.0f} tok "
-                           "(cap {}, {:.1f}% truncated)\n",
-                           j.prompts, j.samples, r.responses, j.prompt_len, r.mean_response, j.lengths.cap,
-                           100.0 * r.truncated_fraction);
-  std::cout << fmt::format("  generators: {} GPUs = {} replicas x TP{} ({} sequences each); trainers: {} GPUs "
-                           "tp{} pp{} cp{} ep{} dp{}, {} x {} sequences of {} tokens\n\n",
-                           r.generator_gpus, r.generator_replicas, r.generator_tp, r.rollout.concurrency, r.trainer_gpus,
-                           r.train_layout.tp, r.train_layout.pp, r.train_layout.cp, r.train_layout.ep, r.train_layout.dp,
-                           j.mini_batches, r.train_layout.global_batch, j.prompt_len + static_cast<long long>(r.mean_response));
-  TextTable t({{"PHASE"}, {"TIME s", true}, {"EXPOSED s", true}, {"GPUS", true}, {"UTIL %", true}, {"MEM/GPU GiB", true}});
+  std::cout << fmt::format(
+      "  batch: {} prompts x {} samples = {} responses; prompt {} tok, response mean {:.0f} tok "
+      "(cap {}, {:.1f}% truncated)\n",
+      j.prompts, j.samples, r.responses, j.prompt_len, r.mean_response, j.lengths.cap, 100.0 * r.truncated_fraction);
+  std::cout << fmt::format(
+      "  generators: {} GPUs = {} replicas x TP{} ({} sequences each); trainers: {} GPUs "
+      "tp{} pp{} cp{} ep{} dp{}, {} x {} sequences of {} tokens\n\n",
+      r.generator_gpus, r.generator_replicas, r.generator_tp, r.rollout.concurrency, r.trainer_gpus, r.train_layout.tp,
+      r.train_layout.pp, r.train_layout.cp, r.train_layout.ep, r.train_layout.dp, j.mini_batches,
+      r.train_layout.global_batch, j.prompt_len + static_cast<long long>(r.mean_response));
+  TextTable t(
+      {{"PHASE"}, {"TIME s", true}, {"EXPOSED s", true}, {"GPUS", true}, {"UTIL %", true}, {"MEM/GPU GiB", true}});
   for (const auto& p : r.phases) {
-    t.add({p.name, fmt::format("{:.2f}", p.time.value()), fmt::format("{:.2f}", p.exposed.value()), std::to_string(p.gpus),
-           fmt::format("{:.0f}", 100.0 * p.utilisation), gib(p.memory_per_gpu)});
+    t.add({p.name, fmt::format("{:.2f}", p.time.value()), fmt::format("{:.2f}", p.exposed.value()),
+           std::to_string(p.gpus), fmt::format("{:.0f}", 100.0 * p.utilisation), gib(p.memory_per_gpu)});
   }
   t.print(std::cout, "  ");
-  std::cout << fmt::format("\n  step time          {:.2f} s   (trainer waits {:.2f} s for samples)\n", r.step_time.value(),
-                           r.trainer_wait.value());
-  std::cout << fmt::format("  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
-                           "(the rest idles on the longest responses)\n",
-                           100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
+  std::cout << fmt::format("\n  step time          {:.2f} s   (trainer waits {:.2f} s for samples)\n",
+                           r.step_time.value(), r.trainer_wait.value());
+  std::cout << fmt::format(
+      "  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
+      "(the rest idles on the longest responses)\n",
+      100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
   std::cout << fmt::format("  tokens/s           {:.0f} generated, {:.0f} trained\n", r.generated_tokens_per_s,
                            r.trained_tokens_per_s);
-  std::cout << fmt::format("  weight sync        {:.2f} s: {} in {} tensors over {} (gather {:.2f} s, transfer {:.2f} s, "
-                           "per-tensor {:.2f} s)\n",
-                           r.sync.total.value(), core::format_bytes(r.sync.bytes), r.sync.tensors, r.sync.path,
-                           r.sync.gather.value(), r.sync.transfer.value(), r.sync.per_tensor.value());
+  std::cout << fmt::format(
+      "  weight sync        {:.2f} s: {} in {} tensors over {} (gather {:.2f} s, transfer {:.2f} s, "
+      "per-tensor {:.2f} s)\n",
+      r.sync.total.value(), core::format_bytes(r.sync.bytes), r.sync.tensors, r.sync.path, r.sync.gather.value(),
+      r.sync.transfer.value(), r.sync.per_tensor.value());
   if (r.sync.requantize.value() > 0.0) {
-    std::cout << fmt::format("                     the generators quantise the received {} weights to {} on load: {:.2f} s\n",
-                             "BF16", core::to_string(j.generator_precision), r.sync.requantize.value());
+    std::cout << fmt::format(
+        "                     the generators quantise the received {} weights to {} on load: {:.2f} s\n", "BF16",
+        core::to_string(j.generator_precision), r.sync.requantize.value());
   }
   if (!r.train.fits_memory) {
-    std::cout << fmt::format("  warning: the policy update needs {} GiB per GPU of {} GiB: raise --tp/--pp or use --sharding zero3\n",
-                             gib(r.train.memory.total()), gib(r.train.memory_capacity));
+    std::cout << fmt::format(
+        "  warning: the policy update needs {} GiB per GPU of {} GiB: raise --tp/--pp or use --sharding zero3\n",
+        gib(r.train.memory.total()), gib(r.train.memory_capacity));
   }
   if (r.cost_per_step_usd > 0.0) {
-    std::cout << fmt::format("  {} steps           {}, ${:.0f} (${:.2f} per step)\n", j.steps, core::format_duration(r.run_time),
-                             r.run_cost_usd, r.cost_per_step_usd);
+    std::cout << fmt::format("  {} steps           {}, ${:.0f} (${:.2f} per step)\n", j.steps,
+                             core::format_duration(r.run_time), r.run_cost_usd, r.cost_per_step_usd);
   } else {
     std::cout << fmt::format("  {} steps           {} (no price for {})\n", j.steps, core::format_duration(r.run_time),
                              j.cluster.system.name);
@@ -125,13 +144,15 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
 }
 
 /// --test-time: the cost per query of a test-time-compute method on the job's GPUs.
-void run_test_time(const RlOptions& o, const rl::RlJob& job, const rl::RlCalibration& cal, const rl::RolloutEngine& engine) {
+void run_test_time(const RlOptions& o, const rl::RlJob& job, const rl::RlCalibration& cal,
+                   const rl::RolloutEngine& engine) {
   rl::TtcJob t;
   t.method = config::word_flag(rl::kTtcMethodWords, o.test_time, "--test-time");
   if (o.search_steps < 1) throw core::InputError::flag("--search-steps", "must be at least 1");
   const int gpus = job.job_gpus();
-  const int tp = job.generator_tp > 0 ? job.generator_tp
-                                      : std::min(gpus, rl::auto_generator_tp(job.policy, job.cluster, job.generator_precision, cal));
+  const int tp = job.generator_tp > 0
+                     ? job.generator_tp
+                     : std::min(gpus, rl::auto_generator_tp(job.policy, job.cluster, job.generator_precision, cal));
   if (gpus % tp != 0) throw core::InputError::flag("--gen-tp", fmt::format("{} does not divide the {} GPUs", tp, gpus));
   t.generator = rl::GeneratorConfig{job.policy, job.cluster, tp, gpus / tp, job.generator_precision};
   t.n = job.samples;
@@ -159,27 +180,32 @@ void run_test_time(const RlOptions& o, const rl::RlJob& job, const rl::RlCalibra
               << "\n";
     return;
   }
-  std::cout << fmt::format("Test-time compute: {} (n = {}) with {} on {} GPUs ({} replicas x TP{}), {} queries at once\n",
-                           rl::to_string(t.method), t.method == rl::TtcMethod::Single ? 1 : t.n, job.policy.name, gpus,
-                           gpus / tp, tp, t.queries);
+  std::cout << fmt::format(
+      "Test-time compute: {} (n = {}) with {} on {} GPUs ({} replicas x TP{}), {} queries at once\n",
+      rl::to_string(t.method), t.method == rl::TtcMethod::Single ? 1 : t.n, job.policy.name, gpus, gpus / tp, tp,
+      t.queries);
   std::cout << fmt::format("  tokens per query      {:.0f} (generated and verifier)\n", r.tokens_per_query);
   std::cout << fmt::format("  GPU-seconds per query {:.2f}\n", r.gpu_seconds_per_query);
   if (t.price_per_gpu_hour > 0.0) std::cout << fmt::format("  cost per query        ${:.4f}\n", r.usd_per_query);
-  std::cout << fmt::format("  batch latency         {:.1f} s (the slowest sample finishes the batch)\n", r.latency.value());
+  std::cout << fmt::format("  batch latency         {:.1f} s (the slowest sample finishes the batch)\n",
+                           r.latency.value());
 }
 
 }  // namespace
 
 void add_rl_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<RlOptions>();
-  auto* cmd = app.add_subcommand("rl", "Predict one step of RL post-training (GRPO, DAPO, PPO): rollout, reward, "
-                                       "log-prob forwards, policy update, weight sync");
+  auto* cmd = app.add_subcommand("rl",
+                                 "Predict one step of RL post-training (GRPO, DAPO, PPO): rollout, reward, "
+                                 "log-prob forwards, policy update, weight sync");
   cmd->add_option("--policy", o->policy, "Policy model: preset (fmsim models) or config.json")->capture_default_str();
   cmd->add_option("--critic", o->critic, "PPO critic model (default: the policy's architecture)");
-  cmd->add_option("--reward-model", o->reward_model, "Reward model for --reward model (default: the policy's architecture)");
+  cmd->add_option("--reward-model", o->reward_model,
+                  "Reward model for --reward model (default: the policy's architecture)");
   cmd->add_option("--cluster", o->cluster, "Cluster: SYSTEM:COUNT or a cluster YAML")->capture_default_str();
   cmd->add_option("--gpus", o->gpus, "GPUs used (default: the whole cluster)");
-  cmd->add_option("--algorithm", o->algorithm, "grpo, dapo (no KL reference), ppo (critic), reinforce")->capture_default_str();
+  cmd->add_option("--algorithm", o->algorithm, "grpo, dapo (no KL reference), ppo (critic), reinforce")
+      ->capture_default_str();
   cmd->add_option("--prompts", o->prompts, "Prompts per step")->capture_default_str();
   cmd->add_option("--samples", o->samples, "Responses per prompt (group size)")->capture_default_str();
   cmd->add_option("--prompt-len", o->prompt_len, "Prompt tokens (k = 1024)")->capture_default_str();
@@ -188,46 +214,57 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--response-lengths", o->response_lengths,
                   "Response-length law, mean after the cap: lognormal:mean=6k,sigma=0.8 | fixed:4k | uniform:mean=2k "
                   "(default lognormal, mean = max/4, sigma 0.8)");
-  cmd->add_option("--placement", o->placement, "colocated (time-share all GPUs) or disaggregated (generator and trainer pools)")
+  cmd->add_option("--placement", o->placement,
+                  "colocated (time-share all GPUs) or disaggregated (generator and trainer pools)")
       ->capture_default_str();
   cmd->add_option("--generator-gpus", o->generator_gpus, "Disaggregated: GPUs of the generator pool (default half)");
   cmd->add_option("--sync", o->synchrony, "on-policy, off-policy (k-step, --staleness), fully-async (partial rollouts)")
       ->capture_default_str();
   cmd->add_option("--staleness", o->staleness, "k of k-step off-policy")->capture_default_str();
-  cmd->add_option("--oversample", o->oversample, "Dynamic sampling: responses generated per response kept (DAPO ~1.5-3)")
+  cmd->add_option("--oversample", o->oversample,
+                  "Dynamic sampling: responses generated per response kept (DAPO ~1.5-3)")
       ->capture_default_str();
-  cmd->add_option("--reward", o->reward, "rule (verifier on CPU) or model (reward-model forward)")->capture_default_str();
+  cmd->add_option("--reward", o->reward, "rule (verifier on CPU) or model (reward-model forward)")
+      ->capture_default_str();
   cmd->add_option("--gen-tp", o->gen_tp, "Generation tensor parallelism (default: smallest that fits)");
-  cmd->add_option("--engine", o->engine, "Rollout inference engine profile: vllm, sglang (data/calibration/serving.yaml)")
+  cmd->add_option("--engine", o->engine,
+                  "Rollout inference engine profile: vllm, sglang (data/calibration/serving.yaml)")
       ->capture_default_str();
-  cmd->add_option("--gen-precision", o->gen_precision, "Generation weights and KV cache: bf16 or fp8")->capture_default_str();
+  cmd->add_option("--gen-precision", o->gen_precision, "Generation weights and KV cache: bf16 or fp8")
+      ->capture_default_str();
   cmd->add_option("--tp", o->tp, "Training tensor parallelism")->capture_default_str();
   cmd->add_option("--pp", o->pp, "Training pipeline parallelism")->capture_default_str();
   cmd->add_option("--cp", o->cp, "Training context parallelism")->capture_default_str();
   cmd->add_option("--ep", o->ep, "Training expert parallelism")->capture_default_str();
   cmd->add_option("--sharding", o->sharding, parallelism::kShardingWords.allowed())->capture_default_str();
-  cmd->add_option("--stack", o->stack, "Training stack: megatron, torchtitan (FSDP2), llm-foundry")->capture_default_str();
+  cmd->add_option("--stack", o->stack, "Training stack: megatron, torchtitan (FSDP2), llm-foundry")
+      ->capture_default_str();
   cmd->add_option("--recompute", o->recompute, parallelism::kRecomputeWords.allowed())->capture_default_str();
-  cmd->add_option("--mini-batches", o->mini_batches, "Optimizer steps per RL step (batch / ppo_mini_batch)")->capture_default_str();
+  cmd->add_option("--mini-batches", o->mini_batches, "Optimizer steps per RL step (batch / ppo_mini_batch)")
+      ->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Passes over the batch (PPO epochs)")->capture_default_str();
   cmd->add_flag("--rollout-logprobs", o->rollout_logprobs, "Use the engine's log-probs (no old-log-prob forward)");
-  cmd->add_option("--offload", o->offload,
-                  "Colocated: what moves to host between phases. always: gradients, optimizer states and engine weights "
-                  "(NeMo-RL, verl); when-needed: only when training and the engine's memory share do not fit together "
-                  "(TRL colocate without vLLM sleep)")
+  cmd->add_option(
+         "--offload", o->offload,
+         "Colocated: what moves to host between phases. always: gradients, optimizer states and engine weights "
+         "(NeMo-RL, verl); when-needed: only when training and the engine's memory share do not fit together "
+         "(TRL colocate without vLLM sleep)")
       ->capture_default_str();
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();
-  cmd->add_flag("--plan", o->plan, "Search placement, pool split, generation TP and training layout for the shortest step "
-                                   "(at the --sync given: on-policy compares colocated with sequential separate pools, "
-                                   "off-policy searches overlapped pool splits)");
+  cmd->add_flag("--plan", o->plan,
+                "Search placement, pool split, generation TP and training layout for the shortest step "
+                "(at the --sync given: on-policy compares colocated with sequential separate pools, "
+                "off-policy searches overlapped pool splits)");
   cmd->add_option("--test-time", o->test_time,
                   "Instead of an RL step, the cost per query of test-time compute: single (long thinking: set "
                   "--response-lengths), best-of-n, self-consistency, verifier-search; --samples is n, --prompts the "
                   "queries served at once");
-  cmd->add_option("--search-steps", o->search_steps, "verifier-search: reasoning steps per beam")->capture_default_str();
-  cmd->add_option("--job", o->job, "YAML job file: any of these flags as keys (without --); flags win")->type_name("FILE");
+  cmd->add_option("--search-steps", o->search_steps, "verifier-search: reasoning steps per beam")
+      ->capture_default_str();
+  cmd->add_option("--job", o->job, "YAML job file: any of these flags as keys (without --); flags win")
+      ->type_name("FILE");
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")
       ->check(output_file())
@@ -236,7 +273,8 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:16 --algorithm grpo --prompts 512 --samples 8 \\\n"
       "      --max-response 16k --response-lengths lognormal:mean=6k,sigma=0.8 --placement colocated --tp 8\n"
-      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync off-policy\n"
+      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync "
+      "off-policy\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan\n"
       "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan --sync off-policy\n"
       "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:1 --test-time self-consistency --samples 16 --prompts 64\n"
@@ -276,8 +314,16 @@ void add_rl_command(CLI::App& app, Context& ctx) {
         ctx.exit_code = 1;
         return;
       }
-      TextTable t({{"RANK", true}, {"PLACEMENT"}, {"SYNC"}, {"GEN GPUS", true}, {"GEN TP", true}, {"TRAIN", false},
-                   {"STEP s", true}, {"ROLLOUT s", true}, {"UPDATE s", true}, {"UTIL %", true}});
+      TextTable t({{"RANK", true},
+                   {"PLACEMENT"},
+                   {"SYNC"},
+                   {"GEN GPUS", true},
+                   {"GEN TP", true},
+                   {"TRAIN", false},
+                   {"STEP s", true},
+                   {"ROLLOUT s", true},
+                   {"UPDATE s", true},
+                   {"UTIL %", true}});
       int rank = 1;
       for (const auto& p : plans) {
         double rollout = 0.0, update = 0.0;
@@ -292,8 +338,8 @@ void add_rl_command(CLI::App& app, Context& ctx) {
                fmt::format("{:.1f}", rollout), fmt::format("{:.1f}", update),
                fmt::format("{:.0f}", 100.0 * p.result.gpu_utilisation)});
       }
-      std::cout << fmt::format("RL placement search: {} on {} GPUs of {} ({:.0f} ms)\n\n", job.policy.name, job.job_gpus(),
-                               job.cluster.system.name, ms);
+      std::cout << fmt::format("RL placement search: {} on {} GPUs of {} ({:.0f} ms)\n\n", job.policy.name,
+                               job.job_gpus(), job.cluster.system.name, ms);
       t.print(std::cout, "  ");
       return;
     }
@@ -311,7 +357,8 @@ void add_rl_command(CLI::App& app, Context& ctx) {
     }
     if (!o->trace.empty()) {
       observability::TraceMetadata meta;
-      meta.other_data = {{"policy", job.policy.name}, {"system", job.cluster.system.name},
+      meta.other_data = {{"policy", job.policy.name},
+                         {"system", job.cluster.system.name},
                          {"step_time_s", fmt::format("{:.6f}", r.step_time.value())}};
       write_file_atomically(o->trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
     }

@@ -50,7 +50,7 @@ struct RunFlags {
 // the model is split over tp x pp ranks and replicated over the rest (data and context parallel).
 // The tier is --storage, else the cluster's attached storage, else S3.
 jobspec::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const jobspec::CheckpointJobFlags& flags,
-                                        Context& ctx) {
+                                         Context& ctx) {
   jobspec::CheckpointJob job;
   job.model = tj.model.name;
   job.cluster = tj.cluster;
@@ -65,7 +65,7 @@ jobspec::CheckpointJob checkpoint_job_of(const training::TrainingJob& tj, const 
   jobspec::CheckpointJobFlags f = flags;
   if (f.storage.empty() && f.tier_bandwidth.empty() && job.cluster.storage.empty()) f.storage = "s3";
   jobspec::resolve_checkpoint_storage(job, static_cast<double>(workload::count_parameters(tj.model).total), f,
-                                     ctx.catalog());
+                                      ctx.catalog());
   return job;
 }
 
@@ -84,11 +84,11 @@ telemetry::LocalDisk local_disk_of(const hardware::ClusterSpec& cluster, const j
 
 // What one goodput result means for this run.
 struct RunOutcome {
-  double tokens = 0.0;         ///< trained in the run: useful seconds x tokens/s of the job
-  double tokens_per_s = 0.0;   ///< tokens / duration
+  double tokens = 0.0;        ///< trained in the run: useful seconds x tokens/s of the job
+  double tokens_per_s = 0.0;  ///< tokens / duration
   double steps = 0.0;
-  double lost_gpu_hours = 0.0; ///< checkpoint + restart + lost work + waiting
-  double lost_usd = 0.0;       ///< NaN when the system has no price
+  double lost_gpu_hours = 0.0;  ///< checkpoint + restart + lost work + waiting
+  double lost_usd = 0.0;        ///< NaN when the system has no price
 };
 
 RunOutcome outcome_of(const reliability::GoodputResult& r, const training::StepResult& step,
@@ -129,9 +129,8 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
   if (setup.monte_carlo.replications > 0) mc = reliability::simulate_goodput(s, setup.monte_carlo);
 
   const auto& system = job.cluster.system;
-  const double price_per_gpu_hour = system.price_per_hour_usd > 0.0 && system.gpus() > 0
-                                        ? system.price_per_hour_usd / system.gpus()
-                                        : 0.0;
+  const double price_per_gpu_hour =
+      system.price_per_hour_usd > 0.0 && system.gpus() > 0 ? system.price_per_hour_usd / system.gpus() : 0.0;
   const RunOutcome a = outcome_of(analytic, step, s, price_per_gpu_hour);
   const std::optional<RunOutcome> m =
       mc ? std::optional<RunOutcome>(outcome_of(*mc, step, s, price_per_gpu_hour)) : std::nullopt;
@@ -199,13 +198,12 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
       out["monte_carlo"].update(outcome_json(*m));
       out["monte_carlo"]["seed"] = setup.monte_carlo.seed;
     }
-    out["cost"] = std::isfinite(run_usd)
-                      ? nlohmann::json{{"price_per_unit_hour_usd", system.price_per_hour_usd},
-                                       {"price_kind", system.price_kind},
-                                       {"price_date", system.price_date},
-                                       {"units", job.cluster.count},
-                                       {"run_usd", run_usd}}
-                      : nlohmann::json();
+    out["cost"] = std::isfinite(run_usd) ? nlohmann::json{{"price_per_unit_hour_usd", system.price_per_hour_usd},
+                                                          {"price_kind", system.price_kind},
+                                                          {"price_date", system.price_date},
+                                                          {"units", job.cluster.count},
+                                                          {"run_usd", run_usd}}
+                                         : nlohmann::json();
     if (loading) out["data_loading"] = loading->json;
     if (dra_export) out["export"] = dra_export->json;
     std::cout << out.dump(2) << "\n";
@@ -218,14 +216,13 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
                            core::format_duration(step.step_time), step.tokens_per_s_per_gpu, 100.0 * step.mfu,
                            core::to_string(job.layout.precision), core::format_bytes(step.memory.total()),
                            core::format_bytes(step.memory_capacity), step.fits_memory ? "fits" : "DOES NOT FIT");
-  std::cout << fmt::format("Storage: {} ({}), {} checkpoints = {}{}; save {} (bottleneck: {}), load {}\n",
-                           cj.tier.name, storage::to_string(cj.tier.kind), cj.keep, core::format_bytes(e.retained),
-                           cj.tier.capacity.value() > 0.0
-                               ? fmt::format(" of {}: {}", core::format_bytes(cj.tier.capacity),
-                                             e.fits ? "fits" : "DOES NOT FIT")
-                               : "",
-                           core::format_duration(e.save.total), storage::to_string(e.save.bottleneck),
-                           core::format_duration(e.load.total));
+  std::cout << fmt::format(
+      "Storage: {} ({}), {} checkpoints = {}{}; save {} (bottleneck: {}), load {}\n", cj.tier.name,
+      storage::to_string(cj.tier.kind), cj.keep, core::format_bytes(e.retained),
+      cj.tier.capacity.value() > 0.0
+          ? fmt::format(" of {}: {}", core::format_bytes(cj.tier.capacity), e.fits ? "fits" : "DOES NOT FIT")
+          : "",
+      core::format_duration(e.save.total), storage::to_string(e.save.bottleneck), core::format_duration(e.load.total));
   print_goodput_setup(setup, nodes, f.goodput.include_planned);
   if (loading) std::cout << loading->text;
   if (dra_export) std::cout << dra_export->text;

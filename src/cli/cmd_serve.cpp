@@ -2,24 +2,24 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
 #include "core/error.hpp"
-#include "jobspec/checkpoint.hpp"
-#include "storage/checkpoint_io.hpp"
-#include "workload/parameter_count.hpp"
 #include "core/strings.hpp"
+#include "jobspec/checkpoint.hpp"
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
 #include "observability/prometheus_histogram.hpp"
 #include "serving/vllm_buckets.hpp"
+#include "storage/checkpoint_io.hpp"
 #include "telemetry/serving_metrics.hpp"
 #include "training/comm_adapter.hpp"
+#include "workload/parameter_count.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -52,7 +52,8 @@ serving::Deployment::KvOffload kv_offload_tier(const std::string& name, const se
     t.bandwidth = d.gpu_cal.host_link_bandwidth;
   } else if (n == "grace") {
     if (sys.cpu.find("Grace") == std::string::npos) {
-      throw core::InputError::flag("--kv-offload", "grace needs a Grace system (p6e-gb200, u-p6e-gb200x36/x72); " + sys.name + " has " + sys.cpu);
+      throw core::InputError::flag("--kv-offload", "grace needs a Grace system (p6e-gb200, u-p6e-gb200x36/x72); " +
+                                                       sys.name + " has " + sys.cpu);
     }
     t.capacity = 0.5 * sys.host_memory.value() * share;
     t.bandwidth = d.gpu_cal.grace_link_bandwidth;
@@ -63,14 +64,15 @@ serving::Deployment::KvOffload kv_offload_tier(const std::string& name, const se
   } else {
     throw core::InputError::flag("--kv-offload", "unknown tier '" + name + "'; allowed: host, grace, nvme");
   }
-  if (t.capacity <= 0 || t.bandwidth <= 0) throw core::InputError::flag("--kv-offload", "the catalog has no size or rate for this tier on " + sys.name);
+  if (t.capacity <= 0 || t.bandwidth <= 0)
+    throw core::InputError::flag("--kv-offload", "the catalog has no size or rate for this tier on " + sys.name);
   return t;
 }
 
 // Loading the weights onto a replica's GPUs before its first token, from a storage tier.
 struct ColdStart {
   std::string tier;
-  double bytes = 0;      ///< weights of one replica
+  double bytes = 0;  ///< weights of one replica
   double seconds = 0;
   std::string bottleneck;
 };
@@ -103,21 +105,26 @@ ColdStart cold_start(const std::string& name, const serving::Deployment& d, cons
 
 // How the run is laid out: one replica, a routed fleet, or disaggregated pools.
 struct Topology {
-  int instances = 1;                   ///< schedulers (replicas, or prefill + decode instances)
-  int prefill = 0, decode = 0;         ///< disaggregated pools (0 = aggregated)
+  int instances = 1;            ///< schedulers (replicas, or prefill + decode instances)
+  int prefill = 0, decode = 0;  ///< disaggregated pools (0 = aggregated)
   serving::RoutingPolicy router = serving::RoutingPolicy::LeastOutstanding;
   serving::Disaggregation dis;
-  std::string link;                    ///< "NVLink" or the network's name (disaggregated)
+  std::string link;  ///< "NVLink" or the network's name (disaggregated)
 };
 
 Topology resolve_topology(const ServeOptions& o, const serving::Deployment& d) {
   Topology t;
   t.instances = o.flags.replicas;
   const std::string r = core::to_lower(o.router);
-  if (r == "round-robin" || r == "rr") t.router = serving::RoutingPolicy::RoundRobin;
-  else if (r == "least-outstanding" || r == "jsq") t.router = serving::RoutingPolicy::LeastOutstanding;
-  else if (r == "prefix-aware" || r == "prefix") t.router = serving::RoutingPolicy::PrefixAware;
-  else throw core::InputError::flag("--router", "unknown policy '" + o.router + "'; allowed: round-robin, least-outstanding, prefix-aware");
+  if (r == "round-robin" || r == "rr")
+    t.router = serving::RoutingPolicy::RoundRobin;
+  else if (r == "least-outstanding" || r == "jsq")
+    t.router = serving::RoutingPolicy::LeastOutstanding;
+  else if (r == "prefix-aware" || r == "prefix")
+    t.router = serving::RoutingPolicy::PrefixAware;
+  else
+    throw core::InputError::flag(
+        "--router", "unknown policy '" + o.router + "'; allowed: round-robin, least-outstanding, prefix-aware");
   if (o.disagg.empty()) return t;
   const auto colon = o.disagg.find(':');
   int p = 0, q = 0;
@@ -138,9 +145,12 @@ Topology resolve_topology(const ServeOptions& o, const serving::Deployment& d) {
   t.dis.prefill_replicas = p;
   t.dis.decode_replicas = q;
   const std::string k = core::to_lower(o.kv_transfer);
-  if (k == "layer") t.dis.layer_streaming = true;
-  else if (k == "request") t.dis.layer_streaming = false;
-  else throw core::InputError::flag("--kv-transfer", "unknown '" + o.kv_transfer + "'; allowed: layer, request");
+  if (k == "layer")
+    t.dis.layer_streaming = true;
+  else if (k == "request")
+    t.dis.layer_streaming = false;
+  else
+    throw core::InputError::flag("--kv-transfer", "unknown '" + o.kv_transfer + "'; allowed: layer, request");
   // Inside one NVLink domain the KV moves GPU to GPU over NVLink; otherwise over the network
   // (EFA: one node's NICs shared by its GPUs), each at its one-direction rate.
   const auto& c = d.cluster;
@@ -149,7 +159,8 @@ Topology resolve_topology(const ServeOptions& o, const serving::Deployment& d) {
     t.dis.link_latency_s = 0.0;  // microseconds against milliseconds of transfer: left out
     t.link = "NVLink";
   } else {
-    t.dis.link_bandwidth = c.system.network_bandwidth.value() * c.fabric.efficiency / std::max(1, c.system.gpus_per_node);
+    t.dis.link_bandwidth =
+        c.system.network_bandwidth.value() * c.fabric.efficiency / std::max(1, c.system.gpus_per_node);
     t.dis.link_latency_s = c.fabric.latency.value();
     t.link = c.fabric.name.empty() ? "network" : c.fabric.name;
   }
@@ -161,7 +172,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
 std::string layout_text(const serving::Deployment& d) {
-  return fmt::format("tp{} pp{} ep{}{} ({} GPUs)", d.tp, d.pp, d.ep, d.attention_dp > 1 ? " +attention-dp (DEP)" : "", d.gpus());
+  return fmt::format("tp{} pp{} ep{}{} ({} GPUs)", d.tp, d.pp, d.ep, d.attention_dp > 1 ? " +attention-dp (DEP)" : "",
+                     d.gpus());
 }
 
 // Up to `n` evenly spaced iteration samples (always the last).
@@ -192,79 +204,114 @@ nlohmann::json topology_json(const Topology& t) {
   return j;
 }
 
-nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, const Topology& topo) {
+nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m,
+                       const Topology& topo) {
   const double units = topo.instances;
   const auto& d = s.deployment;
   nlohmann::json series = nlohmann::json::array();
   for (const auto& it : downsample(r.iterations, 200)) {
-    series.push_back({{"time_s", it.time_s}, {"batch", it.running}, {"tokens", it.tokens}, {"kv_usage", it.kv_usage},
-                      {"waiting", it.waiting}, {"iteration_s", it.duration_s}});
+    series.push_back({{"time_s", it.time_s},
+                      {"batch", it.running},
+                      {"tokens", it.tokens},
+                      {"kv_usage", it.kv_usage},
+                      {"waiting", it.waiting},
+                      {"iteration_s", it.duration_s}});
   }
   const auto& p = r.time_by_part;
-  return {
-      {"model", d.model.name},
-      {"system", d.cluster.system.name},
-      {"gpu", d.cluster.gpu.name},
-      {"engine", d.engine.name},
-      {"layout", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attention_dp", d.attention_dp}, {"gpus", d.gpus()}}},
-      {"precision", {{"weights", core::to_string(d.weights)}, {"kv_cache", core::to_string(d.kv)}}},
-      {"workload", serving::describe(s.workload)},
-      {"fits", r.fits},
-      {"reason", r.reason},
-      {"memory_per_gpu_bytes", {{"weights", r.memory.weights}, {"activations", r.memory.activations}, {"graphs", r.memory.graphs},
-                                {"kv_cache", r.memory.kv_cache}, {"usable", r.memory.usable}}},
-      {"kv_capacity_tokens", r.memory.token_capacity},
-      {"completed_requests", m.completed},
-      {"rejected_requests", r.rejected},
-      {"duration_s", r.duration_s},
-      {"replicas", topo.instances},
-      {"topology", topology_json(topo)},
-      {"throughput",
-       {{"output_tokens_per_s_per_replica", m.output_tokens_per_s / units}, {"total_tokens_per_s_per_replica", m.total_tokens_per_s / units},
-        {"output_tokens_per_s_per_gpu", m.output_tokens_per_s_per_gpu}, {"total_tokens_per_s_per_gpu", m.total_tokens_per_s_per_gpu},
-        {"output_tokens_per_s_fleet", m.output_tokens_per_s}, {"requests_per_s_per_replica", m.requests_per_s / units},
-        {"tokens_per_s_per_user", m.tokens_per_s_per_user}}},
-      {"latency_s", {{"ttft", stats_json(m.ttft)}, {"tpot", stats_json(m.tpot)}, {"itl", stats_json(m.itl)}, {"e2e", stats_json(m.e2e)}}},
-      {"latency_definitions",
-       {{"ttft", "first output token time - arrival (queueing included)"},
-        {"tpot", "per request (last token - first token) / (output tokens - 1); first token excluded"},
-        {"itl", "gap between consecutive output tokens of a request, over all tokens"},
-        {"e2e", "last output token - arrival"}}},
-      {"slo", {{"ttft_s", s.slo.ttft_s}, {"tpot_s", s.slo.tpot_s}, {"attainment", m.slo_attainment},
-               {"goodput_requests_per_s", m.goodput_requests_per_s},
-               {"meets_p99", (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s)}}},
-      {"kv_usage", {{"mean", m.kv_usage_mean}, {"max", m.kv_usage_max}}},
-      {"batch_mean", m.batch_mean},
-      {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
-      {"preemptions", r.preemptions},
-      {"kv_offload", {{"tier", s.deployment.kv_offload.tier}, {"capacity_bytes", s.deployment.kv_offload.capacity},
-                      {"bytes_per_s_per_gpu", s.deployment.kv_offload.bandwidth}, {"offloads", r.offloads}}},
-      {"iterations", r.iterations.size()},
-      {"time_by_part_s", {{"linear", p.linear}, {"experts", p.experts}, {"attention", p.attention}, {"other", p.other},
-                          {"tp_comm", p.tp_comm}, {"ep_comm", p.ep_comm}, {"pp_comm", p.pp_comm}, {"overhead", p.overhead},
-                          {"draft", p.draft}}},
-      {"cost_usd", {{"per_gpu_hour", s.price_per_gpu_hour}, {"per_million_output_tokens", m.cost_per_million_output_tokens},
-                    {"per_million_total_tokens", m.cost_per_million_total_tokens}}},
-      {"timeseries", series}};
+  return {{"model", d.model.name},
+          {"system", d.cluster.system.name},
+          {"gpu", d.cluster.gpu.name},
+          {"engine", d.engine.name},
+          {"layout", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attention_dp", d.attention_dp}, {"gpus", d.gpus()}}},
+          {"precision", {{"weights", core::to_string(d.weights)}, {"kv_cache", core::to_string(d.kv)}}},
+          {"workload", serving::describe(s.workload)},
+          {"fits", r.fits},
+          {"reason", r.reason},
+          {"memory_per_gpu_bytes",
+           {{"weights", r.memory.weights},
+            {"activations", r.memory.activations},
+            {"graphs", r.memory.graphs},
+            {"kv_cache", r.memory.kv_cache},
+            {"usable", r.memory.usable}}},
+          {"kv_capacity_tokens", r.memory.token_capacity},
+          {"completed_requests", m.completed},
+          {"rejected_requests", r.rejected},
+          {"duration_s", r.duration_s},
+          {"replicas", topo.instances},
+          {"topology", topology_json(topo)},
+          {"throughput",
+           {{"output_tokens_per_s_per_replica", m.output_tokens_per_s / units},
+            {"total_tokens_per_s_per_replica", m.total_tokens_per_s / units},
+            {"output_tokens_per_s_per_gpu", m.output_tokens_per_s_per_gpu},
+            {"total_tokens_per_s_per_gpu", m.total_tokens_per_s_per_gpu},
+            {"output_tokens_per_s_fleet", m.output_tokens_per_s},
+            {"requests_per_s_per_replica", m.requests_per_s / units},
+            {"tokens_per_s_per_user", m.tokens_per_s_per_user}}},
+          {"latency_s",
+           {{"ttft", stats_json(m.ttft)},
+            {"tpot", stats_json(m.tpot)},
+            {"itl", stats_json(m.itl)},
+            {"e2e", stats_json(m.e2e)}}},
+          {"latency_definitions",
+           {{"ttft", "first output token time - arrival (queueing included)"},
+            {"tpot", "per request (last token - first token) / (output tokens - 1); first token excluded"},
+            {"itl", "gap between consecutive output tokens of a request, over all tokens"},
+            {"e2e", "last output token - arrival"}}},
+          {"slo",
+           {{"ttft_s", s.slo.ttft_s},
+            {"tpot_s", s.slo.tpot_s},
+            {"attainment", m.slo_attainment},
+            {"goodput_requests_per_s", m.goodput_requests_per_s},
+            {"meets_p99",
+             (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s)}}},
+          {"kv_usage", {{"mean", m.kv_usage_mean}, {"max", m.kv_usage_max}}},
+          {"batch_mean", m.batch_mean},
+          {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
+          {"preemptions", r.preemptions},
+          {"kv_offload",
+           {{"tier", s.deployment.kv_offload.tier},
+            {"capacity_bytes", s.deployment.kv_offload.capacity},
+            {"bytes_per_s_per_gpu", s.deployment.kv_offload.bandwidth},
+            {"offloads", r.offloads}}},
+          {"iterations", r.iterations.size()},
+          {"time_by_part_s",
+           {{"linear", p.linear},
+            {"experts", p.experts},
+            {"attention", p.attention},
+            {"other", p.other},
+            {"tp_comm", p.tp_comm},
+            {"ep_comm", p.ep_comm},
+            {"pp_comm", p.pp_comm},
+            {"overhead", p.overhead},
+            {"draft", p.draft}}},
+          {"cost_usd",
+           {{"per_gpu_hour", s.price_per_gpu_hour},
+            {"per_million_output_tokens", m.cost_per_million_output_tokens},
+            {"per_million_total_tokens", m.cost_per_million_total_tokens}}},
+          {"timeseries", series}};
 }
 
-void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m, const Topology& topo) {
+void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m,
+           const Topology& topo) {
   const int replicas = topo.instances;
   const auto& d = s.deployment;
-  fmt::print("fmsim serve: {} on {} ({}), replica {}, {} weights, {} KV, engine {}\n", d.model.name, d.cluster.system.name,
-             d.cluster.gpu.display_name, layout_text(d), core::to_string(d.weights), core::to_string(d.kv), d.engine.name);
+  fmt::print("fmsim serve: {} on {} ({}), replica {}, {} weights, {} KV, engine {}\n", d.model.name,
+             d.cluster.system.name, d.cluster.gpu.display_name, layout_text(d), core::to_string(d.weights),
+             core::to_string(d.kv), d.engine.name);
   fmt::print("workload    {}\n", serving::describe(s.workload));
   if (topo.prefill > 0) {
-    fmt::print("pools       disaggregated: {} prefill + {} decode instances; KV over {} at {:.0f} GB/s per GPU, {}\n", topo.prefill,
-               topo.decode, topo.link, topo.dis.link_bandwidth / 1e9,
+    fmt::print("pools       disaggregated: {} prefill + {} decode instances; KV over {} at {:.0f} GB/s per GPU, {}\n",
+               topo.prefill, topo.decode, topo.link, topo.dis.link_bandwidth / 1e9,
                topo.dis.layer_streaming ? "streamed layer by layer" : "whole request after its prefill");
   } else if (replicas > 1) {
     fmt::print("fleet       {} replicas behind a {} router\n", replicas, serving::to_string(topo.router));
   }
   const auto& mem = r.memory;
-  fmt::print("memory/GPU  weights {:.1f} GiB | activations {:.1f} GiB | graphs {:.1f} GiB | KV cache {:.1f} GiB of {:.1f} GiB usable = {:.0f}k tokens per replica\n",
-             mem.weights / kGiB, mem.activations / kGiB, mem.graphs / kGiB, std::max(0.0, mem.kv_cache) / kGiB, mem.usable / kGiB,
-             mem.token_capacity / 1e3);
+  fmt::print(
+      "memory/GPU  weights {:.1f} GiB | activations {:.1f} GiB | graphs {:.1f} GiB | KV cache {:.1f} GiB of {:.1f} GiB "
+      "usable = {:.0f}k tokens per replica\n",
+      mem.weights / kGiB, mem.activations / kGiB, mem.graphs / kGiB, std::max(0.0, mem.kv_cache) / kGiB,
+      mem.usable / kGiB, mem.token_capacity / 1e3);
   if (!r.fits) {
     fmt::print("\nDOES NOT FIT: {}\n", r.reason);
     return;
@@ -280,33 +327,45 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   row("requests/s", m.requests_per_s);
   fmt::print("  {:<24}{:>14.1f}  (1 / mean TPOT)\n", "tokens/s per user", m.tokens_per_s_per_user);
   fmt::print("\n{:<26}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90", "p99");
-  for (const auto& [name, st] : {std::pair{"TTFT", m.ttft}, std::pair{"TPOT", m.tpot}, std::pair{"ITL", m.itl}, std::pair{"E2E", m.e2e}}) {
+  for (const auto& [name, st] :
+       {std::pair{"TTFT", m.ttft}, std::pair{"TPOT", m.tpot}, std::pair{"ITL", m.itl}, std::pair{"E2E", m.e2e}}) {
     fmt::print("  {:<24}{:>10}{:>10}{:>10}{:>10}\n", name, ms(st.mean), ms(st.p50), ms(st.p90), ms(st.p99));
   }
-  fmt::print("  TTFT = first token - arrival (queueing included); TPOT = (last - first token) / (output - 1) per request;\n"
-             "  ITL = gap between consecutive tokens over all tokens; E2E = last token - arrival.\n");
+  fmt::print(
+      "  TTFT = first token - arrival (queueing included); TPOT = (last - first token) / (output - 1) per request;\n"
+      "  ITL = gap between consecutive tokens over all tokens; E2E = last token - arrival.\n");
   if (s.slo.ttft_s > 0 || s.slo.tpot_s > 0) {
-    const bool meets = (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s);
-    fmt::print("\nSLO         TTFT <= {} ms, TPOT <= {} ms: {:.1f}% of requests meet it, goodput {:.2f} req/s; p99 {}\n",
-               s.slo.ttft_s > 0 ? ms(s.slo.ttft_s) : "-", s.slo.tpot_s > 0 ? ms(s.slo.tpot_s) : "-", 100 * m.slo_attainment,
-               m.goodput_requests_per_s, meets ? "MEETS the SLO" : "MISSES the SLO");
+    const bool meets =
+        (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s);
+    fmt::print(
+        "\nSLO         TTFT <= {} ms, TPOT <= {} ms: {:.1f}% of requests meet it, goodput {:.2f} req/s; p99 {}\n",
+        s.slo.ttft_s > 0 ? ms(s.slo.ttft_s) : "-", s.slo.tpot_s > 0 ? ms(s.slo.tpot_s) : "-", 100 * m.slo_attainment,
+        m.goodput_requests_per_s, meets ? "MEETS the SLO" : "MISSES the SLO");
   }
-  fmt::print("\nengine      batch mean {:.1f} | KV usage mean {:.0f}% max {:.0f}% | queue mean {:.1f} max {:.0f} | preemptions {} | {} iterations\n",
-             m.batch_mean, 100 * m.kv_usage_mean, 100 * m.kv_usage_max, m.queue_mean, m.queue_max, r.preemptions, r.iterations.size());
+  fmt::print(
+      "\nengine      batch mean {:.1f} | KV usage mean {:.0f}% max {:.0f}% | queue mean {:.1f} max {:.0f} | "
+      "preemptions {} | {} iterations\n",
+      m.batch_mean, 100 * m.kv_usage_mean, 100 * m.kv_usage_max, m.queue_mean, m.queue_max, r.preemptions,
+      r.iterations.size());
   if (!d.kv_offload.tier.empty()) {
-    fmt::print("KV offload  {}: {:.0f} GB per replica at {:.0f} GB/s per GPU; {} of the {} preemptions moved there and back\n",
-               d.kv_offload.tier, d.kv_offload.capacity / 1e9, d.kv_offload.bandwidth / 1e9, r.offloads, r.preemptions);
+    fmt::print(
+        "KV offload  {}: {:.0f} GB per replica at {:.0f} GB/s per GPU; {} of the {} preemptions moved there and back\n",
+        d.kv_offload.tier, d.kv_offload.capacity / 1e9, d.kv_offload.bandwidth / 1e9, r.offloads, r.preemptions);
   }
   if (r.rejected > 0) fmt::print("            {} requests rejected: larger than the whole KV cache\n", r.rejected);
   const auto& p = r.time_by_part;
   const double tot = p.total() > 0 ? p.total() : 1.0;
-  fmt::print("GPU time    linear {:.0f}% | experts {:.0f}% | attention {:.0f}% | other {:.0f}% | TP comm {:.0f}% | EP comm {:.0f}% | PP {:.0f}% | overhead {:.0f}%{}\n",
-             100 * p.linear / tot, 100 * p.experts / tot, 100 * p.attention / tot, 100 * p.other / tot, 100 * p.tp_comm / tot,
-             100 * p.ep_comm / tot, 100 * p.pp_comm / tot, 100 * p.overhead / tot,
-             p.draft > 0 ? fmt::format(" | drafting {:.0f}%", 100 * p.draft / tot) : "");
+  fmt::print(
+      "GPU time    linear {:.0f}% | experts {:.0f}% | attention {:.0f}% | other {:.0f}% | TP comm {:.0f}% | EP comm "
+      "{:.0f}% | PP {:.0f}% | overhead {:.0f}%{}\n",
+      100 * p.linear / tot, 100 * p.experts / tot, 100 * p.attention / tot, 100 * p.other / tot, 100 * p.tp_comm / tot,
+      100 * p.ep_comm / tot, 100 * p.pp_comm / tot, 100 * p.overhead / tot,
+      p.draft > 0 ? fmt::format(" | drafting {:.0f}%", 100 * p.draft / tot) : "");
   if (s.price_per_gpu_hour > 0) {
-    fmt::print("cost        ${:.3f} per million output tokens, ${:.3f} per million total tokens (at ${:.2f} per GPU-hour, {})\n",
-               m.cost_per_million_output_tokens, m.cost_per_million_total_tokens, s.price_per_gpu_hour, d.cluster.system.name);
+    fmt::print(
+        "cost        ${:.3f} per million output tokens, ${:.3f} per million total tokens (at ${:.2f} per GPU-hour, "
+        "{})\n",
+        m.cost_per_million_output_tokens, m.cost_per_million_total_tokens, s.price_per_gpu_hour, d.cluster.system.name);
   }
   fmt::print("\n{:>10}{:>8}{:>10}{:>8}{:>8}   over time (10 samples)\n", "time s", "batch", "tokens", "KV %", "queue");
   for (const auto& it : downsample(r.iterations, 10)) {
@@ -314,7 +373,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   }
 }
 
-std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m) {
+std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeResult& r,
+                         const serving::ServeSummary& m) {
   using observability::counter;
   using observability::gauge;
   const std::vector<std::pair<std::string, std::string>> labels{{"model_name", s.deployment.model.name}};
@@ -341,11 +401,21 @@ std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeRes
   auto hist = [&](std::string name, std::string help, const std::vector<double>& v, const std::vector<double>& b) {
     double sum = 0;
     for (double x : v) sum += x;
-    return observability::Histogram{std::move(name), std::move(help), labels, b, observability::cumulative_counts(v, b), sum,
+    return observability::Histogram{std::move(name),
+                                    std::move(help),
+                                    labels,
+                                    b,
+                                    observability::cumulative_counts(v, b),
+                                    sum,
                                     static_cast<double>(v.size())};
   };
-  observability::Histogram itl{"vllm:time_per_output_token_seconds", "Time per output token (inter-token latency, one per decoded token)",
-                               labels, tpot_b, {}, r.itl.sum(), r.itl.count()};
+  observability::Histogram itl{"vllm:time_per_output_token_seconds",
+                               "Time per output token (inter-token latency, one per decoded token)",
+                               labels,
+                               tpot_b,
+                               {},
+                               r.itl.sum(),
+                               r.itl.count()};
   for (double b : tpot_b) itl.cumulative.push_back(r.itl.count_below(b));
   return observability::to_prometheus_text(g) +
          observability::to_prometheus_histograms(
@@ -357,7 +427,8 @@ std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeRes
 
 void add_serve_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<ServeOptions>();
-  auto* cmd = app.add_subcommand("serve", "Simulate an inference engine serving a workload: throughput, TTFT/TPOT/ITL, SLO, cost");
+  auto* cmd = app.add_subcommand(
+      "serve", "Simulate an inference engine serving a workload: throughput, TTFT/TPOT/ITL, SLO, cost");
   cmd->footer(
       "One replica (tp x pp GPUs) runs the engine's scheduler iteration by iteration: continuous batching,\n"
       "chunked prefill with a token budget, a paged KV cache sized from the memory left after weights,\n"
@@ -389,16 +460,19 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "Cold start: time to load the replica's weights from this storage tier (instance-nvme, s3, "
                   "fsx-persistent2-1000, ... from the catalog) before the first token")
       ->type_name("STORAGE");
-  cmd->add_option("--kv-offload", opts->kv_offload,
-                  "KV tier below HBM: host (DRAM over PCIe), grace (LPDDR5X over NVLink-C2C on GB200), nvme (local SSDs); "
-                  "when KV runs out, sequences move there and back instead of being recomputed")
+  cmd->add_option(
+         "--kv-offload", opts->kv_offload,
+         "KV tier below HBM: host (DRAM over PCIe), grace (LPDDR5X over NVLink-C2C on GB200), nvme (local SSDs); "
+         "when KV runs out, sequences move there and back instead of being recomputed")
       ->type_name("TIER");
-  cmd->add_option("--router", opts->router,
-                  "Fleet router with --replicas: round-robin, least-outstanding (join the shortest queue), prefix-aware "
-                  "(a prefix group's replica unless overloaded)")
+  cmd->add_option(
+         "--router", opts->router,
+         "Fleet router with --replicas: round-robin, least-outstanding (join the shortest queue), prefix-aware "
+         "(a prefix group's replica unless overloaded)")
       ->capture_default_str();
-  cmd->add_option("--disagg", opts->disagg,
-                  "Disaggregated prefill/decode: P:D instances of the replica layout (e.g. 1:3), simulated as two pools")
+  cmd->add_option(
+         "--disagg", opts->disagg,
+         "Disaggregated prefill/decode: P:D instances of the replica layout (e.g. 1:3), simulated as two pools")
       ->type_name("P:D");
   cmd->add_option("--kv-transfer", opts->kv_transfer,
                   "Disaggregated KV transfer: layer (streamed behind the prefill) or request (whole, after it)")
@@ -415,20 +489,24 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     std::optional<ColdStart> cold;
     if (!o.cold_start.empty()) cold = cold_start(o.cold_start, s.deployment, ctx.catalog());
     engine::TraceSink* sink = o.trace.empty() ? nullptr : &buffer;
-    const auto r = topo.prefill > 0 ? serving::simulate_disaggregated(model, model, topo.dis, s.workload, requests, sink)
-                   : topo.instances > 1 ? serving::simulate_fleet(model, s.workload, requests, topo.instances, topo.router, sink)
-                                        : serving::simulate(model, s.workload, requests, sink);
+    const auto r =
+        topo.prefill > 0     ? serving::simulate_disaggregated(model, model, topo.dis, s.workload, requests, sink)
+        : topo.instances > 1 ? serving::simulate_fleet(model, s.workload, requests, topo.instances, topo.router, sink)
+                             : serving::simulate(model, s.workload, requests, sink);
     const auto m = serving::summarize(r, s.slo, s.price_per_gpu_hour);
     if (!o.trace.empty()) {
       observability::TraceMetadata meta;
-      meta.other_data = {{"model", s.deployment.model.name}, {"system", s.deployment.cluster.system.name},
-                         {"engine", s.deployment.engine.name}, {"workload", serving::describe(s.workload)}};
+      meta.other_data = {{"model", s.deployment.model.name},
+                         {"system", s.deployment.cluster.system.name},
+                         {"engine", s.deployment.engine.name},
+                         {"workload", serving::describe(s.workload)}};
       write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
     }
     if (!o.metrics.empty()) write_file_atomically(o.metrics, metrics_text(s, r, m), "--metrics");
     std::optional<nlohmann::json> series;
     if (!o.metrics_out.out.empty()) {
-      const auto options = resolve_metrics_options(o.metrics_out, s.deployment.model.name + "-" + s.deployment.engine.name);
+      const auto options =
+          resolve_metrics_options(o.metrics_out, s.deployment.model.name + "-" + s.deployment.engine.name);
       series = write_metrics_file(o.metrics_out, "serve.om", [&](observability::MetricsOutput& w) {
         return telemetry::write_serving_metrics(r, s.deployment.model.name, options, w);
       });
@@ -437,25 +515,30 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     if (!o.timeseries.empty()) {
       std::string csv = "time_s,iteration_s,batch,decode_seqs,prefill_tokens,tokens,waiting,kv_usage,preemptions\n";
       for (const auto& it : r.iterations) {
-        csv += fmt::format("{:.6f},{:.6f},{},{},{},{},{},{:.4f},{}\n", it.time_s, it.duration_s, it.running, it.decode_seqs,
-                           it.prefill_tokens, it.tokens, it.waiting, it.kv_usage, it.preemptions);
+        csv += fmt::format("{:.6f},{:.6f},{},{},{},{},{},{:.4f},{}\n", it.time_s, it.duration_s, it.running,
+                           it.decode_seqs, it.prefill_tokens, it.tokens, it.waiting, it.kv_usage, it.preemptions);
       }
       write_file_atomically(o.timeseries, csv, "--timeseries");
     }
     if (o.json) {
       auto j = to_json(s, r, m, topo);
       if (cold) {
-        j["cold_start"] = {{"storage", cold->tier}, {"weights_bytes", cold->bytes}, {"load_s", cold->seconds},
-                           {"bottleneck", cold->bottleneck}, {"first_token_after_s", cold->seconds + m.ttft.mean}};
+        j["cold_start"] = {{"storage", cold->tier},
+                           {"weights_bytes", cold->bytes},
+                           {"load_s", cold->seconds},
+                           {"bottleneck", cold->bottleneck},
+                           {"first_token_after_s", cold->seconds + m.ttft.mean}};
       }
       if (series) j["metrics"] = *series;
       std::cout << j.dump(2) << "\n";
     } else {
       print(s, r, m, topo);
       if (cold) {
-        fmt::print("cold start  weights {:.1f} GB per replica from {}: {:.1f} s (bottleneck: {}) before the first token; the first\n"
-                   "            request's first token at {:.1f} s\n",
-                   cold->bytes / 1e9, cold->tier, cold->seconds, cold->bottleneck, cold->seconds + m.ttft.mean);
+        fmt::print(
+            "cold start  weights {:.1f} GB per replica from {}: {:.1f} s (bottleneck: {}) before the first token; the "
+            "first\n"
+            "            request's first token at {:.1f} s\n",
+            cold->bytes / 1e9, cold->tier, cold->seconds, cold->bottleneck, cold->seconds + m.ttft.mean);
       }
       if (series) std::cout << metrics_line(*series);
     }

@@ -13,18 +13,18 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cstdlib>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
-#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
 #include "cli/run_captured.hpp"
 #include "cli/sweep_grid.hpp"
@@ -89,16 +89,20 @@ void check_flags(const SweepGrid& g, const std::vector<std::string>& globals) {
     return false;
   };
   for (const auto& [k, v] : g.fixed) {
-    if (!known(k)) throw core::InputError(g.file, 0, "fixed." + k, fmt::format("'fmsim {}' has no flag --{}", g.command, k));
+    if (!known(k))
+      throw core::InputError(g.file, 0, "fixed." + k, fmt::format("'fmsim {}' has no flag --{}", g.command, k));
   }
   for (const auto& [k, v] : g.axes) {
-    if (!known(k)) throw core::InputError(g.file, 0, "grid." + k, fmt::format("'fmsim {}' has no flag --{}", g.command, k));
+    if (!known(k))
+      throw core::InputError(g.file, 0, "grid." + k, fmt::format("'fmsim {}' has no flag --{}", g.command, k));
   }
 }
 
 nlohmann::json manifest(const SweepGrid& g) {
-  return {{"version", 1},      {"grid", fs::absolute(g.file).string()}, {"command", g.command}, {"digest", g.digest},
-          {"points", g.points}, {"chunk", g.chunk},                     {"chunks", g.chunks}};
+  return {{"version", 1},         {"grid", fs::absolute(g.file).string()},
+          {"command", g.command}, {"digest", g.digest},
+          {"points", g.points},   {"chunk", g.chunk},
+          {"chunks", g.chunks}};
 }
 
 // Creates DIR (and chunks/, logs/) and its manifest, or checks that an existing DIR holds this
@@ -112,9 +116,10 @@ void prepare_dir(const SweepGrid& g, const fs::path& dir) {
   if (fs::exists(m)) {
     const auto old = nlohmann::json::parse(read_file(m.string(), "--out"), nullptr, false);
     if (old.is_discarded() || old.value("digest", "") != g.digest) {
-      throw core::InputError::flag("--out", fmt::format("'{}' holds the results of a different sweep (its grid, flags or "
-                                                        "chunk size changed); give another --out or remove it",
-                                                        dir.string()));
+      throw core::InputError::flag("--out",
+                                   fmt::format("'{}' holds the results of a different sweep (its grid, flags or "
+                                               "chunk size changed); give another --out or remove it",
+                                               dir.string()));
     }
     return;
   }
@@ -132,12 +137,14 @@ std::vector<long long> missing_chunks(const SweepGrid& g, const fs::path& dir) {
 // One task: the points of chunk k, in order, into chunks/k.jsonl.
 void run_chunk(const SweepGrid& g, const fs::path& dir, long long k, const std::vector<std::string>& globals) {
   if (k < 0 || k >= g.chunks) {
-    throw core::InputError::flag("--chunk", fmt::format("{} is out of range; this sweep has chunks 0 to {}", k, g.chunks - 1));
+    throw core::InputError::flag("--chunk",
+                                 fmt::format("{} is out of range; this sweep has chunks 0 to {}", k, g.chunks - 1));
   }
   const fs::path m = dir / "sweep.json";
   const auto man = nlohmann::json::parse(read_file(m.string(), "--out"), nullptr, false);
   if (man.is_discarded() || man.value("digest", "") != g.digest) {
-    throw core::InputError::flag("--out", fmt::format("'{}' belongs to a different sweep than {}", dir.string(), g.file));
+    throw core::InputError::flag("--out",
+                                 fmt::format("'{}' belongs to a different sweep than {}", dir.string(), g.file));
   }
   const fs::path path = chunk_path(dir, k);
   if (fs::exists(path)) return;
@@ -159,13 +166,15 @@ void run_chunk(const SweepGrid& g, const fs::path& dir, long long k, const std::
 // line per tenth of the chunks otherwise.
 class Progress {
  public:
-  Progress(const SweepGrid& g, long long done_before) : g_(g), tty_(::isatty(2) != 0), start_(Clock::now()), last_tenth_(-1) {
+  Progress(const SweepGrid& g, long long done_before)
+      : g_(g), tty_(::isatty(2) != 0), start_(Clock::now()), last_tenth_(-1) {
     update(done_before, 0, "");
   }
   void update(long long chunks_done, int running, const std::string& where) {
     const long long points = std::min<std::int64_t>(g_.points, chunks_done * g_.chunk);
     const double s = std::chrono::duration<double>(Clock::now() - start_).count();
-    const std::string line = fmt::format("sweep: {}/{} chunks, {}/{} points", chunks_done, g_.chunks, points, g_.points);
+    const std::string line =
+        fmt::format("sweep: {}/{} chunks, {}/{} points", chunks_done, g_.chunks, points, g_.points);
     const long long tenth = g_.chunks > 0 ? chunks_done * 10 / g_.chunks : 10;
     if (tty_) {
       std::cerr << fmt::format("\r{}, {} running{}, {:.0f} s\x1b[K", line, running, where, s) << std::flush;
@@ -207,8 +216,9 @@ fs::path self_executable() {
       if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate);
     }
   }
-  throw core::InputError::flag("sweep", "runs its chunks with the fmsim executable, which is neither this program nor on "
-                                        "PATH; set FMSIM_EXECUTABLE to its path");
+  throw core::InputError::flag("sweep",
+                               "runs its chunks with the fmsim executable, which is neither this program nor on "
+                               "PATH; set FMSIM_EXECUTABLE to its path");
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool search_path) {
@@ -243,9 +253,9 @@ std::vector<std::string> task_argv(const fs::path& exe, const std::vector<std::s
                                    const fs::path& dir, const std::string& chunk) {
   std::vector<std::string> argv{exe.string()};
   argv.insert(argv.end(), globals.begin(), globals.end());
-  for (const std::string& w : {std::string("sweep"), fs::absolute(g.file).string(), std::string("--out"),
-                              fs::absolute(dir).string(), std::string("--chunk-size"), std::to_string(g.chunk),
-                              std::string("--chunk"), chunk}) {
+  for (const std::string& w :
+       {std::string("sweep"), fs::absolute(g.file).string(), std::string("--out"), fs::absolute(dir).string(),
+        std::string("--chunk-size"), std::to_string(g.chunk), std::string("--chunk"), chunk}) {
     argv.push_back(w);
   }
   return argv;
@@ -264,8 +274,8 @@ std::vector<std::string> run_local(const SweepGrid& g, const fs::path& dir, cons
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       const long long k = todo[next++];
-      const pid_t pid = spawn(task_argv(exe, globals, g, dir, std::to_string(k)), dir / "logs" / fmt::format("chunk-{:06d}.log", k),
-                              false);
+      const pid_t pid = spawn(task_argv(exe, globals, g, dir, std::to_string(k)),
+                              dir / "logs" / fmt::format("chunk-{:06d}.log", k), false);
       if (pid < 0) {
         failures.push_back(fmt::format("chunk {}: cannot start {}", k, exe.string()));
         continue;
@@ -284,10 +294,10 @@ std::vector<std::string> run_local(const SweepGrid& g, const fs::path& dir, cons
       ++done;
     } else {
       const fs::path log = dir / "logs" / fmt::format("chunk-{:06d}.log", k);
-      failures.push_back(fmt::format("chunk {} failed ({}); {}: {}", k,
-                                     WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
-                                                       : fmt::format("signal {}", WTERMSIG(status)),
-                                     log.string(), tail_of(log)));
+      failures.push_back(fmt::format(
+          "chunk {} failed ({}); {}: {}", k,
+          WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : fmt::format("signal {}", WTERMSIG(status)),
+          log.string(), tail_of(log)));
     }
     progress.update(done, static_cast<int>(running.size()), "");
   }
@@ -303,8 +313,7 @@ std::pair<int, std::string> slurm_client(const std::vector<std::string>& argv, c
   std::string out;
   try {
     out = read_file(log.string(), "--out");
-  } catch (const core::InputError&) {
-  }
+  } catch (const core::InputError&) {}
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
 
@@ -334,10 +343,12 @@ std::vector<std::string> run_slurm(const SweepGrid& g, const fs::path& dir, cons
   const fs::path adir = fs::absolute(dir);
   std::string script = "#!/bin/sh\n# fmsim sweep " + fs::absolute(g.file).string() + ": one array task per chunk\n";
   script += "#SBATCH --job-name=fmsim-sweep\n#SBATCH --ntasks=1\n";
-  script += "#SBATCH --array=" + index_ranges(todo) + (a.max_parallel > 0 ? fmt::format("%{}", a.max_parallel) : "") + "\n";
+  script +=
+      "#SBATCH --array=" + index_ranges(todo) + (a.max_parallel > 0 ? fmt::format("%{}", a.max_parallel) : "") + "\n";
   script += "#SBATCH --output=" + (adir / "logs" / "slurm-%A_%a.out").string() + "\n";
   std::string command;
-  for (const auto& w : task_argv(exe, globals, g, dir, "PLACEHOLDER")) command += (command.empty() ? "" : " ") + shell_quote(w);
+  for (const auto& w : task_argv(exe, globals, g, dir, "PLACEHOLDER"))
+    command += (command.empty() ? "" : " ") + shell_quote(w);
   command.replace(command.find("'PLACEHOLDER'"), 13, "\"$SLURM_ARRAY_TASK_ID\"");
   script += "exec " + command + "\n";
   const fs::path script_path = adir / "sweep.sbatch";
@@ -349,13 +360,15 @@ std::vector<std::string> run_slurm(const SweepGrid& g, const fs::path& dir, cons
   const auto [rc, out] = slurm_client(submit, adir / "logs" / "sbatch.out");
   if (rc != 0) return {fmt::format("sbatch failed (exit {}): {}", rc, out)};
   const std::string job = out.substr(0, out.find_first_of(";\n"));
-  std::cerr << fmt::format("sweep: submitted Slurm job {} (array {}, {} tasks)\n", job, index_ranges(todo), todo.size());
+  std::cerr << fmt::format("sweep: submitted Slurm job {} (array {}, {} tasks)\n", job, index_ranges(todo),
+                           todo.size());
 
   Progress progress(g, g.chunks - static_cast<long long>(todo.size()));
   const auto poll = std::chrono::duration<double>(a.poll);
   while (true) {
     const long long done = g.chunks - static_cast<long long>(missing_chunks(g, dir).size());
-    const auto [qrc, queue] = slurm_client({"squeue", "-h", "-r", "-j", job, "-o", "%i %t"}, adir / "logs" / "squeue.out");
+    const auto [qrc, queue] =
+        slurm_client({"squeue", "-h", "-r", "-j", job, "-o", "%i %t"}, adir / "logs" / "squeue.out");
     int running = 0;
     bool listed = false;
     std::istringstream in(queue);
@@ -372,7 +385,8 @@ std::vector<std::string> run_slurm(const SweepGrid& g, const fs::path& dir, cons
       std::vector<std::string> failures;
       for (const long long k : left) {
         const fs::path log = adir / "logs" / fmt::format("slurm-{}_{}.out", job, k);
-        failures.push_back(fmt::format("chunk {} did not finish in Slurm job {}; {}: {}", k, job, log.string(), tail_of(log)));
+        failures.push_back(
+            fmt::format("chunk {} did not finish in Slurm job {}; {}: {}", k, job, log.string(), tail_of(log)));
       }
       return failures;
     }
@@ -391,7 +405,8 @@ void gather(const SweepGrid& g, const fs::path& dir, nlohmann::json& summary) {
   for (long long k = 0; k < g.chunks; ++k) {
     chunks.push_back(read_file(chunk_path(dir, k).string(), "--out"));
     jsonl += chunks.back();
-    for (auto p = chunks.back().find("\"error\":"); p != std::string::npos; p = chunks.back().find("\"error\":", p + 1)) ++errors;
+    for (auto p = chunks.back().find("\"error\":"); p != std::string::npos; p = chunks.back().find("\"error\":", p + 1))
+      ++errors;
   }
   write_file_atomically((dir / "results.jsonl").string(), jsonl, "--out");
   write_file_atomically((dir / "results.csv").string(), records_to_csv(g, chunks), "--out");
@@ -410,7 +425,8 @@ void run_sweep(const SweepArgs& a, Context& ctx) {
   }
   check_flags(g, globals);
   if (a.jobs < 0) throw core::InputError::flag("--jobs", "must be 1 or more (0 = every core)");
-  if (!(a.poll > 0.0 && a.poll <= 3600.0)) throw core::InputError::flag("--poll", "allowed: more than 0 to 3600 seconds");
+  if (!(a.poll > 0.0 && a.poll <= 3600.0))
+    throw core::InputError::flag("--poll", "allowed: more than 0 to 3600 seconds");
   nlohmann::json summary = manifest(g);
   summary["out"] = dir.string();
   if (a.dry_run) {
@@ -422,8 +438,8 @@ void run_sweep(const SweepArgs& a, Context& ctx) {
     if (a.json) {
       std::cout << summary.dump(2) << "\n";
     } else {
-      std::cout << fmt::format("{} points in {} chunks of {} ({} flags varied); first point:\n  {}\n", g.points, g.chunks,
-                               g.chunk, g.axes.size(), first);
+      std::cout << fmt::format("{} points in {} chunks of {} ({} flags varied); first point:\n  {}\n", g.points,
+                               g.chunks, g.chunk, g.axes.size(), first);
     }
     return;
   }
@@ -434,9 +450,10 @@ void run_sweep(const SweepArgs& a, Context& ctx) {
   const auto failures = a.slurm ? run_slurm(g, dir, globals, a) : run_local(g, dir, globals, jobs);
   if (!failures.empty()) {
     for (const auto& f : failures) std::cerr << "fmsim: sweep: " << f << "\n";
-    std::cerr << fmt::format("fmsim: sweep: {} of {} chunks failed; finished chunks are kept: run the same command again to "
-                             "redo only the rest\n",
-                             failures.size(), g.chunks);
+    std::cerr << fmt::format(
+        "fmsim: sweep: {} of {} chunks failed; finished chunks are kept: run the same command again to "
+        "redo only the rest\n",
+        failures.size(), g.chunks);
     ctx.exit_code = 1;
     return;
   }
@@ -457,17 +474,20 @@ void run_sweep(const SweepArgs& a, Context& ctx) {
 
 void add_sweep_command(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<SweepArgs>();
-  auto* cmd = app.add_subcommand("sweep", "Run any command over a grid of flag values, locally or as a Slurm job array, "
-                                          "into one CSV and JSON Lines file");
+  auto* cmd = app.add_subcommand("sweep",
+                                 "Run any command over a grid of flag values, locally or as a Slurm job array, "
+                                 "into one CSV and JSON Lines file");
   cmd->add_option("GRID", args->grid, "Sweep YAML: kind: Sweep, command, fixed flags, grid of flag values")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", args->out, "Results folder (default: GRID's name + .sweep); holds chunks/, logs/, "
-                                      "results.csv, results.jsonl")
+  cmd->add_option("--out", args->out,
+                  "Results folder (default: GRID's name + .sweep); holds chunks/, logs/, "
+                  "results.csv, results.jsonl")
       ->type_name("DIR");
   cmd->add_option("--jobs,-j", args->jobs, "Worker processes on this machine (default: every core)");
   cmd->add_flag("--slurm", args->slurm, "Submit the chunks as one Slurm job array (sbatch --array) and wait for them");
-  cmd->add_option("--sbatch-arg", args->sbatch_args, "Extra sbatch option, e.g. --sbatch-arg=--partition=cpu (repeatable)")
+  cmd->add_option("--sbatch-arg", args->sbatch_args,
+                  "Extra sbatch option, e.g. --sbatch-arg=--partition=cpu (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--max-parallel", args->max_parallel, "With --slurm: at most this many array tasks at once (%N)");
   cmd->add_option("--poll", args->poll, "With --slurm: seconds between progress checks")->capture_default_str();

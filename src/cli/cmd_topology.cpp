@@ -18,7 +18,7 @@ namespace {
 struct TopologyFlags {
   std::string flavour;
   std::string cluster = "p5.48xlarge:32";
-  std::string plugin;        ///< tree | block; default block for UltraServers, tree otherwise
+  std::string plugin;  ///< tree | block; default block for UltraServers, tree otherwise
   std::string node_prefix = "node";
   std::string output;
   bool json = false;
@@ -30,7 +30,8 @@ nlohmann::json layout_json(const orchestration::ClusterLayout& layout) {
     nlohmann::json n{{"name", layout.node_names[static_cast<std::size_t>(i)]}};
     const int leaf = layout.node_leaf.empty() ? -1 : layout.node_leaf[static_cast<std::size_t>(i)];
     if (leaf >= 0) n["leaf_switch"] = layout.switches[static_cast<std::size_t>(leaf)].name;
-    if (layout.node_block[static_cast<std::size_t>(i)] >= 0) n["block"] = layout.node_block[static_cast<std::size_t>(i)] + 1;
+    if (layout.node_block[static_cast<std::size_t>(i)] >= 0)
+      n["block"] = layout.node_block[static_cast<std::size_t>(i)] + 1;
     nodes.push_back(n);
   }
   nlohmann::json switches = nlohmann::json::array();
@@ -39,8 +40,11 @@ nlohmann::json layout_json(const orchestration::ClusterLayout& layout) {
     if (sw.parent >= 0) s["parent"] = layout.switches[static_cast<std::size_t>(sw.parent)].name;
     switches.push_back(s);
   }
-  return {{"instance_type", layout.instance_type}, {"gpus_per_node", layout.gpus_per_node},
-          {"block_size", layout.block_size}, {"nodes", nodes}, {"switches", switches}};
+  return {{"instance_type", layout.instance_type},
+          {"gpus_per_node", layout.gpus_per_node},
+          {"block_size", layout.block_size},
+          {"nodes", nodes},
+          {"switches", switches}};
 }
 
 void run_topology(const TopologyFlags& f, Context& ctx) {

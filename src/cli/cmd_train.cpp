@@ -37,25 +37,38 @@ std::string job_line(const training::TrainingJob& job) {
 
 std::string layout_line(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& l = job.layout;
-  return fmt::format("layout      tp{} pp{} vp{} cp{} ep{} etp{} dp{}{} | mbs {} gbs {} ({} micro-batches) | seq {} | {} | "
-                     "recompute {} | {} | stack {}",
-                     l.tp, l.pp, l.vp, l.cp, l.ep, l.etp, l.dp, l.sequence_parallel && l.tp > 1 ? " +sp" : "",
-                     l.micro_batch, l.global_batch, r.micro_batches, job.seq_len,
-                     core::precision_label(l.precision, l.fp8_recipe), parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
+  return fmt::format(
+             "layout      tp{} pp{} vp{} cp{} ep{} etp{} dp{}{} | mbs {} gbs {} ({} micro-batches) | seq {} | {} | "
+             "recompute {} | {} | stack {}",
+             l.tp, l.pp, l.vp, l.cp, l.ep, l.etp, l.dp, l.sequence_parallel && l.tp > 1 ? " +sp" : "", l.micro_batch,
+             l.global_batch, r.micro_batches, job.seq_len, core::precision_label(l.precision, l.fp8_recipe),
+             parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
          (job.model.is_moe() && job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher))
                                                    : std::string());
 }
 
 nlohmann::json layout_json(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& l = job.layout;
-  return {{"tp", l.tp}, {"pp", l.pp}, {"vp", l.vp}, {"cp", l.cp}, {"ep", l.ep}, {"etp", l.etp}, {"dp", l.dp},
-          {"sequence_parallel", l.sequence_parallel}, {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
-          {"micro_batches", r.micro_batches}, {"seq_len", job.seq_len}, {"precision", core::to_string(l.precision)},
-          {"fp8_recipe", l.precision == core::Precision::FP8 ? nlohmann::json(core::to_string(l.fp8_recipe)) : nlohmann::json()},
-          {"recompute", parallelism::to_string(l.recompute)}, {"sharding", parallelism::to_string(l.sharding)},
+  return {{"tp", l.tp},
+          {"pp", l.pp},
+          {"vp", l.vp},
+          {"cp", l.cp},
+          {"ep", l.ep},
+          {"etp", l.etp},
+          {"dp", l.dp},
+          {"sequence_parallel", l.sequence_parallel},
+          {"micro_batch", l.micro_batch},
+          {"global_batch", l.global_batch},
+          {"micro_batches", r.micro_batches},
+          {"seq_len", job.seq_len},
+          {"precision", core::to_string(l.precision)},
+          {"fp8_recipe",
+           l.precision == core::Precision::FP8 ? nlohmann::json(core::to_string(l.fp8_recipe)) : nlohmann::json()},
+          {"recompute", parallelism::to_string(l.recompute)},
+          {"sharding", parallelism::to_string(l.sharding)},
           {"stack", job.stack},
           {"moe_dispatcher", job.model.is_moe() && job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher))
-                                                                    : nlohmann::json()}};
+                                                                      : nlohmann::json()}};
 }
 
 void print_step(const training::TrainingJob& job, const training::StepResult& r) {
@@ -68,19 +81,24 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
   fmt::print("{:<24}{:>13.1f}%  (of the {} dense peak)\n", "MFU", 100.0 * r.mfu, core::to_string(l.precision));
   fmt::print("\nwhere the time goes (critical path)\n");
   const auto& b = r.breakdown;
-  const std::pair<const char*, core::Seconds> rows[] = {
-      {"compute", b.compute},        {"exposed TP comm", b.tp_comm}, {"exposed CP comm", b.cp_comm},
-      {"exposed EP all-to-all", b.ep_comm}, {"exposed PP send/recv", b.pp_comm}, {"exposed DP/FSDP comm", b.dp_comm},
-      {"pipeline bubble", b.bubble}, {"optimizer", b.optimizer},       {"other (framework)", b.other}};
+  const std::pair<const char*, core::Seconds> rows[] = {{"compute", b.compute},
+                                                        {"exposed TP comm", b.tp_comm},
+                                                        {"exposed CP comm", b.cp_comm},
+                                                        {"exposed EP all-to-all", b.ep_comm},
+                                                        {"exposed PP send/recv", b.pp_comm},
+                                                        {"exposed DP/FSDP comm", b.dp_comm},
+                                                        {"pipeline bubble", b.bubble},
+                                                        {"optimizer", b.optimizer},
+                                                        {"other (framework)", b.other}};
   for (const auto& [name, t] : rows) {
     fmt::print("  {:<24}{:>12}  {}\n", name, core::format_duration(t), pct(t.value(), step));
   }
   const auto& m = r.memory;
   fmt::print("\nmemory per GPU (first pipeline stage)  {} of {} usable: {}\n", core::format_bytes(m.total()),
              core::format_bytes(r.memory_capacity), r.fits_memory ? "fits" : "DOES NOT FIT (out of memory)");
-  const std::pair<const char*, core::Bytes> mem[] = {{"weights", m.weights},         {"gradients", m.gradients},
-                                                    {"optimizer states", m.optimizer}, {"activations", m.activations},
-                                                    {"buffers", m.buffers},           {"context + fragmentation", m.overhead}};
+  const std::pair<const char*, core::Bytes> mem[] = {
+      {"weights", m.weights},         {"gradients", m.gradients}, {"optimizer states", m.optimizer},
+      {"activations", m.activations}, {"buffers", m.buffers},     {"context + fragmentation", m.overhead}};
   for (const auto& [name, v] : mem) fmt::print("  {:<24}{:>12}\n", name, core::format_bytes(v));
   if (r.simulated_tasks > 0) fmt::print("\n(discrete-event simulation of {} tasks)\n", r.simulated_tasks);
 }
@@ -90,28 +108,41 @@ namespace {
 nlohmann::json to_json(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& b = r.breakdown;
   const auto& m = r.memory;
-  return nlohmann::json{
-      {"model", job.model.name},
-      {"system", job.cluster.system.name},
-      {"gpus", job.job_gpus()},
-      {"layout", layout_json(job, r)},
-      {"step_time_s", r.step_time.value()},
-      {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
-      {"model_tflops_per_gpu", r.model_tflops_per_gpu},
-      {"mfu", r.mfu},
-      {"breakdown_s",
-       {{"compute", b.compute.value()}, {"tp_comm", b.tp_comm.value()}, {"cp_comm", b.cp_comm.value()},
-        {"ep_comm", b.ep_comm.value()}, {"pp_comm", b.pp_comm.value()}, {"dp_comm", b.dp_comm.value()},
-        {"bubble", b.bubble.value()}, {"optimizer", b.optimizer.value()}, {"other", b.other.value()}}},
-      {"memory_bytes",
-       {{"weights", m.weights.value()}, {"gradients", m.gradients.value()}, {"optimizer", m.optimizer.value()},
-        {"activations", m.activations.value()}, {"buffers", m.buffers.value()}, {"overhead", m.overhead.value()},
-        {"total", m.total().value()}, {"capacity", r.memory_capacity.value()}}},
-      {"fits_memory", r.fits_memory},
-      {"comm_bytes_per_gpu",
-       {{"tp", r.comm.tp.value()}, {"cp", r.comm.cp.value()}, {"ep", r.comm.ep.value()}, {"pp", r.comm.pp.value()},
-        {"dp", r.comm.dp.value()}}},
-      {"simulated_tasks", r.simulated_tasks}};
+  return nlohmann::json{{"model", job.model.name},
+                        {"system", job.cluster.system.name},
+                        {"gpus", job.job_gpus()},
+                        {"layout", layout_json(job, r)},
+                        {"step_time_s", r.step_time.value()},
+                        {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+                        {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+                        {"mfu", r.mfu},
+                        {"breakdown_s",
+                         {{"compute", b.compute.value()},
+                          {"tp_comm", b.tp_comm.value()},
+                          {"cp_comm", b.cp_comm.value()},
+                          {"ep_comm", b.ep_comm.value()},
+                          {"pp_comm", b.pp_comm.value()},
+                          {"dp_comm", b.dp_comm.value()},
+                          {"bubble", b.bubble.value()},
+                          {"optimizer", b.optimizer.value()},
+                          {"other", b.other.value()}}},
+                        {"memory_bytes",
+                         {{"weights", m.weights.value()},
+                          {"gradients", m.gradients.value()},
+                          {"optimizer", m.optimizer.value()},
+                          {"activations", m.activations.value()},
+                          {"buffers", m.buffers.value()},
+                          {"overhead", m.overhead.value()},
+                          {"total", m.total().value()},
+                          {"capacity", r.memory_capacity.value()}}},
+                        {"fits_memory", r.fits_memory},
+                        {"comm_bytes_per_gpu",
+                         {{"tp", r.comm.tp.value()},
+                          {"cp", r.comm.cp.value()},
+                          {"ep", r.comm.ep.value()},
+                          {"pp", r.comm.pp.value()},
+                          {"dp", r.comm.dp.value()}}},
+                        {"simulated_tasks", r.simulated_tasks}};
 }
 
 std::vector<observability::Metric> to_metrics(const training::TrainingJob& job, const training::StepResult& r) {
@@ -125,21 +156,22 @@ std::vector<observability::Metric> to_metrics(const training::TrainingJob& job, 
   };
   std::vector<observability::Metric> out;
   out.push_back(gauge("fmsim_step_time_seconds", "Predicted time of one optimizer step", r.step_time.value(), labels));
-  out.push_back(gauge("fmsim_tokens_per_second_per_gpu", "Predicted training throughput per GPU", r.tokens_per_s_per_gpu, labels));
+  out.push_back(gauge("fmsim_tokens_per_second_per_gpu", "Predicted training throughput per GPU",
+                      r.tokens_per_s_per_gpu, labels));
   out.push_back(gauge("fmsim_model_flops_utilization_ratio", "Model FLOPs utilisation (0-1)", r.mfu, labels));
   const auto& b = r.breakdown;
   const std::pair<const char*, core::Seconds> parts[] = {
-      {"compute", b.compute}, {"tp_comm", b.tp_comm}, {"cp_comm", b.cp_comm}, {"ep_comm", b.ep_comm},
-      {"pp_comm", b.pp_comm}, {"dp_comm", b.dp_comm}, {"bubble", b.bubble}, {"optimizer", b.optimizer},
-      {"other", b.other}};
+      {"compute", b.compute}, {"tp_comm", b.tp_comm},     {"cp_comm", b.cp_comm},
+      {"ep_comm", b.ep_comm}, {"pp_comm", b.pp_comm},     {"dp_comm", b.dp_comm},
+      {"bubble", b.bubble},   {"optimizer", b.optimizer}, {"other", b.other}};
   for (const auto& [k, v] : parts) {
     out.push_back(gauge("fmsim_step_time_breakdown_seconds", "Critical-path time of one step by component", v.value(),
                         with({{"component", k}})));
   }
   const auto& m = r.memory;
   const std::pair<const char*, core::Bytes> mem[] = {{"weights", m.weights},     {"gradients", m.gradients},
-                                                    {"optimizer", m.optimizer}, {"activations", m.activations},
-                                                    {"buffers", m.buffers},     {"overhead", m.overhead}};
+                                                     {"optimizer", m.optimizer}, {"activations", m.activations},
+                                                     {"buffers", m.buffers},     {"overhead", m.overhead}};
   for (const auto& [k, v] : mem) {
     out.push_back(gauge("fmsim_memory_bytes", "Predicted memory per GPU by kind", v.value(), with({{"kind", k}})));
   }
@@ -173,11 +205,13 @@ void add_train_command(CLI::App& app, Context& ctx) {
     const training::Calibration& calibration = setup.calibration;
     const auto comm = training::make_comm_cost(job.cluster);
     engine::TraceBuffer buffer;
-    const auto result = o.analytical ? training::estimate_step(job, calibration, comm)
-                                     : training::simulate_step(job, calibration, comm, o.trace.empty() ? nullptr : &buffer);
+    const auto result = o.analytical
+                            ? training::estimate_step(job, calibration, comm)
+                            : training::simulate_step(job, calibration, comm, o.trace.empty() ? nullptr : &buffer);
     if (!o.trace.empty()) {
       observability::TraceMetadata meta;
-      meta.other_data = {{"model", job.model.name}, {"system", job.cluster.system.name},
+      meta.other_data = {{"model", job.model.name},
+                         {"system", job.cluster.system.name},
                          {"step_time_s", fmt::format("{:.6f}", result.step_time.value())}};
       write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
     }

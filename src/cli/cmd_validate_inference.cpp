@@ -187,9 +187,7 @@ std::vector<double> errors_of(const std::vector<RowResult>& rows, Metric RowResu
   return out;
 }
 
-std::string cell(const std::optional<double>& v, int digits) {
-  return v ? fmt::format("{:.{}f}", *v, digits) : "-";
-}
+std::string cell(const std::optional<double>& v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : "-"; }
 
 std::string err_cell(const Metric& m) {
   const auto e = m.error_pct();
@@ -205,13 +203,16 @@ nlohmann::json metric_json(const Metric& m) {
 }
 
 nlohmann::json stats_json(const ErrorStats& s) {
-  return {{"rows", s.n}, {"median_abs_error_pct", s.median}, {"p90_abs_error_pct", s.p90}, {"worst_abs_error_pct", s.worst},
+  return {{"rows", s.n},
+          {"median_abs_error_pct", s.median},
+          {"p90_abs_error_pct", s.p90},
+          {"worst_abs_error_pct", s.worst},
           {"mean_signed_error_pct", s.mean_signed}};
 }
 
 // Groups rows by a key and reports the throughput and latency medians of each group.
 std::map<std::string, std::vector<RowResult>> group_by(const std::vector<RowResult>& rows,
-                                                        std::string (*key)(const RowResult&)) {
+                                                       std::string (*key)(const RowResult&)) {
   std::map<std::string, std::vector<RowResult>> g;
   for (const auto& r : rows) {
     if (r.predicted) g[key(r)].push_back(r);
@@ -227,7 +228,8 @@ std::string scenario_key(const RowResult& r) { return r.row.scenario; }
 
 void add_validate_inference(CLI::App& validate, Context& ctx) {
   auto args = std::make_shared<ValidateArgs>();
-  auto* cmd = validate.add_subcommand("inference", "Predict validation/inference.csv (published serving measurements) and report the error");
+  auto* cmd = validate.add_subcommand(
+      "inference", "Predict validation/inference.csv (published serving measurements) and report the error");
   cmd->footer(
       "Each row is mapped to a model preset, a catalog system, a layout and an engine profile, and played\n"
       "through the serving simulator with the row's scenario: offline (all requests queued, engine max\n"
@@ -238,10 +240,15 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       "  fmsim validate inference\n"
       "  fmsim validate inference --csv validation/inference.csv --json\n"
       "  fmsim validate inference --calibration my_serving.yaml");
-  cmd->add_option("--csv", args->csv, "Measurements in the validation/inference.csv schema (default: the built-in copy)")->type_name("FILE");
-  cmd->add_option("--calibration", args->calibration, "Serving calibration YAML (default: data/calibration/serving.yaml)")->type_name("FILE");
+  cmd->add_option("--csv", args->csv,
+                  "Measurements in the validation/inference.csv schema (default: the built-in copy)")
+      ->type_name("FILE");
+  cmd->add_option("--calibration", args->calibration,
+                  "Serving calibration YAML (default: data/calibration/serving.yaml)")
+      ->type_name("FILE");
   cmd->add_flag("--json", args->json, "Machine-readable output; ends with \"summary\"");
-  cmd->add_flag("--markdown", args->markdown, "The summary and per-row tables as Markdown (docs/validation.md's serving section)");
+  cmd->add_flag("--markdown", args->markdown,
+                "The summary and per-row tables as Markdown (docs/validation.md's serving section)");
   cmd->callback([args, &ctx]() {
     const auto cal = config::load_serving_calibration(args->calibration);
     const auto rows = config::read_inference_csv(args->csv);
@@ -265,8 +272,8 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       out["csv"] = shown;
       nlohmann::json jrows = nlohmann::json::array();
       for (const auto& r : results) {
-        nlohmann::json j{{"id", r.row.id},       {"line", r.row.line},         {"engine", r.row.engine},
-                         {"gpu", r.row.gpu_text}, {"model", r.row.model_text}, {"scenario", r.row.scenario},
+        nlohmann::json j{{"id", r.row.id},          {"line", r.row.line},        {"engine", r.row.engine},
+                         {"gpu", r.row.gpu_text},   {"model", r.row.model_text}, {"scenario", r.row.scenario},
                          {"predicted", r.predicted}};
         if (!r.predicted) j["reason"] = r.reason;
         j["output_tok_s_per_gpu"] = metric_json(r.throughput);
@@ -286,7 +293,10 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
         }
       }
       out["by"] = groups;
-      out["errors"] = {{"throughput", stats_json(thr)}, {"ttft", stats_json(ttft)}, {"tpot", stats_json(tpot)}, {"e2e", stats_json(e2e)}};
+      out["errors"] = {{"throughput", stats_json(thr)},
+                       {"ttft", stats_json(ttft)},
+                       {"tpot", stats_json(tpot)},
+                       {"e2e", stats_json(e2e)}};
       out["held_out"] = "all rows: the serving calibration is not fitted to this file";
       out["meets_targets"] = meets;
       out["summary"] = {{"rows", static_cast<int>(results.size())},
@@ -298,28 +308,50 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       return;
     }
     if (!args->markdown) {
-      std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, results.size(), predicted);
+      std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, results.size(),
+                               predicted);
     }
-    TextTable t({{"id"}, {"engine"}, {"gpu"}, {"model"}, {"scenario"}, {"tok/s/GPU meas", true}, {"pred", true}, {"err", true},
-                 {"TTFT ms meas", true}, {"pred", true}, {"err", true}, {"TPOT ms meas", true}, {"pred", true}, {"err", true},
-                 {"E2E ms meas", true}, {"pred", true}, {"err", true}});
+    TextTable t({{"id"},
+                 {"engine"},
+                 {"gpu"},
+                 {"model"},
+                 {"scenario"},
+                 {"tok/s/GPU meas", true},
+                 {"pred", true},
+                 {"err", true},
+                 {"TTFT ms meas", true},
+                 {"pred", true},
+                 {"err", true},
+                 {"TPOT ms meas", true},
+                 {"pred", true},
+                 {"err", true},
+                 {"E2E ms meas", true},
+                 {"pred", true},
+                 {"err", true}});
     for (const auto& r : results) {
       std::string scen = r.row.scenario;
       if (r.row.concurrency > 0) scen += fmt::format(" {}", r.row.concurrency);
-      t.add({r.row.id, r.row.engine, r.row.gpu_text, r.row.model_text.substr(0, 24), scen, cell(r.throughput.measured, 1),
-             cell(r.throughput.predicted, 1), err_cell(r.throughput), cell(r.ttft.measured, 0), cell(r.ttft.predicted, 0),
-             err_cell(r.ttft), cell(r.tpot.measured, 1), cell(r.tpot.predicted, 1), err_cell(r.tpot), cell(r.e2e.measured, 0),
-             cell(r.e2e.predicted, 0), err_cell(r.e2e)},
-            r.predicted ? "" : "not predicted: " + r.reason);
+      t.add(
+          {r.row.id, r.row.engine, r.row.gpu_text, r.row.model_text.substr(0, 24), scen, cell(r.throughput.measured, 1),
+           cell(r.throughput.predicted, 1), err_cell(r.throughput), cell(r.ttft.measured, 0), cell(r.ttft.predicted, 0),
+           err_cell(r.ttft), cell(r.tpot.measured, 1), cell(r.tpot.predicted, 1), err_cell(r.tpot),
+           cell(r.e2e.measured, 0), cell(r.e2e.predicted, 0), err_cell(r.e2e)},
+          r.predicted ? "" : "not predicted: " + r.reason);
     }
     if (!args->markdown) {
       t.print(std::cout);
       std::cout << "\n";
     }
-    TextTable s({{"|error| %"}, {"rows", true}, {"median", true}, {"p90", true}, {"worst", true}, {"mean signed", true}, {"target"}});
+    TextTable s({{"|error| %"},
+                 {"rows", true},
+                 {"median", true},
+                 {"p90", true},
+                 {"worst", true},
+                 {"mean signed", true},
+                 {"target"}});
     auto srow = [&](const char* name, const ErrorStats& e, std::string target) {
-      s.add({name, std::to_string(e.n), fmt::format("{:.1f}", e.median), fmt::format("{:.1f}", e.p90), fmt::format("{:.1f}", e.worst),
-             fmt::format("{:+.1f}", e.mean_signed), std::move(target)});
+      s.add({name, std::to_string(e.n), fmt::format("{:.1f}", e.median), fmt::format("{:.1f}", e.p90),
+             fmt::format("{:.1f}", e.worst), fmt::format("{:+.1f}", e.mean_signed), std::move(target)});
     };
     srow("output tok/s/GPU", thr, fmt::format("median <= {:.0f}%", kThroughputTargetPct));
     srow("TTFT mean", ttft, fmt::format("median <= {:.0f}%", kLatencyTargetPct));
@@ -327,26 +359,33 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
     srow("E2E mean", e2e, "");
     if (args->markdown) {
       s.print_markdown(std::cout);
-      std::cout << fmt::format("\n{} of {} rows predicted ({:.0f}%).\n\n", predicted, results.size(), 100 * predicted_fraction);
+      std::cout << fmt::format("\n{} of {} rows predicted ({:.0f}%).\n\n", predicted, results.size(),
+                               100 * predicted_fraction);
       t.print_markdown(std::cout);
       return;
     }
     s.print(std::cout);
     for (const auto& [name, key] : groupings) {
       std::cout << fmt::format("\nby {}:\n", name);
-      TextTable g({{name}, {"rows", true}, {"tok/s median %", true}, {"TTFT median %", true}, {"TPOT median %", true}, {"E2E median %", true}});
+      TextTable g({{name},
+                   {"rows", true},
+                   {"tok/s median %", true},
+                   {"TTFT median %", true},
+                   {"TPOT median %", true},
+                   {"E2E median %", true}});
       for (const auto& [k, rows_k] : group_by(results, key)) {
         auto med = [&](Metric RowResult::*mm) {
           const auto e = error_stats(errors_of(rows_k, mm));
           return e.n ? fmt::format("{:.1f} ({})", e.median, e.n) : std::string("-");
         };
-        g.add({k, std::to_string(rows_k.size()), med(&RowResult::throughput), med(&RowResult::ttft), med(&RowResult::tpot),
-               med(&RowResult::e2e)});
+        g.add({k, std::to_string(rows_k.size()), med(&RowResult::throughput), med(&RowResult::ttft),
+               med(&RowResult::tpot), med(&RowResult::e2e)});
       }
       g.print(std::cout, "  ");
     }
-    std::cout << fmt::format("\n{} of {} rows predicted ({:.0f}%, target {:.0f}%); every row is held out (nothing fitted to this file).\n",
-                             predicted, results.size(), 100 * predicted_fraction, 100 * kPredictedTargetFraction);
+    std::cout << fmt::format(
+        "\n{} of {} rows predicted ({:.0f}%, target {:.0f}%); every row is held out (nothing fitted to this file).\n",
+        predicted, results.size(), 100 * predicted_fraction, 100 * kPredictedTargetFraction);
     std::cout << (meets ? "Meets the issue-14 targets.\n" : "Does NOT meet the issue-14 targets.\n");
   });
 }

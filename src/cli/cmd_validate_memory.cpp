@@ -30,8 +30,8 @@ struct Outcome {
   double capacity_gib = 0.0;
   double predicted_gib = 0.0;  // the row's quantity
   double error_pct = 0.0;
-  bool fits = true;            // device total within usable HBM
-  bool verdict_right = true;   // OOM rows: predicted not to fit; every other row: predicted to fit
+  bool fits = true;           // device total within usable HBM
+  bool verdict_right = true;  // OOM rows: predicted not to fit; every other row: predicted to fit
 };
 
 std::string_view quantity_name(config::MemoryQuantity q) {
@@ -62,7 +62,8 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
       "  fmsim validate memory\n"
       "  fmsim validate memory --json\n"
       "  fmsim validate memory --rows M001,M013");
-  cmd->add_option("--csv", opts->csv, "Measurements CSV (memory.csv schema; default: the built-in validation/memory.csv)")
+  cmd->add_option("--csv", opts->csv,
+                  "Measurements CSV (memory.csv schema; default: the built-in validation/memory.csv)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
   cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. M001,M013), each with its breakdown")->delimiter(',');
@@ -70,12 +71,14 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
     const auto rows = config::read_memory_csv(opts->csv, ctx.catalog());
     for (const auto& id : opts->rows) {
       if (std::none_of(rows.begin(), rows.end(), [&](const config::MemoryRow& r) { return r.run.row_id == id; })) {
-        throw core::InputError::flag("--rows", "no row '" + id + "' in " + (opts->csv.empty() ? "validation/memory.csv" : opts->csv));
+        throw core::InputError::flag(
+            "--rows", "no row '" + id + "' in " + (opts->csv.empty() ? "validation/memory.csv" : opts->csv));
       }
     }
     std::vector<Outcome> outcomes;
     for (const auto& row : rows) {
-      if (!opts->rows.empty() && std::find(opts->rows.begin(), opts->rows.end(), row.run.row_id) == opts->rows.end()) continue;
+      if (!opts->rows.empty() && std::find(opts->rows.begin(), opts->rows.end(), row.run.row_id) == opts->rows.end())
+        continue;
       Outcome o;
       o.row = &row;
       if (row.run.job) {
@@ -124,8 +127,12 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
       j["rows"] = nlohmann::ordered_json::array();
       for (const auto& o : outcomes) {
         const auto& r = *o.row;
-        nlohmann::ordered_json x{{"row_id", r.run.row_id}, {"model", r.run.model}, {"hardware", r.run.hardware},
-                                 {"gpus", r.run.num_gpus}, {"framework", r.framework}, {"memory_kind", r.memory_kind},
+        nlohmann::ordered_json x{{"row_id", r.run.row_id},
+                                 {"model", r.run.model},
+                                 {"hardware", r.run.hardware},
+                                 {"gpus", r.run.num_gpus},
+                                 {"framework", r.framework},
+                                 {"memory_kind", r.memory_kind},
                                  {"quantity", quantity_name(r.quantity)}};
         if (r.measured_gib) x["measured_gib"] = *r.measured_gib;
         if (!r.run.job) {
@@ -152,11 +159,9 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         }
         j["rows"].push_back(x);
       }
-      j["summary"] = {{"rows", outcomes.size()},          {"predicted", predicted},
-                      {"with_number", abs.size()},        {"median_abs_error_pct", median},
-                      {"p90_abs_error_pct", p90},         {"oom_rows", oom_rows},
-                      {"oom_agreed", oom_agreed},         {"run_rows", run_rows},
-                      {"run_agreed", run_agreed}};
+      j["summary"] = {{"rows", outcomes.size()},        {"predicted", predicted},   {"with_number", abs.size()},
+                      {"median_abs_error_pct", median}, {"p90_abs_error_pct", p90}, {"oom_rows", oom_rows},
+                      {"oom_agreed", oom_agreed},       {"run_rows", run_rows},     {"run_agreed", run_agreed}};
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -170,12 +175,12 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         skipped.push_back(fmt::format("  {} ({}): {}", r.run.row_id, r.run.model, r.run.reason));
         continue;
       }
-      const std::string verdict = fmt::format("{} {:.1f}/{:.0f} GiB{}", o.fits ? "fits" : "OOM",
-                                              o.memory.total().value() / kGiB, o.capacity_gib,
-                                              o.verdict_right ? "" : "  WRONG");
+      const std::string verdict =
+          fmt::format("{} {:.1f}/{:.0f} GiB{}", o.fits ? "fits" : "OOM", o.memory.total().value() / kGiB,
+                      o.capacity_gib, o.verdict_right ? "" : "  WRONG");
       std::cout << fmt::format("{:<6}{:<18.18}{:<22.22}{:>6}  {:<40.40}{:<12}{:>9}{:>10}{:>9}  {}\n", r.run.row_id,
-                               r.run.model, r.framework, r.run.num_gpus, r.run.layout_summary, quantity_name(r.quantity),
-                               r.measured_gib ? fmt::format("{:.1f}", *r.measured_gib) : "-",
+                               r.run.model, r.framework, r.run.num_gpus, r.run.layout_summary,
+                               quantity_name(r.quantity), r.measured_gib ? fmt::format("{:.1f}", *r.measured_gib) : "-",
                                r.measured_gib ? fmt::format("{:.1f}", o.predicted_gib) : "-",
                                r.measured_gib ? fmt::format("{:+.1f}%", o.error_pct) : "-", verdict);
       if (!opts->rows.empty()) {
@@ -183,9 +188,9 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         std::cout << fmt::format(
             "    stage {} ({:.1f} micro-batches in flight): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
             "activations {:.2f}, buffers {:.2f}, fragmentation {:.2f}, cache {:.2f}, context {:.2f}, host {:.2f} GiB\n",
-            m.peak_stage, m.in_flight, m.weights.value() / kGiB, m.gradients.value() / kGiB,
-            m.optimizer.value() / kGiB, m.activations.value() / kGiB, m.buffers.value() / kGiB,
-            m.fragmentation.value() / kGiB, m.cache.value() / kGiB, m.context.value() / kGiB, m.host.value() / kGiB);
+            m.peak_stage, m.in_flight, m.weights.value() / kGiB, m.gradients.value() / kGiB, m.optimizer.value() / kGiB,
+            m.activations.value() / kGiB, m.buffers.value() / kGiB, m.fragmentation.value() / kGiB,
+            m.cache.value() / kGiB, m.context.value() / kGiB, m.host.value() / kGiB);
       }
     }
     if (!skipped.empty()) {

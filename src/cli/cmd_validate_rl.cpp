@@ -44,7 +44,7 @@ struct Pair {
 /// The checks and pairs of one CSV; shared by the command and the validation test through the CLI.
 struct RlValidation {
   std::vector<config::RlRow> rows;
-  std::map<std::string, rl::RlStepResult> results;  ///< predicted steps by row id
+  std::map<std::string, rl::RlStepResult> results;               ///< predicted steps by row id
   std::vector<std::pair<std::string, std::string>> unpredicted;  ///< row id, why not
   std::vector<Check> checks;
   std::vector<Pair> pairs;
@@ -87,16 +87,19 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
     v.checks.push_back({row.id, "step", "step", *row.measured_step_s, r.step_time.value()});
     const bool async = row.job->synchrony != rl::Synchrony::OnPolicy;
     double update = 0.0;
-    for (const auto& p : r.phases) if (p.name == "policy_update") update = p.time.value();
+    for (const auto& p : r.phases)
+      if (p.name == "policy_update") update = p.time.value();
     if (row.measured_gen_s && *row.measured_gen_s > 0.0) {
       v.checks.push_back({row.id, "phase", async ? "trainer wait" : "generation", *row.measured_gen_s,
                           async ? r.trainer_wait.value() : r.rollout.makespan.value()});
     }
-    if (row.measured_train_s && *row.measured_train_s > 0.0 && parallelism::kStackWords.parse(row.job->stack) == parallelism::Stack::TorchTitan) {
+    if (row.measured_train_s && *row.measured_train_s > 0.0 &&
+        parallelism::kStackWords.parse(row.job->stack) == parallelism::Stack::TorchTitan) {
       v.checks.push_back({row.id, "phase", "policy update", *row.measured_train_s, update});
     }
     if (row.measured_tokens_per_s_per_gpu) {
-      const double tokens = static_cast<double>(r.responses) * (static_cast<double>(row.job->prompt_len) + r.mean_response);
+      const double tokens =
+          static_cast<double>(r.responses) * (static_cast<double>(row.job->prompt_len) + r.mean_response);
       v.checks.push_back({row.id, "throughput", "tokens/s/GPU", *row.measured_tokens_per_s_per_gpu,
                           tokens / r.step_time.value() / row.job->job_gpus()});
     }
@@ -107,8 +110,8 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
     for (const auto& b : v.rows) {
       if (!b.job || !results.count(b.id) || b.job->placement != rl::Placement::Disaggregated) continue;
       if (a.source != b.source || a.model_text != b.model_text || a.hardware != b.hardware ||
-          a.job->job_gpus() != b.job->job_gpus() ||
-          a.job->prompts != b.job->prompts) continue;
+          a.job->job_gpus() != b.job->job_gpus() || a.job->prompts != b.job->prompts)
+        continue;
       v.pairs.push_back({a.id, b.id, *a.measured_step_s / *b.measured_step_s,
                          results[a.id].step_time.value() / results[b.id].step_time.value()});
       break;
@@ -120,8 +123,11 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
 void add_validate_rl(CLI::App& validate, Context& ctx) {
   auto csv = std::make_shared<std::string>();  // empty: the copy of validation/rl.csv built into fmsim
   auto json = std::make_shared<bool>(false);
-  auto* cmd = validate.add_subcommand("rl", "Compare RL step, phase, weight-sync and throughput predictions with validation/rl.csv");
-  cmd->add_option("--csv", *csv, "Measurements (columns of validation/README.md; default: the built-in validation/rl.csv)")->type_name("FILE");
+  auto* cmd = validate.add_subcommand(
+      "rl", "Compare RL step, phase, weight-sync and throughput predictions with validation/rl.csv");
+  cmd->add_option("--csv", *csv,
+                  "Measurements (columns of validation/README.md; default: the built-in validation/rl.csv)")
+      ->type_name("FILE");
   cmd->add_flag("--json", *json, "JSON output");
   cmd->callback([csv, json, &ctx] {
     const auto v = run_rl_validation(*csv, ctx);
@@ -143,21 +149,31 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
       for (const auto& [t, e] : by_type) types[t] = {{"checks", e.size()}, {"median_abs_error_pct", median_abs(e)}};
       nlohmann::json checks = nlohmann::json::array();
       for (const auto& c : v.checks) {
-        checks.push_back({{"row_id", c.id}, {"type", c.type}, {"what", c.what}, {"measured", c.measured},
-                          {"predicted", c.predicted}, {"error_pct", c.error_pct()}});
+        checks.push_back({{"row_id", c.id},
+                          {"type", c.type},
+                          {"what", c.what},
+                          {"measured", c.measured},
+                          {"predicted", c.predicted},
+                          {"error_pct", c.error_pct()}});
       }
       nlohmann::json pairs = nlohmann::json::array();
       for (const auto& p : v.pairs) {
-        pairs.push_back({{"sync_row", p.sync_id}, {"async_row", p.async_id}, {"measured_speedup", p.measured},
+        pairs.push_back({{"sync_row", p.sync_id},
+                         {"async_row", p.async_id},
+                         {"measured_speedup", p.measured},
                          {"predicted_speedup", p.predicted}});
       }
       nlohmann::json steps = nlohmann::json::array();
       for (const auto& [id, r] : v.results) {
         nlohmann::json phases = nlohmann::json::object();
         for (const auto& p : r.phases) phases[p.name] = p.time.value();
-        steps.push_back({{"row_id", id}, {"step_time_s", r.step_time.value()}, {"phases", phases},
-                         {"mean_response_tokens", r.mean_response}, {"generator_tp", r.generator_tp},
-                         {"rollout_concurrency", r.rollout.concurrency}, {"training_fits_memory", r.train.fits_memory}});
+        steps.push_back({{"row_id", id},
+                         {"step_time_s", r.step_time.value()},
+                         {"phases", phases},
+                         {"mean_response_tokens", r.mean_response},
+                         {"generator_tp", r.generator_tp},
+                         {"rollout_concurrency", r.rollout.concurrency},
+                         {"training_fits_memory", r.train.fits_memory}});
       }
       nlohmann::json skipped = nlohmann::json::array();
       for (const auto& [id, why] : v.unpredicted) skipped.push_back({{"row_id", id}, {"reason", why}});
@@ -182,18 +198,20 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
       return;
     }
     std::cout << fmt::format("validate rl: {}\n", csv->empty() ? std::string("validation/rl.csv (built in)") : *csv);
-    std::cout << fmt::format("  rows {}, predicted {} (rl_step {}/{}, weight_sync {}/{}: {:.0f}% of step and sync rows)\n",
-                             v.rows.size(), v.predicted_rows, v.step_predicted, v.step_rows, v.sync_predicted, v.sync_rows,
-                             step_sync_cov);
+    std::cout << fmt::format(
+        "  rows {}, predicted {} (rl_step {}/{}, weight_sync {}/{}: {:.0f}% of step and sync rows)\n", v.rows.size(),
+        v.predicted_rows, v.step_predicted, v.step_rows, v.sync_predicted, v.sync_rows, step_sync_cov);
     std::cout << fmt::format("  median_abs_error_pct {:.1f} over {} checks\n\n", median_abs(all), all.size());
     TextTable types({{"TYPE"}, {"CHECKS", true}, {"MEDIAN |ERR| %", true}});
     for (const auto& [t, e] : by_type) types.add({t, std::to_string(e.size()), fmt::format("{:.1f}", median_abs(e))});
     types.print(std::cout, "  ");
-    std::cout << fmt::format("\n  async (separate pools) vs sync (colocated) speed-up: {} pairs, direction agrees {}/{}, "
-                             "median |size error| {:.1f}%\n",
-                             v.pairs.size(), agree, v.pairs.size(), median_abs(pair_err));
+    std::cout << fmt::format(
+        "\n  async (separate pools) vs sync (colocated) speed-up: {} pairs, direction agrees {}/{}, "
+        "median |size error| {:.1f}%\n",
+        v.pairs.size(), agree, v.pairs.size(), median_abs(pair_err));
     TextTable pt({{"SYNC ROW"}, {"ASYNC ROW"}, {"MEASURED x", true}, {"PREDICTED x", true}});
-    for (const auto& p : v.pairs) pt.add({p.sync_id, p.async_id, fmt::format("{:.2f}", p.measured), fmt::format("{:.2f}", p.predicted)});
+    for (const auto& p : v.pairs)
+      pt.add({p.sync_id, p.async_id, fmt::format("{:.2f}", p.measured), fmt::format("{:.2f}", p.predicted)});
     pt.print(std::cout, "  ");
     std::cout << "\n";
     TextTable t({{"ROW"}, {"TYPE"}, {"WHAT"}, {"MEASURED", true}, {"PREDICTED", true}, {"ERR %", true}});

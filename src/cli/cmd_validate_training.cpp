@@ -8,18 +8,18 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli/flag_checks.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/stats.hpp"
-#include "config/training_calibration.hpp"
-#include "core/error.hpp"
-#include "core/strings.hpp"
-#include "config/training_csv.hpp"
-#include "training/comm_adapter.hpp"
-#include "training/step_model.hpp"
 #include "cli/train_report.hpp"
 #include "cli/training_fit_data.hpp"
+#include "config/training_calibration.hpp"
+#include "config/training_csv.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
 #include "training/calibration_fit.hpp"
+#include "training/comm_adapter.hpp"
+#include "training/step_model.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -76,7 +76,8 @@ std::vector<RepeatGroup> repeat_groups(const std::vector<const Outcome*>& measur
   for (auto& [key, g] : by_inputs) {
     if (g.rows.size() > 1 && g.spread_pct() > min_spread_pct) out.push_back(std::move(g));
   }
-  std::sort(out.begin(), out.end(), [](const RepeatGroup& a, const RepeatGroup& b) { return a.spread_pct() > b.spread_pct(); });
+  std::sort(out.begin(), out.end(),
+            [](const RepeatGroup& a, const RepeatGroup& b) { return a.spread_pct() > b.spread_pct(); });
   return out;
 }
 
@@ -113,7 +114,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       "Reads the column schema of validation/training.csv; every row with a step time or\n"
       "tokens/s/GPU is built (model, catalog system, layout) and simulated. Rows that cannot be\n"
       "simulated are listed with the reason. Error = (predicted - measured) / measured step time.");
-  cmd->add_option("--csv", opts->csv, "Measurements CSV (training.csv schema; default: the built-in validation/training.csv)")
+  cmd->add_option("--csv", opts->csv,
+                  "Measurements CSV (training.csv schema; default: the built-in validation/training.csv)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
   cmd->add_flag("--markdown", opts->markdown, "Markdown tables (for docs/validation.md)");
@@ -128,7 +130,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       ->needs(holdout_flag);
   cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. V041,V280), each with its full breakdown")
       ->delimiter(',');
-  cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")->check(CLI::ExistingFile);
+  cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")
+      ->check(CLI::ExistingFile);
   cmd->callback([opts, &ctx]() {
     const auto start = std::chrono::steady_clock::now();
     const auto rows = config::read_training_csv(opts->csv, ctx.catalog());
@@ -156,12 +159,14 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     std::vector<Outcome> outcomes;
     std::map<std::string, training::CommCostFn> comm_by_cluster;
     for (const auto& row : rows) {
-      if (!opts->rows.empty() && std::find(opts->rows.begin(), opts->rows.end(), row.row_id) == opts->rows.end()) continue;
+      if (!opts->rows.empty() && std::find(opts->rows.begin(), opts->rows.end(), row.row_id) == opts->rows.end())
+        continue;
       Outcome o;
       o.row = row;
       if (row.job) {
         const auto& job = *row.job;
-        const std::string key = fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
+        const std::string key =
+            fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
         auto it = comm_by_cluster.find(key);
         if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
         // Derived rows are never fitted, so a source with only those has no held-out calibration.
@@ -178,7 +183,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         if (r.feasible) {
           o.ok = true;
           o.predicted = r.step_time.value();
-          const double reference = row.measured_step_time_s ? *row.measured_step_time_s : row.derived_step_time_s.value_or(0.0);
+          const double reference =
+              row.measured_step_time_s ? *row.measured_step_time_s : row.derived_step_time_s.value_or(0.0);
           o.error_pct = reference > 0.0 ? 100.0 * (o.predicted - reference) / reference : 0.0;
           o.oom = !r.fits_memory;
           o.memory_gib = r.memory.total().value() / (1024.0 * 1024.0 * 1024.0);
@@ -220,17 +226,20 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     std::size_t fitting = 0;
     for (const Outcome* o : measured) {
       if (!o->ok) continue;
-      if (o->oom) oom_ids.push_back(o->row.row_id);
-      else ++fitting;
+      if (o->oom)
+        oom_ids.push_back(o->row.row_id);
+      else
+        ++fitting;
     }
-    const auto over_25 = std::count_if(repeats.begin(), repeats.end(), [](const RepeatGroup& g) { return g.floor_pct() > 25.0; });
+    const auto over_25 =
+        std::count_if(repeats.begin(), repeats.end(), [](const RepeatGroup& g) { return g.floor_pct() > 25.0; });
 
     if (opts->json) {
       nlohmann::json j;
       j["rows"] = nlohmann::json::array();
       for (const auto& o : outcomes) {
-        nlohmann::json r{{"row_id", o.row.row_id}, {"source_id", o.row.source_id}, {"model", o.row.model},
-                         {"hardware", o.row.hardware}, {"system", o.row.system}, {"gpus", o.row.num_gpus},
+        nlohmann::json r{{"row_id", o.row.row_id},        {"source_id", o.row.source_id}, {"model", o.row.model},
+                         {"hardware", o.row.hardware},    {"system", o.row.system},       {"gpus", o.row.num_gpus},
                          {"layout", o.row.layout_summary}};
         if (o.row.measured_step_time_s) r["measured_step_time_s"] = *o.row.measured_step_time_s;
         if (o.row.derived_step_time_s) {
@@ -253,8 +262,11 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         nlohmann::json g = nlohmann::json::object();
         for (const auto& [k, v] : groups) {
           const auto s = summarise(v);
-          g[k] = {{"rows", s.rows}, {"predicted", s.predicted}, {"median_abs_error_pct", s.median},
-                  {"p90_abs_error_pct", s.p90}, {"mean_signed_error_pct", s.mean_signed}};
+          g[k] = {{"rows", s.rows},
+                  {"predicted", s.predicted},
+                  {"median_abs_error_pct", s.median},
+                  {"p90_abs_error_pct", s.p90},
+                  {"mean_signed_error_pct", s.mean_signed}};
         }
         return g;
       };
@@ -263,14 +275,23 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       j["by_arch"] = group_json(by_arch);
       j["repeatability"] = nlohmann::json::array();
       for (const auto& g : repeats) {
-        j["repeatability"].push_back({{"rows", repeat_ids(g)}, {"measured_min_s", g.min_s}, {"measured_max_s", g.max_s},
-                                      {"spread_pct", g.spread_pct()}, {"floor_abs_error_pct", g.floor_pct()}});
+        j["repeatability"].push_back({{"rows", repeat_ids(g)},
+                                      {"measured_min_s", g.min_s},
+                                      {"measured_max_s", g.max_s},
+                                      {"spread_pct", g.spread_pct()},
+                                      {"floor_abs_error_pct", g.floor_pct()}});
       }
       j["elapsed_s"] = elapsed;
-      j["summary"] = {{"rows", all.rows}, {"predicted", all.predicted}, {"median_abs_error_pct", all.median},
-                      {"p90_abs_error_pct", all.p90}, {"fit_memory", fitting}, {"does_not_fit", oom_ids}};
-      j["derived_summary"] = {{"rows", derived_summary.rows}, {"predicted", derived_summary.predicted},
-                              {"median_abs_error_pct", derived_summary.median}, {"p90_abs_error_pct", derived_summary.p90},
+      j["summary"] = {{"rows", all.rows},
+                      {"predicted", all.predicted},
+                      {"median_abs_error_pct", all.median},
+                      {"p90_abs_error_pct", all.p90},
+                      {"fit_memory", fitting},
+                      {"does_not_fit", oom_ids}};
+      j["derived_summary"] = {{"rows", derived_summary.rows},
+                              {"predicted", derived_summary.predicted},
+                              {"median_abs_error_pct", derived_summary.median},
+                              {"p90_abs_error_pct", derived_summary.p90},
                               {"max_abs_error_pct", derived_summary.max}};
       std::cout << j.dump(2) << "\n";
       return;
@@ -309,8 +330,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
                    fmt::format("{:.3f}", o->predicted), fmt::format("{:+.1f}%", o->error_pct)});
       }
       std::cout << fmt::format("{}derived: {} rows, {} predicted, median |error| {:.1f}%, p90 {:.1f}%, max {:.1f}%\n",
-                               md ? "\n" : "  ", derived_summary.rows, derived_summary.predicted, derived_summary.median,
-                               derived_summary.p90, derived_summary.max);
+                               md ? "\n" : "  ", derived_summary.rows, derived_summary.predicted,
+                               derived_summary.median, derived_summary.p90, derived_summary.max);
     }
     std::cout << (md ? "\n### Rows not predicted\n\n" : "\nrows not predicted:\n");
     for (const auto& o : outcomes) {
@@ -319,15 +340,19 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
                 << "): " << o.row.reason << "\n";
     }
     auto print_groups = [&](const char* title, const std::map<std::string, std::vector<const Outcome*>>& groups) {
-      std::cout << (md ? fmt::format("\n### By {}\n\n| {} | rows | predicted | median abs error | p90 abs error | mean signed error |\n|---|---:|---:|---:|---:|---:|\n", title, title)
+      std::cout << (md ? fmt::format("\n### By {}\n\n| {} | rows | predicted | median abs error | p90 abs error | mean "
+                                     "signed error |\n|---|---:|---:|---:|---:|---:|\n",
+                                     title, title)
                        : fmt::format("\nby {}:\n", title));
       for (const auto& [k, v] : groups) {
         const auto s = summarise(v);
         if (md) {
-          std::cout << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:+.1f}% |\n", k, s.rows, s.predicted, s.median, s.p90, s.mean_signed);
+          std::cout << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:+.1f}% |\n", k, s.rows, s.predicted,
+                                   s.median, s.p90, s.mean_signed);
         } else {
-          std::cout << fmt::format("  {:<22}{:>5} rows {:>5} predicted   median {:5.1f}%   p90 {:5.1f}%   mean {:+6.1f}%\n", k,
-                                   s.rows, s.predicted, s.median, s.p90, s.mean_signed);
+          std::cout << fmt::format(
+              "  {:<22}{:>5} rows {:>5} predicted   median {:5.1f}%   p90 {:5.1f}%   mean {:+6.1f}%\n", k, s.rows,
+              s.predicted, s.median, s.p90, s.mean_signed);
         }
       }
     };
@@ -335,7 +360,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     print_groups("system", by_gpu);
     print_groups("arch", by_arch);
     std::cout << (md ? "\n### Same inputs, different measurements\n\n"
-                       : "\nsame inputs, different measurements (spread > 5%):\n");
+                     : "\nsame inputs, different measurements (spread > 5%):\n");
     std::cout << (md ? "Rows the simulator cannot tell apart (same model, system, GPUs, layout, sequence length, task "
                        "and stack) whose published step times differ, mostly the same recipe in different container "
                        "releases. Any model given only these inputs predicts one time for the group, so at least one "
@@ -345,19 +370,20 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
     for (const auto& g : repeats) {
       const std::string ids = core::join(repeat_ids(g), " ");
       if (md) {
-        std::cout << fmt::format("| {} | {:.3f} | {:.3f} | {:.1f}% | {:.1f}% |\n", ids, g.min_s, g.max_s, g.spread_pct(), g.floor_pct());
-      } else {
-        std::cout << fmt::format("  {:<40} {:>9.3f} .. {:>9.3f} s   spread {:5.1f}%   floor {:5.1f}%\n", ids, g.min_s, g.max_s,
+        std::cout << fmt::format("| {} | {:.3f} | {:.3f} | {:.1f}% | {:.1f}% |\n", ids, g.min_s, g.max_s,
                                  g.spread_pct(), g.floor_pct());
+      } else {
+        std::cout << fmt::format("  {:<40} {:>9.3f} .. {:>9.3f} s   spread {:5.1f}%   floor {:5.1f}%\n", ids, g.min_s,
+                                 g.max_s, g.spread_pct(), g.floor_pct());
       }
     }
-    std::cout << fmt::format("{}{} groups; in {} of them no single prediction is within 25% of every row\n", md ? "\n" : "  ",
-                             repeats.size(), over_25);
-    std::cout << fmt::format("\nmemory: {} of {} predicted runs fit{}{}\n", fitting,
-                             fitting + oom_ids.size(), oom_ids.empty() ? "" : "; judged out of memory: ",
-                             core::join(oom_ids, " "));
+    std::cout << fmt::format("{}{} groups; in {} of them no single prediction is within 25% of every row\n",
+                             md ? "\n" : "  ", repeats.size(), over_25);
+    std::cout << fmt::format("\nmemory: {} of {} predicted runs fit{}{}\n", fitting, fitting + oom_ids.size(),
+                             oom_ids.empty() ? "" : "; judged out of memory: ", core::join(oom_ids, " "));
     std::cout << fmt::format(
-        "\n{}summary: {} rows with a measurement, {} predicted ({:.0f}%), median |error| {:.1f}%, p90 {:.1f}%, max {:.1f}%, "
+        "\n{}summary: {} rows with a measurement, {} predicted ({:.0f}%), median |error| {:.1f}%, p90 {:.1f}%, max "
+        "{:.1f}%, "
         "mean signed {:+.1f}% ({:.2f} s){}\n",
         md ? "**" : "", all.rows, all.predicted, all.rows ? 100.0 * all.predicted / all.rows : 0.0, all.median, all.p90,
         all.max, all.mean_signed, elapsed, md ? "**" : "");

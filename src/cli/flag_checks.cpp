@@ -52,16 +52,11 @@ const CLI::Option* find_option(const CLI::App& app, const std::string& name) {
 
 std::string readable_bound(long long v) {
   switch (v) {
-    case INT_MAX:
-      return fmt::format("{} (2^31-1)", v);
-    case INT_MIN:
-      return fmt::format("{} (-2^31)", v);
-    case LLONG_MAX:
-      return fmt::format("{} (2^63-1)", v);
-    case LLONG_MIN:
-      return fmt::format("{} (-2^63)", v);
-    default:
-      return std::to_string(v);
+    case INT_MAX: return fmt::format("{} (2^31-1)", v);
+    case INT_MIN: return fmt::format("{} (-2^31)", v);
+    case LLONG_MAX: return fmt::format("{} (2^63-1)", v);
+    case LLONG_MIN: return fmt::format("{} (-2^63)", v);
+    default: return std::to_string(v);
   }
 }
 
@@ -116,7 +111,8 @@ std::string readable_parse_error(const std::string& what, const CLI::App& app) {
     long long v = 0;
     bool too_large = false;
     const bool whole = parse_whole(value, v, too_large);
-    if (type == "UINT" && whole && v < 0) return fmt::format("{}: must be a whole number, 0 or more, got {}", name, value);
+    if (type == "UINT" && whole && v < 0)
+      return fmt::format("{}: must be a whole number, 0 or more, got {}", name, value);
     // A whole number that still did not convert is past the flag's own (narrower) type.
     if (whole && type == "UINT") return fmt::format("{}: {}, got {}", name, whole_range_text(0, UINT_MAX), value);
     if (whole) return fmt::format("{}: {}, got {}", name, whole_range_text(INT_MIN, INT_MAX), value);

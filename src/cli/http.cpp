@@ -27,7 +27,8 @@ HttpResponse http_get(const std::string& base_url, const std::string& path_and_q
   const auto scheme = url.find("://");
   if (scheme == std::string::npos || (url.substr(0, scheme) != "http" && url.substr(0, scheme) != "https")) {
     throw core::InputError::flag(flag, fmt::format("\"{}\" is not an http:// or https:// URL (e.g. "
-                                                   "http://127.0.0.1:9090)", base_url));
+                                                   "http://127.0.0.1:9090)",
+                                                   base_url));
   }
   const auto slash = url.find('/', scheme + 3);
   const std::string origin = url.substr(0, slash);
@@ -57,7 +58,8 @@ void serve_metrics(const std::string& host, int port, const std::function<std::s
   const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound < 0) {
     throw core::InputError::flag(flag, fmt::format("cannot listen on {}:{} (in use, or not an address of this "
-                                                   "machine)", host, port));
+                                                   "machine)",
+                                                   host, port));
   }
   on_listening(bound);
   server.listen_after_bind();

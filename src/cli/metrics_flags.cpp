@@ -82,8 +82,8 @@ std::string format_unix_time(std::int64_t unix_s) {
   const std::int64_t rest = unix_s - days * 86400;
   const std::chrono::year_month_day ymd{std::chrono::sys_days(std::chrono::days(days))};
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
-                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), rest / 3600,
-                     rest / 60 % 60, rest % 60);
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), rest / 3600, rest / 60 % 60,
+                     rest % 60);
 }
 
 telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, const std::string& default_job) {
@@ -91,16 +91,18 @@ telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, cons
   o.job = flags.job.empty() ? default_job : flags.job;
   const double res = config::parse_duration_flag(flags.resolution, "--metrics-resolution").value();
   if (res < 1.0 || res != std::floor(res)) {
-    throw core::InputError::flag("--metrics-resolution", fmt::format("\"{}\" must be a whole number of seconds, at least 1s",
-                                       flags.resolution));
+    throw core::InputError::flag(
+        "--metrics-resolution", fmt::format("\"{}\" must be a whole number of seconds, at least 1s", flags.resolution));
   }
   o.resolution_s = static_cast<std::int64_t>(res);
   const std::string hb = trimmed(flags.heartbeat);
-  const double heartbeat = hb == "0" ? 0.0 : config::parse_duration_flag(flags.heartbeat, "--metrics-heartbeat").value();
+  const double heartbeat =
+      hb == "0" ? 0.0 : config::parse_duration_flag(flags.heartbeat, "--metrics-heartbeat").value();
   if (heartbeat != 0.0 && heartbeat < res) {
-    throw core::InputError::flag("--metrics-heartbeat", fmt::format("\"{}\" is shorter than --metrics-resolution {}; use 0 "
-                                       "(changes only) or at least the resolution",
-                                       flags.heartbeat, flags.resolution));
+    throw core::InputError::flag("--metrics-heartbeat",
+                                 fmt::format("\"{}\" is shorter than --metrics-resolution {}; use 0 "
+                                             "(changes only) or at least the resolution",
+                                             flags.heartbeat, flags.resolution));
   }
   o.heartbeat_s = static_cast<std::int64_t>(heartbeat);
   o.start_unix_s = parse_unix_time(flags.start, "--metrics-start");
@@ -179,7 +181,9 @@ nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& 
     throw core::InputError::flag("--metrics-out", fmt::format("write of \"{}\" failed", path.string()));
   }
   fs::rename(partial, path, ec);
-  if (ec) throw core::InputError::flag("--metrics-out", fmt::format("cannot rename into \"{}\": {}", path.string(), ec.message()));
+  if (ec)
+    throw core::InputError::flag("--metrics-out",
+                                 fmt::format("cannot rename into \"{}\": {}", path.string(), ec.message()));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return {{"file", path.string()},
           {"series", summary.series},
@@ -208,12 +212,12 @@ std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& fla
 std::string metrics_line(const nlohmann::json& m) {
   if (m.value("format", "") == "tsdb") {
     const auto block = std::filesystem::path(m["file"].get<std::string>());
-    return fmt::format("Metrics: {}: Prometheus TSDB block, {} series, {} samples, {} ({:.2f} s); open it with "
-                       "`prometheus --storage.tsdb.path={}`\n",
-                       block.string(), core::format_thousands(m["series"].get<double>()),
-                       core::format_thousands(m["samples"].get<double>()),
-                       core::format_bytes(core::Bytes(m["bytes"].get<double>())), m["write_seconds"].get<double>(),
-                       block.parent_path().string());
+    return fmt::format(
+        "Metrics: {}: Prometheus TSDB block, {} series, {} samples, {} ({:.2f} s); open it with "
+        "`prometheus --storage.tsdb.path={}`\n",
+        block.string(), core::format_thousands(m["series"].get<double>()),
+        core::format_thousands(m["samples"].get<double>()), core::format_bytes(core::Bytes(m["bytes"].get<double>())),
+        m["write_seconds"].get<double>(), block.parent_path().string());
   }
   return fmt::format("Metrics: {}: {} series, {} samples, {} ({:.2f} s); load with `fmsim metrics load {}`\n",
                      m["file"].get<std::string>(), core::format_thousands(m["series"].get<double>()),

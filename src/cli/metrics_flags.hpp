@@ -17,13 +17,13 @@
 namespace fmsim::cli {
 
 struct MetricsFlags {
-  std::string out;                ///< --metrics-out DIR ("" = no metrics)
-  bool per_gpu = false;           ///< --metrics-per-gpu
-  std::string resolution = "1m";  ///< --metrics-resolution
-  std::string heartbeat = "4m";   ///< --metrics-heartbeat ("0" = changes only)
+  std::string out;                             ///< --metrics-out DIR ("" = no metrics)
+  bool per_gpu = false;                        ///< --metrics-per-gpu
+  std::string resolution = "1m";               ///< --metrics-resolution
+  std::string heartbeat = "4m";                ///< --metrics-heartbeat ("0" = changes only)
   std::string start = "2026-01-01T00:00:00Z";  ///< --metrics-start (ISO 8601 UTC or Unix seconds)
-  std::string job;                ///< --job-name (alias --metrics-job) (default: set by the command)
-  std::string format = "openmetrics";  ///< --metrics-format: openmetrics (text) or tsdb (a Prometheus block)
+  std::string job;                             ///< --job-name (alias --metrics-job) (default: set by the command)
+  std::string format = "openmetrics";          ///< --metrics-format: openmetrics (text) or tsdb (a Prometheus block)
 };
 
 void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags);

@@ -45,7 +45,8 @@ CLI::Validator output_file() {
         if (fs::is_directory(path, ec)) return "'" + path + "' is a directory; give a file name";
         fs::path dir = fs::path(path).parent_path();
         if (dir.empty()) dir = ".";
-        if (!fs::is_directory(dir, ec)) return "cannot write '" + path + "': folder '" + dir.string() + "' does not exist";
+        if (!fs::is_directory(dir, ec))
+          return "cannot write '" + path + "': folder '" + dir.string() + "' does not exist";
         if (::access(dir.c_str(), W_OK) != 0) {
           return "cannot write '" + path + "': folder '" + dir.string() + "' is not writable";
         }

@@ -22,9 +22,12 @@ nlohmann::json goodput_setup_json(const jobspec::GoodputSetup& setup, int nodes)
   out["rate_per_node_hour"] = s.failures.rate_per_second * 3600.0 / nodes;
   out["mtbf_s"] = s.failures.mtbf().value();
   out["strategy"] = reliability::to_string(setup.strategy);
-  out["checkpoint"] = {{"interval_s", t.interval.value()},         {"blocking_s", t.blocking.value()},
-                       {"persist_s", t.persist.value()},           {"load_s", t.load.value()},
-                       {"young_interval_s", setup.young.value()}, {"daly_interval_s", setup.daly.value()},
+  out["checkpoint"] = {{"interval_s", t.interval.value()},
+                       {"blocking_s", t.blocking.value()},
+                       {"persist_s", t.persist.value()},
+                       {"load_s", t.load.value()},
+                       {"young_interval_s", setup.young.value()},
+                       {"daly_interval_s", setup.daly.value()},
                        {"optimal_interval_s", setup.optimum.value()}};
   if (const auto& e = setup.estimate) {
     out["checkpoint"]["io"] = {{"size_bytes", e->plan.total.value()},
@@ -49,12 +52,10 @@ void print_goodput_setup(const jobspec::GoodputSetup& setup, int nodes, bool inc
                            setup.failure_model, include_planned ? " incl. planned" : "",
                            s.failures.rate_per_second * 3600.0 * 24.0 * 1000.0 / nodes,
                            core::format_duration(s.failures.mtbf()), nodes, s.gpus);
-  std::cout << fmt::format("Checkpoint ({}): stall {}, restorable after {}, load {}{}\n",
-                           reliability::to_string(setup.strategy), core::format_duration(t.blocking),
-                           core::format_duration(t.persist), core::format_duration(t.load),
-                           setup.estimate
-                               ? fmt::format(" ({} checkpoint)", core::format_bytes(setup.estimate->plan.total))
-                               : "");
+  std::cout << fmt::format(
+      "Checkpoint ({}): stall {}, restorable after {}, load {}{}\n", reliability::to_string(setup.strategy),
+      core::format_duration(t.blocking), core::format_duration(t.persist), core::format_duration(t.load),
+      setup.estimate ? fmt::format(" ({} checkpoint)", core::format_bytes(setup.estimate->plan.total)) : "");
   std::cout << fmt::format("Recovery: detect {}, replace {} ({:.0f}% of failures), restart {}, spares {}\n",
                            core::format_duration(s.recovery.detect), core::format_duration(s.recovery.replace),
                            100.0 * s.failures.replacement_share(), core::format_duration(s.recovery.restart),
@@ -118,13 +119,15 @@ storage::TierPerformance resolve_dra_s3(const jobspec::CheckpointJob& job, const
 }
 
 ReportPart export_report(const storage::ExportEstimate& x, const std::string& s3_name) {
-  return {.json = {{"rate_bytes_per_s", x.rate.value()}, {"export_s", x.export_time.value()},
-                   {"interval_s", x.interval.value()},   {"utilisation", x.utilisation},
-                   {"keeps_up", x.keeps_up},             {"limit", x.limit}},
+  return {.json = {{"rate_bytes_per_s", x.rate.value()},
+                   {"export_s", x.export_time.value()},
+                   {"interval_s", x.interval.value()},
+                   {"utilisation", x.utilisation},
+                   {"keeps_up", x.keeps_up},
+                   {"limit", x.limit}},
           .text = fmt::format("Export to {}: {} at {} ({}); save + export = {:.0f}% of the {} interval: {}\n", s3_name,
-                              core::format_duration(x.export_time), format_rate(x.rate), x.limit,
-                              100.0 * x.utilisation, core::format_duration(x.interval),
-                              x.keeps_up ? "keeps up" : "falls behind")};
+                              core::format_duration(x.export_time), format_rate(x.rate), x.limit, 100.0 * x.utilisation,
+                              core::format_duration(x.interval), x.keeps_up ? "keeps up" : "falls behind")};
 }
 
 ReportPart data_loading_report(const storage::DataLoadingCheck& c) {

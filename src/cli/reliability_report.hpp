@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "cli/context.hpp"
+#include "core/units.hpp"
 #include "jobspec/checkpoint.hpp"
 #include "jobspec/goodput.hpp"
-#include "core/units.hpp"
 #include "reliability/goodput.hpp"
 #include "storage/data_loading.hpp"
 #include "storage/data_repository.hpp"

@@ -23,15 +23,15 @@ namespace fmsim::cli {
 ///                                            # a number indexes a list: rows.0.time_us)
 ///   chunk: 1000                    # optional: points per task
 struct SweepGrid {
-  std::string file;     ///< as given
-  std::string command;  ///< "train", "validate training"
-  std::vector<std::pair<std::string, std::string>> fixed;               ///< flag name (no --), value
+  std::string file;                                                    ///< as given
+  std::string command;                                                 ///< "train", "validate training"
+  std::vector<std::pair<std::string, std::string>> fixed;              ///< flag name (no --), value
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;  ///< flag name, values
   std::vector<std::string> columns;  ///< dotted JSON paths; empty = every top-level scalar
   std::int64_t points = 1;           ///< product of the axes' sizes
   std::int64_t chunk = 0;            ///< points per chunk
   std::int64_t chunks = 0;
-  std::string digest;                ///< FNV-1a of everything that decides the results, hex
+  std::string digest;  ///< FNV-1a of everything that decides the results, hex
 
   /// The words of point `i` after the command (flags and values, then --json); the last axis
   /// varies fastest.

@@ -20,22 +20,28 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_option("--gpus", f.gpus, "GPUs the job uses (default: the whole cluster)")->check(positive(f.gpus));
   cmd.add_option("--tp", f.tp, "Tensor-parallel size")->check(positive(f.tp))->capture_default_str();
   cmd.add_option("--pp", f.pp, "Pipeline-parallel size")->check(positive(f.pp))->capture_default_str();
-  cmd.add_option("--vp", f.vp, "Virtual pipeline stages per rank (interleaved 1F1B)")->check(positive(f.vp))->capture_default_str();
+  cmd.add_option("--vp", f.vp, "Virtual pipeline stages per rank (interleaved 1F1B)")
+      ->check(positive(f.vp))
+      ->capture_default_str();
   cmd.add_option("--cp", f.cp, "Context-parallel size")->check(positive(f.cp))->capture_default_str();
   cmd.add_option("--ep", f.ep, "Expert-parallel size (MoE)")->check(positive(f.ep))->capture_default_str();
   cmd.add_option("--etp", f.etp, "Expert tensor-parallel size (MoE)")->check(positive(f.etp))->capture_default_str();
   cmd.add_option("--mbs", f.mbs, "Micro-batch size (sequences)")->check(positive(f.mbs))->capture_default_str();
   cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(positive(f.gbs));
   cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(positive(f.seq))->capture_default_str();
-  cmd.add_option("--precision", f.precision, "Compute precision: " + core::kTrainingPrecisionWords.allowed())->capture_default_str();
+  cmd.add_option("--precision", f.precision, "Compute precision: " + core::kTrainingPrecisionWords.allowed())
+      ->capture_default_str();
   cmd.add_option("--fp8-recipe", f.fp8_recipe,
                  "FP8 scaling: tensorwise (per-tensor, delayed or current), rowwise (torchao: slower GEMMs),\n"
                  "block (MXFP8 / TE block scaling; costed as tensorwise for now, see docs/models/training.md)")
       ->capture_default_str();
-  cmd.add_option("--recompute", f.recompute, "Activation recomputation: " + parallelism::kRecomputeWords.allowed())->capture_default_str();
-  cmd.add_option("--sharding", f.sharding, "Data-parallel sharding: " + parallelism::kShardingWords.allowed())->capture_default_str();
+  cmd.add_option("--recompute", f.recompute, "Activation recomputation: " + parallelism::kRecomputeWords.allowed())
+      ->capture_default_str();
+  cmd.add_option("--sharding", f.sharding, "Data-parallel sharding: " + parallelism::kShardingWords.allowed())
+      ->capture_default_str();
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");
-  cmd.add_option("--stack", f.stack, "Software stack calibration: " + parallelism::kStackWords.allowed())->capture_default_str();
+  cmd.add_option("--stack", f.stack, "Software stack calibration: " + parallelism::kStackWords.allowed())
+      ->capture_default_str();
   cmd.add_option("--task", f.task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
   cmd.add_option("--lora-rank", f.lora_rank,
                  "With --task lora: adapter rank on every linear layer but the router and the head")

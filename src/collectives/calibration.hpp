@@ -33,8 +33,8 @@ struct FamilyTuning {
   double nvls_efficiency = 0.85;        ///< NCCL nvlsEfficiency
   std::vector<double> channel_speeds;   ///< NCCL intra-node speed array (search.cc), descending
   int nvls_max_channels = 16;
-  double ring_channel_bandwidth = 24.0; ///< per-channel bandwidth used to count ring channels
-  double ll_max_bandwidth = 141.0;      ///< llMaxBws for one node
+  double ring_channel_bandwidth = 24.0;  ///< per-channel bandwidth used to count ring channels
+  double ll_max_bandwidth = 141.0;       ///< llMaxBws for one node
   PerNodeBucket ring_ll128_per_channel{36.7, 36.7, 36.7};
   PerNodeBucket tree_ll128_per_channel{36.7, 36.7, 29.0};
   PerNodeBucket tree_per_channel{38.7, 41.4, 36.0};
@@ -58,13 +58,13 @@ struct Calibration {
   double ring_ll_factor = 0.5;
   double ring_ll128_factor = 0.92;
   double tree_factor = 0.92;
-  double tree_ll_factor = 0.263158;  ///< 1/3.8
+  double tree_ll_factor = 0.263158;              ///< 1/3.8
   double tree_ll128_factor_one_node = 0.777778;  ///< 7/9
   double tree_ll128_factor_multi_node = 0.9375;  ///< 120/128
   double pat_factor = 0.75;
   double pat_log_latency_divisor = 3.5;  ///< PAT pays network latency / 3.5 per tree level
   double pat_per_rank_latency_us = 2.8;  ///< and this much per rank (NCCL's linear term)
-  double ring_plateau_factor = 1.4;    ///< multi-node Simple ring all-reduce latency multiplier
+  double ring_plateau_factor = 1.4;      ///< multi-node Simple ring all-reduce latency multiplier
   /// treeCorrectionFactor[protocol][log2(bytes/64)], 64 B to 512 MiB.
   std::array<std::array<double, 24>, 3> tree_correction{{
       {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
@@ -76,14 +76,46 @@ struct Calibration {
 
   /// Indexed by topology::GpuFamily (Volta, Ampere, Hopper, Blackwell).
   std::array<FamilyTuning, 4> families{{
-      {20.0, 0.96, 0.0, {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3}, 16, 20.0, 39.0,
-       {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {26.5, 18.5, 10.0}},
-      {20.0, 0.96, 0.0, {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3}, 16, 20.0, 87.7,
-       {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}},
-      {20.6, 0.99, 0.85, {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3}, 16, 24.0, 141.0,
-       {36.7, 36.7, 36.7}, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}},
-      {40.1, 0.945, 0.74, {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18}, 16, 40.0, 282.0,
-       {40.0, 40.0, 40.0}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}},
+      {20.0,
+       0.96,
+       0.0,
+       {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3},
+       16,
+       20.0,
+       39.0,
+       {20.0, 20.0, 20.0},
+       {20.0, 20.0, 20.0},
+       {26.5, 18.5, 10.0}},
+      {20.0,
+       0.96,
+       0.0,
+       {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3},
+       16,
+       20.0,
+       87.7,
+       {20.0, 20.0, 20.0},
+       {20.0, 20.0, 20.0},
+       {24.0, 23.6, 17.8}},
+      {20.6,
+       0.99,
+       0.85,
+       {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3},
+       16,
+       24.0,
+       141.0,
+       {36.7, 36.7, 36.7},
+       {36.7, 36.7, 29.0},
+       {38.7, 41.4, 36.0}},
+      {40.1,
+       0.945,
+       0.74,
+       {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18},
+       16,
+       40.0,
+       282.0,
+       {40.0, 40.0, 40.0},
+       {55.6, 31.67, 20.0},
+       {70.0, 42.8, 24.0}},
   }};
 
   /// NVLS channel budget: the NVLS graph gets channels x speed <= budget x NVLink bandwidth.

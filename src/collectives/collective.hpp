@@ -35,21 +35,31 @@ inline constexpr core::Vocabulary<Op> kOpWords{"collective", kOpWordList};
 
 /// The words of --algo (NCCL_ALGO spellings).
 inline constexpr core::Word<Algorithm> kAlgorithmWordList[] = {
-    {Algorithm::Auto, "auto"},         {Algorithm::Ring, "ring"}, {Algorithm::Tree, "tree"},
-    {Algorithm::Nvls, "nvls"},         {Algorithm::NvlsTree, "nvls_tree"}, {Algorithm::Pat, "pat"},
-    {Algorithm::Hierarchical, "hierarchical"}, {Algorithm::Direct, "direct"},
+    {Algorithm::Auto, "auto"},
+    {Algorithm::Ring, "ring"},
+    {Algorithm::Tree, "tree"},
+    {Algorithm::Nvls, "nvls"},
+    {Algorithm::NvlsTree, "nvls_tree"},
+    {Algorithm::Pat, "pat"},
+    {Algorithm::Hierarchical, "hierarchical"},
+    {Algorithm::Direct, "direct"},
 };
 inline constexpr core::Vocabulary<Algorithm> kAlgorithmWords{"collective algorithm", kAlgorithmWordList};
 
 /// The words of --proto (NCCL_PROTO spellings).
 inline constexpr core::Word<Protocol> kProtocolWordList[] = {
-    {Protocol::Auto, "auto"}, {Protocol::LL, "LL"}, {Protocol::LL128, "LL128"}, {Protocol::Simple, "Simple"},
+    {Protocol::Auto, "auto"},
+    {Protocol::LL, "LL"},
+    {Protocol::LL128, "LL128"},
+    {Protocol::Simple, "Simple"},
 };
 inline constexpr core::Vocabulary<Protocol> kProtocolWords{"NCCL protocol", kProtocolWordList};
 
-constexpr std::string_view op_name(Op op) { return kOpWords.name(op); }                     ///< "all_reduce", ...
-constexpr std::string_view algorithm_name(Algorithm a) { return kAlgorithmWords.name(a); }  ///< "ring", "nvls_tree", ...
-constexpr std::string_view protocol_name(Protocol p) { return kProtocolWords.name(p); }     ///< "LL", "LL128", "Simple"
+constexpr std::string_view op_name(Op op) { return kOpWords.name(op); }  ///< "all_reduce", ...
+constexpr std::string_view algorithm_name(Algorithm a) {
+  return kAlgorithmWords.name(a);
+}  ///< "ring", "nvls_tree", ...
+constexpr std::string_view protocol_name(Protocol p) { return kProtocolWords.name(p); }  ///< "LL", "LL128", "Simple"
 inline std::optional<Op> op_from_name(std::string_view name) { return kOpWords.parse(name); }
 inline std::optional<Algorithm> algorithm_from_name(std::string_view name) { return kAlgorithmWords.parse(name); }
 inline std::optional<Protocol> protocol_from_name(std::string_view name) { return kProtocolWords.parse(name); }
@@ -71,13 +81,13 @@ struct Options {
 /// whole send buffer for all_to_all. algbw = bytes / time; busbw = algbw * bus_factor.
 struct CollectiveCost {
   core::Seconds time{};
-  core::Seconds latency{};        ///< the size-independent part of `time`
+  core::Seconds latency{};  ///< the size-independent part of `time`
   core::BytesPerSecond algbw{};
   core::BytesPerSecond busbw{};
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Simple;
   int channels = 0;
-  bool feasible = true;           ///< false when the forced algorithm cannot run on this group
+  bool feasible = true;  ///< false when the forced algorithm cannot run on this group
 };
 
 /// One entry of the algorithm registry.

@@ -122,7 +122,7 @@ std::vector<ConcurrentResult> simulate_concurrent(const topology::Topology& topo
       out.push_back(res);
       continue;
     }
-    const Key key{static_cast<int>(r.op), shape.size,          shape.nodes,          shape.domains, shape.leaves,
+    const Key key{static_cast<int>(r.op), shape.size,           shape.nodes,          shape.domains,  shape.leaves,
                   shape.max_per_node,     shape.max_per_domain, shape.min_per_domain, r.bytes.value()};
     auto it = alone_memo.find(key);
     if (it == alone_memo.end()) {
@@ -173,8 +173,8 @@ AllToAllResult simulate_alltoall(const topology::Topology& topology, const Calib
   const CollectiveCost analytic = estimate(topology, calibration, shape, Op::AllToAll, per_rank);
   const double t = analytic.latency.value() + span;
   const double alg = t > 0.0 ? per_rank.value() / t : 0.0;
-  return AllToAllResult{core::Seconds(t), core::BytesPerSecond(alg), core::BytesPerSecond(alg * bus_factor(Op::AllToAll, n)),
-                        flows.flows.size(), false};
+  return AllToAllResult{core::Seconds(t), core::BytesPerSecond(alg),
+                        core::BytesPerSecond(alg * bus_factor(Op::AllToAll, n)), flows.flows.size(), false};
 }
 
 AllToAllResult simulate_alltoallv(const topology::Topology& topology, const Calibration& calibration,
@@ -203,8 +203,8 @@ AllToAllResult simulate_alltoallv(const topology::Topology& topology, const Cali
   const CollectiveCost analytic = estimate(topology, calibration, shape, Op::AllToAll, core::Bytes(max_row));
   const double t = analytic.latency.value() + span;
   const double alg = t > 0.0 ? max_row / t : 0.0;
-  return AllToAllResult{core::Seconds(t), core::BytesPerSecond(alg), core::BytesPerSecond(alg * bus_factor(Op::AllToAll, n)),
-                        flows.flows.size(), false};
+  return AllToAllResult{core::Seconds(t), core::BytesPerSecond(alg),
+                        core::BytesPerSecond(alg * bus_factor(Op::AllToAll, n)), flows.flows.size(), false};
 }
 
 }  // namespace fmsim::collectives

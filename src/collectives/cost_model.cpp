@@ -28,16 +28,16 @@ struct Context {
   const FamilyTuning& fam;
   const topology::Topology& topo;
   const topology::GroupShape& shape;
-  int n = 1;        // ranks
-  int domains = 1;  // NVLink domains crossed (NCCL's nNodes; an NVL72 rack counts as one)
-  int local = 1;    // ranks per domain (NCCL's ppn)
+  int n = 1;               // ranks
+  int domains = 1;         // NVLink domains crossed (NCCL's nNodes; an NVL72 rack counts as one)
+  int local = 1;           // ranks per domain (NCCL's ppn)
   std::size_t bucket = 0;  // NCCL node bucket: 1, 2, 3+ domains
   bool nvlink = false;
-  double nvl = 0.0;        // NCCL's NVLink bandwidth of one GPU, bytes/s
-  double nic = 0.0;        // achievable NIC bandwidth of one GPU's rail, bytes/s
-  double net = 0.0;        // achievable egress of the group's ranks in one domain, bytes/s
-  double l_msg = 0.0;      // fabric latency per LL/LL128 hop, s
-  double l_bulk = 0.0;     // fabric latency as NCCL charges it (Simple pays it twice), s
+  double nvl = 0.0;     // NCCL's NVLink bandwidth of one GPU, bytes/s
+  double nic = 0.0;     // achievable NIC bandwidth of one GPU's rail, bytes/s
+  double net = 0.0;     // achievable egress of the group's ranks in one domain, bytes/s
+  double l_msg = 0.0;   // fabric latency per LL/LL128 hop, s
+  double l_bulk = 0.0;  // fabric latency as NCCL charges it (Simple pays it twice), s
   double net_overhead = 0.0;
   double ll_max = 0.0;
   bool ll128 = true;
@@ -162,8 +162,8 @@ void tree(const Context& x, double bytes, Sink&& sink) {
     }
     double alg = bus * 0.5;
     if (log_size >= 0 && log_size < 24) alg *= x.cal.tree_correction[p][static_cast<std::size_t>(log_size)];
-    const double lat = x.cal.tree.base[p] * kUs +
-                       2.0 * ((x.local - 1) * x.intra(x.cal.tree, p) + tree_hops * x.inter(x.cal.tree, p));
+    const double lat =
+        x.cal.tree.base[p] * kUs + 2.0 * ((x.local - 1) * x.intra(x.cal.tree, p) + tree_hops * x.inter(x.cal.tree, p));
     sink(Candidate{Algorithm::Tree, kProtocols[p], lat, alg, ch});
   }
 }
@@ -229,7 +229,8 @@ template <class Sink>
 void pat(const Context& x, Sink&& sink) {
   if (x.local != 1 || !x.crosses_network() || x.network_missing()) return;
   const double alg = x.net * x.cal.pat_factor;
-  const double lat = x.cal.pat.base[2] * kUs + log2i(x.domains) * x.inter(x.cal.pat, 2) / x.cal.pat_log_latency_divisor +
+  const double lat = x.cal.pat.base[2] * kUs +
+                     log2i(x.domains) * x.inter(x.cal.pat, 2) / x.cal.pat_log_latency_divisor +
                      x.n * x.cal.pat_per_rank_latency_us * kUs;
   sink(Candidate{Algorithm::Pat, Protocol::Simple, lat, alg, x.ring_channels(x.net)});
 }
@@ -275,9 +276,10 @@ void hierarchical(const Context& x, Op op, double bytes, Sink&& sink) {
 template <class Sink>
 void direct(const Context& x, Op op, Sink&& sink) {
   if (x.network_missing()) return;
-  const double nvl_p2p = x.nvlink ? x.topo.nvlink_bandwidth.value() * x.cal.p2p_nvlink_efficiency : x.cal.pci_bandwidth * kGB;
-  const double rail = p2p_nic_bandwidth(x.topo, x.cal) * x.topo.net_efficiency /
-                      (x.shape.leaves > 1 ? x.topo.oversubscription : 1.0);
+  const double nvl_p2p =
+      x.nvlink ? x.topo.nvlink_bandwidth.value() * x.cal.p2p_nvlink_efficiency : x.cal.pci_bandwidth * kGB;
+  const double rail =
+      p2p_nic_bandwidth(x.topo, x.cal) * x.topo.net_efficiency / (x.shape.leaves > 1 ? x.topo.oversubscription : 1.0);
   const double base = x.cal.p2p_base_latency_us * kUs;
   if (op == Op::SendRecv) {
     if (!x.crosses_network()) {
@@ -320,13 +322,9 @@ void enumerate(const Context& x, Op op, double bytes, Sink&& sink) {
       hierarchical(x, op, bytes, sink);
       break;
     case Op::Broadcast:
-    case Op::Reduce:
-      ring(x, op, bytes, sink);
-      break;
+    case Op::Reduce: ring(x, op, bytes, sink); break;
     case Op::AllToAll:
-    case Op::SendRecv:
-      direct(x, op, sink);
-      break;
+    case Op::SendRecv: direct(x, op, sink); break;
   }
 }
 

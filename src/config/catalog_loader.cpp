@@ -57,30 +57,32 @@ struct Section {
 };
 
 const Section kGpuSection{
-    "gpus", "gpu",
+    "gpus",
+    "gpu",
     {"name", "display_name", "aliases", "base", "architecture"},
-    {"sm_version", "sm_count", "l2_cache", "fp64", "tf32", "bf16", "fp16", "fp8", "fp4", "hbm_capacity",
-     "hbm_usable", "hbm_bandwidth", "nvlink_generation", "nvlink_links", "nvlink_bandwidth", "tdp"}};
+    {"sm_version", "sm_count", "l2_cache", "fp64", "tf32", "bf16", "fp16", "fp8", "fp4", "hbm_capacity", "hbm_usable",
+     "hbm_bandwidth", "nvlink_generation", "nvlink_links", "nvlink_bandwidth", "tdp"}};
 
 const Section kSystemSection{
-    "systems", "system",
-    {"name", "display_name", "aliases", "base", "kind", "gpu", "fabric", "cpu_vendor", "price_kind",
-     "price_date"},
+    "systems",
+    "system",
+    {"name", "display_name", "aliases", "base", "kind", "gpu", "fabric", "cpu_vendor", "price_kind", "price_date"},
     {"gpus_per_node", "nodes", "nvlink_domain_gpus", "nvswitch", "nvls", "nvlink_aggregate", "nics_per_node",
      "nic_bandwidth", "network_bandwidth", "vcpus", "cpu", "host_memory", "local_nvme_devices",
      "local_nvme_device_size", "local_nvme_read", "local_nvme_write", "price_per_hour"}};
 
-const Section kFabricSection{
-    "fabrics", "fabric",
-    {"name", "display_name", "aliases", "base", "kind"},
-    {"generation", "latency", "message_latency", "efficiency", "gpudirect_rdma"}};
+const Section kFabricSection{"fabrics",
+                             "fabric",
+                             {"name", "display_name", "aliases", "base", "kind"},
+                             {"generation", "latency", "message_latency", "efficiency", "gpudirect_rdma"}};
 
 const Section kStorageSection{
-    "storage", "storage",
+    "storage",
+    "storage",
     {"name", "display_name", "aliases", "base", "kind"},
-    {"throughput_per_tib", "network_baseline_per_tib", "network_burst_per_tib", "min_capacity",
-     "capacity_increment", "efa_capable", "max_client_throughput", "metadata_iops", "get_requests_per_s",
-     "put_requests_per_s", "per_connection_throughput", "first_byte_latency", "max_part_size", "max_parts"}};
+    {"throughput_per_tib", "network_baseline_per_tib", "network_burst_per_tib", "min_capacity", "capacity_increment",
+     "efa_capable", "max_client_throughput", "metadata_iops", "get_requests_per_s", "put_requests_per_s",
+     "per_connection_throughput", "first_byte_latency", "max_part_size", "max_parts"}};
 
 // Fields a `base:` copy does not inherit: they identify the base entry itself.
 const std::set<std::string> kIdentityFields{"name", "display_name", "aliases", "base"};
@@ -137,8 +139,10 @@ void check_name(const YamlNode& node, const std::string& name) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '+';
   });
   if (!ok) {
-    node.fail(fmt::format("'{}' is not a valid name; use letters, digits and - _ . + only "
-                          "(no spaces or ':'; put other spellings under aliases)", name));
+    node.fail(
+        fmt::format("'{}' is not a valid name; use letters, digits and - _ . + only "
+                    "(no spaces or ':'; put other spellings under aliases)",
+                    name));
   }
 }
 
@@ -156,9 +160,10 @@ void apply_entry(const YamlNode& item, RawSection& raw, bool shipped, std::set<s
   if (const auto base = item.find("base")) {
     const std::string base_name = base->as_string();
     if (entry) {
-      base->fail(fmt::format("'base' is for new entries; {} '{}' already exists, so the fields given here "
-                             "are merged into it",
-                             section.noun, entry->name));
+      base->fail(
+          fmt::format("'base' is for new entries; {} '{}' already exists, so the fields given here "
+                      "are merged into it",
+                      section.noun, entry->name));
     }
     const RawEntry* base_entry = raw.find(base_name);
     if (!base_entry) base->fail(core::unknown_name_message(section.noun, base_name, raw.names()));
@@ -342,8 +347,8 @@ GpuSpec build_gpu(const RawEntry& entry) {
   r.set_required("hbm_capacity", g.hbm_capacity, bytes(Bound::Positive));
   if (!r.set("hbm_usable", g.hbm_usable, bytes(Bound::Positive))) {
     g.hbm_usable = g.hbm_capacity;
-    g.provenance["hbm_usable"] = Provenance{g.provenance["hbm_capacity"].source, false, true,
-                                            "not given; nominal capacity assumed usable"};
+    g.provenance["hbm_usable"] =
+        Provenance{g.provenance["hbm_capacity"].source, false, true, "not given; nominal capacity assumed usable"};
   }
   r.set_required("hbm_bandwidth", g.hbm_bandwidth, bandwidth(Bound::Positive));
   r.set("nvlink_generation", g.nvlink_generation, integer(Bound::NonNegative));
@@ -434,8 +439,8 @@ SystemSpec build_system(const RawEntry& entry, const Catalog& catalog) {
   if (r.set("nvlink_domain_gpus", s.nvlink_domain_gpus, integer(Bound::Positive))) {
     if (s.nvlink_domain_gpus > s.gpus() || s.gpus() % s.nvlink_domain_gpus != 0) {
       r.node("nvlink_domain_gpus")
-          .fail(fmt::format("{} must divide the {} GPUs of one {} ({} nodes x {} GPUs)", s.nvlink_domain_gpus,
-                            s.gpus(), s.name, s.nodes, s.gpus_per_node));
+          .fail(fmt::format("{} must divide the {} GPUs of one {} ({} nodes x {} GPUs)", s.nvlink_domain_gpus, s.gpus(),
+                            s.name, s.nodes, s.gpus_per_node));
     }
   }
   s.nvswitch = false;
@@ -504,8 +509,8 @@ void check_unique_names(const std::vector<Spec>& specs, const RawSection& raw) {
       const RawEntry& entry = raw.entries[i];
       const auto field = entry.fields.find("aliases");
       const YamlNode& where = field != entry.fields.end() ? field->second.node : entry.origin;
-      where.fail(fmt::format("'{}' already names {} '{}'; names and aliases must be unique", n,
-                             raw.section->noun, it->second));
+      where.fail(fmt::format("'{}' already names {} '{}'; names and aliases must be unique", n, raw.section->noun,
+                             it->second));
     }
   }
 }

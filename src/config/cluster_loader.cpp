@@ -64,9 +64,10 @@ StorageAttachment read_attachment(const Catalog& catalog, const YamlNode& item) 
                                  spec->name, core::format_bytes(spec->min_capacity)));
     }
   } else if (spec->kind == StorageKind::FsxLustre) {
-    item["capacity"].fail(fmt::format("missing required field: an FSx for Lustre file system ({}) needs its "
-                                      "provisioned capacity, e.g. 'capacity: 1200 TiB'",
-                                      spec->name));
+    item["capacity"].fail(
+        fmt::format("missing required field: an FSx for Lustre file system ({}) needs its "
+                    "provisioned capacity, e.g. 'capacity: 1200 TiB'",
+                    spec->name));
   }
   if (const auto rate = item.find("throughput_per_tib")) {
     std::string value = rate->as_string();
@@ -120,9 +121,10 @@ ClusterSpec load_cluster_file(const Catalog& catalog, const std::string& path, c
     if (const auto over = fabric->find("oversubscription")) {
       cluster.oversubscription = over->as_number(Bound::Positive);
       if (cluster.oversubscription < 1.0) {
-        over->fail(fmt::format("{} is below 1; oversubscription is the ratio of downlink to uplink bandwidth "
-                               "(1 = non-blocking, 2 = 2:1)",
-                               cluster.oversubscription));
+        over->fail(
+            fmt::format("{} is below 1; oversubscription is the ratio of downlink to uplink bandwidth "
+                        "(1 = non-blocking, 2 = 2:1)",
+                        cluster.oversubscription));
       }
     }
     if (const auto leaf = fabric->find("nodes_per_leaf")) cluster.nodes_per_leaf = leaf->as_int(Bound::Positive);

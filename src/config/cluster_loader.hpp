@@ -19,7 +19,7 @@ hardware::ClusterSpec parse_cluster(const hardware::Catalog& catalog, const std:
                                     const std::string& flag = "--cluster");
 
 /// A cluster of `gpus` GPUs on `system`, rounded up to whole units of the system.
-hardware::ClusterSpec cluster_for_gpus(const hardware::Catalog& catalog, const std::string& system,
-                                       int gpus, const std::string& flag = "--systems");
+hardware::ClusterSpec cluster_for_gpus(const hardware::Catalog& catalog, const std::string& system, int gpus,
+                                       const std::string& flag = "--systems");
 
 }  // namespace fmsim::config

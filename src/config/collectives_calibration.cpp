@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "config/yaml_reader.hpp"
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
-#include "config/yaml_reader.hpp"
 
 namespace fmsim::config {
 
@@ -39,9 +39,9 @@ collectives::AlgorithmLatency latency(const YamlNode& node) {
 }
 
 collectives::FamilyTuning family(const YamlNode& node) {
-  node.check_keys({"nvlink_link_bandwidth", "ring_efficiency", "nvls_efficiency", "channel_speeds",
-                   "nvls_max_channels", "ring_channel_bandwidth", "ll_max_bandwidth", "ring_ll128_per_channel",
-                   "tree_ll128_per_channel", "tree_per_channel"});
+  node.check_keys({"nvlink_link_bandwidth", "ring_efficiency", "nvls_efficiency", "channel_speeds", "nvls_max_channels",
+                   "ring_channel_bandwidth", "ll_max_bandwidth", "ring_ll128_per_channel", "tree_ll128_per_channel",
+                   "tree_per_channel"});
   collectives::FamilyTuning f;
   f.nvlink_link_bandwidth = number(node["nvlink_link_bandwidth"], Bound::Positive);
   f.ring_efficiency = number(node["ring_efficiency"], Bound::Positive);

@@ -9,10 +9,10 @@ namespace fmsim::config {
 
 /// One measured collective. Empty optionals are blank cells.
 struct CollectiveMeasurement {
-  int line = 0;                 ///< 1-based line in the file, for messages
+  int line = 0;  ///< 1-based line in the file, for messages
   std::string id;
-  std::string system;           ///< as published, e.g. "2 x p5.48xlarge EFAv2"
-  std::string instance_type;    ///< catalog system name
+  std::string system;         ///< as published, e.g. "2 x p5.48xlarge EFAv2"
+  std::string instance_type;  ///< catalog system name
   int nodes = 0;
   int gpus = 0;
   std::string collective;       ///< all_reduce, all_gather, reduce_scatter, ...

@@ -32,7 +32,8 @@ core::Seconds parse_duration_flag(const std::string& text, const std::string& fl
   if (!v || v.value->value() < 0.0) throw core::InputError::flag(flag, v ? "must not be negative" : v.error);
   // Simulated time is integer nanoseconds (at most 292 years); a job's durations stay far inside.
   constexpr double kTenYears = 10 * 365.25 * 86400;
-  if (v.value->value() > kTenYears) throw core::InputError::flag(flag, "'" + text + "' is too long; allowed: 0 to 10 years (3.16e8 s)");
+  if (v.value->value() > kTenYears)
+    throw core::InputError::flag(flag, "'" + text + "' is too long; allowed: 0 to 10 years (3.16e8 s)");
   return *v.value;
 }
 

@@ -15,7 +15,9 @@
 namespace fmsim::config {
 namespace {
 
-bool contains(const std::string& text, std::string_view what) { return core::to_lower(text).find(what) != std::string::npos; }
+bool contains(const std::string& text, std::string_view what) {
+  return core::to_lower(text).find(what) != std::string::npos;
+}
 
 std::optional<double> number(const std::string& cell) {
   if (cell.empty()) return std::nullopt;
@@ -32,11 +34,13 @@ std::optional<double> number(const std::string& cell) {
 std::string model_key(const std::string& text) {
   const std::string t = core::to_lower(text);
   const std::pair<const char*, const char*> table[] = {
-      {"llama-3.1-8b", "llama3.1-8b"},          {"llama-3.3-70b", "llama3.1-70b"}, {"llama-3-70b", "llama3.1-70b"},
-      {"llama-3.1-70b", "llama3.1-70b"},        {"llama-3.1-405b", "llama3.1-405b"}, {"qwen3-235b-a22b", "qwen3-235b-a22b"},
-      {"deepseek-r1", "deepseek-v3"},     {"deepseek-v3", "deepseek-v3"},
-      {"gpt-oss-120b", "gpt-oss-120b"},         {"gpt-oss-20b", "gpt-oss-20b"},     {"mixtral-8x7b", "mixtral-8x7b"},
-      {"mixtral-8x22b", "mixtral-8x22b"}, {"llama-4-maverick", "llama4-maverick"}};
+      {"llama-3.1-8b", "llama3.1-8b"},        {"llama-3.3-70b", "llama3.1-70b"},
+      {"llama-3-70b", "llama3.1-70b"},        {"llama-3.1-70b", "llama3.1-70b"},
+      {"llama-3.1-405b", "llama3.1-405b"},    {"qwen3-235b-a22b", "qwen3-235b-a22b"},
+      {"deepseek-r1", "deepseek-v3"},         {"deepseek-v3", "deepseek-v3"},
+      {"gpt-oss-120b", "gpt-oss-120b"},       {"gpt-oss-20b", "gpt-oss-20b"},
+      {"mixtral-8x7b", "mixtral-8x7b"},       {"mixtral-8x22b", "mixtral-8x22b"},
+      {"llama-4-maverick", "llama4-maverick"}};
   for (const auto& [k, v] : table) {
     if (t.find(k) != std::string::npos) return v;
   }
@@ -62,9 +66,27 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
   std::string path;  // what messages call the file: csv_path, or the built-in copy's name
   const std::string text = read_measurements(csv_path, "inference.csv", "--csv", path);
   const CsvTable table(parse_csv(text, path), path, "empty file: expected a header row");
-  table.require({"id", "engine", "gpu", "gpu_count", "model", "precision", "kv_cache_dtype", "tp", "pp", "ep", "attn_dp",
-                 "num_instances", "serving_mode", "scenario", "isl", "osl", "concurrency_or_batch", "output_tok_s_per_gpu",
-                 "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"},
+  table.require({"id",
+                 "engine",
+                 "gpu",
+                 "gpu_count",
+                 "model",
+                 "precision",
+                 "kv_cache_dtype",
+                 "tp",
+                 "pp",
+                 "ep",
+                 "attn_dp",
+                 "num_instances",
+                 "serving_mode",
+                 "scenario",
+                 "isl",
+                 "osl",
+                 "concurrency_or_batch",
+                 "output_tok_s_per_gpu",
+                 "ttft_ms_mean",
+                 "tpot_ms_mean",
+                 "e2e_ms_mean"},
                 "missing column (validation/README.md lists the schema)");
   std::vector<InferenceRow> rows;
   for (std::size_t i = 0; i < table.rows(); ++i) {
@@ -80,12 +102,18 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     r.ttft_ms = number(cell("ttft_ms_mean"));
     r.tpot_ms = number(cell("tpot_ms_mean"));
     r.e2e_ms = number(cell("e2e_ms_mean"));
-    auto fail = [&](std::string why) { if (r.reason.empty()) r.reason = std::move(why); };
+    auto fail = [&](std::string why) {
+      if (r.reason.empty()) r.reason = std::move(why);
+    };
     // Engine.
-    if (contains(r.engine_text, "tensorrt") || contains(r.engine_text, "nim")) r.engine = "trtllm";
-    else if (contains(r.engine_text, "vllm")) r.engine = "vllm";
-    else if (contains(r.engine_text, "sglang")) r.engine = "sglang";
-    else fail("unknown engine '" + r.engine_text + "'");
+    if (contains(r.engine_text, "tensorrt") || contains(r.engine_text, "nim"))
+      r.engine = "trtllm";
+    else if (contains(r.engine_text, "vllm"))
+      r.engine = "vllm";
+    else if (contains(r.engine_text, "sglang"))
+      r.engine = "sglang";
+    else
+      fail("unknown engine '" + r.engine_text + "'");
     r.model = model_key(r.model_text);
     if (r.model.empty()) fail("no preset for model '" + r.model_text + "'");
     r.system = system_key(r.gpu_text);
@@ -95,13 +123,18 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     if (prec.find("mxfp4") != std::string::npos) {
       r.weights = core::Precision::FP4;
       r.activations = core::Precision::FP8;  // MXFP4 weights x MXFP8 activations (TensorRT-LLM's MoE backends)
-    } else if (prec.rfind("fp4", 0) == 0) r.weights = core::Precision::FP4;
-    else if (prec.rfind("fp8", 0) == 0) r.weights = core::Precision::FP8;
-    else if (prec.rfind("bf16", 0) == 0 || prec.rfind("fp16", 0) == 0) r.weights = core::Precision::BF16;
-    else fail("unknown precision '" + cell("precision") + "'");
+    } else if (prec.rfind("fp4", 0) == 0)
+      r.weights = core::Precision::FP4;
+    else if (prec.rfind("fp8", 0) == 0)
+      r.weights = core::Precision::FP8;
+    else if (prec.rfind("bf16", 0) == 0 || prec.rfind("fp16", 0) == 0)
+      r.weights = core::Precision::BF16;
+    else
+      fail("unknown precision '" + cell("precision") + "'");
     const std::string kv = core::to_lower(cell("kv_cache_dtype")) + " " + prec;
     // Quantised checkpoints of TensorRT-LLM ship an FP8 KV cache (kv_cache_quant_algo FP8).
-    r.kv = kv.find("fp8 kv") != std::string::npos || r.weights != core::Precision::BF16 ? core::Precision::FP8 : core::Precision::BF16;
+    r.kv = kv.find("fp8 kv") != std::string::npos || r.weights != core::Precision::BF16 ? core::Precision::FP8
+                                                                                        : core::Precision::BF16;
     auto whole = [&](const char* name, int fallback) {
       const auto v = number(cell(name));
       return v ? static_cast<int>(*v) : fallback;
@@ -113,7 +146,8 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     r.instances = whole("num_instances", 1);
     const std::string adp = core::to_lower(cell("attn_dp"));
     r.attention_dp = adp == "yes" || adp == "true" || (number(adp) && *number(adp) > 1);
-    if (cell("serving_mode") != "agg") fail("serving mode '" + cell("serving_mode") + "' (only aggregated rows are predicted)");
+    if (cell("serving_mode") != "agg")
+      fail("serving mode '" + cell("serving_mode") + "' (only aggregated rows are predicted)");
     r.isl = static_cast<std::int64_t>(number(cell("isl")).value_or(0));
     r.osl = static_cast<std::int64_t>(number(cell("osl")).value_or(0));
     if (r.isl <= 0 || r.osl <= 0) fail("no ISL/OSL");

@@ -49,7 +49,7 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
       // Pure bf16 training: bf16 parameters, gradients and Adam m, v; no fp32 master copy.
       o.state = parallelism::StateBytes{2.0, 2.0, 4.0, 0.0};
     }
-    if (has(notes, "8bit")) o.state.optimizer = 2.0;           // 8-bit Adam m and v
+    if (has(notes, "8bit")) o.state.optimizer = 2.0;              // 8-bit Adam m and v
     if (has(notes, "optimizer_in_bwd")) o.state.gradients = 0.0;  // each gradient applied and freed in backward
   }
   if (has(notes, "muon")) o.state.optimizer -= 4.0;  // Muon keeps one momentum for the 2-D weights

@@ -94,12 +94,13 @@ void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error
   int dense_layers = 0;
   for (int i = 0; i < m.num_layers; ++i) dense_layers += m.is_moe_layer(i) ? 0 : 1;
   if (dense_layers > 0 && m.ffn_hidden <= 0) {
-    throw error(f.ffn_hidden, "a positive dense FFN width is required: " + std::to_string(dense_layers) +
-                                  " of the " + std::to_string(m.num_layers) + " layers have a dense FFN");
+    throw error(f.ffn_hidden, "a positive dense FFN width is required: " + std::to_string(dense_layers) + " of the " +
+                                  std::to_string(m.num_layers) + " layers have a dense FFN");
   }
   if (m.mla) {
     positive(m.mla->kv_lora_rank, f.kv_lora_rank);
-    if (m.mla->q_lora_rank < 0) throw error(f.q_lora_rank, std::to_string(m.mla->q_lora_rank) + " must not be negative");
+    if (m.mla->q_lora_rank < 0)
+      throw error(f.q_lora_rank, std::to_string(m.mla->q_lora_rank) + " must not be negative");
     positive(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim, f.qk_head_dim);
     positive(m.mla->v_head_dim, f.v_head_dim);
   }
@@ -257,8 +258,8 @@ int to_int(std::int64_t v, const JsonFields& j, const std::string& key) {
 int sliding_pattern_from_layer_types(const json& types, int num_layers, const JsonFields& j) {
   if (!types.is_array()) throw j.error("layer_types", "expected a list of \"sliding_attention\" / \"full_attention\"");
   if (static_cast<int>(types.size()) != num_layers) {
-    throw j.error("layer_types", "has " + std::to_string(types.size()) + " entries for " +
-                                     std::to_string(num_layers) + " layers");
+    throw j.error("layer_types",
+                  "has " + std::to_string(types.size()) + " entries for " + std::to_string(num_layers) + " layers");
   }
   std::vector<bool> full;
   for (const json& t : types) {
@@ -267,8 +268,8 @@ int sliding_pattern_from_layer_types(const json& types, int num_layers, const Js
     } else if (t == "sliding_attention") {
       full.push_back(false);
     } else {
-      throw j.error("layer_types", "unknown layer type " + t.dump() +
-                                       "; allowed: \"sliding_attention\", \"full_attention\"");
+      throw j.error("layer_types",
+                    "unknown layer type " + t.dump() + "; allowed: \"sliding_attention\", \"full_attention\"");
     }
   }
   if (std::none_of(full.begin(), full.end(), [](bool b) { return b; })) return num_layers + 1;
@@ -277,7 +278,8 @@ int sliding_pattern_from_layer_types(const json& types, int num_layers, const Js
     for (int i = 0; i < num_layers && fits; ++i) fits = full[static_cast<std::size_t>(i)] == (i % k == k - 1);
     if (fits) return k;
   }
-  throw j.error("layer_types", "only a periodic layout (every k-th layer full attention, the others sliding) is supported");
+  throw j.error("layer_types",
+                "only a periodic layout (every k-th layer full attention, the others sliding) is supported");
 }
 
 }  // namespace
@@ -308,7 +310,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     const int line = at == std::string::npos ? 1 : line_of_offset(json_text, at);
     throw core::InputError(file_label, line, "", "number " + token + " is out of range (beyond +-1.8e308)");
   }
-  if (!root.is_object()) throw core::InputError(file_label, 1, "", "expected a JSON object (a Hugging Face config.json)");
+  if (!root.is_object())
+    throw core::InputError(file_label, 1, "", "expected a JSON object (a Hugging Face config.json)");
   const JsonFields top(root, json_text, file_label);
   // Multimodal checkpoints (Llama 4) keep the language model under text_config.
   const bool nested = root.contains("text_config") && root["text_config"].is_object() && !root.contains("hidden_size");
@@ -319,7 +322,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   m.source = top.string({"_source"}).value_or(file_label);
   std::string model_type = top.string({"model_type"}).value_or("");
   if (model_type.empty()) {
-    if (const json* arch = j.find({"architectures"}); arch && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
+    if (const json* arch = j.find({"architectures"});
+        arch && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
       model_type = core::to_lower((*arch)[0].get<std::string>());
     }
   }
@@ -340,7 +344,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   const auto heads = j.integer({"num_attention_heads", "n_head", "n_heads", "num_heads"}, &f.num_heads);
   const auto vocab = j.integer({"vocab_size", "padded_vocab_size", "n_vocab"}, &f.vocab);
   auto ffn = j.integer({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "d_ff"}, &f.ffn_hidden);
-  const auto experts = j.integer({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, &f.num_experts);
+  const auto experts =
+      j.integer({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, &f.num_experts);
   auto expert_ffn = j.integer({"moe_intermediate_size", "moe_ffn_hidden_size"}, &f.expert_ffn);
   // Llama 4: intermediate_size is the width of an expert (and of the shared expert), and
   // intermediate_size_mlp that of the dense layers' MLP.
@@ -364,8 +369,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   if (!ffn && !moe_width_given) missing.emplace_back("intermediate_size (or n_inner, ffn_hidden_size)");
   m.ffn_hidden = ffn.value_or(0);
   if (!missing.empty()) {
-    std::string message = (missing.size() == 1 ? "missing required field " : "missing required fields ") +
-                          core::join(missing, ", ");
+    std::string message =
+        (missing.size() == 1 ? "missing required field " : "missing required fields ") + core::join(missing, ", ");
     if (!family) {
       message = (model_type.empty() ? std::string("no model_type") : "unknown model_type '" + model_type + "'") +
                 " (known: " + known_families() + ") and " + message;
@@ -389,18 +394,22 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   m.attention_bias = j.boolean({"attention_bias", "add_qkv_bias", "qkv_bias"}).value_or(m.attention_bias);
   m.mlp_bias = j.boolean({"mlp_bias"}).value_or(m.mlp_bias);
   m.tied_embeddings = j.boolean({"tie_word_embeddings"}).value_or(m.tied_embeddings);
-  m.max_position = j.integer({"max_position_embeddings", "n_positions", "max_seq_len", "n_ctx", "seq_length",
-                              "max_sequence_length"}, &f.max_position).value_or(0);
+  m.max_position =
+      j.integer({"max_position_embeddings", "n_positions", "max_seq_len", "n_ctx", "seq_length", "max_sequence_length"},
+                &f.max_position)
+          .value_or(0);
 
   // Key/value heads: MHA unless stated (MPT keeps them in attn_config).
-  std::optional<std::int64_t> kv = j.integer({"num_key_value_heads", "num_kv_heads", "n_kv_heads", "num_query_groups"}, &f.num_kv_heads);
+  std::optional<std::int64_t> kv =
+      j.integer({"num_key_value_heads", "num_kv_heads", "n_kv_heads", "num_query_groups"}, &f.num_kv_heads);
   if (model_type == "mpt") {
     if (const json* attn = j.find({"attn_config"}); attn && attn->is_object()) {
       const JsonFields a(*attn, json_text, file_label, "attn_config.");
       if (!kv) kv = a.integer({"kv_n_heads"}, &f.num_kv_heads);
       if (a.boolean({"alibi"}).value_or(false)) m.position = PositionKind::Alibi;
     }
-    if (m.position != PositionKind::Alibi && !j.boolean({"learned_pos_emb"}).value_or(true)) m.position = PositionKind::None;
+    if (m.position != PositionKind::Alibi && !j.boolean({"learned_pos_emb"}).value_or(true))
+      m.position = PositionKind::None;
     const bool no_bias = j.boolean({"no_bias"}).value_or(false);
     m.attention_bias = m.mlp_bias = !no_bias;
   }
@@ -435,8 +444,13 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   if (experts && *experts > 0) {
     m.moe.num_experts = to_int(*experts, j, f.num_experts);
     const auto top_k = j.integer({"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk",
-                                  "moe_top_k", "moe_router_topk"}, &f.top_k);
-    if (!top_k) throw core::InputError(file_label, 0, "", "missing required field num_experts_per_tok (or experts_per_token, moe_topk) for a model with " + std::to_string(m.moe.num_experts) + " experts");
+                                  "moe_top_k", "moe_router_topk"},
+                                 &f.top_k);
+    if (!top_k)
+      throw core::InputError(
+          file_label, 0, "",
+          "missing required field num_experts_per_tok (or experts_per_token, moe_topk) for a model with " +
+              std::to_string(m.moe.num_experts) + " experts");
     m.moe.top_k = to_int(*top_k, j, f.top_k);
     if (expert_ffn) {
       m.moe.expert_ffn = *expert_ffn;
@@ -445,7 +459,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
       m.moe.expert_ffn = m.ffn_hidden;
       f.expert_ffn = f.ffn_hidden;
     }
-    if (const auto shared = j.integer({"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"}, &f.shared_expert_ffn)) {
+    if (const auto shared = j.integer({"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"},
+                                      &f.shared_expert_ffn)) {
       m.moe.shared_expert_ffn = *shared;
     } else if (const auto n_shared = j.integer({"n_shared_experts", "num_shared_experts"}, &f.shared_expert_ffn)) {
       m.moe.shared_expert_ffn = *n_shared * m.moe.expert_ffn;
@@ -454,7 +469,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
       // (transformers modeling_llama4.py, shared_expert = Llama4TextMLP(config)).
       m.moe.shared_expert_ffn = m.moe.expert_ffn;
     }
-    int first_dense = to_int(j.integer({"first_k_dense_replace"}, &f.first_dense_layers).value_or(0), j, f.first_dense_layers);
+    int first_dense =
+        to_int(j.integer({"first_k_dense_replace"}, &f.first_dense_layers).value_or(0), j, f.first_dense_layers);
     if (const json* only = j.find({"mlp_only_layers"}); only && only->is_array() && !only->empty()) {
       // Qwen MoE: explicit dense layers; a leading run 0..k-1 maps onto first_dense_layers.
       for (std::size_t i = 0; i < only->size(); ++i) {

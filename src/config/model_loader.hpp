@@ -33,7 +33,7 @@ struct ModelDimensions {
   std::string family = "custom";
   int num_layers = 0;
   std::int64_t hidden = 0;
-  std::int64_t ffn_hidden = 0;     ///< dense FFN width; may be 0 when every layer is MoE
+  std::int64_t ffn_hidden = 0;  ///< dense FFN width; may be 0 when every layer is MoE
   int num_heads = 0;
   int num_kv_heads = 0;
   int head_dim = 0;
@@ -41,7 +41,7 @@ struct ModelDimensions {
   workload::MlpKind mlp = workload::MlpKind::SwiGlu;
   bool tied_embeddings = false;
   std::int64_t max_position = 0;
-  int num_experts = 0;             ///< 0 = dense
+  int num_experts = 0;  ///< 0 = dense
   int top_k = 0;
   std::int64_t expert_ffn = 0;
   std::int64_t shared_expert_ffn = 0;

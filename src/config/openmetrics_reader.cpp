@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <string_view>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -171,8 +171,7 @@ class Reader {
     if (sample == family) return true;
     if (!sample.starts_with(family)) return false;
     const std::string_view suffix = sample.substr(family.size());
-    return std::find(std::begin(kSuffixes), std::end(kSuffixes), suffix) != std::end(kSuffixes) ||
-           suffix == "_created";
+    return std::find(std::begin(kSuffixes), std::end(kSuffixes), suffix) != std::end(kSuffixes) || suffix == "_created";
   }
 
   const std::string& path_;
@@ -204,7 +203,8 @@ std::vector<std::string> metrics_files_in(const std::string& dir, const std::str
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw core::InputError::flag(flag, fmt::format("\"{}\" is not a directory (write one with --metrics-out DIR)", dir));
+    throw core::InputError::flag(flag,
+                                 fmt::format("\"{}\" is not a directory (write one with --metrics-out DIR)", dir));
   }
   std::vector<std::string> files;
   bool tsdb_block = false;  // a block directory of --metrics-format tsdb: <ULID>/meta.json

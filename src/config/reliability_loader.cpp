@@ -21,7 +21,9 @@ std::string embedded_text(const char* path) {
   return std::string(*text);
 }
 
-reliability::ComponentClass parse_class(const YamlNode& node) { return node.as_word(reliability::kComponentClassWords); }
+reliability::ComponentClass parse_class(const YamlNode& node) {
+  return node.as_word(reliability::kComponentClassWords);
+}
 
 reliability::FailureModel parse_model(const YamlNode& node, bool shipped) {
   node.check_keys({"name", "source", "observation", "causes"});
@@ -162,8 +164,9 @@ double parse_node_failure_rate(const FailureData& data, const std::string& text,
   if (v && *v.value > 0.0) return reliability::per_node_hour_from_per_1000_node_days(*v.value);
   std::vector<std::string> names;
   for (const auto& r : data.rates) names.push_back(r.name);
-  throw core::InputError::flag(flag, fmt::format("'{}' is neither a rate per 1000 node-days (e.g. 6.5) nor a known rate ({})",
-                                                 text, core::join(names, ", ")));
+  throw core::InputError::flag(
+      flag, fmt::format("'{}' is neither a rate per 1000 node-days (e.g. 6.5) nor a known rate ({})", text,
+                        core::join(names, ", ")));
 }
 
 }  // namespace fmsim::config

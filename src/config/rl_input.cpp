@@ -56,12 +56,19 @@ bool contains(const std::string& hay, const std::string& needle) {
 /// Preset for a model named in the CSV, or "" when the catalog of presets has none.
 std::string model_preset(const std::string& text) {
   const std::string t = core::to_lower(text);
-  static const std::vector<std::pair<std::string, std::string>> kMap{
-      {"qwen2.5-math-7b", "qwen2.5-math-7b"}, {"qwen2.5-7b", "qwen2.5-math-7b"}, {"qwen2-7b", "qwen2.5-math-7b"},
-      {"qwen3-30b-a3b", "qwen3-30b-a3b"},     {"qwen3-235b", "qwen3-235b-a22b"},  {"qwen3-32b", "qwen3-32b"},
-      {"qwen3-8b", "qwen3-8b"},               {"qwen3-4b", "qwen3-4b"},           {"qwen3-0.6b", "qwen3-0.6b"},
-      {"llama-3.1-8b", "llama3.1-8b"},        {"llama 3.1 405b", "llama3.1-405b"}, {"deepseek-v3", "deepseek-v3"},
-      {"kimi-k2", "kimi-k2"}};
+  static const std::vector<std::pair<std::string, std::string>> kMap{{"qwen2.5-math-7b", "qwen2.5-math-7b"},
+                                                                     {"qwen2.5-7b", "qwen2.5-math-7b"},
+                                                                     {"qwen2-7b", "qwen2.5-math-7b"},
+                                                                     {"qwen3-30b-a3b", "qwen3-30b-a3b"},
+                                                                     {"qwen3-235b", "qwen3-235b-a22b"},
+                                                                     {"qwen3-32b", "qwen3-32b"},
+                                                                     {"qwen3-8b", "qwen3-8b"},
+                                                                     {"qwen3-4b", "qwen3-4b"},
+                                                                     {"qwen3-0.6b", "qwen3-0.6b"},
+                                                                     {"llama-3.1-8b", "llama3.1-8b"},
+                                                                     {"llama 3.1 405b", "llama3.1-405b"},
+                                                                     {"deepseek-v3", "deepseek-v3"},
+                                                                     {"kimi-k2", "kimi-k2"}};
   for (const auto& [needle, preset] : kMap) {
     if (t.find(needle) != std::string::npos) return preset;
   }
@@ -231,7 +238,8 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
       ws.generator_precision = contains(precision, "fp8") ? core::Precision::FP8 : core::Precision::BF16;
       // A natively FP8 checkpoint ("DeepSeek-V3.1 (FP8)", held by checkpoint-engine's parameter
       // server) is sent as FP8; a BF16 trainer's weights are quantised on receive.
-      ws.trainer_precision = contains(core::to_lower(row.model_text), "(fp8)") ? core::Precision::FP8 : core::Precision::BF16;
+      ws.trainer_precision =
+          contains(core::to_lower(row.model_text), "(fp8)") ? core::Precision::FP8 : core::Precision::BF16;
       std::string stack;
       int trainer = 0, gens = 0;
       static const std::regex ranks(R"(trainer ranks=(\d+), rollout ranks=(\d+))");
@@ -242,13 +250,15 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
       if (std::regex_search(row.notes, m, ranks)) {
         trainer = std::stoi(m[1].str());
         gens = std::stoi(m[2].str());
-        ws.method = contains(row.notes, "checkpoint-engine=True") ? rl::SyncMethod::NcclBucketed : rl::SyncMethod::NcclPerTensor;
+        ws.method = contains(row.notes, "checkpoint-engine=True") ? rl::SyncMethod::NcclBucketed
+                                                                  : rl::SyncMethod::NcclPerTensor;
       } else if (std::regex_search(layout_text, m, mapping)) {
         const std::string left = m[1].str(), right = m[2].str();
         ws.train_layout.tp = factor(left, "TP");
         ws.train_layout.pp = factor(left, "PP");
         ws.train_layout.ep = factor(left, "EP");
-        trainer = std::max(ws.train_layout.tp * ws.train_layout.pp * factor(left, "DP"), ws.train_layout.ep * ws.train_layout.pp);
+        trainer = std::max(ws.train_layout.tp * ws.train_layout.pp * factor(left, "DP"),
+                           ws.train_layout.ep * ws.train_layout.pp);
         ws.generator_tp = factor(right, "TP");
         gens = ws.generator_tp * factor(right, "DP");
         // NeMo-RL refit: each vLLM rank receives its own shard (XferDTensor bulk path).
@@ -364,7 +374,8 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     job.train_layout = parse_train_layout(layout_text, job.stack);
     // "fp8 train / fp8 generation", "bf16 train / fp8 rollout": each side's precision as stated
     // (NeMo-RL's FP8 recipes: blockwise FP8 GEMMs in training, FP8 weights in vLLM).
-    if (contains(precision, "fp8 gen") || contains(precision, "fp8 rollout")) job.generator_precision = core::Precision::FP8;
+    if (contains(precision, "fp8 gen") || contains(precision, "fp8 rollout"))
+      job.generator_precision = core::Precision::FP8;
     if (contains(precision, "fp8 train")) {
       job.train_layout.precision = core::Precision::FP8;
       job.train_layout.fp8_recipe = core::Fp8Recipe::Block;

@@ -22,19 +22,20 @@ rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t ca
 
 /// Assumptions the validation applies where a row leaves a value unpublished (docs/models/rl.md).
 struct RlRowDefaults {
-  std::int64_t prompt_len = 256;            ///< math prompts with their template (DAPO-Math-17k, OpenMathInstruct-2)
+  std::int64_t prompt_len = 256;  ///< math prompts with their template (DAPO-Math-17k, OpenMathInstruct-2)
   /// Unpublished mean response length (tokens), at most half the cap. Math RL from a base or
   /// instruct model starts near 1k tokens and grows over a run (DAPO, arXiv 2503.14476, Fig. 7:
   /// Qwen2.5-32B from about 1k to 4k+ tokens over 4,000 steps; NeMo-RL rows publish 0.7k-5.7k).
   double mean_response_tokens = 2048.0;
-  double length_sigma = 0.8;                ///< lognormal shape of response lengths
+  double length_sigma = 0.8;  ///< lognormal shape of response lengths
 };
 
 /// One row of validation/rl.csv and what the model needs to predict it.
 struct RlRow {
   int line = 0;
   std::string id, source, row_type, framework, hardware, model_text, placement_text, sync_text, notes;
-  std::optional<double> measured_step_s, measured_gen_s, measured_train_s, measured_sync_s, measured_tokens_per_s_per_gpu;
+  std::optional<double> measured_step_s, measured_gen_s, measured_train_s, measured_sync_s,
+      measured_tokens_per_s_per_gpu;
   /// The job when the row can be predicted (rl_step: the whole step; weight_sync: the sync).
   std::optional<rl::RlJob> job;
   std::optional<rl::WeightSyncJob> sync_job;

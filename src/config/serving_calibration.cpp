@@ -19,9 +19,13 @@ double seconds(const YamlNode& parent, std::string_view key) {
   return read_sourced(parent[key], true).value.as_duration(Bound::NonNegative).value();
 }
 
-int whole(const YamlNode& parent, std::string_view key) { return read_sourced(parent[key], true).value.as_int(Bound::Positive); }
+int whole(const YamlNode& parent, std::string_view key) {
+  return read_sourced(parent[key], true).value.as_int(Bound::Positive);
+}
 
-std::string word(const YamlNode& parent, std::string_view key) { return read_sourced(parent[key], true).value.as_string(); }
+std::string word(const YamlNode& parent, std::string_view key) {
+  return read_sourced(parent[key], true).value.as_string();
+}
 
 }  // namespace
 
@@ -52,7 +56,8 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     g.host_link_bandwidth = read_sourced(node["host_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
     g.gemm_half_dim = read_sourced(node["gemm_half_dim"], true).value.as_number(Bound::Positive);
     if (node.has("grace_link_bandwidth")) {
-      g.grace_link_bandwidth = read_sourced(node["grace_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
+      g.grace_link_bandwidth =
+          read_sourced(node["grace_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
     }
     g.source = read_sourced(node["weight_read_efficiency"], true).source;
     cal.gpus[arch] = g;
@@ -76,25 +81,34 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     e.gpu_memory_utilization = fraction(node, "gpu_memory_utilization");
     if (node.has("memory_fraction_of")) {
       const auto of = word(node, "memory_fraction_of");
-      if (of == "free") e.memory_fraction_of_free = true;
-      else if (of != "total") node["memory_fraction_of"].fail("unknown '" + of + "'; allowed: total, free");
+      if (of == "free")
+        e.memory_fraction_of_free = true;
+      else if (of != "total")
+        node["memory_fraction_of"].fail("unknown '" + of + "'; allowed: total, free");
     }
     e.graph_memory_bytes = read_sourced(node["graph_memory"], true).value.as_bytes(Bound::NonNegative).value();
     const auto adm = word(node, "kv_admission");
-    if (adm == "on-demand") e.admission = serving::KvAdmission::OnDemand;
-    else if (adm == "reserve-full") e.admission = serving::KvAdmission::ReserveFull;
-    else node["kv_admission"].fail("unknown '" + adm + "'; allowed: on-demand, reserve-full");
+    if (adm == "on-demand")
+      e.admission = serving::KvAdmission::OnDemand;
+    else if (adm == "reserve-full")
+      e.admission = serving::KvAdmission::ReserveFull;
+    else
+      node["kv_admission"].fail("unknown '" + adm + "'; allowed: on-demand, reserve-full");
     const auto pre = word(node, "preemption");
-    if (pre == "recompute") e.preemption = serving::PreemptionMode::Recompute;
-    else if (pre == "swap") e.preemption = serving::PreemptionMode::Swap;
-    else node["preemption"].fail("unknown '" + pre + "'; allowed: recompute, swap");
+    if (pre == "recompute")
+      e.preemption = serving::PreemptionMode::Recompute;
+    else if (pre == "swap")
+      e.preemption = serving::PreemptionMode::Swap;
+    else
+      node["preemption"].fail("unknown '" + pre + "'; allowed: recompute, swap");
     e.prefix_caching = read_sourced(node["prefix_caching"], true).value.as_bool();
     e.allreduce_latency_s = seconds(node, "allreduce_latency");
     if (node.has("cuda_graph_batch_sizes")) {
       const auto sizes = read_sourced(node["cuda_graph_batch_sizes"], true);
       for (const auto& item : sizes.value.items()) {
         const int b = item.as_int(Bound::Positive);
-        if (!e.cuda_graph_batch_sizes.empty() && b <= e.cuda_graph_batch_sizes.back()) item.fail("batch sizes must increase");
+        if (!e.cuda_graph_batch_sizes.empty() && b <= e.cuda_graph_batch_sizes.back())
+          item.fail("batch sizes must increase");
         e.cuda_graph_batch_sizes.push_back(b);
       }
       if (e.cuda_graph_batch_sizes.empty()) sizes.value.fail("at least one batch size");

@@ -17,8 +17,8 @@ namespace {
 
 const std::map<std::string, std::string>& aliases() {
   static const std::map<std::string, std::string> m{
-      {"arrival_s", "arrival_s"},         {"arrival", "arrival_s"},          {"timestamp", "arrival_s"},
-      {"input_tokens", "input_tokens"},   {"input_length", "input_tokens"},  {"output_tokens", "output_tokens"},
+      {"arrival_s", "arrival_s"},         {"arrival", "arrival_s"},         {"timestamp", "arrival_s"},
+      {"input_tokens", "input_tokens"},   {"input_length", "input_tokens"}, {"output_tokens", "output_tokens"},
       {"output_length", "output_tokens"}, {"prefix_id", "prefix_id"},       {"prefix_tokens", "prefix_tokens"}};
   return m;
 }
@@ -49,7 +49,8 @@ serving::TraceRequest make(const std::map<std::string, std::string>& cells, cons
     if (!cells.count(key) || cells.at(key).empty()) continue;
     const double v = parse_number(cells.at(key), file, line, key);
     if (v != std::floor(v) || v < (std::string(key) == "prefix_tokens" ? 0 : 1) || v > 1e8) {
-      throw core::InputError(file, line, key, fmt::format("'{}' must be a whole number of tokens, at least 1", cells.at(key)));
+      throw core::InputError(file, line, key,
+                             fmt::format("'{}' must be a whole number of tokens, at least 1", cells.at(key)));
     }
     r.*field = static_cast<std::int64_t>(v);
   }

@@ -11,8 +11,8 @@ namespace {
 // The values `fmsim calibrate training` fits: only these may carry a `prior:`.
 bool fitted_key(std::string_view key) {
   for (std::string_view k : {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
-                             "fp8_block_factor", "attention_fwd_efficiency", "flash2_fwd_efficiency", "compute_efficiency",
-                             "layer_overhead", "moe_layer_overhead"}) {
+                             "fp8_block_factor", "attention_fwd_efficiency", "flash2_fwd_efficiency",
+                             "compute_efficiency", "layer_overhead", "moe_layer_overhead"}) {
     if (k == key) return true;
   }
   return false;
@@ -91,10 +91,9 @@ training::Calibration parse_training_calibration(const std::string& path) {
   for (const auto& [name, node] : root["gpus"].entries()) {
     const hardware::Architecture arch = node.key_word(name, hardware::kArchitectureWords);
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
-                     "fp8_block_factor", "gemm_half_dim",
-                     "attention_fwd_efficiency", "attention_bwd_efficiency", "flash2_fwd_efficiency", "flash2_bwd_efficiency",
-                     "attention_head_dim_half", "flash2_head_dim_half",
-                     "memory_efficiency", "kernel_overhead"});
+                     "fp8_block_factor", "gemm_half_dim", "attention_fwd_efficiency", "attention_bwd_efficiency",
+                     "flash2_fwd_efficiency", "flash2_bwd_efficiency", "attention_head_dim_half",
+                     "flash2_head_dim_half", "memory_efficiency", "kernel_overhead"});
     training::GpuCalibration g;
     g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
     g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
@@ -110,20 +109,23 @@ training::Calibration parse_training_calibration(const std::string& path) {
     g.attention_fwd_efficiency = number(node, "attention_fwd_efficiency", Bound::Positive);
     g.attention_bwd_efficiency = number(node, "attention_bwd_efficiency", Bound::Positive);
     if (node.has("flash2_fwd_efficiency") != node.has("flash2_bwd_efficiency")) {
-      node.fail("flash2_fwd_efficiency and flash2_bwd_efficiency go together (omit both: FA2 runs as the reference kernel)");
+      node.fail(
+          "flash2_fwd_efficiency and flash2_bwd_efficiency go together (omit both: FA2 runs as the reference kernel)");
     }
     if (node.has("flash2_fwd_efficiency")) {
       g.flash2_fwd_efficiency = number(node, "flash2_fwd_efficiency", Bound::Positive);
       g.flash2_bwd_efficiency = number(node, "flash2_bwd_efficiency", Bound::Positive);
     }
     // Optional: without them attention does not depend on the head dimension.
-    if (node.has("attention_head_dim_half")) g.attention_head_dim_half = number(node, "attention_head_dim_half", Bound::NonNegative);
-    if (node.has("flash2_head_dim_half")) g.flash2_head_dim_half = number(node, "flash2_head_dim_half", Bound::NonNegative);
+    if (node.has("attention_head_dim_half"))
+      g.attention_head_dim_half = number(node, "attention_head_dim_half", Bound::NonNegative);
+    if (node.has("flash2_head_dim_half"))
+      g.flash2_head_dim_half = number(node, "flash2_head_dim_half", Bound::NonNegative);
     g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
     g.kernel_overhead = duration(node, "kernel_overhead");
-    for (double v : {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,
-                     g.attention_bwd_efficiency, g.flash2_fwd_efficiency, g.flash2_bwd_efficiency,
-                     g.memory_efficiency}) {
+    for (double v :
+         {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,
+          g.attention_bwd_efficiency, g.flash2_fwd_efficiency, g.flash2_bwd_efficiency, g.memory_efficiency}) {
       if (v > 1.0) node.fail("efficiencies are fractions of peak and must be at most 1");
     }
     g.source = source_of(node, {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_fwd_efficiency"});
@@ -135,12 +137,13 @@ training::Calibration parse_training_calibration(const std::string& path) {
   }
   for (const char* arch : {"ampere", "hopper", "blackwell", "blackwell_ultra"}) {
     const bool present = root["gpus"].has(arch);
-    if (!present) root["gpus"].fail(std::string("missing architecture '") + arch +
-                                    "'; a calibration needs ampere, hopper, blackwell and blackwell_ultra");
+    if (!present)
+      root["gpus"].fail(std::string("missing architecture '") + arch +
+                        "'; a calibration needs ampere, hopper, blackwell and blackwell_ultra");
   }
   for (const auto& [name, node] : root["stacks"].entries()) {
-    node.check_keys({"description", "compute_efficiency", "tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead",
-                     "layer_overhead", "moe_layer_overhead", "attention_kernel", "moe_dispatcher"});
+    node.check_keys({"description", "compute_efficiency", "tp_overlap", "dp_overlap", "elementwise_factor",
+                     "step_overhead", "layer_overhead", "moe_layer_overhead", "attention_kernel", "moe_dispatcher"});
     training::StackCalibration s;
     s.name = name;
     s.compute_efficiency = node.has("compute_efficiency") ? number(node, "compute_efficiency", Bound::Positive) : 1.0;

@@ -74,8 +74,10 @@ std::optional<double> memory_size_gb(const std::string& hw) {
 std::string stack_of(const std::string& framework) {
   using parallelism::Stack;
   if (contains(framework, "torchtitan")) return std::string(to_string(Stack::TorchTitan));
-  if (contains(framework, "composer") || contains(framework, "foundry")) return std::string(to_string(Stack::LlmFoundry));
-  return std::string(to_string(Stack::Megatron));  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
+  if (contains(framework, "composer") || contains(framework, "foundry"))
+    return std::string(to_string(Stack::LlmFoundry));
+  return std::string(
+      to_string(Stack::Megatron));  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
 }
 
 core::Precision precision_of(const std::string& p) {
@@ -112,8 +114,8 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
 std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, const std::string& path,
                                        const hardware::Catalog& catalog, const TrainingRowOptions& options) {
   const CsvTable csv(table, path, "empty file; expected a header row", options.aliases);
-  std::vector<std::string> required{"row_id", "hardware", "num_gpus", "model", "num_layers", "hidden_size",
-                                    "num_attention_heads", "seq_len"};
+  std::vector<std::string> required{
+      "row_id", "hardware", "num_gpus", "model", "num_layers", "hidden_size", "num_attention_heads", "seq_len"};
   if (options.require_step_time) required.push_back("global_batch_size");
   csv.require(required, "required column missing from the header");
 
@@ -160,11 +162,13 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       if (tflops && gbs && seq && l && h && v && row.num_gpus > 0) {
         const double flops = 96.0 * *gbs * *seq * *l * *h * *h * (1.0 + *seq / (6.0 * *h) + *v / (16.0 * *l * *h));
         row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
-        row.derived_from = fmt::format("{:g} TFLOP/s/GPU by the SC21 formula 96 B s l h^2 (1 + s/6h + V/16lh)", *tflops);
+        row.derived_from =
+            fmt::format("{:g} TFLOP/s/GPU by the SC21 formula 96 B s l h^2 (1 + s/6h + V/16lh)", *tflops);
       }
     }
     if (options.require_step_time && !row.measured_step_time_s && !row.derived_step_time_s) {
-      reject("no step time or tokens/s/GPU measured (only TFLOPS/MFU, and the source states no FLOP formula fmsim reads)");
+      reject(
+          "no step time or tokens/s/GPU measured (only TFLOPS/MFU, and the source states no FLOP formula fmsim reads)");
       continue;
     }
     const auto hw = map_hardware(row.hardware);
@@ -175,7 +179,8 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     // Memory rows often give no global batch: one micro-batch per data-parallel rank.
     const auto mbs_cell = num("micro_batch_size");
     if (!gbs && !options.require_step_time && mbs_cell && seq && row.num_gpus > 0) {
-      const int model_parallel = std::max(1, integer("tp", 1)) * std::max(1, integer("pp", 1)) * std::max(1, integer("cp", 1));
+      const int model_parallel =
+          std::max(1, integer("tp", 1)) * std::max(1, integer("pp", 1)) * std::max(1, integer("cp", 1));
       gbs = *mbs_cell * std::max(1, row.num_gpus / model_parallel);
     }
     if (row.num_gpus <= 0 || !gbs || !seq) {
@@ -204,9 +209,8 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       // layers) come from a preset of the same family when one matches the published dimensions.
       for (const auto& p : presets) {
         if (p.num_layers == job.model.num_layers && p.hidden == job.model.hidden &&
-            p.num_heads == job.model.num_heads && p.num_kv_heads == job.model.num_kv_heads &&
-            p.mlp == job.model.mlp && p.moe.num_experts == job.model.moe.num_experts &&
-            p.moe.top_k == job.model.moe.top_k &&
+            p.num_heads == job.model.num_heads && p.num_kv_heads == job.model.num_kv_heads && p.mlp == job.model.mlp &&
+            p.moe.num_experts == job.model.moe.num_experts && p.moe.top_k == job.model.moe.top_k &&
             (job.model.moe.enabled() ? p.moe.expert_ffn == job.model.moe.expert_ffn
                                      : p.ffn_hidden == job.model.ffn_hidden)) {
           const auto keep_vocab = job.model.vocab;
@@ -284,11 +288,16 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     // read by keyword. Megatron recipes' "DDP" cell means Megatron DDP with the distributed
     // optimizer (ZeRO-1 style), as validation/README.md says; elsewhere it is plain DDP. Any other
     // cell that is one word of the --sharding vocabulary means what the flag means.
-    if (contains(shard, "fsdp=0") || contains(shard, "zero-1")) l.sharding = parallelism::Sharding::DistributedOptimizer;
-    else if (contains(shard, "shard_grad_op")) l.sharding = parallelism::Sharding::Zero2;
-    else if (contains(shard, "fsdp")) l.sharding = parallelism::Sharding::Zero3;
-    else if (contains(shard, "zero2") || contains(shard, "zero-2")) l.sharding = parallelism::Sharding::Zero2;
-    else if (contains(shard, "zero3") || contains(shard, "zero-3")) l.sharding = parallelism::Sharding::Zero3;
+    if (contains(shard, "fsdp=0") || contains(shard, "zero-1"))
+      l.sharding = parallelism::Sharding::DistributedOptimizer;
+    else if (contains(shard, "shard_grad_op"))
+      l.sharding = parallelism::Sharding::Zero2;
+    else if (contains(shard, "fsdp"))
+      l.sharding = parallelism::Sharding::Zero3;
+    else if (contains(shard, "zero2") || contains(shard, "zero-2"))
+      l.sharding = parallelism::Sharding::Zero2;
+    else if (contains(shard, "zero3") || contains(shard, "zero-3"))
+      l.sharding = parallelism::Sharding::Zero3;
     else if (core::to_lower(shard) == "ddp") {
       l.sharding = stack.fully_sharded ? parallelism::Sharding::None : parallelism::Sharding::DistributedOptimizer;
     } else if (core::to_lower(shard).rfind("ddp", 0) == 0) {
@@ -302,9 +311,12 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     if (const auto word = parallelism::kRecomputeWords.parse(rc)) {
       l.recompute = *word;
     } else if (!rc.empty()) {
-      if (contains(rc, "full")) l.recompute = parallelism::Recompute::Full;
-      else if (contains(rc, "selective")) l.recompute = parallelism::Recompute::Selective;
-      else if (contains(rc, "none") || contains(rc, "no")) l.recompute = parallelism::Recompute::None;
+      if (contains(rc, "full"))
+        l.recompute = parallelism::Recompute::Full;
+      else if (contains(rc, "selective"))
+        l.recompute = parallelism::Recompute::Selective;
+      else if (contains(rc, "none") || contains(rc, "no"))
+        l.recompute = parallelism::Recompute::None;
     }
     l = parallelism::with_dp(l, row.num_gpus);
     if (l.sharding == parallelism::Sharding::Zero3) {
@@ -320,13 +332,13 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     // Published micro-batch/accumulation cells are sometimes relative to other conventions; keep
     // the global batch and fall back to the largest micro-batch that divides it.
     if (l.dp > 0 && l.global_batch % (static_cast<std::int64_t>(l.micro_batch) * l.dp) != 0) {
-      while (l.micro_batch > 1 && l.global_batch % (static_cast<std::int64_t>(l.micro_batch) * l.dp) != 0) --l.micro_batch;
+      while (l.micro_batch > 1 && l.global_batch % (static_cast<std::int64_t>(l.micro_batch) * l.dp) != 0)
+        --l.micro_batch;
     }
     row.layout_summary = fmt::format("tp{} pp{}{} cp{} ep{} dp{} mbs{} gbs{} {} {} {}", l.tp, l.pp,
                                      l.vp > 1 ? fmt::format(" vp{}", l.vp) : "", l.cp, l.ep, l.dp, l.micro_batch,
                                      l.global_batch, core::precision_label(l.precision, l.fp8_recipe),
-                                     parallelism::to_string(l.recompute),
-                                     parallelism::to_string(l.sharding));
+                                     parallelism::to_string(l.recompute), parallelism::to_string(l.sharding));
     if (auto why = parallelism::why_invalid(job.model, l, row.num_gpus, job.seq_len)) {
       reject("layout: " + *why);
       continue;

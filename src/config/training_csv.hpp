@@ -14,7 +14,7 @@ namespace fmsim::config {
 
 /// One row of a training-measurements CSV, as published, and the job fmsim builds from it.
 struct TrainingRow {
-  int line = 0;                 ///< 1-based line in the file
+  int line = 0;  ///< 1-based line in the file
   std::string row_id, source_id, hardware, model, arch_type, precision, framework, task;
   int num_gpus = 0;
   std::optional<double> measured_step_time_s;  ///< from step_time_s, else from tokens/s/GPU
@@ -23,23 +23,23 @@ struct TrainingRow {
   /// measurement, so calibration and the main summary leave it out.
   std::optional<double> derived_step_time_s;
   std::string derived_from;
-  std::optional<training::TrainingJob> job;    ///< nullopt when the row cannot be simulated
-  std::string reason;           ///< why not (when job is empty)
-  std::string system;           ///< catalog system the hardware cell maps to
-  std::string layout_summary;   ///< "tp8 pp4 vp5 dp16 mbs1 gbs512 fp8 sel zero1"
+  std::optional<training::TrainingJob> job;  ///< nullopt when the row cannot be simulated
+  std::string reason;                        ///< why not (when job is empty)
+  std::string system;                        ///< catalog system the hardware cell maps to
+  std::string layout_summary;                ///< "tp8 pp4 vp5 dp16 mbs1 gbs512 fp8 sel zero1"
 };
 
-/// Reads the whole file (the built-in validation/training.csv when `path` is empty). Column names follow validation/README.md; missing required
-/// columns, a malformed CSV (unbalanced quotes) or an unreadable file are core::InputError naming
-/// the file (and line). Cells are read leniently (published spellings such as
-/// "H100-SXM-80GB (DGX-H100)", "FP8 current scaling (per-tensor)", "FSDP2 (shard group 8)");
-/// blank cells take the framework's documented defaults. A row that cannot be mapped keeps a reason.
+/// Reads the whole file (the built-in validation/training.csv when `path` is empty). Column names follow
+/// validation/README.md; missing required columns, a malformed CSV (unbalanced quotes) or an unreadable file are
+/// core::InputError naming the file (and line). Cells are read leniently (published spellings such as "H100-SXM-80GB
+/// (DGX-H100)", "FP8 current scaling (per-tensor)", "FSDP2 (shard group 8)"); blank cells take the framework's
+/// documented defaults. A row that cannot be mapped keeps a reason.
 std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog);
 
 /// How training_rows reads a table of another schema that shares training.csv's columns.
 struct TrainingRowOptions {
-  bool require_step_time = true;                  ///< reject rows without a step time or tokens/s/GPU
-  std::map<std::string, std::string> aliases;     ///< header name in the file -> training.csv column
+  bool require_step_time = true;               ///< reject rows without a step time or tokens/s/GPU
+  std::map<std::string, std::string> aliases;  ///< header name in the file -> training.csv column
 };
 
 /// The jobs of the rows of a parsed table (header first) with training.csv's columns; `path`

@@ -64,8 +64,7 @@ YamlDocument parse(std::string_view text, const std::string& file) {
   try {
     return YamlDocument{file, YAML::Load(std::string(text))};
   } catch (const YAML::Exception& e) {
-    throw core::InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
-                           "malformed YAML: " + e.msg);
+    throw core::InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
   }
 }
 
@@ -112,9 +111,7 @@ YamlNode& YamlNode::operator=(const YamlNode& other) {
 
 void YamlNode::fail(const std::string& message) const { throw core::InputError(file_, line_, path_, message); }
 
-bool YamlNode::has(std::string_view key) const {
-  return is_map() && (*node_)[std::string(key)].IsDefined();
-}
+bool YamlNode::has(std::string_view key) const { return is_map() && (*node_)[std::string(key)].IsDefined(); }
 
 YamlNode YamlNode::operator[](std::string_view key) const {
   const std::string child_path = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
@@ -157,8 +154,7 @@ std::vector<std::pair<std::string, YamlNode>> YamlNode::entries() const {
     const std::string key = it->first.Scalar();
     const std::string child_path = path_.empty() ? key : path_ + "." + key;
     if (!seen.insert(key).second) {
-      throw core::InputError(file_, key_line > 0 ? key_line : line_, child_path,
-                             "key appears more than once");
+      throw core::InputError(file_, key_line > 0 ? key_line : line_, child_path, "key appears more than once");
     }
     out.emplace_back(key, YamlNode(file_, it->second, child_path, key_line > 0 ? key_line : line_));
   }
@@ -247,8 +243,7 @@ std::vector<std::string> YamlNode::as_string_list() const {
 }
 
 template <class T>
-T YamlNode::parse_quantity(core::Parsed<T> (*parse)(std::string_view), Bound bound,
-                           std::string_view example) const {
+T YamlNode::parse_quantity(core::Parsed<T> (*parse)(std::string_view), Bound bound, std::string_view example) const {
   const std::string text = as_string();
   if (to_number(text)) {
     // core::parse_bytes accepts a bare number as bytes; in a file that is almost always a
@@ -268,9 +263,7 @@ core::BytesPerSecond YamlNode::as_bandwidth(Bound bound) const {
 core::FlopsPerSecond YamlNode::as_flops_rate(Bound bound) const {
   return parse_quantity(&core::parse_flops_rate, bound, "989.4 TFLOPS");
 }
-core::Seconds YamlNode::as_duration(Bound bound) const {
-  return parse_quantity(&core::parse_duration, bound, "20 us");
-}
+core::Seconds YamlNode::as_duration(Bound bound) const { return parse_quantity(&core::parse_duration, bound, "20 us"); }
 core::Watts YamlNode::as_power(Bound bound) const { return parse_quantity(&core::parse_power, bound, "700 W"); }
 
 double YamlNode::as_number_with_unit(std::initializer_list<std::pair<std::string_view, double>> units,

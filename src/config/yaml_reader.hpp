@@ -144,8 +144,8 @@ class YamlNode {
   /// A number with one of the units in `units` (exact match after the number), e.g.
   /// as_number_with_unit({{"req/s", 1.0}, {"IOPS", 1.0}}) for "5500 req/s". Returns the
   /// number times the unit's factor.
-  [[nodiscard]] double as_number_with_unit(
-      std::initializer_list<std::pair<std::string_view, double>> units, Bound bound = Bound::Positive) const;
+  [[nodiscard]] double as_number_with_unit(std::initializer_list<std::pair<std::string_view, double>> units,
+                                           Bound bound = Bound::Positive) const;
 
   /// Fails with the bound's message if `value` violates it; for values computed by the caller.
   void check_bound(double value, Bound bound, std::string_view shown) const;
@@ -165,10 +165,10 @@ class YamlNode {
 /// with optional `verified: false`, `derived: true`, `note: "..."` and, for a fitted calibration
 /// value, `prior: x` (the benchmark figure the fit starts from and is anchored to).
 struct SourcedValue {
-  YamlNode value;          ///< the `value` child (convert with as_bytes() etc.)
-  std::optional<YamlNode> prior;  ///< the `prior` child, when given
+  YamlNode value;                        ///< the `value` child (convert with as_bytes() etc.)
+  std::optional<YamlNode> prior;         ///< the `prior` child, when given
   std::optional<YamlNode> prior_spread;  ///< the `prior_spread` child (1-sigma of ln(prior)), when given
-  std::string source;      ///< empty when the value was written as a plain scalar
+  std::string source;                    ///< empty when the value was written as a plain scalar
   bool verified = true;
   bool derived = false;
   std::string note;

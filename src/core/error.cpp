@@ -6,8 +6,7 @@
 namespace fmsim::core {
 namespace {
 
-std::string compose(const std::string& file, int line, const std::string& field,
-                    const std::string& message) {
+std::string compose(const std::string& file, int line, const std::string& field, const std::string& message) {
   std::string out;
   if (!file.empty()) {
     out += file;

@@ -33,8 +33,7 @@ class InternalError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-[[noreturn]] void check_failed(const char* condition, const std::string& message, const char* file,
-                               int line);
+[[noreturn]] void check_failed(const char* condition, const std::string& message, const char* file, int line);
 
 }  // namespace fmsim::core
 

@@ -15,12 +15,8 @@ enum class Precision { FP64, TF32, BF16, FP16, FP8, FP4 };
 
 /// Every numeric format (catalog peaks, calibration keys).
 inline constexpr Word<Precision> kPrecisionWordList[] = {
-    {Precision::FP64, "fp64"},
-    {Precision::TF32, "tf32", "fp32"},
-    {Precision::BF16, "bf16"},
-    {Precision::FP16, "fp16"},
-    {Precision::FP8, "fp8", "mxfp8"},
-    {Precision::FP4, "fp4", "nvfp4, mxfp4"},
+    {Precision::FP64, "fp64"}, {Precision::TF32, "tf32", "fp32"}, {Precision::BF16, "bf16"},
+    {Precision::FP16, "fp16"}, {Precision::FP8, "fp8", "mxfp8"},  {Precision::FP4, "fp4", "nvfp4, mxfp4"},
 };
 inline constexpr Vocabulary<Precision> kPrecisionWords{"precision", kPrecisionWordList};
 
@@ -42,9 +38,10 @@ std::optional<Precision> parse_precision(std::string_view text);
 /// How an FP8 GEMM's inputs are scaled; it sets which kernel runs and how much quantisation work
 /// surrounds it (Transformer Engine and torchao recipe names).
 enum class Fp8Recipe {
-  Tensorwise,  ///< one scale per tensor, delayed or current (TE DelayedScaling / Float8CurrentScaling, torchao "tensorwise")
-  Rowwise,     ///< one scale per row (torchao "rowwise": CUTLASS row-scaled GEMM, each operand quantised along two axes)
-  Block,       ///< one scale per block of 32 or 128 values (MXFP8 on Blackwell, TE Float8BlockScaling on Hopper)
+  Tensorwise,  ///< one scale per tensor, delayed or current (TE DelayedScaling / Float8CurrentScaling, torchao
+               ///< "tensorwise")
+  Rowwise,  ///< one scale per row (torchao "rowwise": CUTLASS row-scaled GEMM, each operand quantised along two axes)
+  Block,    ///< one scale per block of 32 or 128 values (MXFP8 on Blackwell, TE Float8BlockScaling on Hopper)
 };
 
 inline constexpr Word<Fp8Recipe> kFp8RecipeWordList[] = {

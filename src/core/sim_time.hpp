@@ -24,7 +24,10 @@ class SimTime {
 
   friend constexpr SimTime operator+(SimTime a, SimTime b) { return SimTime(a.ns_ + b.ns_); }
   friend constexpr SimTime operator-(SimTime a, SimTime b) { return SimTime(a.ns_ - b.ns_); }
-  constexpr SimTime& operator+=(SimTime o) { ns_ += o.ns_; return *this; }
+  constexpr SimTime& operator+=(SimTime o) {
+    ns_ += o.ns_;
+    return *this;
+  }
   friend constexpr auto operator<=>(SimTime, SimTime) = default;
   friend constexpr bool operator==(SimTime, SimTime) = default;
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <numeric>
 
 namespace fmsim::core {
@@ -45,12 +45,11 @@ std::vector<std::string> closest_matches(std::string_view name, const std::vecto
   for (const auto& c : candidates) {
     const std::string lc = to_lower(c);
     int d = edit_distance(lname, lc);
-    const bool contains = !lname.empty() && (lc.find(lname) != std::string::npos ||
-                                             lname.find(lc) != std::string::npos);
+    const bool contains =
+        !lname.empty() && (lc.find(lname) != std::string::npos || lname.find(lc) != std::string::npos);
     if (d <= max_distance || contains) scored.emplace_back(contains ? std::min(d, max_distance) : d, c);
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
   for (const auto& [d, c] : scored) {
     if (out.size() >= limit) break;

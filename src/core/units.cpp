@@ -29,11 +29,10 @@ Split split_number(std::string_view text) {
   Split out;
   text = trim(text);
   std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
-                             text[i] == '-' || text[i] == '+' ||
-                             ((text[i] == 'e' || text[i] == 'E') && i > 0 && i + 1 < text.size() &&
-                              (std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
-                               text[i + 1] == '-' || text[i + 1] == '+')))) {
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == '-' || text[i] == '+' ||
+          ((text[i] == 'e' || text[i] == 'E') && i > 0 && i + 1 < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '-' || text[i + 1] == '+')))) {
     ++i;
   }
   if (i == 0) return out;
@@ -57,8 +56,7 @@ Parsed<T> fail(std::string_view text, std::string_view what, std::string_view al
 }
 
 template <std::size_t N>
-std::optional<double> lookup(std::string_view unit,
-                             const std::array<std::pair<std::string_view, double>, N>& table) {
+std::optional<double> lookup(std::string_view unit, const std::array<std::pair<std::string_view, double>, N>& table) {
   for (const auto& [name, factor] : table) {
     if (unit == name) return factor;
   }
@@ -67,44 +65,101 @@ std::optional<double> lookup(std::string_view unit,
 
 constexpr double kKi = 1024.0;
 constexpr std::array<std::pair<std::string_view, double>, 25> kByteUnits{{
-    {"", 1.0}, {"B", 1.0}, {"bytes", 1.0}, {"byte", 1.0},
-    {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15},
+    {"", 1.0},
+    {"B", 1.0},
+    {"bytes", 1.0},
+    {"byte", 1.0},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+    {"PB", 1e15},
     {"kB", 1e3},
-    {"KiB", kKi}, {"MiB", kKi * kKi}, {"GiB", kKi * kKi * kKi}, {"TiB", kKi * kKi * kKi * kKi},
-    {"PiB", kKi * kKi * kKi * kKi * kKi},
-    {"K", kKi}, {"M", kKi * kKi}, {"G", kKi * kKi * kKi}, {"T", kKi * kKi * kKi * kKi},
-    {"k", kKi}, {"m", kKi * kKi}, {"g", kKi * kKi * kKi}, {"t", kKi * kKi * kKi * kKi},
-    {"Ki", kKi}, {"Mi", kKi * kKi},
+    {"KiB", kKi},
+    {"MiB", kKi* kKi},
+    {"GiB", kKi* kKi* kKi},
+    {"TiB", kKi* kKi* kKi* kKi},
+    {"PiB", kKi* kKi* kKi* kKi* kKi},
+    {"K", kKi},
+    {"M", kKi* kKi},
+    {"G", kKi* kKi* kKi},
+    {"T", kKi* kKi* kKi* kKi},
+    {"k", kKi},
+    {"m", kKi* kKi},
+    {"g", kKi* kKi* kKi},
+    {"t", kKi* kKi* kKi* kKi},
+    {"Ki", kKi},
+    {"Mi", kKi* kKi},
 }};
 
 constexpr std::array<std::pair<std::string_view, double>, 22> kBandwidthUnits{{
-    {"B/s", 1.0}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
-    {"KiB/s", kKi}, {"MiB/s", kKi * kKi}, {"GiB/s", kKi * kKi * kKi}, {"TiB/s", kKi * kKi * kKi * kKi},
-    {"GBps", 1e9}, {"MBps", 1e6}, {"TBps", 1e12},
-    {"bps", 1.0 / 8}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
-    {"Gbit/s", 1e9 / 8}, {"Tbit/s", 1e12 / 8}, {"Mbit/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8},
+    {"B/s", 1.0},
+    {"KB/s", 1e3},
+    {"MB/s", 1e6},
+    {"GB/s", 1e9},
+    {"TB/s", 1e12},
+    {"KiB/s", kKi},
+    {"MiB/s", kKi* kKi},
+    {"GiB/s", kKi* kKi* kKi},
+    {"TiB/s", kKi* kKi* kKi* kKi},
+    {"GBps", 1e9},
+    {"MBps", 1e6},
+    {"TBps", 1e12},
+    {"bps", 1.0 / 8},
+    {"Kbps", 1e3 / 8},
+    {"Mbps", 1e6 / 8},
+    {"Gbps", 1e9 / 8},
+    {"Tbps", 1e12 / 8},
+    {"Gbit/s", 1e9 / 8},
+    {"Tbit/s", 1e12 / 8},
+    {"Mbit/s", 1e6 / 8},
+    {"Gb/s", 1e9 / 8},
+    {"Tb/s", 1e12 / 8},
 }};
 
 constexpr std::array<std::pair<std::string_view, double>, 15> kFlopsUnits{{
-    {"FLOPS", 1.0}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}, {"EFLOPS", 1e18},
-    {"FLOP/s", 1.0}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"EFLOP/s", 1e18},
-    {"TF", 1e12}, {"PF", 1e15}, {"GF", 1e9}, {"TOPS", 1e12}, {"POPS", 1e15},
+    {"FLOPS", 1.0},
+    {"GFLOPS", 1e9},
+    {"TFLOPS", 1e12},
+    {"PFLOPS", 1e15},
+    {"EFLOPS", 1e18},
+    {"FLOP/s", 1.0},
+    {"GFLOP/s", 1e9},
+    {"TFLOP/s", 1e12},
+    {"PFLOP/s", 1e15},
+    {"EFLOP/s", 1e18},
+    {"TF", 1e12},
+    {"PF", 1e15},
+    {"GF", 1e9},
+    {"TOPS", 1e12},
+    {"POPS", 1e15},
 }};
 
 constexpr std::array<std::pair<std::string_view, double>, 21> kTimeUnits{{
-    {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1.0}, {"sec", 1.0},
-    {"seconds", 1.0}, {"min", 60.0}, {"minutes", 60.0}, {"m", 60.0}, {"h", 3600.0},
-    {"hr", 3600.0}, {"hours", 3600.0}, {"hour", 3600.0}, {"d", 86400.0}, {"day", 86400.0},
-    {"days", 86400.0}, {"w", 604800.0}, {"weeks", 604800.0}, {"second", 1.0}, {"minute", 60.0},
+    {"ns", 1e-9},        {"us", 1e-6},     {"µs", 1e-6},      {"ms", 1e-3},     {"s", 1.0},        {"sec", 1.0},
+    {"seconds", 1.0},    {"min", 60.0},    {"minutes", 60.0}, {"m", 60.0},      {"h", 3600.0},     {"hr", 3600.0},
+    {"hours", 3600.0},   {"hour", 3600.0}, {"d", 86400.0},    {"day", 86400.0}, {"days", 86400.0}, {"w", 604800.0},
+    {"weeks", 604800.0}, {"second", 1.0},  {"minute", 60.0},
 }};
 
 constexpr std::array<std::pair<std::string_view, double>, 4> kPowerUnits{{
-    {"W", 1.0}, {"kW", 1e3}, {"KW", 1e3}, {"MW", 1e6},
+    {"W", 1.0},
+    {"kW", 1e3},
+    {"KW", 1e3},
+    {"MW", 1e6},
 }};
 
 constexpr std::array<std::pair<std::string_view, double>, 10> kCountUnits{{
-    {"", 1.0}, {"K", 1e3}, {"k", 1e3}, {"M", 1e6}, {"B", 1e9}, {"G", 1e9}, {"T", 1e12},
-    {"P", 1e15}, {"m", 1e6}, {"b", 1e9},
+    {"", 1.0},
+    {"K", 1e3},
+    {"k", 1e3},
+    {"M", 1e6},
+    {"B", 1e9},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15},
+    {"m", 1e6},
+    {"b", 1e9},
 }};
 
 template <class T, std::size_t N>
@@ -174,8 +229,8 @@ Parsed<Bytes> parse_bytes(std::string_view text) {
 }
 
 Parsed<BytesPerSecond> parse_bandwidth(std::string_view text) {
-  return parse_with<BytesPerSecond>(text, kBandwidthUnits, "bandwidth",
-                                    "GB/s, TB/s, MB/s, GiB/s, Gbps, Tbps, Mbps", true);
+  return parse_with<BytesPerSecond>(text, kBandwidthUnits, "bandwidth", "GB/s, TB/s, MB/s, GiB/s, Gbps, Tbps, Mbps",
+                                    true);
 }
 
 Parsed<FlopsPerSecond> parse_flops_rate(std::string_view text) {
@@ -192,27 +247,29 @@ Parsed<Watts> parse_power(std::string_view text) {
 }
 
 Parsed<double> parse_count(std::string_view text) {
-  return within_int64(parse_with<double>(text, kCountUnits, "count", "a number with optional K, M, B/G, T suffix",
-                                         false),
-                      text, "count");
+  return within_int64(
+      parse_with<double>(text, kCountUnits, "count", "a number with optional K, M, B/G, T suffix", false), text,
+      "count");
 }
 
 std::string format_bytes(Bytes b) {
-  static constexpr std::array<std::pair<double, std::string_view>, 5> kPrefixes{{
-      {kKi * kKi * kKi * kKi * kKi, "PiB"}, {kKi * kKi * kKi * kKi, "TiB"}, {kKi * kKi * kKi, "GiB"},
-      {kKi * kKi, "MiB"}, {kKi, "KiB"}}};
+  static constexpr std::array<std::pair<double, std::string_view>, 5> kPrefixes{{{kKi * kKi * kKi * kKi * kKi, "PiB"},
+                                                                                 {kKi * kKi * kKi * kKi, "TiB"},
+                                                                                 {kKi * kKi * kKi, "GiB"},
+                                                                                 {kKi * kKi, "MiB"},
+                                                                                 {kKi, "KiB"}}};
   return scaled(b.value(), kPrefixes, "B");
 }
 
 std::string format_bandwidth(BytesPerSecond r) {
-  static constexpr std::array<std::pair<double, std::string_view>, 5> kPrefixes{{
-      {1e15, "PB/s"}, {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}}};
+  static constexpr std::array<std::pair<double, std::string_view>, 5> kPrefixes{
+      {{1e15, "PB/s"}, {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}}};
   return scaled(r.value(), kPrefixes, "B/s");
 }
 
 std::string format_flops_rate(FlopsPerSecond r) {
-  static constexpr std::array<std::pair<double, std::string_view>, 5> kPrefixes{{
-      {1e18, "EFLOP/s"}, {1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}, {1e6, "MFLOP/s"}}};
+  static constexpr std::array<std::pair<double, std::string_view>, 5> kPrefixes{
+      {{1e18, "EFLOP/s"}, {1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}, {1e6, "MFLOP/s"}}};
   return scaled(r.value(), kPrefixes, "FLOP/s");
 }
 

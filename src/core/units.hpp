@@ -20,10 +20,22 @@ class Quantity {
   /// The value in SI base units.
   [[nodiscard]] constexpr double value() const { return value_; }
 
-  constexpr Quantity& operator+=(Quantity o) { value_ += o.value_; return *this; }
-  constexpr Quantity& operator-=(Quantity o) { value_ -= o.value_; return *this; }
-  constexpr Quantity& operator*=(double k) { value_ *= k; return *this; }
-  constexpr Quantity& operator/=(double k) { value_ /= k; return *this; }
+  constexpr Quantity& operator+=(Quantity o) {
+    value_ += o.value_;
+    return *this;
+  }
+  constexpr Quantity& operator-=(Quantity o) {
+    value_ -= o.value_;
+    return *this;
+  }
+  constexpr Quantity& operator*=(double k) {
+    value_ *= k;
+    return *this;
+  }
+  constexpr Quantity& operator/=(double k) {
+    value_ /= k;
+    return *this;
+  }
   friend constexpr Quantity operator+(Quantity a, Quantity b) { return Quantity(a.value_ + b.value_); }
   friend constexpr Quantity operator-(Quantity a, Quantity b) { return Quantity(a.value_ - b.value_); }
   friend constexpr Quantity operator-(Quantity a) { return Quantity(-a.value_); }

@@ -25,8 +25,8 @@ class TaskGraph {
   /// Declares a stream; `process`/`thread` name its trace track.
   StreamId add_stream(std::string process, std::string thread);
   /// Appends a task to `stream`. `deps` must be tasks already added.
-  TaskId add_task(StreamId stream, core::SimTime duration, std::vector<TaskId> deps = {},
-                  std::string name = {}, std::string category = {});
+  TaskId add_task(StreamId stream, core::SimTime duration, std::vector<TaskId> deps = {}, std::string name = {},
+                  std::string category = {});
   /// Adds a dependency after the fact (dep must finish before task starts).
   void add_dependency(TaskId task, TaskId dep);
 

@@ -11,8 +11,7 @@ namespace {
 bool matches(std::string_view query, const std::string& name, const std::vector<std::string>& aliases) {
   const std::string q = core::to_lower(query);
   if (core::to_lower(name) == q) return true;
-  return std::any_of(aliases.begin(), aliases.end(),
-                     [&](const std::string& a) { return core::to_lower(a) == q; });
+  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return core::to_lower(a) == q; });
 }
 
 template <class Spec>

@@ -40,11 +40,11 @@ inline constexpr core::Vocabulary<Architecture> kArchitectureWords{"GPU architec
 
 /// One GPU model. Throughputs are dense tensor-core peaks; zero means not supported.
 struct GpuSpec {
-  std::string name;                 ///< catalog key, e.g. "h100-sxm"
-  std::string display_name;         ///< "NVIDIA H100 SXM 80GB"
-  std::vector<std::string> aliases; ///< other spellings accepted on input ("H100", "H100-SXM-80GB")
+  std::string name;                  ///< catalog key, e.g. "h100-sxm"
+  std::string display_name;          ///< "NVIDIA H100 SXM 80GB"
+  std::vector<std::string> aliases;  ///< other spellings accepted on input ("H100", "H100-SXM-80GB")
   Architecture architecture = Architecture::Hopper;
-  int sm_version = 90;              ///< CUDA compute capability x10 (80, 90, 100, 103)
+  int sm_version = 90;  ///< CUDA compute capability x10 (80, 90, 100, 103)
   int sm_count = 0;
   core::Bytes l2_cache{};
   core::FlopsPerSecond fp64{};
@@ -53,14 +53,14 @@ struct GpuSpec {
   core::FlopsPerSecond fp16{};
   core::FlopsPerSecond fp8{};
   core::FlopsPerSecond fp4{};
-  core::Bytes hbm_capacity{};        ///< nominal, as marketed
-  core::Bytes hbm_usable{};          ///< driver-visible; use this for out-of-memory verdicts
+  core::Bytes hbm_capacity{};  ///< nominal, as marketed
+  core::Bytes hbm_usable{};    ///< driver-visible; use this for out-of-memory verdicts
   core::BytesPerSecond hbm_bandwidth{};
   int nvlink_generation = 0;
   int nvlink_links = 0;
   core::BytesPerSecond nvlink_bandwidth{};  ///< per GPU, bidirectional, as NVIDIA quotes it
   core::Watts tdp{};
-  core::Watts power_limit{};        ///< administrator power cap; zero = run at TDP
+  core::Watts power_limit{};  ///< administrator power cap; zero = run at TDP
   ProvenanceMap provenance;
 
   /// Sustained compute clock under the power cap relative to TDP operation: dynamic power scales
@@ -98,17 +98,17 @@ inline constexpr core::Vocabulary<FabricKind> kFabricKindWords{"fabric kind", kF
 /// A scale-out network technology (EFA v1..v4, InfiniBand NDR), with the parameters the
 /// collective model needs. Differences between generations are data, not code.
 struct FabricSpec {
-  std::string name;           ///< "efa-v2", "ib-ndr"
+  std::string name;  ///< "efa-v2", "ib-ndr"
   std::string display_name;
   std::vector<std::string> aliases;
   FabricKind kind = FabricKind::None;
   int generation = 0;
-  core::Seconds latency{};    ///< per-message network latency as NCCL's net model uses it
+  core::Seconds latency{};  ///< per-message network latency as NCCL's net model uses it
   /// Latency of one small (LL/LL128) message hop, when it differs from `latency` (the figure
   /// the net plugin reports to NCCL, which NCCL charges twice per Simple hop: send and flush).
   /// Zero means "same as latency".
   core::Seconds message_latency{};
-  double efficiency = 1.0;    ///< achievable fraction of NIC line rate for large transfers
+  double efficiency = 1.0;  ///< achievable fraction of NIC line rate for large transfers
   bool gpudirect_rdma = true;
   ProvenanceMap provenance;
 };
@@ -134,21 +134,21 @@ inline constexpr core::Vocabulary<CpuVendor> kCpuVendorWords{"CPU vendor", kCpuV
 /// NVLink domain), or a reference system (DGX, NVL72 rack) that published numbers were taken on.
 /// A "node" is one host (one OS image): an instance, or one compute tray of a rack.
 struct SystemSpec {
-  std::string name;                  ///< "p5.48xlarge", "u-p6e-gb200x72", "dgx-h100"
+  std::string name;  ///< "p5.48xlarge", "u-p6e-gb200x72", "dgx-h100"
   std::string display_name;
   std::vector<std::string> aliases;
   SystemKind kind = SystemKind::Instance;
-  std::string gpu;                   ///< GPU catalog key
+  std::string gpu;  ///< GPU catalog key
   int gpus_per_node = 8;
-  int nodes = 1;                     ///< nodes in one unit of this system (18 for u-p6e-gb200x72)
-  int nvlink_domain_gpus = 8;        ///< GPUs in one NVLink/NVSwitch domain (1 = none)
+  int nodes = 1;               ///< nodes in one unit of this system (18 for u-p6e-gb200x72)
+  int nvlink_domain_gpus = 8;  ///< GPUs in one NVLink/NVSwitch domain (1 = none)
   bool nvswitch = true;
-  bool nvls = false;                 ///< NVLink SHARP (multicast/in-switch reduction)
+  bool nvls = false;                        ///< NVLink SHARP (multicast/in-switch reduction)
   core::BytesPerSecond nvlink_aggregate{};  ///< whole domain, bidirectional
-  std::string fabric;                ///< fabric catalog key; empty when there is no scale-out NIC
+  std::string fabric;                       ///< fabric catalog key; empty when there is no scale-out NIC
   int nics_per_node = 0;
-  core::BytesPerSecond nic_bandwidth{};     ///< one NIC, one direction
-  core::BytesPerSecond network_bandwidth{}; ///< one node, all NICs, one direction
+  core::BytesPerSecond nic_bandwidth{};      ///< one NIC, one direction
+  core::BytesPerSecond network_bandwidth{};  ///< one node, all NICs, one direction
   int vcpus = 0;
   std::string cpu;
   CpuVendor cpu_vendor = CpuVendor::Intel;
@@ -157,9 +157,9 @@ struct SystemSpec {
   core::Bytes local_nvme_device_size{};
   core::BytesPerSecond local_nvme_read{};   ///< one node, all devices
   core::BytesPerSecond local_nvme_write{};  ///< one node, all devices
-  double price_per_hour_usd = 0.0;   ///< per unit of this system (per UltraServer for u-*); 0 = unknown
-  std::string price_kind;            ///< "on-demand", "capacity-block", "" when unknown
-  std::string price_date;            ///< ISO date of the price snapshot
+  double price_per_hour_usd = 0.0;          ///< per unit of this system (per UltraServer for u-*); 0 = unknown
+  std::string price_kind;                   ///< "on-demand", "capacity-block", "" when unknown
+  std::string price_date;                   ///< ISO date of the price snapshot
   ProvenanceMap provenance;
 
   [[nodiscard]] int gpus() const { return gpus_per_node * nodes; }
@@ -169,28 +169,25 @@ enum class StorageKind { InstanceNvme, FsxLustre, S3, S3Express, HostMemory };
 
 /// The words of a storage service's `kind:` in storage.yaml.
 inline constexpr core::Word<StorageKind> kStorageKindWordList[] = {
-    {StorageKind::InstanceNvme, "instance-nvme"},
-    {StorageKind::FsxLustre, "fsx-lustre"},
-    {StorageKind::S3, "s3"},
-    {StorageKind::S3Express, "s3-express"},
-    {StorageKind::HostMemory, "host-memory"},
+    {StorageKind::InstanceNvme, "instance-nvme"}, {StorageKind::FsxLustre, "fsx-lustre"},   {StorageKind::S3, "s3"},
+    {StorageKind::S3Express, "s3-express"},       {StorageKind::HostMemory, "host-memory"},
 };
 inline constexpr core::Vocabulary<StorageKind> kStorageKindWords{"storage kind", kStorageKindWordList};
 
 /// A storage service or tier. Fields not meaningful for a kind stay zero.
 struct StorageSpec {
-  std::string name;             ///< "fsx-persistent2-1000", "s3", "s3-express", "instance-nvme"
+  std::string name;  ///< "fsx-persistent2-1000", "s3", "s3-express", "instance-nvme"
   std::string display_name;
   std::vector<std::string> aliases;
   StorageKind kind = StorageKind::S3;
   // FSx for Lustre: performance scales with provisioned capacity.
-  core::BytesPerSecond throughput_per_tib{};      ///< disk throughput per TiB provisioned
+  core::BytesPerSecond throughput_per_tib{};  ///< disk throughput per TiB provisioned
   core::BytesPerSecond network_baseline_per_tib{};
   core::BytesPerSecond network_burst_per_tib{};
   core::Bytes min_capacity{};
   core::Bytes capacity_increment{};
   bool efa_capable = false;
-  core::BytesPerSecond max_client_throughput{};   ///< one client instance
+  core::BytesPerSecond max_client_throughput{};  ///< one client instance
   double metadata_iops = 0.0;
   // Object storage: request rates per partitioned prefix, throughput per connection.
   double get_requests_per_s = 0.0;
@@ -204,11 +201,11 @@ struct StorageSpec {
 
 /// Where a storage tier is attached to a cluster, and how big it is.
 struct StorageAttachment {
-  std::string storage;          ///< storage catalog key
-  std::string mount;            ///< e.g. "/fsx", optional
-  core::Bytes capacity{};       ///< provisioned capacity (FSx), 0 = unbounded (S3)
+  std::string storage;                        ///< storage catalog key
+  std::string mount;                          ///< e.g. "/fsx", optional
+  core::Bytes capacity{};                     ///< provisioned capacity (FSx), 0 = unbounded (S3)
   core::BytesPerSecond throughput_per_tib{};  ///< override of the deployment's per-TiB rate, 0 = default
-  int prefixes = 1;             ///< S3 prefixes the data is spread over
+  int prefixes = 1;                           ///< S3 prefixes the data is spread over
 };
 
 /// A cluster: `count` units of one system, its GPU and fabric resolved, plus storage and the

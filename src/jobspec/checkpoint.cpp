@@ -59,8 +59,8 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
     int nodes = flags.nodes;
     if (flags.gpus > 0) {
       if (flags.gpus % flags.gpus_per_node != 0) {
-        throw core::InputError::flag("--gpus", fmt::format("{} GPUs do not fill whole nodes of {}", flags.gpus,
-                                                           flags.gpus_per_node));
+        throw core::InputError::flag(
+            "--gpus", fmt::format("{} GPUs do not fill whole nodes of {}", flags.gpus, flags.gpus_per_node));
       }
       if (nodes > 0 && nodes * flags.gpus_per_node != flags.gpus) {
         throw core::InputError::flag("--gpus", "disagrees with --nodes x --gpus-per-node");
@@ -78,13 +78,15 @@ CheckpointJob resolve_checkpoint_job(const CheckpointJobFlags& flags, const hard
   const int ranks = job.cluster.gpus();
   if (flags.tp <= 0 || flags.pp <= 0) throw core::InputError::flag("--tp", "--tp and --pp must be positive");
   if (ranks % (flags.tp * flags.pp) != 0) {
-    throw core::InputError::flag("--tp", fmt::format("tp x pp = {} does not divide {} GPUs", flags.tp * flags.pp, ranks));
+    throw core::InputError::flag("--tp",
+                                 fmt::format("tp x pp = {} does not divide {} GPUs", flags.tp * flags.pp, ranks));
   }
-  job.layout = storage::CheckpointLayout{.ranks = ranks,
-                                         .nodes = job.cluster.nodes(),
-                                         .data_parallel = ranks / (flags.tp * flags.pp),
-                                         .tensor_parallel = flags.tp,
-                                         .sharding = config::word_flag(parallelism::kShardingWords, flags.sharding, "--sharding")};
+  job.layout = storage::CheckpointLayout{
+      .ranks = ranks,
+      .nodes = job.cluster.nodes(),
+      .data_parallel = ranks / (flags.tp * flags.pp),
+      .tensor_parallel = flags.tp,
+      .sharding = config::word_flag(parallelism::kShardingWords, flags.sharding, "--sharding")};
 
   // Contents.
   if (!flags.model.empty() && !flags.params.empty()) {
@@ -107,7 +109,8 @@ void resolve_checkpoint_storage(CheckpointJob& job, double parameters, const Che
   job.defaults = config::load_checkpoint_defaults();
   job.keep = flags.keep;
   job.node_network = job.cluster.system.network_bandwidth;
-  if (!flags.node_network.empty()) job.node_network = config::parse_bandwidth_flag(flags.node_network, "--node-network");
+  if (!flags.node_network.empty())
+    job.node_network = config::parse_bandwidth_flag(flags.node_network, "--node-network");
 
   const double bytes_per_param = flags.bytes_per_param > 0.0 ? flags.bytes_per_param : job.defaults.bytes_per_param;
   const double weight_bytes = flags.weight_bytes > 0.0 ? flags.weight_bytes : job.defaults.weight_bytes_per_param;
@@ -127,20 +130,24 @@ void resolve_checkpoint_storage(CheckpointJob& job, double parameters, const Che
     job.engine.pageable_copy = config::parse_bandwidth_flag(flags.pageable_copy, "--pageable-copy");
   }
   if (!flags.writer_throughput.empty()) {
-    job.engine.writer_throughput = flags.writer_throughput == "0" || core::to_lower(flags.writer_throughput) == "unlimited"
-                                       ? core::BytesPerSecond(0.0)
-                                       : config::parse_bandwidth_flag(flags.writer_throughput, "--writer-throughput");
+    job.engine.writer_throughput =
+        flags.writer_throughput == "0" || core::to_lower(flags.writer_throughput) == "unlimited"
+            ? core::BytesPerSecond(0.0)
+            : config::parse_bandwidth_flag(flags.writer_throughput, "--writer-throughput");
   }
 
   // Tier: the catalog's, or one given by numbers.
   if (!flags.tier_bandwidth.empty()) {
-    if (!flags.storage.empty()) throw core::InputError::flag("--tier-bandwidth", "give either --storage or --tier-bandwidth");
-    const core::BytesPerSecond per_node = flags.tier_node_bandwidth.empty()
-                                              ? core::BytesPerSecond(0.0)
-                                              : config::parse_bandwidth_flag(flags.tier_node_bandwidth, "--tier-node-bandwidth");
-    const core::Bytes capacity = flags.capacity.empty() ? core::Bytes(0.0) : config::parse_bytes_flag(flags.capacity, "--capacity");
-    job.tier = storage::custom_tier("custom", config::parse_bandwidth_flag(flags.tier_bandwidth, "--tier-bandwidth"), per_node,
-                                    capacity);
+    if (!flags.storage.empty())
+      throw core::InputError::flag("--tier-bandwidth", "give either --storage or --tier-bandwidth");
+    const core::BytesPerSecond per_node =
+        flags.tier_node_bandwidth.empty()
+            ? core::BytesPerSecond(0.0)
+            : config::parse_bandwidth_flag(flags.tier_node_bandwidth, "--tier-node-bandwidth");
+    const core::Bytes capacity =
+        flags.capacity.empty() ? core::Bytes(0.0) : config::parse_bytes_flag(flags.capacity, "--capacity");
+    job.tier = storage::custom_tier("custom", config::parse_bandwidth_flag(flags.tier_bandwidth, "--tier-bandwidth"),
+                                    per_node, capacity);
     job.has_tier = true;
   } else {
     std::string name = flags.storage;

@@ -15,42 +15,42 @@ namespace fmsim::jobspec {
 
 /// Raw flag values; empty strings and zeros mean "not given".
 struct CheckpointJobFlags {
-  std::string model;              ///< --model: preset or config.json
-  std::string params;             ///< --params: "405B"
-  double bytes_per_param = 0.0;   ///< --bytes-per-param
-  double weight_bytes = 0.0;      ///< --weight-bytes
-  std::string cluster;            ///< --cluster: "p5.48xlarge:2048" or a cluster YAML
-  int nodes = 0;                  ///< --nodes (without --cluster)
-  int gpus = 0;                   ///< --gpus (without --cluster)
-  int gpus_per_node = 8;          ///< --gpus-per-node (without --cluster)
-  int tp = 1;                     ///< --tp
-  int pp = 1;                     ///< --pp
-  std::string sharding = "zero1";  ///< --sharding: a word of parallelism::kShardingWords
-  std::string storage;            ///< --storage: catalog key
-  std::string capacity;           ///< --capacity (FSx)
-  std::string throughput_per_tib; ///< --throughput-per-tib (FSx)
-  int prefixes = 0;               ///< --prefixes (S3)
-  std::string tier_bandwidth;     ///< --tier-bandwidth: a tier given by numbers
-  std::string tier_node_bandwidth;///< --tier-node-bandwidth
-  std::string node_network;       ///< --node-network: one node's egress
-  bool async = false;             ///< --async
-  std::string writer_throughput;  ///< --writer-throughput ("0" = unbounded)
-  std::string device_to_host;     ///< --device-to-host
-  std::string pageable_copy;      ///< --pageable-copy
-  int keep = 2;                   ///< --keep
+  std::string model;                ///< --model: preset or config.json
+  std::string params;               ///< --params: "405B"
+  double bytes_per_param = 0.0;     ///< --bytes-per-param
+  double weight_bytes = 0.0;        ///< --weight-bytes
+  std::string cluster;              ///< --cluster: "p5.48xlarge:2048" or a cluster YAML
+  int nodes = 0;                    ///< --nodes (without --cluster)
+  int gpus = 0;                     ///< --gpus (without --cluster)
+  int gpus_per_node = 8;            ///< --gpus-per-node (without --cluster)
+  int tp = 1;                       ///< --tp
+  int pp = 1;                       ///< --pp
+  std::string sharding = "zero1";   ///< --sharding: a word of parallelism::kShardingWords
+  std::string storage;              ///< --storage: catalog key
+  std::string capacity;             ///< --capacity (FSx)
+  std::string throughput_per_tib;   ///< --throughput-per-tib (FSx)
+  int prefixes = 0;                 ///< --prefixes (S3)
+  std::string tier_bandwidth;       ///< --tier-bandwidth: a tier given by numbers
+  std::string tier_node_bandwidth;  ///< --tier-node-bandwidth
+  std::string node_network;         ///< --node-network: one node's egress
+  bool async = false;               ///< --async
+  std::string writer_throughput;    ///< --writer-throughput ("0" = unbounded)
+  std::string device_to_host;       ///< --device-to-host
+  std::string pageable_copy;        ///< --pageable-copy
+  int keep = 2;                     ///< --keep
 };
 
 /// The resolved job: what is saved, by whom, to which tier.
 struct CheckpointJob {
-  std::string model;                   ///< model name, or "" for --params
-  bool has_contents = false;           ///< --model or --params given
+  std::string model;          ///< model name, or "" for --params
+  bool has_contents = false;  ///< --model or --params given
   storage::CheckpointContents contents;
   storage::CheckpointLayout layout;
   storage::TierPerformance tier;
   bool has_tier = false;
   storage::CheckpointEngine engine;
-  core::BytesPerSecond node_network{}; ///< 0 = unbounded
-  hardware::ClusterSpec cluster;       ///< count/system filled from --cluster or --nodes/--gpus
+  core::BytesPerSecond node_network{};  ///< 0 = unbounded
+  hardware::ClusterSpec cluster;        ///< count/system filled from --cluster or --nodes/--gpus
   int keep = 2;
   config::CheckpointDefaults defaults;
 };

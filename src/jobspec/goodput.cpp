@@ -25,10 +25,11 @@ constexpr double kMaxMtbfMultiple = 50.0;
 void check_against_mtbf(core::Seconds t, const char* flag, core::Seconds mtbf) {
   if (t.value() <= kMaxMtbfMultiple * mtbf.value()) return;
   throw core::InputError::flag(
-      flag, fmt::format("{} is {:.3g} times the job's mean time between interruptions ({}); allowed: at most {:g} x MTBF "
-                        "= {} (longer, no checkpoint would complete between failures)",
-                        core::format_duration(t), t.value() / mtbf.value(), core::format_duration(mtbf), kMaxMtbfMultiple,
-                        core::format_duration(core::Seconds(kMaxMtbfMultiple * mtbf.value()))));
+      flag,
+      fmt::format("{} is {:.3g} times the job's mean time between interruptions ({}); allowed: at most {:g} x MTBF "
+                  "= {} (longer, no checkpoint would complete between failures)",
+                  core::format_duration(t), t.value() / mtbf.value(), core::format_duration(mtbf), kMaxMtbfMultiple,
+                  core::format_duration(core::Seconds(kMaxMtbfMultiple * mtbf.value()))));
 }
 
 }  // namespace
@@ -38,7 +39,8 @@ GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& j
   const config::FailureData data = config::load_failure_data(f.failure_file, "--failure-file");
   reliability::FailureModel model = config::find_failure_model(data, f.failures, "--failures");
   if (!f.node_failure_rate.empty()) {
-    model = model.with_unexpected_rate(config::parse_node_failure_rate(data, f.node_failure_rate, "--node-failure-rate"));
+    model =
+        model.with_unexpected_rate(config::parse_node_failure_rate(data, f.node_failure_rate, "--node-failure-rate"));
   }
   setup.failure_model = model.name;
   reliability::GoodputScenario& s = setup.scenario;
@@ -56,7 +58,8 @@ GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& j
   if (s.weibull_shape <= 0.0) throw core::InputError::flag("--weibull-shape", "must be greater than zero");
   // 10^6 runs take about 25 s on 2 cores in 56 MB (10^8 grew past 4 GB in 30 s); more is refused.
   if (f.replications < 0 || f.replications > 1000000) {
-    throw core::InputError::flag("--replications", fmt::format("{} is out of range; allowed: 0 to 1000000", f.replications));
+    throw core::InputError::flag("--replications",
+                                 fmt::format("{} is out of range; allowed: 0 to 1000000", f.replications));
   }
   if (f.threads < 1) throw core::InputError::flag("--threads", "must be 1 or more");
   setup.monte_carlo = {.replications = f.replications, .seed = f.seed, .threads = f.threads};
@@ -73,7 +76,8 @@ GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& j
   // Checkpoint timing: from the storage model when the job's checkpoint is described, else flags.
   using reliability::CheckpointStrategy;
   const auto strategy =
-      config::word_flag(reliability::kCheckpointStrategyWords, f.strategy.empty() ? (job.engine.asynchronous ? "async" : "sync") : f.strategy, "--strategy");
+      config::word_flag(reliability::kCheckpointStrategyWords,
+                        f.strategy.empty() ? (job.engine.asynchronous ? "async" : "sync") : f.strategy, "--strategy");
   setup.strategy = strategy;
   reliability::CheckpointTiming& t = s.checkpoint;
   if (f.replicas < 1) throw core::InputError::flag("--replicas", "must be 1 or more");
@@ -96,7 +100,8 @@ GoodputSetup resolve_goodput_setup(const GoodputFlags& f, const CheckpointJob& j
       case CheckpointStrategy::InMemory:
         t = {.interval = {},
              .blocking = e.staging_copy,
-             .persist = e.staging_copy + storage::peer_transfer_time(e.plan.max_node_bytes, f.replicas - 1, job.node_network),
+             .persist =
+                 e.staging_copy + storage::peer_transfer_time(e.plan.max_node_bytes, f.replicas - 1, job.node_network),
              .load = from_peer};
         break;
     }

@@ -24,26 +24,26 @@ struct GoodputFlags {
   bool include_planned = false;          ///< --include-planned
   std::string strategy;                  ///< --strategy; "" = async with --async, else sync
   std::string save_time, copy_time, load_time, peer_load_time;  ///< instead of the storage model
-  int replicas = 2;                      ///< --replicas: copies of an in-memory checkpoint
-  std::string interval;                  ///< --interval; "" = the optimum
+  int replicas = 2;                                             ///< --replicas: copies of an in-memory checkpoint
+  std::string interval;                                         ///< --interval; "" = the optimum
   std::string detect, replace, restart, repair;
-  int spares = -1;                       ///< --spares; -1 = never short of one
-  std::string duration = "30d";          ///< --duration: wall-clock length of the run
-  double weibull_shape = 1.0;            ///< --weibull-shape
-  int replications = 1000;               ///< --replications: Monte Carlo runs (0 = none, in `run`)
-  std::uint64_t seed = 20240723;         ///< --seed
-  int threads = 2;                       ///< --threads
+  int spares = -1;                ///< --spares; -1 = never short of one
+  std::string duration = "30d";   ///< --duration: wall-clock length of the run
+  double weibull_shape = 1.0;     ///< --weibull-shape
+  int replications = 1000;        ///< --replications: Monte Carlo runs (0 = none, in `run`)
+  std::uint64_t seed = 20240723;  ///< --seed
+  int threads = 2;                ///< --threads
 };
 
 /// A goodput scenario resolved from the flags, with what the commands report about it.
 struct GoodputSetup {
-  std::string failure_model;               ///< name of the failure mix
-  reliability::GoodputScenario scenario;   ///< checkpoint interval set: --interval or the optimum
+  std::string failure_model;              ///< name of the failure mix
+  reliability::GoodputScenario scenario;  ///< checkpoint interval set: --interval or the optimum
   reliability::CheckpointStrategy strategy = reliability::CheckpointStrategy::SyncDisk;
   std::optional<storage::CheckpointEstimate> estimate;  ///< when the storage model timed the checkpoint
-  core::Seconds young{};                   ///< Young's interval sqrt(2 delta M), delta = the stall
-  core::Seconds daly{};                    ///< Daly's higher-order interval
-  core::Seconds optimum{};                 ///< the interval that maximises the analytic ETTR
+  core::Seconds young{};                                ///< Young's interval sqrt(2 delta M), delta = the stall
+  core::Seconds daly{};                                 ///< Daly's higher-order interval
+  core::Seconds optimum{};                              ///< the interval that maximises the analytic ETTR
   reliability::MonteCarloOptions monte_carlo;
 };
 

@@ -85,7 +85,8 @@ void check_pins(const planner::SearchSpace& space, const workload::ModelSpec& m,
     if (pp > m.num_layers) {
       throw core::InputError::flag("--pp", fmt::format("{} is more than {}'s {} layers", pp, m.name, m.num_layers));
     }
-    if (pp > space.max_pp) throw core::InputError::flag("--pp", fmt::format("{} is above --max-pp {}", pp, space.max_pp));
+    if (pp > space.max_pp)
+      throw core::InputError::flag("--pp", fmt::format("{} is above --max-pp {}", pp, space.max_pp));
   }
   for (int vp : space.vp) {
     if (vp > m.num_layers) {
@@ -93,19 +94,22 @@ void check_pins(const planner::SearchSpace& space, const workload::ModelSpec& m,
     }
   }
   for (int cp : space.cp) {
-    if (seq % cp != 0) throw core::InputError::flag("--cp", fmt::format("{} does not divide sequence length {}", cp, seq));
+    if (seq % cp != 0)
+      throw core::InputError::flag("--cp", fmt::format("{} does not divide sequence length {}", cp, seq));
   }
   for (int ep : space.ep) {
     if (!m.is_moe() && ep > 1) {
-      throw core::InputError::flag("--ep", fmt::format("{} is a dense model; expert parallelism needs a mixture of experts",
-                                                       m.name));
+      throw core::InputError::flag(
+          "--ep", fmt::format("{} is a dense model; expert parallelism needs a mixture of experts", m.name));
     }
     if (m.is_moe() && m.moe.num_experts % ep != 0) {
-      throw core::InputError::flag("--ep", fmt::format("{} does not divide {}'s {} experts", ep, m.name, m.moe.num_experts));
+      throw core::InputError::flag("--ep",
+                                   fmt::format("{} does not divide {}'s {} experts", ep, m.name, m.moe.num_experts));
     }
   }
   for (int mbs : space.micro_batch) {
-    if (gbs % mbs != 0) throw core::InputError::flag("--mbs", fmt::format("{} does not divide the global batch {}", mbs, gbs));
+    if (gbs % mbs != 0)
+      throw core::InputError::flag("--mbs", fmt::format("{} does not divide the global batch {}", mbs, gbs));
   }
 }
 
@@ -124,8 +128,9 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   r.model = config::load_model(o.model, "--model");
   const auto tokens = core::parse_count(o.tokens);
   if (!tokens || *tokens.value <= 0) {
-    throw core::InputError::flag("--tokens", fmt::format("'{}': expected a token count such as 15T, 300B or 1.5e12{}",
-                                                         o.tokens, tokens.error.empty() ? "" : " (" + tokens.error + ")"));
+    throw core::InputError::flag("--tokens",
+                                 fmt::format("'{}': expected a token count such as 15T, 300B or 1.5e12{}", o.tokens,
+                                             tokens.error.empty() ? "" : " (" + tokens.error + ")"));
   }
   r.tokens = *tokens.value;
   r.seq_len = o.seq;

@@ -24,7 +24,7 @@ struct PlanFlags {
   std::string systems = kDefaultPlanSystems;
   std::string objective = "time";
   int top = 3;
-  std::string gpus_range;  ///< "MIN:MAX": every doubling from MIN, and MAX
+  std::string gpus_range;                                               ///< "MIN:MAX": every doubling from MIN, and MAX
   std::string tp, pp, vp, cp, ep, mbs, precision, recompute, sharding;  ///< comma lists pinning the search
   std::string fp8_recipe = "tensorwise";
   int max_pp = 32;

@@ -18,7 +18,8 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   if (!o.reward_model.empty()) j.reward_model = config::load_model(o.reward_model, "--reward-model");
   j.cluster = config::parse_cluster(catalog, o.cluster);
   if (o.gpus > j.cluster.gpus()) {
-    throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, j.cluster.gpus()));
+    throw core::InputError::flag("--gpus",
+                                 fmt::format("{} GPUs requested but the cluster has {}", o.gpus, j.cluster.gpus()));
   }
   j.gpus = o.gpus;
   j.algorithm = config::word_flag(rl::kAlgorithmWords, o.algorithm, "--algorithm");
@@ -28,9 +29,9 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   j.samples = o.samples;
   j.prompt_len = config::parse_tokens(o.prompt_len, "--prompt-len");
   const auto cap = config::parse_tokens(o.max_response, "--max-response");
-  j.lengths = o.response_lengths.empty()
-                  ? config::parse_length_law(fmt::format("lognormal:mean={},sigma=0.8", cap / 4), cap, "--response-lengths")
-                  : config::parse_length_law(o.response_lengths, cap, "--response-lengths");
+  j.lengths = o.response_lengths.empty() ? config::parse_length_law(fmt::format("lognormal:mean={},sigma=0.8", cap / 4),
+                                                                    cap, "--response-lengths")
+                                         : config::parse_length_law(o.response_lengths, cap, "--response-lengths");
   j.placement = config::word_flag(rl::kPlacementWords, o.placement, "--placement");
   j.generator_gpus = o.generator_gpus;
   j.synchrony = config::word_flag(rl::kSynchronyWords, o.synchrony, "--sync");
@@ -42,8 +43,9 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   j.generator_tp = o.gen_tp;
   j.generator_precision = config::word_flag(core::kTrainingPrecisionWords, o.gen_precision, "--gen-precision");
   if (j.generator_precision != core::Precision::BF16 && j.generator_precision != core::Precision::FP8) {
-    throw core::InputError::flag("--gen-precision", fmt::format("{} rollout weights are not modelled; allowed: bf16, fp8",
-                                                                core::to_string(j.generator_precision)));
+    throw core::InputError::flag(
+        "--gen-precision",
+        fmt::format("{} rollout weights are not modelled; allowed: bf16, fp8", core::to_string(j.generator_precision)));
   }
   auto& l = j.train_layout;
   l.tp = o.tp;

@@ -18,13 +18,16 @@ std::optional<core::Precision> parse_serving_precision(const std::string& word) 
   const std::string w = core::to_lower(word);
   if (w == "nvfp4" || w == "mxfp4") return core::Precision::FP4;
   auto p = core::parse_precision(w);
-  if (p && (*p == core::Precision::BF16 || *p == core::Precision::FP16 || *p == core::Precision::FP8 || *p == core::Precision::FP4)) return p;
+  if (p && (*p == core::Precision::BF16 || *p == core::Precision::FP16 || *p == core::Precision::FP8 ||
+            *p == core::Precision::FP4))
+    return p;
   return std::nullopt;
 }
 
 const serving::EngineProfile& engine_flag(const serving::ServingCalibration& cal, const std::string& name) {
   if (const auto* e = cal.engine(name)) return *e;
-  throw core::InputError::flag("--engine", fmt::format("unknown engine '{}'; allowed: {}", name, core::join(cal.engine_names(), ", ")));
+  throw core::InputError::flag(
+      "--engine", fmt::format("unknown engine '{}'; allowed: {}", name, core::join(cal.engine_names(), ", ")));
 }
 
 namespace {
@@ -32,17 +35,26 @@ namespace {
 serving::LengthDistribution length_flag(const std::string& flag, double mean, const std::string& kind, double spread,
                                         long long max) {
   serving::LengthDistribution d;
-  if (!(mean >= 1) || mean > 1e7) throw core::InputError::flag(flag, fmt::format("{} tokens: allowed 1 to 10,000,000", mean));
+  if (!(mean >= 1) || mean > 1e7)
+    throw core::InputError::flag(flag, fmt::format("{} tokens: allowed 1 to 10,000,000", mean));
   d.mean = mean;
   d.spread = spread;
   d.max = max;
   const std::string k = core::to_lower(kind);
-  if (k == "fixed") d.kind = serving::LengthKind::Fixed;
-  else if (k == "uniform") d.kind = serving::LengthKind::Uniform;
-  else if (k == "normal") d.kind = serving::LengthKind::Normal;
-  else if (k == "lognormal") d.kind = serving::LengthKind::LogNormal;
-  else if (k == "exponential") d.kind = serving::LengthKind::Exponential;
-  else throw core::InputError::flag(flag + "-dist", fmt::format("unknown distribution '{}'; allowed: fixed, uniform, normal, lognormal, exponential", kind));
+  if (k == "fixed")
+    d.kind = serving::LengthKind::Fixed;
+  else if (k == "uniform")
+    d.kind = serving::LengthKind::Uniform;
+  else if (k == "normal")
+    d.kind = serving::LengthKind::Normal;
+  else if (k == "lognormal")
+    d.kind = serving::LengthKind::LogNormal;
+  else if (k == "exponential")
+    d.kind = serving::LengthKind::Exponential;
+  else
+    throw core::InputError::flag(
+        flag + "-dist",
+        fmt::format("unknown distribution '{}'; allowed: fixed, uniform, normal, lognormal, exponential", kind));
   if (spread < 0 || (d.kind == serving::LengthKind::Uniform && spread > 1) || spread > 5) {
     throw core::InputError::flag(flag + "-spread", fmt::format("{} out of range (uniform: 0-1, others: 0-5)", spread));
   }
@@ -65,21 +77,26 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   d.model = config::load_model(f.model);
   d.cluster = config::parse_cluster(catalog, f.cluster);
   const auto w = parse_serving_precision(f.precision);
-  if (!w) throw core::InputError::flag("--precision", fmt::format("unknown '{}'; allowed: bf16, fp16, fp8, fp4, nvfp4, mxfp4", f.precision));
+  if (!w)
+    throw core::InputError::flag("--precision",
+                                 fmt::format("unknown '{}'; allowed: bf16, fp16, fp8, fp4, nvfp4, mxfp4", f.precision));
   d.weights = *w;
   if (core::to_lower(f.precision) == "mxfp4") d.activations = core::Precision::FP8;  // MXFP4 x MXFP8 (W4A8)
   if (d.weights == core::Precision::FP8 && d.cluster.gpu.fp8.value() <= 0) {
     throw core::InputError::flag("--precision", fmt::format("{} has no FP8 tensor cores", d.cluster.gpu.display_name));
   }
   if (f.kv_dtype.empty()) {
-    d.kv = d.weights == core::Precision::BF16 || d.weights == core::Precision::FP16 ? core::Precision::BF16 : core::Precision::FP8;
+    d.kv = d.weights == core::Precision::BF16 || d.weights == core::Precision::FP16 ? core::Precision::BF16
+                                                                                    : core::Precision::FP8;
   } else {
     const auto kv = parse_serving_precision(f.kv_dtype);
-    if (!kv) throw core::InputError::flag("--kv-dtype", fmt::format("unknown '{}'; allowed: bf16, fp8, fp4", f.kv_dtype));
+    if (!kv)
+      throw core::InputError::flag("--kv-dtype", fmt::format("unknown '{}'; allowed: bf16, fp8, fp4", f.kv_dtype));
     d.kv = *kv;
   }
-  for (auto [flag, v] : {std::pair{"--tp", f.tp}, std::pair{"--pp", f.pp}, std::pair{"--ep", f.ep}, std::pair{"--samples", f.samples},
-                         std::pair{"--replicas", f.replicas}, std::pair{"--num-requests", f.num_requests}}) {
+  for (auto [flag, v] :
+       {std::pair{"--tp", f.tp}, std::pair{"--pp", f.pp}, std::pair{"--ep", f.ep}, std::pair{"--samples", f.samples},
+        std::pair{"--replicas", f.replicas}, std::pair{"--num-requests", f.num_requests}}) {
     if (v < 1) throw core::InputError::flag(flag, fmt::format("{} must be at least 1", v));
   }
   d.tp = f.tp;
@@ -96,22 +113,32 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   if (f.block_size > 0) d.engine.block_size = f.block_size;
   if (f.gpu_memory_utilization != 0) {
     if (f.gpu_memory_utilization <= 0 || f.gpu_memory_utilization > 1) {
-      throw core::InputError::flag("--gpu-memory-utilization", fmt::format("{}: allowed (0, 1]", f.gpu_memory_utilization));
+      throw core::InputError::flag("--gpu-memory-utilization",
+                                   fmt::format("{}: allowed (0, 1]", f.gpu_memory_utilization));
     }
     d.engine.gpu_memory_utilization = f.gpu_memory_utilization;
   }
   if (f.no_prefix_caching) d.engine.prefix_caching = false;
   if (!f.preemption.empty()) {
-    if (f.preemption == "recompute") d.engine.preemption = serving::PreemptionMode::Recompute;
-    else if (f.preemption == "swap") d.engine.preemption = serving::PreemptionMode::Swap;
-    else throw core::InputError::flag("--preemption", fmt::format("unknown '{}'; allowed: recompute, swap", f.preemption));
+    if (f.preemption == "recompute")
+      d.engine.preemption = serving::PreemptionMode::Recompute;
+    else if (f.preemption == "swap")
+      d.engine.preemption = serving::PreemptionMode::Swap;
+    else
+      throw core::InputError::flag("--preemption", fmt::format("unknown '{}'; allowed: recompute, swap", f.preemption));
   }
   const std::string spec = core::to_lower(f.speculative);
-  if (spec == "none") d.speculation.kind = serving::SpeculativeKind::None;
-  else if (spec == "mtp") d.speculation.kind = serving::SpeculativeKind::Mtp;
-  else if (spec == "eagle") d.speculation.kind = serving::SpeculativeKind::Eagle;
-  else if (spec == "draft") d.speculation.kind = serving::SpeculativeKind::DraftModel;
-  else throw core::InputError::flag("--speculative", fmt::format("unknown '{}'; allowed: none, mtp, eagle, draft", f.speculative));
+  if (spec == "none")
+    d.speculation.kind = serving::SpeculativeKind::None;
+  else if (spec == "mtp")
+    d.speculation.kind = serving::SpeculativeKind::Mtp;
+  else if (spec == "eagle")
+    d.speculation.kind = serving::SpeculativeKind::Eagle;
+  else if (spec == "draft")
+    d.speculation.kind = serving::SpeculativeKind::DraftModel;
+  else
+    throw core::InputError::flag("--speculative",
+                                 fmt::format("unknown '{}'; allowed: none, mtp, eagle, draft", f.speculative));
   if (d.speculation.kind != serving::SpeculativeKind::None) {
     if (f.draft_tokens < 1 || f.draft_tokens > 16) throw core::InputError::flag("--draft-tokens", "allowed 1 to 16");
     if (f.acceptance < 0 || f.acceptance >= 1) throw core::InputError::flag("--acceptance", "allowed [0, 1)");
@@ -131,7 +158,8 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   wl.seed = f.seed;
   if (f.rate < 0) throw core::InputError::flag("--rate", "must be positive");
   if (f.concurrency < 0) throw core::InputError::flag("--concurrency", "must be positive");
-  if (f.rate > 0 && f.concurrency > 0) throw core::InputError::flag("--concurrency", "give --rate (open loop) or --concurrency (closed loop), not both");
+  if (f.rate > 0 && f.concurrency > 0)
+    throw core::InputError::flag("--concurrency", "give --rate (open loop) or --concurrency (closed loop), not both");
   if (!f.requests_file.empty()) {
     wl.arrival = serving::ArrivalKind::Trace;
     wl.trace = config::parse_request_trace(config::read_text_file(f.requests_file, "--requests"), f.requests_file);

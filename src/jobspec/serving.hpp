@@ -22,7 +22,7 @@ struct ServingFlags {
   int tp = 1, pp = 1, ep = 1;
   bool dep = false;
   std::string precision = "bf16";
-  std::string kv_dtype;           ///< "" = FP8 for FP8/FP4 weights, else BF16
+  std::string kv_dtype;  ///< "" = FP8 for FP8/FP4 weights, else BF16
   std::string engine = "vllm";
   bool no_cuda_graphs = false;
   int max_num_seqs = 0, max_num_batched_tokens = 0, block_size = 0;

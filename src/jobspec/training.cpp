@@ -31,15 +31,18 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
   if (const auto n = root.find("cluster"); n && !flag_given("--cluster")) o.cluster = n->as_string();
   if (const auto n = root.find("gpus"); n && !flag_given("--gpus")) o.gpus = n->as_int(config::Bound::Positive);
   if (const auto n = root.find("seq_len"); n && !flag_given("--seq")) o.seq = n->as_int(config::Bound::Positive);
-  if (const auto n = root.find("precision"); n && !flag_given("--precision")) o.precision = n->as_word_name(core::kTrainingPrecisionWords);
+  if (const auto n = root.find("precision"); n && !flag_given("--precision"))
+    o.precision = n->as_word_name(core::kTrainingPrecisionWords);
   if (const auto n = root.find("fp8_recipe"); n && !flag_given("--fp8-recipe")) {
     o.fp8_recipe = n->as_word_name(core::kFp8RecipeWords);
   }
-  if (const auto n = root.find("recompute"); n && !flag_given("--recompute")) o.recompute = n->as_word_name(parallelism::kRecomputeWords);
+  if (const auto n = root.find("recompute"); n && !flag_given("--recompute"))
+    o.recompute = n->as_word_name(parallelism::kRecomputeWords);
   if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
   if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_word_name(training::kTaskWords);
   if (const auto p = root.find("parallelism")) {
-    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap", "moe_dispatcher"});
+    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap",
+                   "moe_dispatcher"});
     auto set = [&](const char* key, const char* flag, int& into) {
       if (const auto n = p->find(key); n && !flag_given(flag)) into = n->as_int(config::Bound::Positive);
     };
@@ -49,13 +52,15 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
     set("cp", "--cp", o.cp);
     set("ep", "--ep", o.ep);
     set("etp", "--etp", o.etp);
-    if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group")) o.shard_group = n->as_int(config::Bound::NonNegative);
+    if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group"))
+      o.shard_group = n->as_int(config::Bound::NonNegative);
     if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) o.no_sp = !n->as_bool();
     if (const auto n = p->find("tp_overlap"); n && !flag_given("--tp-overlap")) o.tp_overlap = n->as_bool();
     if (const auto n = p->find("moe_dispatcher"); n && !flag_given("--moe-dispatcher")) {
       o.moe_dispatcher = n->as_word_name(training::kMoeDispatcherWords);
     }
-    if (const auto n = p->find("sharding"); n && !flag_given("--sharding")) o.sharding = n->as_word_name(parallelism::kShardingWords);
+    if (const auto n = p->find("sharding"); n && !flag_given("--sharding"))
+      o.sharding = n->as_word_name(parallelism::kShardingWords);
   }
   if (const auto b = root.find("batch")) {
     b->check_keys({"global", "micro"});
@@ -77,13 +82,15 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
     job.cluster.gpu.power_limit = *p.value;
   }
   if (o.gpus > job.cluster.gpus()) {
-    throw core::InputError::flag("--gpus", fmt::format("{} GPUs requested but the cluster has {}", o.gpus, job.cluster.gpus()));
+    throw core::InputError::flag("--gpus",
+                                 fmt::format("{} GPUs requested but the cluster has {}", o.gpus, job.cluster.gpus()));
   }
   // Bounds that keep one prediction fast and its integer nanoseconds from overflowing: 2^27
   // tokens (128 Mi, over 10x the longest published context) per sequence.
   constexpr long long kMaxSeq = 1LL << 27;
   if (o.seq > kMaxSeq) {
-    throw core::InputError::flag("--seq", fmt::format("{} tokens is too long; allowed: 1 to {} (2^27)", o.seq, kMaxSeq));
+    throw core::InputError::flag("--seq",
+                                 fmt::format("{} tokens is too long; allowed: 1 to {} (2^27)", o.seq, kMaxSeq));
   }
   job.seq_len = o.seq;
   job.stack = o.stack;
@@ -124,9 +131,10 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   constexpr long long kMaxMicroBatches = 1LL << 16;
   const long long micro_batches = l.global_batch / (static_cast<long long>(l.micro_batch) * std::max(1, l.dp));
   if (micro_batches > kMaxMicroBatches) {
-    throw core::InputError::flag("--gbs", fmt::format("global batch {} is {} micro-batches of {} per data-parallel rank; "
-                                                      "allowed: at most {} (raise --mbs or lower --gbs)",
-                                                      l.global_batch, micro_batches, l.micro_batch, kMaxMicroBatches));
+    throw core::InputError::flag("--gbs",
+                                 fmt::format("global batch {} is {} micro-batches of {} per data-parallel rank; "
+                                             "allowed: at most {} (raise --mbs or lower --gbs)",
+                                             l.global_batch, micro_batches, l.micro_batch, kMaxMicroBatches));
   }
   return job;
 }

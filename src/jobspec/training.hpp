@@ -16,14 +16,14 @@ namespace fmsim::jobspec {
 
 /// Raw flag values of a training job; the defaults are those of `fmsim train`.
 struct TrainingJobFlags {
-  std::string job_file;               ///< --job: YAML file (kind: TrainingJob); flags win over it
+  std::string job_file;                 ///< --job: YAML file (kind: TrainingJob); flags win over it
   std::string job_file_flag = "--job";  ///< the flag that names it (--job-file on `fmsim compare`)
-  std::string model = "llama3.1-8b";  ///< preset or config.json
+  std::string model = "llama3.1-8b";    ///< preset or config.json
   std::string cluster = "p5.48xlarge:1";
-  int gpus = 0;                       ///< 0 = the whole cluster
+  int gpus = 0;  ///< 0 = the whole cluster
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 1;
   int mbs = 1;
-  long long gbs = 0;                  ///< 0 = micro-batch x dp
+  long long gbs = 0;  ///< 0 = micro-batch x dp
   long long seq = 4096;
   std::string precision = "bf16";
   std::string fp8_recipe = "tensorwise";  ///< scaling of FP8 GEMMs: tensorwise, rowwise, block
@@ -34,10 +34,10 @@ struct TrainingJobFlags {
   std::string task = "pretrain";
   int lora_rank = 16;
   bool no_sp = false;
-  std::string power_limit;            ///< "" = TDP
+  std::string power_limit;  ///< "" = TDP
   bool tp_overlap = false;
-  std::string moe_dispatcher;         ///< "" = the stack's (alltoall or deduplicated)
-  std::string calibration;            ///< "" = the shipped data/calibration/training.yaml
+  std::string moe_dispatcher;  ///< "" = the stack's (alltoall or deduplicated)
+  std::string calibration;     ///< "" = the shipped data/calibration/training.yaml
 };
 
 /// A resolved training job and the calibration of its stack.

@@ -57,7 +57,8 @@ std::vector<double> max_min_rates(std::span<const double> capacity, const FlowSe
   {
     std::vector<int> fill(link_start.begin(), link_start.end() - 1);
     for (int f = 0; f < nf; ++f) {
-      for (int k = flows.offsets[static_cast<std::size_t>(f)]; k < flows.offsets[static_cast<std::size_t>(f) + 1]; ++k) {
+      for (int k = flows.offsets[static_cast<std::size_t>(f)]; k < flows.offsets[static_cast<std::size_t>(f) + 1];
+           ++k) {
         const int l = flows.links[static_cast<std::size_t>(k)];
         link_flows[static_cast<std::size_t>(fill[static_cast<std::size_t>(l)]++)] = f;
       }
@@ -93,7 +94,8 @@ std::vector<double> max_min_rates(std::span<const double> capacity, const FlowSe
         frozen[static_cast<std::size_t>(f)] = 1;
         const double w = flows.weights[static_cast<std::size_t>(f)];
         rate[static_cast<std::size_t>(f)] = level * w;
-        for (int j = flows.offsets[static_cast<std::size_t>(f)]; j < flows.offsets[static_cast<std::size_t>(f) + 1]; ++j) {
+        for (int j = flows.offsets[static_cast<std::size_t>(f)]; j < flows.offsets[static_cast<std::size_t>(f) + 1];
+             ++j) {
           load[static_cast<std::size_t>(flows.links[static_cast<std::size_t>(j)])] -= w;
         }
       }

@@ -187,7 +187,8 @@ std::string to_chrome_trace_json(const std::vector<engine::TraceEvent>& events, 
   for (std::size_t p = 0; p < processes.size(); ++p) {
     const int pid = static_cast<int>(p) + 1;
     begin_event();
-    out += fmt::format("{{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":{},\"tid\":0,\"args\":{{\"name\":", pid);
+    out +=
+        fmt::format("{{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":{},\"tid\":0,\"args\":{{\"name\":", pid);
     append_json_string(out, processes[p]);
     out += "}}";
     begin_event();

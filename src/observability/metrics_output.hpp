@@ -32,7 +32,8 @@ class MetricsOutput {
   /// counts (bounds.size() + 1 values, the total last) and the sum of the observations.
   virtual void histogram_series(const Labels& labels, const std::vector<double>& bounds,
                                 const std::vector<std::int64_t>& timestamps_s,
-                                const std::vector<std::vector<double>>& cumulative, const std::vector<double>& sums) = 0;
+                                const std::vector<std::vector<double>>& cumulative,
+                                const std::vector<double>& sums) = 0;
   /// True where every written sample costs bytes (text): series are then written where they
   /// change (plus a heartbeat). False where a repeated value costs about two bits (TSDB chunks):
   /// every tick is written.

@@ -116,8 +116,7 @@ void OpenMetricsWriter::series(const Labels& labels) {
   prefix_ += '{';
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const auto& [key, value] = labels[i];
-    FMSIM_CHECK(is_valid_label_name(key) && key != "le",
-                fmt::format("invalid label name \"{}\" on {}", key, family_));
+    FMSIM_CHECK(is_valid_label_name(key) && key != "le", fmt::format("invalid label name \"{}\" on {}", key, family_));
     FMSIM_CHECK(seen.insert(key).second, fmt::format("duplicate label \"{}\" on {}", key, family_));
     if (i > 0) prefix_ += ',';
     prefix_ += key;
@@ -160,7 +159,8 @@ void OpenMetricsWriter::sample(std::int64_t timestamp_s, double value) {
   ++samples_;
 }
 
-void OpenMetricsWriter::shared_series(const std::vector<Labels>& label_sets, const std::vector<std::int64_t>& timestamps_s,
+void OpenMetricsWriter::shared_series(const std::vector<Labels>& label_sets,
+                                      const std::vector<std::int64_t>& timestamps_s,
                                       const std::vector<double>& values) {
   FMSIM_CHECK(!family_.empty() && !finished_ && type_ != SeriesType::Histogram,
               "OpenMetrics: shared series outside a gauge/counter family");
@@ -257,7 +257,8 @@ void OpenMetricsWriter::histogram_series(const Labels& labels, const std::vector
   FMSIM_CHECK(timestamps_s.size() == cumulative.size() && timestamps_s.size() == sums.size(),
               "histogram: one sample per timestamp");
   series(labels);
-  for (std::size_t i = 0; i < timestamps_s.size(); ++i) histogram_sample(timestamps_s[i], bounds, cumulative[i], sums[i]);
+  for (std::size_t i = 0; i < timestamps_s.size(); ++i)
+    histogram_sample(timestamps_s[i], bounds, cumulative[i], sums[i]);
 }
 
 void OpenMetricsWriter::finish() {

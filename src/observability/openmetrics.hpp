@@ -67,8 +67,8 @@ class OpenMetricsWriter final : public MetricsOutput {
                      const std::vector<double>& values) override;
   /// histogram_sample() at each timestamp.
   void histogram_series(const Labels& labels, const std::vector<double>& bounds,
-                        const std::vector<std::int64_t>& timestamps_s, const std::vector<std::vector<double>>& cumulative,
-                        const std::vector<double>& sums) override;
+                        const std::vector<std::int64_t>& timestamps_s,
+                        const std::vector<std::vector<double>>& cumulative, const std::vector<double>& sums) override;
   [[nodiscard]] bool thins() const override { return true; }
   /// One histogram sample: `bounds` are the finite upper bounds (increasing), `cumulative` the
   /// counts of observations <= each bound plus the total as last element (bounds.size() + 1

@@ -57,15 +57,22 @@ bool is_valid_label_name(std::string_view name) {
   return true;
 }
 
-Metric gauge(std::string name, std::string help, double value, std::vector<std::pair<std::string, std::string>> labels) {
-  return Metric{.name = std::move(name), .help = std::move(help), .type = MetricType::Gauge,
-                .labels = std::move(labels), .value = value};
+Metric gauge(std::string name, std::string help, double value,
+             std::vector<std::pair<std::string, std::string>> labels) {
+  return Metric{.name = std::move(name),
+                .help = std::move(help),
+                .type = MetricType::Gauge,
+                .labels = std::move(labels),
+                .value = value};
 }
 
 Metric counter(std::string name, std::string help, double value,
                std::vector<std::pair<std::string, std::string>> labels) {
-  return Metric{.name = std::move(name), .help = std::move(help), .type = MetricType::Counter,
-                .labels = std::move(labels), .value = value};
+  return Metric{.name = std::move(name),
+                .help = std::move(help),
+                .type = MetricType::Counter,
+                .labels = std::move(labels),
+                .value = value};
 }
 
 std::string to_prometheus_text(const std::vector<Metric>& metrics) {

@@ -23,7 +23,7 @@ struct Metric {
   std::string help;  ///< one line of documentation (newlines and backslashes are escaped)
   MetricType type = MetricType::Gauge;
   std::vector<std::pair<std::string, std::string>> labels;  ///< names [a-zA-Z_][a-zA-Z0-9_]*, not "__"-prefixed
-  double value = 0.0;  ///< NaN and +-infinity are written as NaN, +Inf, -Inf
+  double value = 0.0;                                       ///< NaN and +-infinity are written as NaN, +Inf, -Inf
 };
 
 /// Shorthand constructors.

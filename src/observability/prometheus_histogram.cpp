@@ -11,10 +11,14 @@ namespace {
 std::string escape(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -43,7 +47,8 @@ std::string to_prometheus_histograms(const std::vector<Histogram>& histograms) {
   for (const auto& h : histograms) {
     out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", h.name, h.help, h.name);
     for (std::size_t i = 0; i < h.bounds.size(); ++i) {
-      out += fmt::format("{}_bucket{} {}\n", h.name, labels_text(h.labels, fmt::format("{}", h.bounds[i])), h.cumulative[i]);
+      out += fmt::format("{}_bucket{} {}\n", h.name, labels_text(h.labels, fmt::format("{}", h.bounds[i])),
+                         h.cumulative[i]);
     }
     out += fmt::format("{}_bucket{} {}\n", h.name, labels_text(h.labels, "+Inf"), h.count);
     out += fmt::format("{}_sum{} {}\n", h.name, labels_text(h.labels, ""), h.sum);

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 constexpr std::uint32_t kIndexMagic = 0xBAAAD700;
 constexpr std::uint32_t kChunksMagic = 0x85BD40DD;
-constexpr std::size_t kSamplesPerChunk = 120;                 // as Prometheus' head cuts them
+constexpr std::size_t kSamplesPerChunk = 120;                  // as Prometheus' head cuts them
 constexpr std::uint64_t kSegmentBytes = 512ULL * 1024 * 1024;  // chunks.DefaultChunkSegmentSize
 constexpr std::size_t kFlushBytes = 1 << 20;
 
@@ -111,7 +111,8 @@ bool labels_less(const Labels& a, const Labels& b) {
 std::string ulid(std::int64_t ms, std::uint64_t entropy) {
   static constexpr char kAlphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
   std::array<unsigned char, 16> bytes{};
-  for (int i = 0; i < 6; ++i) bytes[i] = static_cast<unsigned char>((static_cast<std::uint64_t>(ms) >> (40 - 8 * i)) & 0xFF);
+  for (int i = 0; i < 6; ++i)
+    bytes[i] = static_cast<unsigned char>((static_cast<std::uint64_t>(ms) >> (40 - 8 * i)) & 0xFF);
   for (int i = 0; i < 8; ++i) bytes[6 + i] = static_cast<unsigned char>((entropy >> (56 - 8 * i)) & 0xFF);
   bytes[14] = static_cast<unsigned char>((entropy >> 8) & 0xFF);  // 80 bits of entropy: the hash's
   bytes[15] = static_cast<unsigned char>(entropy & 0xFF);         // last 16 bits again
@@ -307,22 +308,25 @@ std::size_t TsdbBlockWriter::add_samples(const std::vector<std::int64_t>& timest
 
 void TsdbBlockWriter::add_series(Labels labels, std::string_view name, std::size_t samples) {
   for (const auto& [key, value] : labels) {
-    FMSIM_CHECK(is_valid_label_name(key) && key != "__name__", fmt::format("invalid label name \"{}\" on {}", key, name));
+    FMSIM_CHECK(is_valid_label_name(key) && key != "__name__",
+                fmt::format("invalid label name \"{}\" on {}", key, name));
     FMSIM_CHECK(!value.empty(), fmt::format("empty label value of \"{}\" on {}", key, name));
   }
   labels.emplace_back("__name__", std::string(name));
   std::sort(labels.begin(), labels.end());
   for (std::size_t i = 1; i < labels.size(); ++i) {
-    FMSIM_CHECK(labels[i].first != labels[i - 1].first, fmt::format("duplicate label \"{}\" on {}", labels[i].first, name));
+    FMSIM_CHECK(labels[i].first != labels[i - 1].first,
+                fmt::format("duplicate label \"{}\" on {}", labels[i].first, name));
   }
   for (const auto& [key, value] : labels) {
-    for (const char c : key + '=' + value + ',') content_hash_ = (content_hash_ ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    for (const char c : key + '=' + value + ',')
+      content_hash_ = (content_hash_ ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   }
   series_.push_back(Series{.labels = std::move(labels), .samples = samples});
 }
 
-void TsdbBlockWriter::shared_series(const std::vector<Labels>& label_sets, const std::vector<std::int64_t>& timestamps_s,
-                                    const std::vector<double>& values) {
+void TsdbBlockWriter::shared_series(const std::vector<Labels>& label_sets,
+                                    const std::vector<std::int64_t>& timestamps_s, const std::vector<double>& values) {
   FMSIM_CHECK(!family_.empty() && !finished_ && type_ != SeriesType::Histogram,
               "TSDB block: series outside a gauge/counter family");
   if (values.empty()) return;
@@ -370,7 +374,8 @@ void TsdbBlockWriter::histogram_series(const Labels& labels, const std::vector<d
 std::string TsdbBlockWriter::finish() {
   FMSIM_CHECK(!finished_, "TSDB block: finish() twice");
   close_segment();
-  std::sort(series_.begin(), series_.end(), [](const Series& a, const Series& b) { return labels_less(a.labels, b.labels); });
+  std::sort(series_.begin(), series_.end(),
+            [](const Series& a, const Series& b) { return labels_less(a.labels, b.labels); });
   for (std::size_t i = 1; i < series_.size(); ++i) {
     FMSIM_CHECK(labels_less(series_[i - 1].labels, series_[i].labels), "TSDB block: the same series written twice");
   }
@@ -484,13 +489,13 @@ std::string TsdbBlockWriter::finish() {
     bytes_ += data.size();
   };
   write_file("index", index);
-  write_file("meta.json",
-             fmt::format("{{\n  \"ulid\": \"{0}\",\n  \"minTime\": {1},\n  \"maxTime\": {2},\n  \"stats\": {{\n"
-                         "    \"numSamples\": {3},\n    \"numSeries\": {4},\n    \"numChunks\": {5}\n  }},\n"
-                         "  \"compaction\": {{\n    \"level\": 1,\n    \"sources\": [\"{0}\"]\n  }},\n"
-                         "  \"version\": 1\n}}\n",
-                         id, any_sample_ ? min_ms_ : 0, any_sample_ ? max_ms_ + 1 : 0, samples_, series_.size(),
-                         chunk_refs));
+  write_file(
+      "meta.json",
+      fmt::format("{{\n  \"ulid\": \"{0}\",\n  \"minTime\": {1},\n  \"maxTime\": {2},\n  \"stats\": {{\n"
+                  "    \"numSamples\": {3},\n    \"numSeries\": {4},\n    \"numChunks\": {5}\n  }},\n"
+                  "  \"compaction\": {{\n    \"level\": 1,\n    \"sources\": [\"{0}\"]\n  }},\n"
+                  "  \"version\": 1\n}}\n",
+                  id, any_sample_ ? min_ms_ : 0, any_sample_ ? max_ms_ + 1 : 0, samples_, series_.size(), chunk_refs));
   const fs::path block = fs::path(dir_) / id;
   std::error_code ec;
   fs::remove_all(block, ec);

@@ -42,8 +42,8 @@ class TsdbBlockWriter final : public MetricsOutput {
   /// As Prometheus stores a histogram scraped in the classic format: one series per bucket
   /// (<name>_bucket with le), <name>_count and <name>_sum.
   void histogram_series(const Labels& labels, const std::vector<double>& bounds,
-                        const std::vector<std::int64_t>& timestamps_s, const std::vector<std::vector<double>>& cumulative,
-                        const std::vector<double>& sums) override;
+                        const std::vector<std::int64_t>& timestamps_s,
+                        const std::vector<std::vector<double>>& cumulative, const std::vector<double>& sums) override;
   [[nodiscard]] bool thins() const override { return false; }
 
   /// Writes the index and meta.json and moves the block into place; returns its directory.
@@ -60,7 +60,7 @@ class TsdbBlockWriter final : public MetricsOutput {
     std::uint64_t ref = 0;
   };
   struct Series {
-    Labels labels;  // sorted by name, __name__ included
+    Labels labels;            // sorted by name, __name__ included
     std::size_t samples = 0;  // index into chunks_
   };
 

@@ -28,7 +28,10 @@ void ClusterLayout::finalize() {
     for (auto& sw : switches) {
       int level = 0;
       for (int c : sw.children) level = std::max(level, switches[static_cast<std::size_t>(c)].level + 1);
-      if (level != sw.level) { sw.level = level; changed = true; }
+      if (level != sw.level) {
+        sw.level = level;
+        changed = true;
+      }
     }
     if (!changed) break;
   }
@@ -68,7 +71,8 @@ void ClusterLayout::finalize() {
   switch_distance.assign(static_cast<std::size_t>(s), std::vector<int>(static_cast<std::size_t>(s), kUnreachable));
   std::vector<std::vector<int>> ancestors(static_cast<std::size_t>(s));
   for (int i = 0; i < s; ++i)
-    for (int a = i; a >= 0; a = switches[static_cast<std::size_t>(a)].parent) ancestors[static_cast<std::size_t>(i)].push_back(a);
+    for (int a = i; a >= 0; a = switches[static_cast<std::size_t>(a)].parent)
+      ancestors[static_cast<std::size_t>(i)].push_back(a);
   for (int i = 0; i < s; ++i)
     for (int j = 0; j < s; ++j) {
       const auto& ai = ancestors[static_cast<std::size_t>(i)];
@@ -116,13 +120,15 @@ ClusterLayout layout_from_cluster(const hardware::ClusterSpec& cluster, const st
       spine.name = "spine" + std::to_string(s + 1);
       layout.switches.push_back(std::move(spine));
     }
-    for (int l = 0; l < leaves; ++l) layout.switches[static_cast<std::size_t>(l)].parent = first_spine + l / kLeavesPerSpine;
+    for (int l = 0; l < leaves; ++l)
+      layout.switches[static_cast<std::size_t>(l)].parent = first_spine + l / kLeavesPerSpine;
     if (spines > 1) {
       Switch root;
       root.name = "root";
       layout.switches.push_back(std::move(root));
       for (int s = 0; s < spines; ++s)
-        layout.switches[static_cast<std::size_t>(first_spine + s)].parent = static_cast<int>(layout.switches.size()) - 1;
+        layout.switches[static_cast<std::size_t>(first_spine + s)].parent =
+            static_cast<int>(layout.switches.size()) - 1;
     }
   }
   layout.finalize();
@@ -153,7 +159,10 @@ std::string hostlist(const ClusterLayout& layout, const std::vector<int>& nodes_
     const std::string& name = layout.node_names[static_cast<std::size_t>(node)];
     std::size_t cut = name.size();
     while (cut > 0 && std::isdigit(static_cast<unsigned char>(name[cut - 1]))) --cut;
-    if (cut == name.size()) { plain.push_back(name); continue; }
+    if (cut == name.size()) {
+      plain.push_back(name);
+      continue;
+    }
     const std::string prefix = name.substr(0, cut);
     if (!groups.count(prefix)) prefixes.push_back(prefix);
     groups[prefix].push_back({std::stol(name.substr(cut)), name.substr(cut)});
@@ -165,7 +174,10 @@ std::string hostlist(const ClusterLayout& layout, const std::vector<int>& nodes_
     std::sort(numbers.begin(), numbers.end());
     if (!first) out << ",";
     first = false;
-    if (numbers.size() == 1) { out << prefix << numbers[0].second; continue; }
+    if (numbers.size() == 1) {
+      out << prefix << numbers[0].second;
+      continue;
+    }
     out << prefix << "[";
     for (std::size_t i = 0; i < numbers.size();) {
       std::size_t j = i;
@@ -173,7 +185,8 @@ std::string hostlist(const ClusterLayout& layout, const std::vector<int>& nodes_
       auto padded = [](const std::string& s) { return s.size() > 1 && s[0] == '0'; };
       while (j + 1 < numbers.size() && numbers[j + 1].first == numbers[j].first + 1 &&
              ((!padded(numbers[j + 1].second) && !padded(numbers[i].second)) ||
-              numbers[j + 1].second.size() == numbers[i].second.size())) ++j;
+              numbers[j + 1].second.size() == numbers[i].second.size()))
+        ++j;
       if (i > 0) out << ",";
       out << numbers[i].second;
       if (j > i) out << "-" << numbers[j].second;
@@ -181,7 +194,10 @@ std::string hostlist(const ClusterLayout& layout, const std::vector<int>& nodes_
     }
     out << "]";
   }
-  for (const auto& name : plain) { out << (first ? "" : ",") << name; first = false; }
+  for (const auto& name : plain) {
+    out << (first ? "" : ",") << name;
+    first = false;
+  }
   return out.str();
 }
 

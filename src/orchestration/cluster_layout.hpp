@@ -14,21 +14,21 @@ namespace fmsim::orchestration {
 struct Switch {
   std::string name;
   int level = 0;
-  int parent = -1;              ///< index into ClusterLayout::switches; -1 at the top
-  std::vector<int> nodes;       ///< node indices under this switch (all descendants), ascending
-  std::vector<int> children;    ///< switch indices directly below
+  int parent = -1;            ///< index into ClusterLayout::switches; -1 at the top
+  std::vector<int> nodes;     ///< node indices under this switch (all descendants), ascending
+  std::vector<int> children;  ///< switch indices directly below
 };
 
 /// Nodes, switches and blocks. Node order is Slurm's node order (slurm.conf NodeName order).
 struct ClusterLayout {
   std::vector<std::string> node_names;
   int gpus_per_node = 8;
-  std::string instance_type;          ///< catalog system, "" when read from slurm.conf alone
-  double price_per_node_hour = 0.0;   ///< USD; 0 = unknown
-  std::vector<Switch> switches;       ///< empty: flat network (topology/none)
-  std::vector<int> node_leaf;         ///< leaf switch of each node, -1 when none
-  std::vector<int> node_block;        ///< NVLink block (UltraServer) of each node, -1 when none
-  int block_size = 0;                 ///< nodes per block; 0 = no blocks
+  std::string instance_type;         ///< catalog system, "" when read from slurm.conf alone
+  double price_per_node_hour = 0.0;  ///< USD; 0 = unknown
+  std::vector<Switch> switches;      ///< empty: flat network (topology/none)
+  std::vector<int> node_leaf;        ///< leaf switch of each node, -1 when none
+  std::vector<int> node_block;       ///< NVLink block (UltraServer) of each node, -1 when none
+  int block_size = 0;                ///< nodes per block; 0 = no blocks
   /// Hops between switches through their lowest common ancestor (Slurm's switches_dist);
   /// kUnreachable when they share none.
   std::vector<std::vector<int>> switch_distance;

@@ -30,8 +30,8 @@ ClusterSummary summarise(const ClusterLayout& layout, const SimulationResult& r,
   s.jobs = static_cast<int>(r.jobs.size());
   s.span_s = r.end_s;
   std::vector<double> waits;
-  s.wait_by_size = {{"1", 1, 1}, {"2-4", 2, 4}, {"5-16", 5, 16}, {"17-64", 17, 64}, {"65-256", 65, 256},
-                    {"257+", 257, 1 << 30}};
+  s.wait_by_size = {{"1", 1, 1},       {"2-4", 2, 4},       {"5-16", 5, 16},
+                    {"17-64", 17, 64}, {"65-256", 65, 256}, {"257+", 257, 1 << 30}};
   std::vector<std::vector<double>> size_waits(s.wait_by_size.size());
   double busy_node_s = 0, useful_node_s = 0, lost_node_s = 0;
   for (const auto& j : r.jobs) {

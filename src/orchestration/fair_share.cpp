@@ -60,7 +60,8 @@ int FairShareTree::users() const {
 }
 
 void FairShareTree::add_usage(int assoc, double usage) {
-  for (int a = assoc; a >= 0; a = assocs_[static_cast<std::size_t>(a)].parent) assocs_[static_cast<std::size_t>(a)].raw_usage += usage;
+  for (int a = assoc; a >= 0; a = assocs_[static_cast<std::size_t>(a)].parent)
+    assocs_[static_cast<std::size_t>(a)].raw_usage += usage;
 }
 
 void FairShareTree::decay(double factor) {
@@ -125,7 +126,8 @@ void FairShareTree::rank_level(std::vector<int> siblings, int& rank, int& next_r
 void FairShareTree::classic(int assoc, double parent_ueff, double parent_share, double total_usage) {
   auto& a = assocs_[static_cast<std::size_t>(assoc)];
   double sibling_shares = 0;
-  for (int c : assocs_[static_cast<std::size_t>(a.parent)].children) sibling_shares += assocs_[static_cast<std::size_t>(c)].raw_shares;
+  for (int c : assocs_[static_cast<std::size_t>(a.parent)].children)
+    sibling_shares += assocs_[static_cast<std::size_t>(c)].raw_shares;
   const double local = sibling_shares > 0 ? a.raw_shares / sibling_shares : 0.0;
   const double share = parent_share * local;
   const double u = total_usage > 0 ? a.raw_usage / total_usage : 0.0;
@@ -203,7 +205,8 @@ FairShareTree FairShareTree::parse_sacctmgr_dump(const std::string& text, const 
     if (kind == "Cluster") continue;
     if (kind == "Parent") {
       if (name != "root" && tree.find_account(name) < 0)
-        throw core::InputError(path, line_no, "Parent", fmt::format("account '{}' is not defined above this line", name));
+        throw core::InputError(path, line_no, "Parent",
+                               fmt::format("account '{}' is not defined above this line", name));
       parent = name;
     } else if (kind == "Account") {
       if (tree.find_account(name) >= 0)

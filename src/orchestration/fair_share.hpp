@@ -23,14 +23,14 @@ namespace fmsim::orchestration {
 class FairShareTree {
  public:
   struct Association {
-    std::string name;          ///< account name, or user name for a user association
+    std::string name;  ///< account name, or user name for a user association
     bool user = false;
-    int parent = -1;           ///< -1 for root
-    double raw_shares = 1;     ///< Fairshare= in sacctmgr
-    double raw_usage = 0;      ///< decayed usage (node-seconds); accounts hold the sum of their subtree
+    int parent = -1;        ///< -1 for root
+    double raw_shares = 1;  ///< Fairshare= in sacctmgr
+    double raw_usage = 0;   ///< decayed usage (node-seconds); accounts hold the sum of their subtree
     std::vector<int> children;
-    double level_fs = 0;       ///< Fair Tree's S/U among its siblings
-    double fairshare = 0;      ///< the factor priority/multifactor uses (users)
+    double level_fs = 0;   ///< Fair Tree's S/U among its siblings
+    double fairshare = 0;  ///< the factor priority/multifactor uses (users)
   };
 
   /// A tree holding only root.
@@ -55,7 +55,9 @@ class FairShareTree {
 
   /// Recomputes every user's factor (Fair Tree, or classic when `fair_tree` is false).
   void recompute(bool fair_tree);
-  [[nodiscard]] double fairshare(int user_assoc) const { return assocs_[static_cast<std::size_t>(user_assoc)].fairshare; }
+  [[nodiscard]] double fairshare(int user_assoc) const {
+    return assocs_[static_cast<std::size_t>(user_assoc)].fairshare;
+  }
 
   [[nodiscard]] const std::vector<Association>& associations() const { return assocs_; }
   [[nodiscard]] int users() const;

@@ -43,7 +43,9 @@ std::vector<std::pair<int, int>> NodeSet::runs() const {
 namespace {
 
 std::vector<int> select_consecutive(const NodeSet& available, int need) {
-  struct Run { int start, end, count; };
+  struct Run {
+    int start, end, count;
+  };
   std::vector<Run> runs;
   for (const auto& [first, last] : available.runs()) runs.push_back({first, last, last - first + 1});
   std::vector<int> chosen;
@@ -81,7 +83,8 @@ void switch_counts(const ClusterLayout& layout, const NodeSet& available, std::v
   count.assign(static_cast<std::size_t>(s), 0);
   if (!layout.disjoint_tree_) {
     for (int i = 0; i < s; ++i)
-      for (int node : layout.switches[static_cast<std::size_t>(i)].nodes) count[static_cast<std::size_t>(i)] += available.test(node);
+      for (int node : layout.switches[static_cast<std::size_t>(i)].nodes)
+        count[static_cast<std::size_t>(i)] += available.test(node);
     return;
   }
   available.for_each([&](int node) {
@@ -125,7 +128,8 @@ std::vector<int> select_tree(const ClusterLayout& layout, const NodeSet& availab
       for (int a = i; a >= 0 && !below; a = layout.switches[static_cast<std::size_t>(a)].parent) below = a == top;
       if (!below) count[static_cast<std::size_t>(i)] = 0;
     }
-    for (int a = layout.switches[static_cast<std::size_t>(top)].parent; a >= 0; a = layout.switches[static_cast<std::size_t>(a)].parent)
+    for (int a = layout.switches[static_cast<std::size_t>(top)].parent; a >= 0;
+         a = layout.switches[static_cast<std::size_t>(a)].parent)
       count[static_cast<std::size_t>(a)] = top_count;
   } else {
     switch_counts(layout, under, count);
@@ -144,9 +148,11 @@ std::vector<int> select_tree(const ClusterLayout& layout, const NodeSet& availab
       if (j_fit) return -1;
       // A top switch is its own parent, as in Slurm's switch table.
       const int pi = layout.switches[static_cast<std::size_t>(i)].parent < 0
-                         ? i : layout.switches[static_cast<std::size_t>(i)].parent;
+                         ? i
+                         : layout.switches[static_cast<std::size_t>(i)].parent;
       const int pj = layout.switches[static_cast<std::size_t>(j)].parent < 0
-                         ? j : layout.switches[static_cast<std::size_t>(j)].parent;
+                         ? j
+                         : layout.switches[static_cast<std::size_t>(j)].parent;
       if ((pi != i || pj != j) && pi != pj) {
         i = pi;
         j = pj;
@@ -156,8 +162,10 @@ std::vector<int> select_tree(const ClusterLayout& layout, const NodeSet& availab
     }
     if (count[static_cast<std::size_t>(i)] > count[static_cast<std::size_t>(j)]) return 1;
     if (count[static_cast<std::size_t>(i)] < count[static_cast<std::size_t>(j)]) return -1;
-    if (layout.switches[static_cast<std::size_t>(i)].level < layout.switches[static_cast<std::size_t>(j)].level) return 1;
-    if (layout.switches[static_cast<std::size_t>(i)].level > layout.switches[static_cast<std::size_t>(j)].level) return -1;
+    if (layout.switches[static_cast<std::size_t>(i)].level < layout.switches[static_cast<std::size_t>(j)].level)
+      return 1;
+    if (layout.switches[static_cast<std::size_t>(i)].level > layout.switches[static_cast<std::size_t>(j)].level)
+      return -1;
     return 0;
   };
   std::vector<long> dist(static_cast<std::size_t>(s), 0);
@@ -168,14 +176,19 @@ std::vector<int> select_tree(const ClusterLayout& layout, const NodeSet& availab
     for (int i = 0; i < s; ++i) {
       const auto& sw = layout.switches[static_cast<std::size_t>(i)];
       if (sw.level != 0 || count[static_cast<std::size_t>(i)] == 0) continue;
-      if (best < 0) { best = i; continue; }
+      if (best < 0) {
+        best = i;
+        continue;
+      }
       const int tcs = compare(i, best, rem);
       if ((dist[static_cast<std::size_t>(i)] < dist[static_cast<std::size_t>(best)] && tcs >= 0) ||
           (dist[static_cast<std::size_t>(i)] == dist[static_cast<std::size_t>(best)] && tcs > 0))
         best = i;
     }
     if (best < 0) return {};
-    for (int i = 0; i < s; ++i) dist[static_cast<std::size_t>(i)] += layout.switch_distance[static_cast<std::size_t>(best)][static_cast<std::size_t>(i)];
+    for (int i = 0; i < s; ++i)
+      dist[static_cast<std::size_t>(i)] +=
+          layout.switch_distance[static_cast<std::size_t>(best)][static_cast<std::size_t>(i)];
     for (int node : layout.switches[static_cast<std::size_t>(best)].nodes) {
       if (rem == 0) break;
       if (!under.test(node)) continue;
@@ -201,8 +214,9 @@ std::vector<int> select_blocks(const ClusterLayout& layout, const NodeSet& avail
     ++block_total[static_cast<std::size_t>(b)];
     if (available.test(i)) free_in[static_cast<std::size_t>(b)].push_back(i);
   }
-  const int segment = request.segment > 0 ? request.segment
-                                          : std::min(request.nodes, layout.block_size > 0 ? layout.block_size : request.nodes);
+  const int segment = request.segment > 0
+                          ? request.segment
+                          : std::min(request.nodes, layout.block_size > 0 ? layout.block_size : request.nodes);
   if (segment <= 0 || request.nodes % segment != 0) return {};
   int segments = request.nodes / segment;
   std::vector<int> chosen;
@@ -223,10 +237,14 @@ std::vector<int> select_blocks(const ClusterLayout& layout, const NodeSet& avail
     for (int b = 0; b < blocks; ++b) {
       const int cap = capacity[static_cast<std::size_t>(b)];
       if (cap == 0) continue;
-      if (best < 0) { best = b; continue; }
+      if (best < 0) {
+        best = b;
+        continue;
+      }
       const int best_cap = capacity[static_cast<std::size_t>(best)];
       const bool fit = cap >= segments, best_fit = best_cap >= segments;
-      const auto free_b = free_in[static_cast<std::size_t>(b)].size(), free_best = free_in[static_cast<std::size_t>(best)].size();
+      const auto free_b = free_in[static_cast<std::size_t>(b)].size(),
+                 free_best = free_in[static_cast<std::size_t>(best)].size();
       if ((fit && !best_fit) || (fit && best_fit && (cap < best_cap || (cap == best_cap && free_b < free_best))) ||
           (!fit && !best_fit && cap > best_cap))
         best = b;
@@ -251,10 +269,8 @@ std::vector<int> select_nodes(const ClusterLayout& layout, Placement placement, 
     case Placement::Tree:
       if (!layout.switches.empty()) return select_tree(layout, available, request.nodes);
       return select_consecutive(available, request.nodes);
-    case Placement::Block:
-      return select_blocks(layout, available, request);
-    case Placement::Consecutive:
-      break;
+    case Placement::Block: return select_blocks(layout, available, request);
+    case Placement::Consecutive: break;
   }
   return select_consecutive(available, request.nodes);
 }

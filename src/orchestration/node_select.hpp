@@ -75,7 +75,7 @@ class NodeSet {
 /// How a job asks for nodes.
 struct NodeRequest {
   int nodes = 1;
-  int segment = 0;          ///< --segment: nodes that must share one block (topology/block); 0 = none
+  int segment = 0;              ///< --segment: nodes that must share one block (topology/block); 0 = none
   bool exclusive_topo = false;  ///< --exclusive=topo: its blocks are not shared with other jobs
 };
 
@@ -88,7 +88,6 @@ std::vector<int> select_nodes(const ClusterLayout& layout, Placement placement, 
                               const NodeRequest& request);
 
 /// True when select_nodes would succeed (cheap count tests first).
-bool can_place(const ClusterLayout& layout, Placement placement, const NodeSet& available,
-               const NodeRequest& request);
+bool can_place(const ClusterLayout& layout, Placement placement, const NodeSet& available, const NodeRequest& request);
 
 }  // namespace fmsim::orchestration

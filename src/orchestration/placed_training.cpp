@@ -116,7 +116,8 @@ double PlacedStepModel::step_time(int handle, const std::vector<int>& nodes) {
   std::map<std::tuple<int, int, int, std::uint64_t>, double> costs;
   std::map<std::pair<int, int>, std::vector<topology::GroupShape>> shapes;
   const training::CommCostFn comm = [&](collectives::Op op, training::CommGroup group, core::Bytes bytes) {
-    const auto k = std::make_tuple(static_cast<int>(op), group.size, group.stride, std::bit_cast<std::uint64_t>(bytes.value()));
+    const auto k =
+        std::make_tuple(static_cast<int>(op), group.size, group.stride, std::bit_cast<std::uint64_t>(bytes.value()));
     if (const auto it = costs.find(k); it != costs.end()) return core::Seconds(it->second);
     auto& list = shapes[{group.size, group.stride}];
     if (list.empty()) list = instance_shapes(key, gpn, topology_, group);

@@ -22,9 +22,9 @@ namespace fmsim::orchestration {
 
 struct Reservation {
   std::string name;
-  double start_s = 0, end_s = 0;  ///< the window, seconds from the start of the replay
-  std::vector<int> nodes;         ///< node indices (ascending)
-  bool capacity_block = false;    ///< the nodes exist only within the window, for this reservation's jobs
+  double start_s = 0, end_s = 0;             ///< the window, seconds from the start of the replay
+  std::vector<int> nodes;                    ///< node indices (ascending)
+  bool capacity_block = false;               ///< the nodes exist only within the window, for this reservation's jobs
   std::vector<std::string> accounts, users;  ///< Accounts=, Users= (kept for the report)
 };
 

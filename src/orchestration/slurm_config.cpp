@@ -89,7 +89,8 @@ std::vector<std::string> expand_hostlist(const std::string& text) {
       continue;
     }
     const auto close = item.find(']', open);
-    if (close == std::string::npos) throw core::InputError::flag("hostlist", fmt::format("'{}' has no closing ]", item));
+    if (close == std::string::npos)
+      throw core::InputError::flag("hostlist", fmt::format("'{}' has no closing ]", item));
     const std::string prefix = item.substr(0, open), suffix = item.substr(close + 1);
     std::stringstream ss(item.substr(open + 1, close - open - 1));
     std::string range;
@@ -176,8 +177,9 @@ std::vector<ConfLine> split_conf(const std::string& text, const std::string& pat
 double duration_value(const std::string& path, int line, const std::string& key, const std::string& value) {
   const double d = parse_slurm_duration(value);
   if (d < 0)
-    throw core::InputError(path, line, key,
-                           fmt::format("'{}' is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or UNLIMITED)", value));
+    throw core::InputError(
+        path, line, key,
+        fmt::format("'{}' is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or UNLIMITED)", value));
   return d;
 }
 
@@ -186,8 +188,7 @@ double number_value(const std::string& path, int line, const std::string& key, c
     std::size_t used = 0;
     const double v = std::stod(value, &used);
     if (used == value.size() && std::isfinite(v) && v >= lo) return v;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw core::InputError(path, line, key, fmt::format("'{}' is not a number of at least {}", value, lo));
 }
 
@@ -206,13 +207,20 @@ void scheduler_parameters(SlurmConfig& c, const std::string& path, int line, con
     const std::string key = lower(item.substr(0, eq));
     const std::string v = eq == std::string::npos ? "" : item.substr(eq + 1);
     const std::string field = "SchedulerParameters " + key;
-    if (key == "bf_interval") c.bf_interval_s = number_value(path, line, field, v, 1);
-    else if (key == "bf_window") c.bf_window_s = number_value(path, line, field, v, 1) * 60.0;
-    else if (key == "bf_max_job_test") c.bf_max_job_test = static_cast<int>(number_value(path, line, field, v, 1));
-    else if (key == "bf_resolution") c.bf_resolution_s = number_value(path, line, field, v, 1);
-    else if (key == "sched_interval") c.sched_interval_s = number_value(path, line, field, v, 1);
-    else if (key == "batch_sched_delay") c.batch_sched_delay_s = number_value(path, line, field, v, 0);
-    else if (key == "default_queue_depth") c.default_queue_depth = static_cast<int>(number_value(path, line, field, v, 1));
+    if (key == "bf_interval")
+      c.bf_interval_s = number_value(path, line, field, v, 1);
+    else if (key == "bf_window")
+      c.bf_window_s = number_value(path, line, field, v, 1) * 60.0;
+    else if (key == "bf_max_job_test")
+      c.bf_max_job_test = static_cast<int>(number_value(path, line, field, v, 1));
+    else if (key == "bf_resolution")
+      c.bf_resolution_s = number_value(path, line, field, v, 1);
+    else if (key == "sched_interval")
+      c.sched_interval_s = number_value(path, line, field, v, 1);
+    else if (key == "batch_sched_delay")
+      c.batch_sched_delay_s = number_value(path, line, field, v, 0);
+    else if (key == "default_queue_depth")
+      c.default_queue_depth = static_cast<int>(number_value(path, line, field, v, 1));
     // Others (bf_continue, sched_min_interval, ...) change timing only; accepted and ignored.
   }
 }
@@ -236,14 +244,16 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
     if (head == "nodename") {
       long cpus = default_cpus;
       for (std::size_t i = 1; i < cl.pairs.size(); ++i)
-        if (lower(cl.pairs[i].first) == "cpus") cpus = static_cast<long>(number_value(path, cl.line, "CPUs", cl.pairs[i].second, 1));
+        if (lower(cl.pairs[i].first) == "cpus")
+          cpus = static_cast<long>(number_value(path, cl.line, "CPUs", cl.pairs[i].second, 1));
       if (lower(head_value) == "default") {
         default_cpus = cpus;
         continue;
       }
       for (const auto& name : expand_hostlist(head_value)) {
         c.total_cpus += cpus;
-        if (!node_set.insert(name).second) throw core::InputError(path, cl.line, "NodeName", fmt::format("node {} is defined twice", name));
+        if (!node_set.insert(name).second)
+          throw core::InputError(path, cl.line, "NodeName", fmt::format("node {} is defined twice", name));
         out.node_names.push_back(name);
       }
       continue;
@@ -257,18 +267,27 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
       for (std::size_t i = 1; i < cl.pairs.size(); ++i) {
         const std::string key = lower(cl.pairs[i].first);
         const std::string& v = cl.pairs[i].second;
-        if (key == "nodes") p.nodes_text = v;
-        else if (key == "default") p.config.is_default = yes_no(path, cl.line, "Default", v);
-        else if (key == "maxtime") p.config.max_time_s = duration_value(path, cl.line, "MaxTime", v);
-        else if (key == "defaulttime") p.config.default_time_s = duration_value(path, cl.line, "DefaultTime", v);
-        else if (key == "prioritytier") { p.config.priority_tier = static_cast<int>(number_value(path, cl.line, "PriorityTier", v, 0)); tier_set = true; }
-        else if (key == "priorityjobfactor") p.config.priority_job_factor = static_cast<int>(number_value(path, cl.line, "PriorityJobFactor", v, 0));
+        if (key == "nodes")
+          p.nodes_text = v;
+        else if (key == "default")
+          p.config.is_default = yes_no(path, cl.line, "Default", v);
+        else if (key == "maxtime")
+          p.config.max_time_s = duration_value(path, cl.line, "MaxTime", v);
+        else if (key == "defaulttime")
+          p.config.default_time_s = duration_value(path, cl.line, "DefaultTime", v);
+        else if (key == "prioritytier") {
+          p.config.priority_tier = static_cast<int>(number_value(path, cl.line, "PriorityTier", v, 0));
+          tier_set = true;
+        } else if (key == "priorityjobfactor")
+          p.config.priority_job_factor = static_cast<int>(number_value(path, cl.line, "PriorityJobFactor", v, 0));
         else if (key == "priority") {  // the old name sets both
           const int prio = static_cast<int>(number_value(path, cl.line, "Priority", v, 0));
           p.config.priority_job_factor = prio;
           if (!tier_set) p.config.priority_tier = prio;
-        } else if (key == "preemptmode") p.config.preempt_mode = v;
-        else if (key == "gracetime") p.config.grace_time_s = number_value(path, cl.line, "GraceTime", v, 0);
+        } else if (key == "preemptmode")
+          p.config.preempt_mode = v;
+        else if (key == "gracetime")
+          p.config.grace_time_s = number_value(path, cl.line, "GraceTime", v, 0);
       }
       partitions.push_back(std::move(p));
       continue;
@@ -278,48 +297,71 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
       out.values[key_in] = v;
       if (key == "schedulertype") {
         if (v != "sched/backfill" && v != "sched/builtin")
-          throw core::InputError(path, cl.line, key_in, fmt::format("'{}' is not modelled; use sched/backfill or sched/builtin", v));
+          throw core::InputError(path, cl.line, key_in,
+                                 fmt::format("'{}' is not modelled; use sched/backfill or sched/builtin", v));
         c.backfill = v == "sched/backfill";
       } else if (key == "prioritytype") {
         if (v != "priority/basic" && v != "priority/multifactor")
-          throw core::InputError(path, cl.line, key_in, fmt::format("'{}' is not allowed; use priority/basic or priority/multifactor", v));
+          throw core::InputError(path, cl.line, key_in,
+                                 fmt::format("'{}' is not allowed; use priority/basic or priority/multifactor", v));
         c.multifactor = v == "priority/multifactor";
-      } else if (key == "schedulerparameters") scheduler_parameters(c, path, cl.line, v);
-      else if (key == "priorityweightage") c.weight_age = number_value(path, cl.line, key_in, v, 0);
-      else if (key == "priorityweightfairshare") c.weight_fairshare = number_value(path, cl.line, key_in, v, 0);
-      else if (key == "priorityweightjobsize") c.weight_job_size = number_value(path, cl.line, key_in, v, 0);
-      else if (key == "priorityweightpartition") c.weight_partition = number_value(path, cl.line, key_in, v, 0);
-      else if (key == "priorityweightqos") c.weight_qos = number_value(path, cl.line, key_in, v, 0);
-      else if (key == "prioritymaxage") c.max_age_s = duration_value(path, cl.line, key_in, v);
-      else if (key == "prioritydecayhalflife") c.decay_half_life_s = duration_value(path, cl.line, key_in, v);
-      else if (key == "prioritycalcperiod") c.calc_period_s = std::max(60.0, duration_value(path, cl.line, key_in, v));
-      else if (key == "priorityfavorsmall") c.favor_small = yes_no(path, cl.line, key_in, v);
+      } else if (key == "schedulerparameters")
+        scheduler_parameters(c, path, cl.line, v);
+      else if (key == "priorityweightage")
+        c.weight_age = number_value(path, cl.line, key_in, v, 0);
+      else if (key == "priorityweightfairshare")
+        c.weight_fairshare = number_value(path, cl.line, key_in, v, 0);
+      else if (key == "priorityweightjobsize")
+        c.weight_job_size = number_value(path, cl.line, key_in, v, 0);
+      else if (key == "priorityweightpartition")
+        c.weight_partition = number_value(path, cl.line, key_in, v, 0);
+      else if (key == "priorityweightqos")
+        c.weight_qos = number_value(path, cl.line, key_in, v, 0);
+      else if (key == "prioritymaxage")
+        c.max_age_s = duration_value(path, cl.line, key_in, v);
+      else if (key == "prioritydecayhalflife")
+        c.decay_half_life_s = duration_value(path, cl.line, key_in, v);
+      else if (key == "prioritycalcperiod")
+        c.calc_period_s = std::max(60.0, duration_value(path, cl.line, key_in, v));
+      else if (key == "priorityfavorsmall")
+        c.favor_small = yes_no(path, cl.line, key_in, v);
       else if (key == "priorityflags") {
         std::string flags = v;
         std::transform(flags.begin(), flags.end(), flags.begin(), [](unsigned char ch) { return std::toupper(ch); });
         std::stringstream ss(flags);
         for (std::string flag; std::getline(ss, flag, ',');)
           if (flag == "NO_FAIR_TREE") c.fair_tree = false;
-      }
-      else if (key == "preempttype") {
+      } else if (key == "preempttype") {
         if (v != "preempt/none" && v != "preempt/partition_prio" && v != "preempt/qos")
-          throw core::InputError(path, cl.line, key_in, fmt::format("'{}' is not allowed; use preempt/none, preempt/partition_prio or preempt/qos", v));
+          throw core::InputError(
+              path, cl.line, key_in,
+              fmt::format("'{}' is not allowed; use preempt/none, preempt/partition_prio or preempt/qos", v));
         c.preempt_type = v;
       } else if (key == "preemptmode") {
         std::string mode = v.substr(0, v.find(','));
         std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
         if (mode != "OFF" && mode != "CANCEL" && mode != "REQUEUE")
-          throw core::InputError(path, cl.line, key_in, fmt::format("'{}' is not modelled; use OFF, CANCEL or REQUEUE", v));
+          throw core::InputError(path, cl.line, key_in,
+                                 fmt::format("'{}' is not modelled; use OFF, CANCEL or REQUEUE", v));
         c.preempt_mode = mode;
       } else if (key == "topologyplugin") {
-        if (v == "topology/tree") c.placement = Placement::Tree;
-        else if (v == "topology/block") c.placement = Placement::Block;
-        else if (v == "topology/none" || v == "topology/default") c.placement = Placement::Consecutive;
-        else throw core::InputError(path, cl.line, key_in, fmt::format("'{}' is not allowed; use topology/tree, topology/block or topology/none", v));
+        if (v == "topology/tree")
+          c.placement = Placement::Tree;
+        else if (v == "topology/block")
+          c.placement = Placement::Block;
+        else if (v == "topology/none" || v == "topology/default")
+          c.placement = Placement::Consecutive;
+        else
+          throw core::InputError(
+              path, cl.line, key_in,
+              fmt::format("'{}' is not allowed; use topology/tree, topology/block or topology/none", v));
         out.topology_plugin = v;
-      } else if (key == "jobrequeue") c.requeue_default = number_value(path, cl.line, key_in, v, 0) != 0;
-      else if (key == "killwait") c.kill_wait_s = number_value(path, cl.line, key_in, v, 0);
-      else if (key == "overtimelimit") c.over_time_limit_s = number_value(path, cl.line, key_in, v, 0) * 60.0;
+      } else if (key == "jobrequeue")
+        c.requeue_default = number_value(path, cl.line, key_in, v, 0) != 0;
+      else if (key == "killwait")
+        c.kill_wait_s = number_value(path, cl.line, key_in, v, 0);
+      else if (key == "overtimelimit")
+        c.over_time_limit_s = number_value(path, cl.line, key_in, v, 0) * 60.0;
     }
   }
   for (auto& p : partitions) {
@@ -327,7 +369,8 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
       for (const auto& name : expand_hostlist(p.nodes_text)) {
         const auto it = std::find(out.node_names.begin(), out.node_names.end(), name);
         if (it == out.node_names.end())
-          throw core::InputError(path, p.line, "Nodes", fmt::format("partition {}: node {} has no NodeName line", p.config.name, name));
+          throw core::InputError(path, p.line, "Nodes",
+                                 fmt::format("partition {}: node {} has no NodeName line", p.config.name, name));
         p.config.nodes.push_back(static_cast<int>(it - out.node_names.begin()));
       }
     }
@@ -363,8 +406,10 @@ void apply_topology_conf(ClusterLayout& layout, const std::string& text, const s
       Pending p{cl.line, {}};
       for (std::size_t i = 1; i < cl.pairs.size(); ++i) {
         const std::string key = lower(cl.pairs[i].first);
-        if (key == "nodes") sw.nodes = node_indices(cl.pairs[i].second);
-        else if (key == "switches") p.children = expand_hostlist(cl.pairs[i].second);
+        if (key == "nodes")
+          sw.nodes = node_indices(cl.pairs[i].second);
+        else if (key == "switches")
+          p.children = expand_hostlist(cl.pairs[i].second);
       }
       layout.switches.push_back(std::move(sw));
       pending.push_back(std::move(p));
@@ -377,14 +422,16 @@ void apply_topology_conf(ClusterLayout& layout, const std::string& text, const s
         }
       ++blocks;
     } else if (head == "blocksizes") {
-      layout.block_size = static_cast<int>(number_value(path, cl.line, "BlockSizes", cl.pairs[0].second.substr(0, cl.pairs[0].second.find(',')), 1));
+      layout.block_size = static_cast<int>(
+          number_value(path, cl.line, "BlockSizes", cl.pairs[0].second.substr(0, cl.pairs[0].second.find(',')), 1));
     } else {
       throw core::InputError(path, cl.line, cl.pairs[0].first, "expected SwitchName=, BlockName= or BlockSizes=");
     }
   }
   for (std::size_t i = 0; i < pending.size(); ++i)
     for (const auto& child : pending[i].children) {
-      auto it = std::find_if(layout.switches.begin(), layout.switches.end(), [&](const Switch& s) { return s.name == child; });
+      auto it = std::find_if(layout.switches.begin(), layout.switches.end(),
+                             [&](const Switch& s) { return s.name == child; });
       if (it == layout.switches.end())
         throw core::InputError(path, pending[i].line, "Switches", fmt::format("switch {} is not defined", child));
       it->parent = static_cast<int>(i);
@@ -404,25 +451,28 @@ double reservation_time(const std::string& path, int line, const std::string& ke
     double n = -1;
     try {
       n = std::stod(v.substr(4), &used);
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     const std::string unit = v.substr(4 + used);
     double scale = 0;
-    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" || unit == "seconds") scale = 1;
-    else if (unit == "min" || unit == "mins" || unit == "minute" || unit == "minutes") scale = 60;
-    else if (unit == "hour" || unit == "hours") scale = 3600;
-    else if (unit == "day" || unit == "days") scale = 86400;
+    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" || unit == "seconds")
+      scale = 1;
+    else if (unit == "min" || unit == "mins" || unit == "minute" || unit == "minutes")
+      scale = 60;
+    else if (unit == "hour" || unit == "hours")
+      scale = 3600;
+    else if (unit == "day" || unit == "days")
+      scale = 86400;
     if (n >= 0 && scale > 0 && std::isfinite(n)) return n * scale;
   } else {
     try {
       std::size_t used = 0;
       const double n = std::stod(v, &used);
       if (used == v.size() && n >= 0 && std::isfinite(n)) return n;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
-  throw core::InputError(path, line, key,
-                         fmt::format("'{}' is not allowed; use now, now+N[minutes|hours|days] or seconds from the start", value));
+  throw core::InputError(
+      path, line, key,
+      fmt::format("'{}' is not allowed; use now, now+N[minutes|hours|days] or seconds from the start", value));
 }
 
 }  // namespace
@@ -437,15 +487,22 @@ std::vector<Reservation> parse_reservations(const std::string& text, const std::
     std::string nodes_text;
     for (const auto& [key_in, v] : cl.pairs) {
       const std::string key = lower(key_in);
-      if (key == "reservationname") r.name = v;
-      else if (key == "starttime") r.start_s = reservation_time(path, cl.line, key_in, v);
-      else if (key == "endtime") { r.end_s = reservation_time(path, cl.line, key_in, v); has_end = true; }
-      else if (key == "duration") {
+      if (key == "reservationname")
+        r.name = v;
+      else if (key == "starttime")
+        r.start_s = reservation_time(path, cl.line, key_in, v);
+      else if (key == "endtime") {
+        r.end_s = reservation_time(path, cl.line, key_in, v);
+        has_end = true;
+      } else if (key == "duration") {
         duration = duration_value(path, cl.line, key_in, v);
         if (duration <= 0) throw core::InputError(path, cl.line, key_in, "must be a finite time of more than 0");
-      } else if (key == "nodes") nodes_text = v;
-      else if (key == "nodecnt") node_count = static_cast<int>(number_value(path, cl.line, key_in, v, 1));
-      else if (key == "capacityblock") r.capacity_block = yes_no(path, cl.line, key_in, v);
+      } else if (key == "nodes")
+        nodes_text = v;
+      else if (key == "nodecnt")
+        node_count = static_cast<int>(number_value(path, cl.line, key_in, v, 1));
+      else if (key == "capacityblock")
+        r.capacity_block = yes_no(path, cl.line, key_in, v);
       else if (key == "accounts" || key == "users") {
         std::stringstream ss(v);
         for (std::string item; std::getline(ss, item, ',');) (key == "users" ? r.users : r.accounts).push_back(item);
@@ -457,24 +514,32 @@ std::vector<Reservation> parse_reservations(const std::string& text, const std::
     }
     if (r.name.empty()) throw core::InputError(path, cl.line, "ReservationName", "every reservation needs a name");
     for (const auto& other : out)
-      if (other.name == r.name) throw core::InputError(path, cl.line, "ReservationName", fmt::format("'{}' is defined twice", r.name));
+      if (other.name == r.name)
+        throw core::InputError(path, cl.line, "ReservationName", fmt::format("'{}' is defined twice", r.name));
     if (has_end == (duration > 0))
-      throw core::InputError(path, cl.line, "EndTime", fmt::format("reservation {}: give EndTime or Duration (one of them)", r.name));
+      throw core::InputError(path, cl.line, "EndTime",
+                             fmt::format("reservation {}: give EndTime or Duration (one of them)", r.name));
     if (!has_end) r.end_s = r.start_s + duration;
-    if (r.end_s <= r.start_s) throw core::InputError(path, cl.line, "EndTime", fmt::format("reservation {} ends before it starts", r.name));
+    if (r.end_s <= r.start_s)
+      throw core::InputError(path, cl.line, "EndTime", fmt::format("reservation {} ends before it starts", r.name));
     if (nodes_text.empty() == (node_count == 0))
-      throw core::InputError(path, cl.line, "Nodes", fmt::format("reservation {}: give Nodes or NodeCnt (one of them)", r.name));
+      throw core::InputError(path, cl.line, "Nodes",
+                             fmt::format("reservation {}: give Nodes or NodeCnt (one of them)", r.name));
     if (!nodes_text.empty()) {
       for (const auto& name : expand_hostlist(nodes_text)) {
         const int idx = layout.index_of(name);
-        if (idx < 0) throw core::InputError(path, cl.line, "Nodes", fmt::format("reservation {}: node {} is not in the cluster", r.name, name));
+        if (idx < 0)
+          throw core::InputError(path, cl.line, "Nodes",
+                                 fmt::format("reservation {}: node {} is not in the cluster", r.name, name));
         r.nodes.push_back(idx);
       }
     } else if (r.capacity_block) {
       r.nodes = add_capacity_block_nodes(layout, r.name, node_count);
     } else {
       if (node_count > layout.nodes())
-        throw core::InputError(path, cl.line, "NodeCnt", fmt::format("reservation {}: {} nodes; the cluster has {}", r.name, node_count, layout.nodes()));
+        throw core::InputError(
+            path, cl.line, "NodeCnt",
+            fmt::format("reservation {}: {} nodes; the cluster has {}", r.name, node_count, layout.nodes()));
       for (int i = layout.nodes() - node_count; i < layout.nodes(); ++i) r.nodes.push_back(i);
     }
     std::sort(r.nodes.begin(), r.nodes.end());
@@ -487,8 +552,9 @@ std::vector<Reservation> parse_reservations(const std::string& text, const std::
       if (out[a].start_s >= out[b].end_s || out[b].start_s >= out[a].end_s) continue;
       for (int node : out[a].nodes)
         if (std::binary_search(out[b].nodes.begin(), out[b].nodes.end(), node))
-          throw core::InputError::flag(path, fmt::format("reservations {} and {} overlap in time and share node {}", out[a].name,
-                                                         out[b].name, layout.node_names[static_cast<std::size_t>(node)]));
+          throw core::InputError::flag(
+              path, fmt::format("reservations {} and {} overlap in time and share node {}", out[a].name, out[b].name,
+                                layout.node_names[static_cast<std::size_t>(node)]));
     }
   return out;
 }

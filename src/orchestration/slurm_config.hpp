@@ -16,14 +16,14 @@ namespace fmsim::orchestration {
 
 struct PartitionConfig {
   std::string name;
-  std::vector<int> nodes;            ///< node indices; empty = every node (Nodes=ALL)
+  std::vector<int> nodes;  ///< node indices; empty = every node (Nodes=ALL)
   bool is_default = false;
-  double max_time_s = 0;             ///< MaxTime; 0 = UNLIMITED
-  double default_time_s = 0;         ///< DefaultTime; 0 = MaxTime
-  int priority_tier = 1;             ///< PriorityTier: scheduled first, may preempt lower tiers
-  int priority_job_factor = 1;       ///< PriorityJobFactor: the partition factor of multifactor
-  std::string preempt_mode;          ///< PreemptMode= on the partition ("" = cluster-wide)
-  double grace_time_s = 0;           ///< GraceTime: a preempted job's time to go before SIGTERM
+  double max_time_s = 0;        ///< MaxTime; 0 = UNLIMITED
+  double default_time_s = 0;    ///< DefaultTime; 0 = MaxTime
+  int priority_tier = 1;        ///< PriorityTier: scheduled first, may preempt lower tiers
+  int priority_job_factor = 1;  ///< PriorityJobFactor: the partition factor of multifactor
+  std::string preempt_mode;     ///< PreemptMode= on the partition ("" = cluster-wide)
+  double grace_time_s = 0;      ///< GraceTime: a preempted job's time to go before SIGTERM
 };
 
 struct QosConfig {
@@ -35,15 +35,15 @@ struct QosConfig {
 
 /// What slurmctld's schedulers use. Times in seconds unless named otherwise.
 struct SlurmConfig {
-  bool backfill = true;              ///< SchedulerType=sched/backfill (else sched/builtin: strict FIFO)
-  bool multifactor = false;          ///< PriorityType=priority/multifactor (else priority/basic)
+  bool backfill = true;      ///< SchedulerType=sched/backfill (else sched/builtin: strict FIFO)
+  bool multifactor = false;  ///< PriorityType=priority/multifactor (else priority/basic)
   // SchedulerParameters (slurm.conf(5), 22.05 defaults)
   double bf_interval_s = 30;
   double bf_window_s = 1440 * 60.0;  ///< bf_window is in minutes
   int bf_max_job_test = 500;
   double bf_resolution_s = 60;
   double sched_interval_s = 60;
-  int default_queue_depth = 100;     ///< jobs the event-triggered main loop tests
+  int default_queue_depth = 100;  ///< jobs the event-triggered main loop tests
   /// From a completion or failure to the main loop's pass: slurmctld queues the pass
   /// and runs it within a fraction of a second (0.02-0.17 s after completions in slurmctld.log).
   double main_delay_s = 0.1;
@@ -59,14 +59,14 @@ struct SlurmConfig {
   double bf_phase = 0.5;
   // Multifactor priority
   double weight_age = 0, weight_fairshare = 0, weight_job_size = 0, weight_partition = 0, weight_qos = 0;
-  double max_age_s = 7 * 86400.0;    ///< PriorityMaxAge
-  bool favor_small = false;          ///< PriorityFavorSmall
+  double max_age_s = 7 * 86400.0;  ///< PriorityMaxAge
+  bool favor_small = false;        ///< PriorityFavorSmall
   /// CPUs of all nodes (NodeName CPUs=); > 0 adds the CPU half of the job-size factor:
   /// size = (nodes/N + cpus/total_cpus) / 2 (or (N-nodes)/N and (total-cpus)/total with
   /// PriorityFavorSmall), as priority/multifactor computes it.
   long total_cpus = 0;
   double decay_half_life_s = 7 * 86400.0;  ///< PriorityDecayHalfLife (fair-share usage decay)
-  double calc_period_s = 300;        ///< PriorityCalcPeriod (minutes in the file)
+  double calc_period_s = 300;              ///< PriorityCalcPeriod (minutes in the file)
   // Preemption
   std::string preempt_type = "preempt/none";  ///< preempt/none, preempt/partition_prio, preempt/qos
   std::string preempt_mode = "OFF";           ///< OFF, CANCEL, REQUEUE (GANG/SUSPEND not modelled)
@@ -77,11 +77,11 @@ struct SlurmConfig {
   /// slurmdbd's association tree (accounts, users, Fairshare= shares); jobs of users it lacks get
   /// an association of 1 share under their account (the account under root), as sacctmgr would add.
   FairShareTree associations;
-  bool fair_tree = true;             ///< PriorityFlags without NO_FAIR_TREE (Fair Tree, 19.05+ default)
+  bool fair_tree = true;                  ///< PriorityFlags without NO_FAIR_TREE (Fair Tree, 19.05+ default)
   std::vector<Reservation> reservations;  ///< advance reservations and Capacity Blocks (--reservations)
-  bool requeue_default = true;       ///< JobRequeue=1 (Slurm's default)
-  double kill_wait_s = 30;           ///< KillWait: between SIGTERM and SIGKILL (time limit, preemption)
-  double over_time_limit_s = 0;      ///< OverTimeLimit (minutes in the file)
+  bool requeue_default = true;            ///< JobRequeue=1 (Slurm's default)
+  double kill_wait_s = 30;                ///< KillWait: between SIGTERM and SIGKILL (time limit, preemption)
+  double over_time_limit_s = 0;           ///< OverTimeLimit (minutes in the file)
 
   [[nodiscard]] int partition_index(const std::string& name) const;  ///< "" = default; -1 when absent
   [[nodiscard]] int qos_index(const std::string& name) const;        ///< -1 when absent

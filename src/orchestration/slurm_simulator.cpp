@@ -36,9 +36,18 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
     for (std::size_t j = i + 1; j < n; ++j) {
       const double da = a[i] - a[j], db = b[i] - b[j];
       if (da == 0 && db == 0) continue;
-      if (da == 0) { ++ties_a; continue; }
-      if (db == 0) { ++ties_b; continue; }
-      if ((da > 0) == (db > 0)) ++concordant; else ++discordant;
+      if (da == 0) {
+        ++ties_a;
+        continue;
+      }
+      if (db == 0) {
+        ++ties_b;
+        continue;
+      }
+      if ((da > 0) == (db > 0))
+        ++concordant;
+      else
+        ++discordant;
     }
   const double denom = std::sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b));
   return denom > 0 ? (concordant - discordant) / denom : 1.0;
@@ -48,7 +57,19 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-enum class EventKind { NodeRelease, NodeBack, JobEnd, PreemptKill, ReservationEdge, Stop, NodeFail, Submit, Recalc, MainSched, Backfill };
+enum class EventKind {
+  NodeRelease,
+  NodeBack,
+  JobEnd,
+  PreemptKill,
+  ReservationEdge,
+  Stop,
+  NodeFail,
+  Submit,
+  Recalc,
+  MainSched,
+  Backfill
+};
 
 constexpr int kCompleting = -2;  ///< node_job_ of a node whose job ended and whose epilog runs
 
@@ -56,8 +77,8 @@ struct Event {
   double t;
   EventKind kind;
   long seq;
-  int a = 0;       ///< job index or node
-  int b = 0;       ///< job generation
+  int a = 0;  ///< job index or node
+  int b = 0;  ///< job generation
   bool operator>(const Event& o) const { return std::tie(t, kind, seq) > std::tie(o.t, o.kind, o.seq); }
 };
 
@@ -81,16 +102,16 @@ struct Job {
   JobSpec spec;
   int partition = 0;
   int qos = -1;
-  double limit_s = 0;          ///< effective time limit
+  double limit_s = 0;  ///< effective time limit
   double eligible_s = 0;
-  double remaining_s = 0;      ///< run time still to do
+  double remaining_s = 0;  ///< run time still to do
   int generation = 0;
   std::uint32_t priority = 0;
-  int assoc = 0;               ///< fair-share user association
-  int reservation = -1;        ///< index into SlurmConfig::reservations; -1 = none
-  int running_pos = -1;        ///< index in Simulator::running_ while running
-  double signal_s = -1;        ///< selected for preemption: GraceTime over, SIGTERM sent at this time
-  double kill_s = -1;          ///< ... and its processes gone (exit or SIGKILL after KillWait) at this time
+  int assoc = 0;                       ///< fair-share user association
+  int reservation = -1;                ///< index into SlurmConfig::reservations; -1 = none
+  int running_pos = -1;                ///< index in Simulator::running_ while running
+  double signal_s = -1;                ///< selected for preemption: GraceTime over, SIGTERM sent at this time
+  double kill_s = -1;                  ///< ... and its processes gone (exit or SIGKILL after KillWait) at this time
   double awaiting_victims_until = -1;  ///< a preemptor whose victims are in GraceTime/KillWait until then
   QueueKey key{};
   bool queued = false;
@@ -134,37 +155,45 @@ class Simulator {
     jobs_.reserve(specs.size());
     std::set<int> ids;
     for (auto& s : specs) {
-      if (!ids.insert(s.id).second) throw core::InputError::flag("--trace", fmt::format("job id {} appears twice", s.id));
+      if (!ids.insert(s.id).second)
+        throw core::InputError::flag("--trace", fmt::format("job id {} appears twice", s.id));
       Job j;
       j.partition = config_.partition_index(s.partition);
       if (j.partition < 0)
-        throw core::InputError::flag("--trace", fmt::format("job {}: partition '{}' is not in slurm.conf", s.id, s.partition));
+        throw core::InputError::flag("--trace",
+                                     fmt::format("job {}: partition '{}' is not in slurm.conf", s.id, s.partition));
       if (!s.qos.empty() && s.qos != "normal") {
         j.qos = config_.qos_index(s.qos);
-        if (j.qos < 0) throw core::InputError::flag("--trace", fmt::format("job {}: QOS '{}' is not defined", s.id, s.qos));
+        if (j.qos < 0)
+          throw core::InputError::flag("--trace", fmt::format("job {}: QOS '{}' is not defined", s.id, s.qos));
       }
       const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
       const int part_nodes = partition_nodes_[static_cast<std::size_t>(j.partition)].count();
       if (s.request.nodes < 1 || s.request.nodes > part_nodes)
-        throw core::InputError::flag(
-            "--trace", fmt::format("job {} asks for {} nodes; partition {} has {}", s.id, s.request.nodes, part.name, part_nodes));
-      j.limit_s = s.time_limit_s > 0 ? s.time_limit_s : (part.default_time_s > 0 ? part.default_time_s : part.max_time_s);
-      if (part.max_time_s > 0 && j.limit_s > part.max_time_s) j.limit_s = part.max_time_s;  // Slurm rejects or caps; we cap
+        throw core::InputError::flag("--trace", fmt::format("job {} asks for {} nodes; partition {} has {}", s.id,
+                                                            s.request.nodes, part.name, part_nodes));
+      j.limit_s =
+          s.time_limit_s > 0 ? s.time_limit_s : (part.default_time_s > 0 ? part.default_time_s : part.max_time_s);
+      if (part.max_time_s > 0 && j.limit_s > part.max_time_s)
+        j.limit_s = part.max_time_s;  // Slurm rejects or caps; we cap
       if (j.limit_s <= 0) j.limit_s = 365 * 86400.0;
       j.remaining_s = s.run_s;
       j.eligible_s = s.submit_s;
       if (!s.reservation.empty()) {
         const auto& rs = config_.reservations;
-        const auto it = std::find_if(rs.begin(), rs.end(), [&](const Reservation& r) { return r.name == s.reservation; });
+        const auto it =
+            std::find_if(rs.begin(), rs.end(), [&](const Reservation& r) { return r.name == s.reservation; });
         if (it == rs.end())
-          throw core::InputError::flag("--trace", fmt::format("job {}: reservation '{}' is not defined", s.id, s.reservation));
+          throw core::InputError::flag("--trace",
+                                       fmt::format("job {}: reservation '{}' is not defined", s.id, s.reservation));
         if (s.request.nodes > static_cast<int>(it->nodes.size()))
           throw core::InputError::flag("--trace", fmt::format("job {} asks for {} nodes; reservation {} has {}", s.id,
                                                               s.request.nodes, it->name, it->nodes.size()));
         if (j.limit_s > it->end_s - it->start_s)
-          throw core::InputError::flag("--trace", fmt::format("job {}: its time limit ({:g} s) is longer than reservation {}'s "
-                                                              "window ({:g} s); it could never start", s.id, j.limit_s,
-                                                              it->name, it->end_s - it->start_s));
+          throw core::InputError::flag("--trace",
+                                       fmt::format("job {}: its time limit ({:g} s) is longer than reservation {}'s "
+                                                   "window ({:g} s); it could never start",
+                                                   s.id, j.limit_s, it->name, it->end_s - it->start_s));
         j.reservation = static_cast<int>(it - rs.begin());
         j.eligible_s = std::max(s.submit_s, it->start_s);
       }
@@ -182,7 +211,8 @@ class Simulator {
       return std::tie(x.submit_s, x.id) < std::tie(y.submit_s, y.id);
     });
     if (config_.weight_fairshare > 0) {
-      for (auto& j : jobs_) j.assoc = config_.associations.user_association(j.spec.account, j.spec.user.empty() ? "-" : j.spec.user);
+      for (auto& j : jobs_)
+        j.assoc = config_.associations.user_association(j.spec.account, j.spec.user.empty() ? "-" : j.spec.user);
       config_.associations.recompute(config_.fair_tree);
     }
     if (options_.kueue.enabled) setup_kueue();
@@ -207,36 +237,57 @@ class Simulator {
     while (!events_.empty() && !stop) {
       const double t = events_.top().t;
       advance_to(t);
-      bool changed = false, submitted = false, released = false, run_main = false, run_backfill = false, periodic = false;
+      bool changed = false, submitted = false, released = false, run_main = false, run_backfill = false,
+           periodic = false;
       while (!events_.empty() && events_.top().t == t) {
         const Event e = events_.top();
         events_.pop();
         switch (e.kind) {
-          case EventKind::Submit: submit(e.a, t); submitted = true; break;
+          case EventKind::Submit:
+            submit(e.a, t);
+            submitted = true;
+            break;
           case EventKind::JobEnd:
-            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b && jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
+            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b &&
+                jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
               finish(e.a, t);
               changed = true;
             }
             break;
           case EventKind::PreemptKill:
-            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b && jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
+            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b &&
+                jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
               preempt_kill(e.a, t);
               changed = true;
             }
             break;
           case EventKind::ReservationEdge: changed = true; break;
-          case EventKind::NodeFail: node_fail(e.a, t); changed = true; break;
-          case EventKind::NodeBack: node_back(e.a); changed = true; break;
-          case EventKind::NodeRelease: node_release(e.a); released = true; break;
+          case EventKind::NodeFail:
+            node_fail(e.a, t);
+            changed = true;
+            break;
+          case EventKind::NodeBack:
+            node_back(e.a);
+            changed = true;
+            break;
+          case EventKind::NodeRelease:
+            node_release(e.a);
+            released = true;
+            break;
           case EventKind::Recalc:
             recalc_priorities(t);
             periodic = true;
             if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size()))
               push({t + config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
             break;
-          case EventKind::MainSched: main_pending_ = kInf; run_main = true; break;
-          case EventKind::Backfill: backfill_scheduled_ = false; run_backfill = true; break;
+          case EventKind::MainSched:
+            main_pending_ = kInf;
+            run_main = true;
+            break;
+          case EventKind::Backfill:
+            backfill_scheduled_ = false;
+            run_backfill = true;
+            break;
           case EventKind::Stop: stop = true; break;
         }
       }
@@ -314,7 +365,10 @@ class Simulator {
 
   // --- time series ------------------------------------------------------------------------
   void advance_to(double t) {
-    if (t <= now_) { now_ = std::max(now_, t); return; }
+    if (t <= now_) {
+      now_ = std::max(now_, t);
+      return;
+    }
     const double busy = n_ - free_.count() - down_.count();
     const double queued = static_cast<double>(queue_.size());
     const double down = down_.count();
@@ -349,7 +403,8 @@ class Simulator {
       NodeSet free = free_;  // Capacity Block nodes serve their own jobs only
       free.subtract(capacity_block_nodes_);
       const int count = free.count();
-      if (count > 0 && (count < largest || !can_place(layout_, config_.placement, free, NodeRequest{largest}))) fragmented_ = count;
+      if (count > 0 && (count < largest || !can_place(layout_, config_.placement, free, NodeRequest{largest})))
+        fragmented_ = count;
       return;
     }
     const int free = free_.count();
@@ -370,9 +425,10 @@ class Simulator {
       size = (size + (config_.favor_small ? (total - cpus) / total : cpus / total)) / 2.0;
     }
     const double part_f = static_cast<double>(part.priority_job_factor) / std::max(1, max_job_factor_);
-    const double qos_f = j.qos >= 0 && max_qos_priority_ > 0
-                             ? static_cast<double>(config_.qos[static_cast<std::size_t>(j.qos)].priority) / max_qos_priority_
-                             : 0.0;
+    const double qos_f =
+        j.qos >= 0 && max_qos_priority_ > 0
+            ? static_cast<double>(config_.qos[static_cast<std::size_t>(j.qos)].priority) / max_qos_priority_
+            : 0.0;
     // Fair Tree (or classic) factor of the job's user association, as of the last recalculation.
     const double fs = config_.weight_fairshare > 0 ? config_.associations.fairshare(j.assoc) : 0.0;
     double p = config_.weight_age * age + config_.weight_fairshare * fs + config_.weight_job_size * size +
@@ -405,8 +461,7 @@ class Simulator {
       // that ended since were charged when they ended).
       auto& tree = config_.associations;
       tree.decay(config_.decay_half_life_s > 0 ? std::pow(0.5, dt / config_.decay_half_life_s) : 1.0);
-      for (int ji : running_)
-        charge_usage(jobs_[static_cast<std::size_t>(ji)], t);
+      for (int ji : running_) charge_usage(jobs_[static_cast<std::size_t>(ji)], t);
       tree.recompute(config_.fair_tree);
     }
     last_calc_ = t;
@@ -451,7 +506,8 @@ class Simulator {
       free_.reset(node);
       node_job_[static_cast<std::size_t>(node)] = ji;
     }
-    if (options_.kueue.enabled) cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
+    if (options_.kueue.enabled)
+      cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
     j.awaiting_victims_until = -1;
     j.rec.state = JobState::Running;
     j.running_pos = static_cast<int>(running_.size());
@@ -480,7 +536,8 @@ class Simulator {
   }
 
   void release_nodes(Job& j) {
-    if (options_.kueue.enabled) cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(&j - jobs_.data())])] -= j.spec.request.nodes;
+    if (options_.kueue.enabled)
+      cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(&j - jobs_.data())])] -= j.spec.request.nodes;
     const bool completing = config_.completing_s > 0 && !options_.kueue.enabled;
     for (int node : j.rec.nodes) {
       if (completing) {
@@ -630,8 +687,10 @@ class Simulator {
     if (config_.reservations.empty()) return;
     if (j.reservation >= 0) {
       const auto& r = config_.reservations[static_cast<std::size_t>(j.reservation)];
-      if (from < r.start_s || until > r.end_s) nodes = NodeSet(n_);
-      else nodes &= reservation_nodes_[static_cast<std::size_t>(j.reservation)];
+      if (from < r.start_s || until > r.end_s)
+        nodes = NodeSet(n_);
+      else
+        nodes &= reservation_nodes_[static_cast<std::size_t>(j.reservation)];
       return;
     }
     for (std::size_t i = 0; i < config_.reservations.size(); ++i) {
@@ -736,7 +795,8 @@ class Simulator {
       ++tested;
       const NodeSet usable = usable_for(j, t);
       std::vector<int> nodes;
-      if (usable.count() >= j.spec.request.nodes) nodes = select_nodes(layout_, config_.placement, usable, j.spec.request);
+      if (usable.count() >= j.spec.request.nodes)
+        nodes = select_nodes(layout_, config_.placement, usable, j.spec.request);
       if (!nodes.empty()) {
         start(ji, nodes, t, false);
         continue;
@@ -757,7 +817,8 @@ class Simulator {
     auto& k = options_.kueue;
     std::vector<std::string> accounts;
     for (const auto& j : jobs_)
-      if (std::find(accounts.begin(), accounts.end(), j.spec.account) == accounts.end()) accounts.push_back(j.spec.account);
+      if (std::find(accounts.begin(), accounts.end(), j.spec.account) == accounts.end())
+        accounts.push_back(j.spec.account);
     if (k.queues.empty()) {
       // An equal share of the nodes per team (the remainder to the first ones).
       const int teams = static_cast<int>(accounts.size());
@@ -768,9 +829,11 @@ class Simulator {
     cq_of_.resize(jobs_.size());
     for (std::size_t i = 0; i < jobs_.size(); ++i) {
       const auto& acct = jobs_[i].spec.account;
-      const auto it = std::find_if(k.queues.begin(), k.queues.end(), [&](const ClusterQueueConfig& q) { return q.name == acct; });
+      const auto it =
+          std::find_if(k.queues.begin(), k.queues.end(), [&](const ClusterQueueConfig& q) { return q.name == acct; });
       if (it == k.queues.end())
-        throw core::InputError::flag("--queues", fmt::format("job {}: team '{}' has no ClusterQueue", jobs_[i].spec.id, acct));
+        throw core::InputError::flag("--queues",
+                                     fmt::format("job {}: team '{}' has no ClusterQueue", jobs_[i].spec.id, acct));
       cq_of_[i] = static_cast<int>(it - k.queues.begin());
     }
   }
@@ -913,8 +976,9 @@ class Simulator {
     // Whole-node requests whose fit depends on node counts alone (no blocks; a tree with one
     // top switch): a job that found no start fails for every later job at least as large and as
     // long, since reservations only take nodes away.
-    const bool count_decides = one_partition && config_.reservations.empty() && (config_.placement == Placement::Consecutive ||
-                                                 (config_.placement == Placement::Tree && layout_.single_tree()));
+    const bool count_decides = one_partition && config_.reservations.empty() &&
+                               (config_.placement == Placement::Consecutive ||
+                                (config_.placement == Placement::Tree && layout_.single_tree()));
     int failed_nodes = std::numeric_limits<int>::max();
     double failed_limit = kInf;
     int tested = 0;
@@ -942,7 +1006,10 @@ class Simulator {
         // A job that would end exactly when a reservation begins counts as overlapping it: the
         // real slurmctld 22.05 does not backfill it (tests/slurm/scheduler_twin_test.cpp).
         for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k)
-          if (plan[k].count < need) { enough = false; break; }
+          if (plan[k].count < need) {
+            enough = false;
+            break;
+          }
         if (!enough) continue;
         NodeSet window = plan[i].avail;
         if (!one_partition) window &= part;
@@ -986,20 +1053,20 @@ class Simulator {
   std::vector<NodeSet> reservation_nodes_;  ///< per reservation
   NodeSet capacity_block_nodes_;            ///< nodes of every Capacity Block (size 0 when none)
   std::vector<int> node_job_;
-  std::vector<int> running_;     ///< jobs running now, any order
+  std::vector<int> running_;  ///< jobs running now, any order
   std::set<QueueKey> queue_;
   std::multiset<int> pending_sizes_;
   long submitted_ = 0;
   long active_jobs_ = 0;
   std::uint32_t basic_next_ = 0;
   bool backfill_scheduled_ = false;
-  double main_pending_ = kInf;   ///< time of the pending MainSched event
+  double main_pending_ = kInf;  ///< time of the pending MainSched event
   double fragmented_ = 0;
   double last_calc_ = 0;
   int spares_free_ = 0;
   std::vector<double> spare_returns_;
-  std::vector<int> cq_usage_;   ///< Kueue: nodes admitted per ClusterQueue
-  std::vector<int> cq_of_;      ///< Kueue: ClusterQueue of each job
+  std::vector<int> cq_usage_;  ///< Kueue: nodes admitted per ClusterQueue
+  std::vector<int> cq_of_;     ///< Kueue: ClusterQueue of each job
   std::mt19937_64 rng_;
   TimeSeries series_;
   SimulationResult result_;

@@ -46,7 +46,7 @@ struct FailureSettings {
 struct ClusterQueueConfig {
   std::string name;
   int nominal_nodes = 0;
-  int borrowing_limit = -1;   ///< nodes it may borrow beyond nominal; -1 = unlimited
+  int borrowing_limit = -1;  ///< nodes it may borrow beyond nominal; -1 = unlimited
 };
 struct KueueConfig {
   bool enabled = false;
@@ -57,7 +57,7 @@ struct KueueConfig {
 };
 
 struct SimulationOptions {
-  double horizon_s = 0;             ///< stop at this time (0 = until every job has finished)
+  double horizon_s = 0;  ///< stop at this time (0 = until every job has finished)
   FailureSettings failures;
   double utilisation_bucket_s = 3600;  ///< resolution of the time series
   KueueConfig kueue;                   ///< enabled: Kubernetes + Kueue instead of Slurm's loops
@@ -74,37 +74,37 @@ std::string to_string(JobState state);
 struct JobRecord {
   int id = 0;
   double submit_s = 0;
-  double start_s = -1;              ///< last start; -1 = never started
+  double start_s = -1;  ///< last start; -1 = never started
   double first_start_s = -1;
-  double end_s = -1;                ///< -1 = still running or pending at the horizon
+  double end_s = -1;  ///< -1 = still running or pending at the horizon
   JobState state = JobState::Pending;
-  std::vector<int> nodes;           ///< of the last start
+  std::vector<int> nodes;  ///< of the last start
   int requeues = 0;
-  bool backfilled = false;          ///< its (last) start came from the backfill loop
-  double lost_node_s = 0;           ///< node-seconds of work lost to failures and preemption
-  double useful_node_s = 0;         ///< node-seconds of work kept
-  double run_done_s = 0;            ///< seconds of its run completed (checkpointed progress)
-  std::uint32_t priority = 0;       ///< at its last start (or at the end for jobs never started)
-  double slowdown = 1;              ///< run time on its (last) nodes over the run time on the best ones
-  double slow_placement_node_s = 0; ///< node-seconds its placements added to its work (kept work x (slowdown - 1))
+  bool backfilled = false;           ///< its (last) start came from the backfill loop
+  double lost_node_s = 0;            ///< node-seconds of work lost to failures and preemption
+  double useful_node_s = 0;          ///< node-seconds of work kept
+  double run_done_s = 0;             ///< seconds of its run completed (checkpointed progress)
+  std::uint32_t priority = 0;        ///< at its last start (or at the end for jobs never started)
+  double slowdown = 1;               ///< run time on its (last) nodes over the run time on the best ones
+  double slow_placement_node_s = 0;  ///< node-seconds its placements added to its work (kept work x (slowdown - 1))
 };
 
 /// Cluster state over time, one sample per bucket (averages over the bucket).
 struct TimeSeries {
   double bucket_s = 3600;
-  std::vector<double> busy_nodes;       ///< mean nodes allocated
-  std::vector<double> queue_length;     ///< mean pending jobs
-  std::vector<double> down_nodes;       ///< mean nodes failed and not yet back
-  std::vector<double> fragmented_nodes; ///< mean free nodes while the top pending job cannot fit
+  std::vector<double> busy_nodes;        ///< mean nodes allocated
+  std::vector<double> queue_length;      ///< mean pending jobs
+  std::vector<double> down_nodes;        ///< mean nodes failed and not yet back
+  std::vector<double> fragmented_nodes;  ///< mean free nodes while the top pending job cannot fit
 };
 
 struct SimulationResult {
-  std::vector<JobRecord> jobs;          ///< in job-id order (same order as the input)
+  std::vector<JobRecord> jobs;  ///< in job-id order (same order as the input)
   TimeSeries series;
-  double end_s = 0;                     ///< time of the last event
+  double end_s = 0;  ///< time of the last event
   long scheduling_passes = 0, backfill_passes = 0;
   int node_failures = 0, spares_used = 0, preemptions = 0;
-  double absent_node_s = 0;             ///< node-seconds of Capacity Block nodes outside their windows
+  double absent_node_s = 0;  ///< node-seconds of Capacity Block nodes outside their windows
 };
 
 /// Replays `jobs` (any order; ids must be unique) on the layout under `config`.

@@ -54,9 +54,13 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
-      else if (c == '"') quoted = false;
-      else cur += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"')
+        quoted = false;
+      else
+        cur += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -83,8 +87,7 @@ std::optional<double> parse_time(const std::string& s) {
     std::size_t used = 0;
     const double v = std::stod(s, &used);
     if (used == s.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   std::tm tm{};
   int y, mo, d, h = 0, mi = 0, se = 0;
   char sep = ' ';
@@ -135,12 +138,17 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     if (const auto it = options.column_for.find(field); it != options.column_for.end()) wanted = {it->second};
     for (const auto& name : wanted) {
       const auto h = std::find(header.begin(), header.end(), name);
-      if (h != header.end()) { col[field] = static_cast<int>(h - header.begin()); break; }
+      if (h != header.end()) {
+        col[field] = static_cast<int>(h - header.begin());
+        break;
+      }
     }
     if (options.column_for.count(field) && !col.count(field))
-      throw core::InputError(path, line_no, options.column_for.at(field), fmt::format("--trace-map {}: no such column", field));
+      throw core::InputError(path, line_no, options.column_for.at(field),
+                             fmt::format("--trace-map {}: no such column", field));
   }
-  if (!col.count("submit")) throw core::InputError(path, line_no, "submit", "no submit-time column (submit, submit_time, ...)");
+  if (!col.count("submit"))
+    throw core::InputError(path, line_no, "submit", "no submit-time column (submit, submit_time, ...)");
   if (!col.count("nodes") && !col.count("gpus"))
     throw core::InputError(path, line_no, "nodes", "no node or GPU count column (nodes, node_num, gpus, gpu_num, ...)");
   if (!col.count("duration") && !(col.count("start") && col.count("end")) && !col.count("model"))
@@ -176,8 +184,7 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
         std::size_t used = 0;
         const long v = std::stol(id, &used);
         if (used == id.size() && v > 0 && v < 2000000000) j.id = static_cast<int>(v);
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
     }
     j.name = id.empty() ? fmt::format("job{}", j.id) : id;
     const std::string submit_text = cell("submit");
@@ -189,12 +196,16 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     first_submit = std::min(first_submit, j.submit_s);
     const auto nodes = number("nodes", 0);
     const auto gpus = number("gpus", 0);
-    if (nodes && *nodes >= 1) j.request.nodes = static_cast<int>(std::ceil(*nodes));
-    else if (gpus) j.request.nodes = std::max(1, static_cast<int>(std::ceil(*gpus / options.gpus_per_node)));
-    else throw core::InputError(path, line_no, "nodes", "no node or GPU count in this row");
+    if (nodes && *nodes >= 1)
+      j.request.nodes = static_cast<int>(std::ceil(*nodes));
+    else if (gpus)
+      j.request.nodes = std::max(1, static_cast<int>(std::ceil(*gpus / options.gpus_per_node)));
+    else
+      throw core::InputError(path, line_no, "nodes", "no node or GPU count in this row");
     if (options.max_nodes > 0 && j.request.nodes > options.max_nodes)
-      throw core::InputError(path, line_no, "nodes",
-                             fmt::format("job {} needs {} nodes; the cluster has {}", j.name, j.request.nodes, options.max_nodes));
+      throw core::InputError(
+          path, line_no, "nodes",
+          fmt::format("job {} needs {} nodes; the cluster has {}", j.name, j.request.nodes, options.max_nodes));
     j.training.model = cell("model");
     if (!j.training.model.empty()) {
       auto whole = [&](const char* field, long long lo) -> std::optional<long long> {
@@ -211,7 +222,8 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
       j.training.gbs = whole("gbs", 1).value_or(0);
       j.training.seq = whole("seq", 1).value_or(4096);
       const auto tokens = number("tokens", 1);
-      if (!tokens) throw core::InputError(path, line_no, "tokens", "a training job (model column) needs the tokens it trains");
+      if (!tokens)
+        throw core::InputError(path, line_no, "tokens", "a training job (model column) needs the tokens it trains");
       j.training.tokens = *tokens;
     }
     if (const auto d = number("duration", 0)) {
@@ -220,7 +232,8 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
       j.run_s = 0;  // from its step time (fmsim cluster computes it)
     } else {
       const auto s = number("start", 0), e = number("end", 0);
-      if (!s || !e || *e < *s) throw core::InputError(path, line_no, "duration", "no duration and no valid start/end times");
+      if (!s || !e || *e < *s)
+        throw core::InputError(path, line_no, "duration", "no duration and no valid start/end times");
       j.run_s = *e - *s;
     }
     if (j.training.model.empty() || j.run_s > 0) j.run_s = std::max(1.0, j.run_s);
@@ -252,13 +265,15 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
   }
   if (jobs.empty()) throw core::InputError(path, line_no, "rows", "the trace has a header but no jobs");
   for (auto& j : jobs) j.submit_s -= first_submit;
-  std::stable_sort(jobs.begin(), jobs.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
   return jobs;
 }
 
 std::string write_trace_csv(const std::vector<JobSpec>& jobs) {
   std::string out =
-      "id,submit,nodes,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval,reservation\n";
+      "id,submit,nodes,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval,"
+      "reservation\n";
   for (const auto& j : jobs)
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.submit_s, j.request.nodes, j.run_s,
                        j.time_limit_s, j.partition, j.account, j.user, j.nice, j.qos, j.kind, j.request.segment,

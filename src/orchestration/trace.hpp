@@ -1,6 +1,6 @@
 // Job traces in the column layouts of the public ones, through a documented CSV mapping
 // (docs/models/orchestration.md):
-//   fmsim        id,submit,nodes|gpus,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval
+//   fmsim id,submit,nodes|gpus,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval
 //   helios/acme  job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue
 //                (Shanghai AI Lab / SenseTime; `queue` there is the queue time, not a queue name)
 //   philly       jobid|job_id,user,vc,gpu_num|num_gpus,submit_time|submitted_time,duration|run_time,state|status
@@ -21,9 +21,9 @@ namespace fmsim::orchestration {
 struct TraceOptions {
   int gpus_per_node = 8;
   std::map<std::string, std::string> column_for;  ///< field -> column name overrides
-  double limit_factor = 2.0;     ///< no time_limit column: limit = duration x factor, whole minutes
-  double max_limit_s = 0;        ///< cap for derived limits (the partition's MaxTime); 0 = none
-  int max_nodes = 0;             ///< jobs larger than this are errors (0 = no check)
+  double limit_factor = 2.0;                      ///< no time_limit column: limit = duration x factor, whole minutes
+  double max_limit_s = 0;                         ///< cap for derived limits (the partition's MaxTime); 0 = none
+  int max_nodes = 0;                              ///< jobs larger than this are errors (0 = no check)
 };
 
 /// The fields a column can map to (for --trace-map and for errors).

@@ -12,16 +12,16 @@ namespace fmsim::orchestration {
 
 /// A training job whose run time comes from its step time on the nodes it gets.
 struct TrainingWork {
-  std::string model;           ///< catalog preset or config.json; "" = not a training job
+  std::string model;  ///< catalog preset or config.json; "" = not a training job
   int tp = 1, pp = 1, cp = 1, ep = 1;
-  long long gbs = 0;           ///< global batch (sequences); 0 = one micro-batch per data-parallel rank
-  long long seq = 4096;        ///< sequence length (tokens)
-  double tokens = 0;           ///< tokens to train: steps = ceil(tokens / (gbs x seq))
+  long long gbs = 0;     ///< global batch (sequences); 0 = one micro-batch per data-parallel rank
+  long long seq = 4096;  ///< sequence length (tokens)
+  double tokens = 0;     ///< tokens to train: steps = ceil(tokens / (gbs x seq))
 };
 
 /// One submitted job. Times in seconds from the start of the simulation.
 struct JobSpec {
-  int id = 0;                  ///< Slurm job id (submission order)
+  int id = 0;  ///< Slurm job id (submission order)
   std::string name;
   double submit_s = 0.0;
   NodeRequest request;         ///< nodes, --segment, --exclusive=topo
@@ -34,13 +34,13 @@ struct JobSpec {
   std::string reservation;     ///< --reservation: runs only on its nodes, within its window
   std::string account;         ///< fair-share account (Kubernetes: the team's queue)
   std::string user;
-  std::string kind;            ///< "pretrain", "finetune", "eval", or from the trace
-  bool requeue = true;         ///< --requeue / JobRequeue: requeued after node failure or preemption
+  std::string kind;                  ///< "pretrain", "finetune", "eval", or from the trace
+  bool requeue = true;               ///< --requeue / JobRequeue: requeued after node failure or preemption
   double checkpoint_interval_s = 0;  ///< 0 = no checkpoints: a failure loses all work so far
   /// Seconds the job needs after SIGTERM (preemption) to write a checkpoint and exit; 0 = it exits
   /// at once without one. Longer than KillWait: SIGKILL comes first and the checkpoint is lost.
   double sigterm_checkpoint_s = 0;
-  TrainingWork training;       ///< model set: run_s is steps x its step time on the best nodes
+  TrainingWork training;  ///< model set: run_s is steps x its step time on the best nodes
 };
 
 /// A synthetic workload: Poisson arrivals, job classes with node-count and duration distributions.

@@ -57,25 +57,25 @@ constexpr std::string_view to_string(Recompute r) { return kRecomputeWords.name(
 struct Layout {
   int tp = 1;
   int pp = 1;
-  int vp = 1;                  ///< virtual stages (model chunks) per pipeline rank; 1 = plain 1F1B
+  int vp = 1;  ///< virtual stages (model chunks) per pipeline rank; 1 = plain 1F1B
   int cp = 1;
   int ep = 1;
-  int etp = 1;                 ///< expert tensor parallelism
-  int dp = 1;                  ///< derived by make_layout / validate
+  int etp = 1;  ///< expert tensor parallelism
+  int dp = 1;   ///< derived by make_layout / validate
   bool sequence_parallel = true;
   Sharding sharding = Sharding::DistributedOptimizer;
-  int shard_group = 0;         ///< FSDP hybrid sharding: shard within groups of this many DP ranks (0 = all)
-  int micro_batch = 1;         ///< sequences per micro-batch
+  int shard_group = 0;            ///< FSDP hybrid sharding: shard within groups of this many DP ranks (0 = all)
+  int micro_batch = 1;            ///< sequences per micro-batch
   std::int64_t global_batch = 1;  ///< sequences per optimizer step
   core::Precision precision = core::Precision::BF16;
   core::Fp8Recipe fp8_recipe = core::Fp8Recipe::Tensorwise;  ///< scaling of FP8 GEMMs (ignored at other precisions)
   Recompute recompute = Recompute::Selective;
   // Overlaps (the usual framework defaults: on).
-  bool overlap_dp_comm = true;     ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward
-  bool overlap_tp_comm = false;    ///< TP communication overlapped with GEMMs (userbuffers / async TP)
-  bool overlap_pp_comm = true;     ///< PP send/recv overlapped with compute
-  bool fsdp_prefetch = true;       ///< FSDP all-gathers the next layer while computing this one
-  bool bf16_grad_reduce = false;   ///< reduce gradients in 16-bit (FSDP "pure" mixed precision) instead of fp32
+  bool overlap_dp_comm = true;    ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward
+  bool overlap_tp_comm = false;   ///< TP communication overlapped with GEMMs (userbuffers / async TP)
+  bool overlap_pp_comm = true;    ///< PP send/recv overlapped with compute
+  bool fsdp_prefetch = true;      ///< FSDP all-gathers the next layer while computing this one
+  bool bf16_grad_reduce = false;  ///< reduce gradients in 16-bit (FSDP "pure" mixed precision) instead of fp32
 
   [[nodiscard]] int model_parallel() const { return tp * pp * cp; }
   [[nodiscard]] int gpus() const { return tp * pp * cp * dp; }
@@ -93,8 +93,8 @@ struct Layout {
 
 /// Why a layout cannot run this model on this many GPUs, or nullopt when it can.
 /// Checks: sizes positive; tp*pp*cp divides gpus; tp divides heads and KV heads (or KV heads divide
-/// tp with replication); pp*vp at most the layers (uneven splits allowed); ep divides experts and tp*cp*dp; etp divides expert
-/// FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance).
+/// tp with replication); pp*vp at most the layers (uneven splits allowed); ep divides experts and tp*cp*dp; etp divides
+/// expert FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance).
 std::optional<std::string> why_invalid(const workload::ModelSpec& model, const Layout& layout, int gpus,
                                        std::int64_t seq_len);
 

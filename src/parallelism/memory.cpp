@@ -42,7 +42,8 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
       const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
       Kind& kd = kinds[static_cast<std::size_t>(key)];
       if (!kd.ready) {
-        for (const auto& op : workload::layer_operators(model, i, ctx)) (op.expert ? kd.expert : kd.dense) += op.weights;
+        for (const auto& op : workload::layer_operators(model, i, ctx))
+          (op.expert ? kd.expert : kd.dense) += op.weights;
         const auto act = workload::layer_activation_bytes(model, i, ctx, ao);
         kd.act = l.recompute == Recompute::None        ? act.none
                  : l.recompute == Recompute::Selective ? (o.selective_op_sac ? act.op_sac : act.selective)

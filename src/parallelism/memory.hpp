@@ -24,19 +24,20 @@ struct StateBytes {
 /// Framework conventions beyond the per-parameter state bytes.
 struct MemoryOptions {
   StateBytes state;
-  bool flash_attention = true;      ///< fused attention: no s^2 score/softmax/dropout tensors kept
-  bool fp8_activations = false;     ///< FP8 GEMM inputs saved for backward in 8 bits (Transformer Engine)
-  bool optimizer_over_cp = true;    ///< distributed optimizer shards over dp x cp (Megatron-Core); false: dp only
-  bool selective_op_sac = false;    ///< "selective" is torch per-op checkpointing (torchtitan), not Megatron's attention core
+  bool flash_attention = true;    ///< fused attention: no s^2 score/softmax/dropout tensors kept
+  bool fp8_activations = false;   ///< FP8 GEMM inputs saved for backward in 8 bits (Transformer Engine)
+  bool optimizer_over_cp = true;  ///< distributed optimizer shards over dp x cp (Megatron-Core); false: dp only
+  bool selective_op_sac =
+      false;  ///< "selective" is torch per-op checkpointing (torchtitan), not Megatron's attention core
   /// Caching-allocator blocks that cannot be released at the peak (fragmentation), as a fraction
   /// of the live tensors: what an out-of-memory verdict adds to the allocated peak.
   double fragmentation = 0.05;
   /// Cached blocks held beyond that when memory is plentiful: torch's max_memory_reserved runs
   /// this far above max_memory_allocated; the allocator releases them and retries before an OOM.
   double cache_reserve = 0.10;
-  double context_gib = 0.75;        ///< CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers outside the allocator
-  bool offload_optimizer = false;   ///< optimizer states and master weights in host memory (CPU Adam)
-  bool offload_params = false;      ///< sharded parameters and gradients in host memory as well (FSDP CPU offload)
+  double context_gib = 0.75;       ///< CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers outside the allocator
+  bool offload_optimizer = false;  ///< optimizer states and master weights in host memory (CPU Adam)
+  bool offload_params = false;     ///< sharded parameters and gradients in host memory as well (FSDP CPU offload)
 };
 
 /// The memory conventions of a software stack ("megatron", "torchtitan", "llm-foundry", ...):

@@ -52,13 +52,19 @@ inline constexpr StackConventions kNoStackConventions{};
 constexpr StackConventions stack_conventions(Stack s) {
   switch (s) {
     case Stack::Megatron:
-      return {.reference_kernels = true, .fully_sharded = false, .tp_comm_overlap = true,
+      return {.reference_kernels = true,
+              .fully_sharded = false,
+              .tp_comm_overlap = true,
               .published_recompute = Recompute::None};
     case Stack::TorchTitan:
-      return {.reference_kernels = false, .fully_sharded = true, .tp_comm_overlap = false,
+      return {.reference_kernels = false,
+              .fully_sharded = true,
+              .tp_comm_overlap = false,
               .published_recompute = Recompute::Selective};
     case Stack::LlmFoundry:
-      return {.reference_kernels = false, .fully_sharded = true, .tp_comm_overlap = false,
+      return {.reference_kernels = false,
+              .fully_sharded = true,
+              .tp_comm_overlap = false,
               .published_recompute = Recompute::Full};
   }
   return kNoStackConventions;

@@ -25,8 +25,8 @@ std::string_view to_string(Component c) {
 }
 
 const std::vector<Component>& all_components() {
-  static const std::vector<Component> kAll{Component::Compute, Component::Tp,     Component::Cp,
-                                           Component::Ep,      Component::Pp,     Component::Dp,
+  static const std::vector<Component> kAll{Component::Compute, Component::Tp,        Component::Cp,
+                                           Component::Ep,      Component::Pp,        Component::Dp,
                                            Component::Bubble,  Component::Optimizer, Component::Other};
   return kAll;
 }

@@ -42,11 +42,11 @@ std::string domain_name(const hardware::ClusterSpec& cluster);
 /// The dominant cost of a step.
 struct Bottleneck {
   Component component = Component::Compute;  ///< the largest non-compute component
-  double share = 0.0;          ///< its fraction of the step time
-  double compute_share = 0.0;  ///< fraction of the step in kernels (incl. recompute)
-  bool crosses_network = false;///< its group crosses the NVLink domain (communication components)
-  bool compute_bound = false;  ///< the largest non-compute share is below kComputeBoundShare
-  std::string sentence;        ///< e.g. "EP all-to-all (ep 16) crosses EFA v2: 38% of the step"
+  double share = 0.0;                        ///< its fraction of the step time
+  double compute_share = 0.0;                ///< fraction of the step in kernels (incl. recompute)
+  bool crosses_network = false;              ///< its group crosses the NVLink domain (communication components)
+  bool compute_bound = false;                ///< the largest non-compute share is below kComputeBoundShare
+  std::string sentence;                      ///< e.g. "EP all-to-all (ep 16) crosses EFA v2: 38% of the step"
 };
 
 /// Below this share of the step, no overhead is called the bottleneck: the step is compute-bound.

@@ -16,7 +16,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double days(double seconds) { return seconds / 86400.0; }
 
-
 std::string system_label(const hardware::ClusterSpec& c) { return c.system.name; }
 
 std::string units_text(const SystemPlan& sp) {
@@ -38,16 +37,9 @@ std::vector<std::string> layout_row(const PlannedLayout& p) {
 }
 
 const std::vector<std::string>& layout_header() {
-  static const std::vector<std::string> kHeader{"#",
-                                                "layout",
-                                                "GPUs",
-                                                "step time (s)",
-                                                "tokens/s/GPU",
-                                                "MFU",
-                                                "memory (GiB)",
-                                                "headroom (GiB)",
-                                                "days to train",
-                                                "cost to train"};
+  static const std::vector<std::string> kHeader{
+      "#",   "layout",       "GPUs",           "step time (s)", "tokens/s/GPU",
+      "MFU", "memory (GiB)", "headroom (GiB)", "days to train", "cost to train"};
   return kHeader;
 }
 
@@ -62,9 +54,9 @@ report::Section summary_section(const PlanRequest& request, const Plan& plan) {
                               {"time to train", fmt::format("{:.1f} days", days(best.train_seconds))},
                               {"cost to train", core::format_usd(best.cost_usd)},
                               {"MFU", fmt::format("{:.1f}%", 100.0 * best.step.mfu)}}});
-    s.add(report::Paragraph{fmt::format(
-        "Ranked by {}. The best layout on {} is limited by: {}.", to_string(request.objective),
-        sp.cluster.system.name, best.bottleneck.sentence)});
+    s.add(
+        report::Paragraph{fmt::format("Ranked by {}. The best layout on {} is limited by: {}.",
+                                      to_string(request.objective), sp.cluster.system.name, best.bottleneck.sentence)});
   } else {
     s.add(report::Paragraph{"No system has a layout that divides the model and fits in memory.",
                             report::ParagraphStyle::Warning});
@@ -82,14 +74,16 @@ report::Section summary_section(const PlanRequest& request, const Plan& plan) {
       continue;
     }
     const auto& b = sp.top.front();
-    t.rows.push_back({system_label(sp.cluster), units_text(sp), b.label(), fmt::format("{:.2f}", b.step.step_time.value()),
+    t.rows.push_back({system_label(sp.cluster), units_text(sp), b.label(),
+                      fmt::format("{:.2f}", b.step.step_time.value()),
                       core::format_thousands(b.step.tokens_per_s_per_gpu), fmt::format("{:.1f}%", 100.0 * b.step.mfu),
                       fmt::format("{:.1f}", days(b.train_seconds)), core::format_usd(b.cost_usd)});
     bottlenecks.push_back(fmt::format("{}: {}", system_label(sp.cluster), b.bottleneck.sentence));
     if (plan.best_system && *plan.best_system == i) t.highlight_row = t.rows.size() - 1;
   }
-  t.note = "Rented = whole instances or UltraServers; the job uses the requested GPU count. Time and cost assume "
-           "no failures, restarts or checkpoint stalls.";
+  t.note =
+      "Rented = whole instances or UltraServers; the job uses the requested GPU count. Time and cost assume "
+      "no failures, restarts or checkpoint stalls.";
   s.add(std::move(t));
   s.add(report::Paragraph{"Bottleneck of each system's best layout:"});
   for (auto& line : bottlenecks) s.add(report::Paragraph{std::move(line), report::ParagraphStyle::Note});
@@ -106,7 +100,8 @@ report::Section systems_section(const Plan& plan) {
     chart.groups.push_back(system_label(sp.cluster));
     ranks = std::max(ranks, sp.top.size());
   }
-  for (std::size_t r = 0; r < std::max<std::size_t>(1, ranks); ++r) chart.series.push_back(fmt::format("layout #{}", r + 1));
+  for (std::size_t r = 0; r < std::max<std::size_t>(1, ranks); ++r)
+    chart.series.push_back(fmt::format("layout #{}", r + 1));
   report::GroupedBarPanel time{"Time to train", "days", "d", {}};
   report::GroupedBarPanel cost{"Cost to train", "million USD", "M$", {}};
   for (const auto& sp : plan.systems) {
@@ -132,7 +127,8 @@ report::Section breakdown_section(const Plan& plan) {
   chart.unit = "s";
   // Optimizer and the fixed per-step overhead share one segment: eight segments fit the palette.
   for (Component c : all_components()) {
-    if (c != Component::Other) chart.segments.emplace_back(c == Component::Optimizer ? "optimizer + other" : to_string(c));
+    if (c != Component::Other)
+      chart.segments.emplace_back(c == Component::Optimizer ? "optimizer + other" : to_string(c));
   }
   for (std::size_t i = 0; i < plan.systems.size(); ++i) {
     const auto& sp = plan.systems[i];
@@ -154,8 +150,9 @@ report::Section breakdown_section(const Plan& plan) {
     s.add(report::Paragraph{"No layout to show.", report::ParagraphStyle::Note});
     return s;
   }
-  s.add(report::Paragraph{"Compute includes recomputation. Communication is what stays exposed after overlap; "
-                          "the bubble is pipeline fill and drain."});
+  s.add(
+      report::Paragraph{"Compute includes recomputation. Communication is what stays exposed after overlap; "
+                        "the bubble is pipeline fill and drain."});
   s.add(std::move(chart));
   return s;
 }
@@ -205,9 +202,10 @@ report::Section scaling_section(const Plan& plan) {
   train.log_x = true;
   train.log_y = true;
   report::Table t;
-  t.caption = fmt::format("Best layout per GPU count; adding GPUs pays while the step speeds up by at least {:.0f}% "
-                          "of the GPU ratio",
-                          100.0 * kPayingEfficiency);
+  t.caption = fmt::format(
+      "Best layout per GPU count; adding GPUs pays while the step speeds up by at least {:.0f}% "
+      "of the GPU ratio",
+      100.0 * kPayingEfficiency);
   t.header = {"system", "GPUs", "layout", "step time (s)", "tokens/s/GPU", "speedup", "efficiency", "days", "cost"};
   for (const auto& sc : plan.scaling) {
     report::LineSeries a{sc.system, {}, {}}, b{sc.system, {}, {}};
@@ -242,8 +240,9 @@ report::Section scaling_section(const Plan& plan) {
     s.add(std::move(throughput));
     s.add(std::move(train));
   }
-  t.note = "Speedup and efficiency are against the previous GPU count with a layout; the global batch stays fixed, "
-           "so at high GPU counts fewer micro-batches per step leave a larger pipeline bubble.";
+  t.note =
+      "Speedup and efficiency are against the previous GPU count with a layout; the global batch stays fixed, "
+      "so at high GPU counts fewer micro-batches per step leave a larger pipeline bubble.";
   s.add(std::move(t));
   return s;
 }
@@ -288,17 +287,19 @@ report::Section method_section(const PlanRequest& request, const Plan& plan, con
       "estimated memory exceeds usable HBM; and costed the rest with the analytical training-step model "
       "({} stack calibration). {} layouts were considered and {} costed in {:.2f} s.",
       request.model.is_moe() ? " and expert (EP)" : "", request.stack,
-      core::format_thousands(static_cast<double>(plan.stats.candidates)), core::format_thousands(static_cast<double>(plan.stats.evaluated)),
-      plan.stats.seconds)});
+      core::format_thousands(static_cast<double>(plan.stats.candidates)),
+      core::format_thousands(static_cast<double>(plan.stats.evaluated)), plan.stats.seconds)});
   s.add(report::Paragraph{
       "Time to train = optimizer steps for the token budget x predicted step time; cost = that time x the hourly "
       "price of the whole instances or UltraServers rented (on-demand list prices from the catalog, with their "
       "date). Neither includes failures, restarts, checkpoint stalls or evaluation."});
-  if (!context.calibration_note.empty()) s.add(report::Paragraph{context.calibration_note, report::ParagraphStyle::Note});
-  s.add(report::Paragraph{"The step model's calibration is still being tuned against published measurements "
-                          "(docs/validation.md), so absolute times can move; the ranking is more robust than the "
-                          "numbers.",
-                          report::ParagraphStyle::Note});
+  if (!context.calibration_note.empty())
+    s.add(report::Paragraph{context.calibration_note, report::ParagraphStyle::Note});
+  s.add(
+      report::Paragraph{"The step model's calibration is still being tuned against published measurements "
+                        "(docs/validation.md), so absolute times can move; the ranking is more robust than the "
+                        "numbers.",
+                        report::ParagraphStyle::Note});
   return s;
 }
 
@@ -307,12 +308,12 @@ report::Section method_section(const PlanRequest& request, const Plan& plan, con
 report::Document build_plan_report(const PlanRequest& request, const Plan& plan, const PlanReportContext& context) {
   report::Document doc;
   const auto& counts = request.ranked_gpu_counts.empty() ? request.gpu_counts : request.ranked_gpu_counts;
-  doc.title = fmt::format("Training plan: {} on {} GPUs", request.model.name,
-                          counts.size() == 1 ? std::to_string(counts.front())
-                                             : fmt::format("{}-{}", counts.front(), counts.back()));
-  doc.subtitle = fmt::format("{:.3g}T tokens, sequence length {}, global batch {} sequences, ranked by {}",
-                             request.tokens / 1e12, request.seq_len, request.global_batch,
-                             to_string(request.objective));
+  doc.title = fmt::format(
+      "Training plan: {} on {} GPUs", request.model.name,
+      counts.size() == 1 ? std::to_string(counts.front()) : fmt::format("{}-{}", counts.front(), counts.back()));
+  doc.subtitle =
+      fmt::format("{:.3g}T tokens, sequence length {}, global batch {} sequences, ranked by {}", request.tokens / 1e12,
+                  request.seq_len, request.global_batch, to_string(request.objective));
   doc.sections.push_back(summary_section(request, plan));
   doc.sections.push_back(systems_section(plan));
   doc.sections.push_back(breakdown_section(plan));

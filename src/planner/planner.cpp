@@ -33,7 +33,7 @@ struct Scenario {
   std::vector<Variant> variants;
   double capacity = 0.0;  // usable HBM per GPU, bytes
   double steps = 0.0;
-  double price = 0.0;     // per hour for the rented units; 0 = unknown
+  double price = 0.0;  // per hour for the rented units; 0 = unknown
 };
 
 // A layout that divides and fits, with its ranking key. Identified by (scenario, shape, variant).
@@ -60,8 +60,7 @@ double usable_hbm(const hardware::GpuSpec& gpu) {
 double key_for(double train_seconds, double price, double tokens, Objective objective) {
   switch (objective) {
     case Objective::Time: return train_seconds;
-    case Objective::Cost:
-      return price > 0 ? train_seconds * price / 3600.0 : kInf;
+    case Objective::Cost: return price > 0 ? train_seconds * price / 3600.0 : kInf;
     case Objective::TokensPerDollar:
       // tokens = the tokens the steps process (the budget rounded up to whole steps).
       return price > 0 ? -(tokens / (train_seconds * price / 3600.0)) : kInf;
@@ -81,12 +80,12 @@ training::TrainingJob base_job(const PlanRequest& request, const hardware::Clust
   return job;
 }
 
-
 void check_request(const PlanRequest& r, const training::Calibration& calibration) {
   FMSIM_CHECK(!r.systems.empty(), "plan: no system to search");
   FMSIM_CHECK(!r.gpu_counts.empty(), "plan: no GPU count to search");
   for (int g : r.gpu_counts) FMSIM_CHECK(g > 0, "plan: GPU counts must be positive");
-  FMSIM_CHECK(r.seq_len > 0 && r.global_batch > 0 && r.tokens > 0, "plan: seq_len, global batch and tokens must be positive");
+  FMSIM_CHECK(r.seq_len > 0 && r.global_batch > 0 && r.tokens > 0,
+              "plan: seq_len, global batch and tokens must be positive");
   FMSIM_CHECK(r.top >= 1, "plan: top must be at least 1");
   for (const auto& s : r.systems) {
     FMSIM_CHECK(calibration.gpus.count(s.gpu.architecture) > 0, "plan: no calibration for the GPU of " + s.system.name);
@@ -130,11 +129,10 @@ void evaluate_unit(const PlanRequest& request, const training::Calibration& cali
     }
     job.layout = make_layout(shape, variant, request.global_batch, request.framework);
     // Memory before time: the footprint costs a fraction of a step estimate.
-    const double bytes =
-        parallelism::estimate_memory(request.model, job.layout, request.seq_len,
-                                     training::memory_options(request.stack, request.task, job.layout))
-            .total()
-            .value();
+    const double bytes = parallelism::estimate_memory(request.model, job.layout, request.seq_len,
+                                                      training::memory_options(request.stack, request.task, job.layout))
+                             .total()
+                             .value();
     if (bytes > sc.capacity) {
       ++out.stats.pruned_memory;
       if (bytes < out.min_oom_bytes) {
@@ -151,11 +149,12 @@ void evaluate_unit(const PlanRequest& request, const training::Calibration& cali
     }
     ++out.stats.evaluated;
     const double step = r.step_time.value();
-    out.kept.push_back(Record{scenario_index, shape_index, v,
-                              key_for(step * sc.steps, sc.price,
-                                      sc.steps * static_cast<double>(request.global_batch) *
-                                          static_cast<double>(request.seq_len),
-                                      request.objective), step});
+    out.kept.push_back(
+        Record{scenario_index, shape_index, v,
+               key_for(step * sc.steps, sc.price,
+                       sc.steps * static_cast<double>(request.global_batch) * static_cast<double>(request.seq_len),
+                       request.objective),
+               step});
   }
 }
 
@@ -228,8 +227,8 @@ SearchOutput search(const PlanRequest& request, const training::Calibration& cal
   return out;
 }
 
-PlannedLayout planned_from(const PlanRequest& request, const training::Calibration& calibration,
-                           const SearchOutput& so, const Record& rec) {
+PlannedLayout planned_from(const PlanRequest& request, const training::Calibration& calibration, const SearchOutput& so,
+                           const Record& rec) {
   const Scenario& sc = so.scenarios[rec.scenario];
   const auto layout =
       make_layout(sc.shapes[rec.shape], sc.variants[rec.variant], request.global_batch, request.framework);
@@ -248,10 +247,11 @@ bool record_less(const Record& a, const Record& b) {
 std::string empty_reason(const PlanRequest& request, const SearchOutput& so, std::size_t system,
                          const SearchStats& stats) {
   if (stats.shapes == 0) {
-    return fmt::format("no tp/pp/vp/cp/ep combination divides {} ({} heads, {} KV heads, {} layers) on {} GPUs "
-                       "within the allowed values",
-                       request.model.name, request.model.num_heads, request.model.num_kv_heads,
-                       request.model.num_layers, fmt::join(request.gpu_counts, "/"));
+    return fmt::format(
+        "no tp/pp/vp/cp/ep combination divides {} ({} heads, {} KV heads, {} layers) on {} GPUs "
+        "within the allowed values",
+        request.model.name, request.model.num_heads, request.model.num_kv_heads, request.model.num_layers,
+        fmt::join(request.gpu_counts, "/"));
   }
   if (stats.pruned_memory == 0) {
     return fmt::format("global batch {} is not a multiple of micro-batch x dp for any layout", request.global_batch);
@@ -316,7 +316,7 @@ Plan assemble(const PlanRequest& request, const training::Calibration& calibrati
       p.rank = static_cast<int>(sp.top.size()) + 1;
       sp.top.push_back(std::move(p));
     }
-    const int shown_gpus = !sp.top.empty()                        ? sp.top.front().gpus
+    const int shown_gpus = !sp.top.empty()                      ? sp.top.front().gpus
                            : !request.ranked_gpu_counts.empty() ? request.ranked_gpu_counts.front()
                                                                 : request.gpu_counts.front();
     sp.cluster = sized_cluster(request.systems[s], shown_gpus);

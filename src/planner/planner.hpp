@@ -54,19 +54,19 @@ struct PlanRequest {
   /// sweep can rank only the requested count while sweeping others for the scaling points.)
   std::vector<int> ranked_gpu_counts;
   std::int64_t seq_len = 8192;
-  std::int64_t global_batch = 1024;            ///< sequences per optimizer step
-  double tokens = 15e12;                       ///< training budget in tokens
+  std::int64_t global_batch = 1024;  ///< sequences per optimizer step
+  double tokens = 15e12;             ///< training budget in tokens
   training::Task task = training::Task::Pretrain;
-  std::string stack = "megatron";              ///< key into Calibration::stacks
+  std::string stack = "megatron";                         ///< key into Calibration::stacks
   std::optional<training::MoeDispatcher> moe_dispatcher;  ///< overrides the stack's when set
   Objective objective = Objective::Time;
   SearchSpace space;
-  FrameworkSettings framework;                 ///< overlaps etc., the same for every candidate
-  int top = 3;                                 ///< layouts kept per system
+  FrameworkSettings framework;  ///< overlaps etc., the same for every candidate
+  int top = 3;                  ///< layouts kept per system
   /// Keep at most one layout per (GPUs, tp, pp, cp, ep) in SystemPlan::top, so the runners-up are
   /// different shapes rather than the best one with another micro-batch or ZeRO stage.
   bool distinct_shapes = true;
-  int threads = 0;                             ///< 0 = std::thread::hardware_concurrency()
+  int threads = 0;  ///< 0 = std::thread::hardware_concurrency()
 };
 
 /// Called from the thread that runs plan(), about every 100 ms while workers run, with the
@@ -75,35 +75,35 @@ using ProgressFn = std::function<void(std::size_t done, std::size_t total)>;
 
 /// Counts from one search.
 struct SearchStats {
-  std::size_t shapes = 0;          ///< model-parallel shapes that divide (tp, cp, pp, vp, ep)
-  std::size_t candidates = 0;      ///< shapes x variants: every layout considered
-  std::size_t pruned_batch = 0;    ///< global batch not a multiple of micro-batch x dp
-  std::size_t pruned_memory = 0;   ///< estimated memory above usable HBM
-  std::size_t evaluated = 0;       ///< step estimates computed (divide and fit)
-  double seconds = 0.0;            ///< wall time of the evaluation
+  std::size_t shapes = 0;         ///< model-parallel shapes that divide (tp, cp, pp, vp, ep)
+  std::size_t candidates = 0;     ///< shapes x variants: every layout considered
+  std::size_t pruned_batch = 0;   ///< global batch not a multiple of micro-batch x dp
+  std::size_t pruned_memory = 0;  ///< estimated memory above usable HBM
+  std::size_t evaluated = 0;      ///< step estimates computed (divide and fit)
+  double seconds = 0.0;           ///< wall time of the evaluation
   SearchStats& operator+=(const SearchStats& o);
 };
 
 /// A ranked layout with everything the tables and the report show.
 struct PlannedLayout {
-  int rank = 0;                        ///< 1 = best on its system
-  int gpus = 0;                        ///< GPUs the job uses
-  int units = 0;                       ///< instances / UltraServers rented (whole units)
-  parallelism::Layout layout;          ///< dp filled
-  training::StepResult step;           ///< from training::estimate_step
-  double steps = 0.0;                  ///< optimizer steps to consume the token budget (rounded up)
-  double train_seconds = 0.0;          ///< steps x step time (no failures, restarts or checkpoints)
-  double cost_usd = 0.0;               ///< train hours x price of the rented units; NaN when the price is unknown
-  double tokens_per_dollar = 0.0;      ///< NaN when the price is unknown
-  double headroom_bytes = 0.0;         ///< usable HBM minus estimated memory, per GPU
+  int rank = 0;                    ///< 1 = best on its system
+  int gpus = 0;                    ///< GPUs the job uses
+  int units = 0;                   ///< instances / UltraServers rented (whole units)
+  parallelism::Layout layout;      ///< dp filled
+  training::StepResult step;       ///< from training::estimate_step
+  double steps = 0.0;              ///< optimizer steps to consume the token budget (rounded up)
+  double train_seconds = 0.0;      ///< steps x step time (no failures, restarts or checkpoints)
+  double cost_usd = 0.0;           ///< train hours x price of the rented units; NaN when the price is unknown
+  double tokens_per_dollar = 0.0;  ///< NaN when the price is unknown
+  double headroom_bytes = 0.0;     ///< usable HBM minus estimated memory, per GPU
   Bottleneck bottleneck;
   [[nodiscard]] std::string label() const { return layout_label(layout); }
 };
 
 /// The search's answer for one system.
 struct SystemPlan {
-  hardware::ClusterSpec cluster;       ///< sized for the best layout's GPU count (or the first count)
-  std::vector<PlannedLayout> top;      ///< best first; empty when nothing divides and fits
+  hardware::ClusterSpec cluster;   ///< sized for the best layout's GPU count (or the first count)
+  std::vector<PlannedLayout> top;  ///< best first; empty when nothing divides and fits
   SearchStats stats;
   /// When `top` is empty: why (nothing divides, or the smallest footprint and its layout).
   std::string empty_reason;
@@ -112,9 +112,9 @@ struct SystemPlan {
 /// Best layout of one system at one GPU count (the scaling sweep).
 struct ScalingPoint {
   int gpus = 0;
-  std::optional<PlannedLayout> best;   ///< nullopt when nothing divides and fits
-  double speedup = 0.0;                ///< step-time ratio to the previous point with a layout (0 for the first)
-  double marginal_efficiency = 0.0;    ///< speedup / GPU ratio to that point (1 = linear scaling)
+  std::optional<PlannedLayout> best;  ///< nullopt when nothing divides and fits
+  double speedup = 0.0;               ///< step-time ratio to the previous point with a layout (0 for the first)
+  double marginal_efficiency = 0.0;   ///< speedup / GPU ratio to that point (1 = linear scaling)
 };
 
 /// Scaling of one system over the requested GPU counts.
@@ -131,10 +131,10 @@ inline constexpr double kPayingEfficiency = 0.8;
 
 /// The whole answer.
 struct Plan {
-  std::vector<SystemPlan> systems;      ///< in request order
+  std::vector<SystemPlan> systems;         ///< in request order
   std::optional<std::size_t> best_system;  ///< index of the system whose #1 ranks best overall
-  std::vector<SystemScaling> scaling;   ///< filled by plan_scaling only
-  SearchStats stats;                    ///< summed over systems
+  std::vector<SystemScaling> scaling;      ///< filled by plan_scaling only
+  SearchStats stats;                       ///< summed over systems
 };
 
 /// Searches every system at every GPU count of the request and keeps the `top` layouts per

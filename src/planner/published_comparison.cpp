@@ -56,9 +56,9 @@ std::vector<PublishedComparison> compare_with_published(const std::vector<Publis
   std::vector<std::string> order;
   for (const auto& run : runs) {
     const auto& j = run.job;
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", run.model, run.system, run.gpus, j.seq_len,
-                                        j.layout.global_batch, core::to_string(j.layout.precision),
-                                        static_cast<int>(j.task), j.stack);
+    const std::string key =
+        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", run.model, run.system, run.gpus, j.seq_len, j.layout.global_batch,
+                    core::to_string(j.layout.precision), static_cast<int>(j.task), j.stack);
     auto [it, inserted] = groups.try_emplace(key, Group{run.model, run.system, run.gpus, {}});
     if (inserted) order.push_back(key);
     it->second.runs.push_back(&run);
@@ -81,7 +81,8 @@ std::vector<PublishedComparison> compare_with_published(const std::vector<Publis
     r.threads = options.threads;
     r.space.precision = {job0.layout.precision};
     r.space.max_pp = options.max_pp;
-    r.framework.overlap_tp_comm = job0.layout.overlap_tp_comm || parallelism::stack_conventions(job0.stack).tp_comm_overlap;
+    r.framework.overlap_tp_comm =
+        job0.layout.overlap_tp_comm || parallelism::stack_conventions(job0.stack).tp_comm_overlap;
     r.framework.bf16_grad_reduce = job0.layout.bf16_grad_reduce;
     r.framework.fp8_recipe = job0.layout.fp8_recipe;
 

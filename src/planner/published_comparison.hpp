@@ -30,21 +30,21 @@ struct PublishedComparison {
   std::string model, system, precision;
   int gpus = 0;
   std::int64_t seq_len = 0, global_batch = 0;
-  std::string published_layout;      ///< label of the published layout the model predicts fastest
-  double published_step_s = 0;       ///< its predicted step time
-  bool published_fits = true;        ///< whether it fits the memory model
-  double measured_step_s = 0;        ///< its published step time (NaN when none)
-  std::string planner_layout;        ///< the planner's best ("-" when nothing fits)
-  double planner_step_s = 0;         ///< its predicted step time (NaN when nothing fits)
-  std::string verdict;               ///< "agrees (...)", "planner 12% faster", "planner slower: why"
+  std::string published_layout;  ///< label of the published layout the model predicts fastest
+  double published_step_s = 0;   ///< its predicted step time
+  bool published_fits = true;    ///< whether it fits the memory model
+  double measured_step_s = 0;    ///< its published step time (NaN when none)
+  std::string planner_layout;    ///< the planner's best ("-" when nothing fits)
+  double planner_step_s = 0;     ///< its predicted step time (NaN when nothing fits)
+  std::string verdict;           ///< "agrees (...)", "planner 12% faster", "planner slower: why"
 
   /// The planner's best predicted step is no slower than the best published layout's.
   [[nodiscard]] bool planner_at_least_as_fast() const;
 };
 
 struct ComparisonOptions {
-  int threads = 0;   ///< planner worker threads (0 = all cores)
-  int max_pp = 32;   ///< largest pipeline parallelism searched
+  int threads = 0;  ///< planner worker threads (0 = all cores)
+  int max_pp = 32;  ///< largest pipeline parallelism searched
   /// Called after each group with (groups done, groups in all); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -123,7 +123,8 @@ std::vector<Variant> enumerate_variants(const SearchSpace& space, const hardware
     for (int m : mbs) {
       if (m < 1) continue;
       for (auto r : recomputes) {
-        for (auto p : precisions) out.push_back(Variant{.sharding = s, .micro_batch = m, .recompute = r, .precision = p});
+        for (auto p : precisions)
+          out.push_back(Variant{.sharding = s, .micro_batch = m, .recompute = r, .precision = p});
       }
     }
   }

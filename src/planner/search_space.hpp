@@ -16,17 +16,17 @@ namespace fmsim::planner {
 /// Candidate values per dimension. An empty list means "the default candidates" (see
 /// default_* below); a non-empty list pins the dimension to exactly those values.
 struct SearchSpace {
-  std::vector<int> tp;           ///< default: powers of 2 up to the NVLink domain (at least 8)
-  std::vector<int> pp;           ///< default: 1..max_pp (at most the layers; uneven splits allowed)
-  std::vector<int> vp;           ///< default: 1, and 2..kMaxVirtualStages where pp*vp divides the layers
-  std::vector<int> cp;           ///< default: powers of 2 keeping >= kMinCpChunk tokens per rank
-  std::vector<int> ep;           ///< default (MoE only): powers of 2 dividing the experts
-  std::vector<int> micro_batch;  ///< default: 1, 2, 4, 8
-  int max_pp = 32;               ///< upper bound on pp (applies to pinned lists too)
-  int max_tp = 0;                ///< upper bound on tp; 0 = the NVLink domain (at least 8)
+  std::vector<int> tp;                          ///< default: powers of 2 up to the NVLink domain (at least 8)
+  std::vector<int> pp;                          ///< default: 1..max_pp (at most the layers; uneven splits allowed)
+  std::vector<int> vp;                          ///< default: 1, and 2..kMaxVirtualStages where pp*vp divides the layers
+  std::vector<int> cp;                          ///< default: powers of 2 keeping >= kMinCpChunk tokens per rank
+  std::vector<int> ep;                          ///< default (MoE only): powers of 2 dividing the experts
+  std::vector<int> micro_batch;                 ///< default: 1, 2, 4, 8
+  int max_pp = 32;                              ///< upper bound on pp (applies to pinned lists too)
+  int max_tp = 0;                               ///< upper bound on tp; 0 = the NVLink domain (at least 8)
   std::vector<parallelism::Sharding> sharding;  ///< default: ddp, zero1, zero2, fsdp
-  std::vector<parallelism::Recompute> recompute;///< default: none, selective, full
-  std::vector<core::Precision> precision;       ///< default: bf16, fp8 (where the GPU has FP8)
+  std::vector<parallelism::Recompute> recompute;  ///< default: none, selective, full
+  std::vector<core::Precision> precision;         ///< default: bf16, fp8 (where the GPU has FP8)
 };
 
 inline constexpr int kMaxVirtualStages = 16;
@@ -59,7 +59,7 @@ std::vector<Variant> enumerate_variants(const SearchSpace& space, const hardware
 
 /// Framework settings that are not searched but copied into every candidate layout.
 struct FrameworkSettings {
-  bool overlap_tp_comm = false;   ///< TP communication overlapped with GEMMs (Megatron userbuffers)
+  bool overlap_tp_comm = false;  ///< TP communication overlapped with GEMMs (Megatron userbuffers)
   bool overlap_dp_comm = true;
   bool overlap_pp_comm = true;
   bool fsdp_prefetch = true;

@@ -21,10 +21,14 @@ enum class ComponentClass { Gpu, Hbm, Network, Switch, Host, Software, Maintenan
 
 /// The words of `class:` in failure data files.
 inline constexpr core::Word<ComponentClass> kComponentClassWordList[] = {
-    {ComponentClass::Gpu, "gpu"},           {ComponentClass::Hbm, "hbm"},
-    {ComponentClass::Network, "network"},   {ComponentClass::Switch, "switch"},
-    {ComponentClass::Host, "host"},         {ComponentClass::Software, "software"},
-    {ComponentClass::Maintenance, "maintenance"}, {ComponentClass::Unknown, "unknown"},
+    {ComponentClass::Gpu, "gpu"},
+    {ComponentClass::Hbm, "hbm"},
+    {ComponentClass::Network, "network"},
+    {ComponentClass::Switch, "switch"},
+    {ComponentClass::Host, "host"},
+    {ComponentClass::Software, "software"},
+    {ComponentClass::Maintenance, "maintenance"},
+    {ComponentClass::Unknown, "unknown"},
 };
 inline constexpr core::Vocabulary<ComponentClass> kComponentClassWords{"component class", kComponentClassWordList};
 
@@ -35,9 +39,9 @@ std::string to_string(ComponentClass c);
 struct FailureCause {
   std::string name;
   ComponentClass component = ComponentClass::Unknown;
-  double count = 0.0;          ///< interruptions over the observation
-  bool replace_node = false;   ///< recovery needs a healthy node swapped in
-  bool planned = false;        ///< announced ahead: a checkpoint is taken first, no work is lost
+  double count = 0.0;         ///< interruptions over the observation
+  bool replace_node = false;  ///< recovery needs a healthy node swapped in
+  bool planned = false;       ///< announced ahead: a checkpoint is taken first, no work is lost
 };
 
 /// Counts by cause over `observed_nodes` nodes for `observed_duration`.

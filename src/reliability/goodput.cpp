@@ -10,9 +10,7 @@ namespace fmsim::reliability {
 
 std::string to_string(CheckpointStrategy s) { return std::string(kCheckpointStrategyWords.name(s)); }
 
-core::Seconds effective_interval(const CheckpointTiming& t) {
-  return std::max(t.interval, t.persist - t.blocking);
-}
+core::Seconds effective_interval(const CheckpointTiming& t) { return std::max(t.interval, t.persist - t.blocking); }
 
 GoodputResult analytic_goodput(const GoodputScenario& s) {
   FMSIM_CHECK(s.failures.rate_per_second > 0.0, "failure rate must be positive");
@@ -53,7 +51,8 @@ GoodputResult analytic_goodput(const GoodputScenario& s) {
     const double q = share_swap * std::exp(-l_roll * with_swap) + (1.0 - share_swap) * std::exp(-l_roll * base);
     const double e_rec = (1.0 - q) / (l_roll * q);
     const double grow = std::exp(l_roll * period);
-    const double failed_time = grow * ((1.0 - std::exp(-l_roll * period)) / l_roll - period * std::exp(-l_roll * period));
+    const double failed_time =
+        grow * ((1.0 - std::exp(-l_roll * period)) / l_roll - period * std::exp(-l_roll * period));
     const double lost = grow * ((1.0 - std::exp(-l_roll * tau)) / l_roll - tau * std::exp(-l_roll * period));
     seg.useful = tau;
     seg.lost_work = lost;

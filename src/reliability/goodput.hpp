@@ -71,12 +71,12 @@ struct GoodputScenario {
   JobFailureProcess failures;
   RecoveryCosts recovery;
   CheckpointTiming checkpoint;
-  bool peer_recovery = false;   ///< replacement failures restore from a data-parallel replica
-  core::Seconds peer_load{};    ///< time for a new node to pull its state from a replica
-  core::Seconds step_time{};    ///< one training step (lost on peer recovery); 0 = negligible
-  core::Seconds horizon{};      ///< wall-clock length of the run
+  bool peer_recovery = false;  ///< replacement failures restore from a data-parallel replica
+  core::Seconds peer_load{};   ///< time for a new node to pull its state from a replica
+  core::Seconds step_time{};   ///< one training step (lost on peer recovery); 0 = negligible
+  core::Seconds horizon{};     ///< wall-clock length of the run
   int gpus = 0;
-  double weibull_shape = 1.0;   ///< job-level inter-arrival shape (1 = exponential); Monte Carlo only
+  double weibull_shape = 1.0;  ///< job-level inter-arrival shape (1 = exponential); Monte Carlo only
 };
 
 /// Wall-clock split of a run (seconds; they add up to the horizon).
@@ -95,7 +95,7 @@ struct GoodputResult {
   double interruptions = 0.0;  ///< expected per run
   // Monte Carlo only:
   double ettr_stddev = 0.0;
-  double ettr_ci95 = 0.0;      ///< half-width of the 95% confidence interval of the mean
+  double ettr_ci95 = 0.0;  ///< half-width of the 95% confidence interval of the mean
   int replications = 0;
 };
 

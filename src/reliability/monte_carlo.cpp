@@ -57,8 +57,8 @@ struct Cause {
 
 struct Prepared {
   std::vector<Cause> causes;
-  double mean_gap;     // mean time between interruptions
-  double shape;        // Weibull shape
+  double mean_gap;  // mean time between interruptions
+  double shape;     // Weibull shape
   double weibull_scale;
   double tau, delta, period, persist_after_snapshot;  // persist measured from the snapshot start
   double detect, replace, restart, load, peer_load, step, repair;
@@ -147,8 +147,7 @@ Replication run_one(const Prepared& p, Rng& rng, RunTimeline* timeline = nullptr
       }
       first = false;
       if (timeline != nullptr) {
-        timeline->interruptions.push_back(
-            {t, static_cast<int>(&cause - p.causes.data()), ts.lost_work - lost_before});
+        timeline->interruptions.push_back({t, static_cast<int>(&cause - p.causes.data()), ts.lost_work - lost_before});
       }
       next_failure = t + draw_gap(rng, p);
 

@@ -45,15 +45,15 @@ struct RunTimeline {
   };
   struct Interruption {
     double time = 0.0;
-    int cause = 0;               ///< index into the scenario's failure causes
-    double lost_seconds = 0.0;   ///< compute thrown away (rolled back to the last restorable snapshot)
+    int cause = 0;              ///< index into the scenario's failure causes
+    double lost_seconds = 0.0;  ///< compute thrown away (rolled back to the last restorable snapshot)
   };
   std::vector<Segment> segments;            ///< in time order, covering [0, horizon)
   std::vector<Interruption> interruptions;  ///< in time order
-  double interval = 0.0;  ///< compute between snapshots (effective interval)
-  double blocking = 0.0;  ///< stall per snapshot
-  double persist = 0.0;   ///< from a snapshot's start until restorable (>= blocking)
-  TimeSplit time;         ///< this replication's split (adds up to the horizon)
+  double interval = 0.0;                    ///< compute between snapshots (effective interval)
+  double blocking = 0.0;                    ///< stall per snapshot
+  double persist = 0.0;                     ///< from a snapshot's start until restorable (>= blocking)
+  TimeSplit time;                           ///< this replication's split (adds up to the horizon)
 };
 
 /// Replication 0 of simulate_goodput(scenario, {.seed = seed}) with its timeline recorded: the same

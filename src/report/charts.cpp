@@ -121,13 +121,14 @@ class Svg {
   }
 
   void line(double x1, double y1, double x2, double y2, std::string_view cls) {
-    out_ += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"{}\"/>\n", coord(x1), coord(y1), coord(x2),
-                        coord(y2), cls);
+    out_ += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"{}\"/>\n", coord(x1), coord(y1),
+                        coord(x2), coord(y2), cls);
   }
 
-  void rect(double x, double y, double w, double h, std::string_view fill, std::string_view cls, std::string_view tooltip) {
-    out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"", coord(x), coord(y), coord(std::max(w, 0.0)),
-                        coord(std::max(h, 0.0)));
+  void rect(double x, double y, double w, double h, std::string_view fill, std::string_view cls,
+            std::string_view tooltip) {
+    out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"", coord(x), coord(y),
+                        coord(std::max(w, 0.0)), coord(std::max(h, 0.0)));
     if (!fill.empty()) out_ += fmt::format(" fill=\"{}\"", fill);
     if (!cls.empty()) out_ += fmt::format(" class=\"{}\"", cls);
     if (tooltip.empty()) {
@@ -139,8 +140,8 @@ class Svg {
 
   // Closes the element, fixing the size now that the height is known.
   std::string finish(double height) {
-    const std::string size = fmt::format("width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n", coord(kWidth), coord(height),
-                                         coord(kWidth), coord(height));
+    const std::string size = fmt::format("width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n", coord(kWidth),
+                                         coord(height), coord(kWidth), coord(height));
     out_.insert(header_end_, size);
     out_ += "</svg>";
     return std::move(out_);
@@ -163,19 +164,18 @@ const std::array<const char*, 4> kDashes = {"", "7 4", "2 3", "9 3 2 3"};
 std::string marker(std::size_t series, double x, double y, std::string_view fill, std::string_view tooltip) {
   std::string shape;
   switch (series % 4) {
-    case 0:
-      shape = fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"", coord(x), coord(y), fill);
-      break;
+    case 0: shape = fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"", coord(x), coord(y), fill); break;
     case 1:
-      shape = fmt::format("<rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\" fill=\"{}\"", coord(x - 3.5), coord(y - 3.5), fill);
+      shape = fmt::format("<rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\" fill=\"{}\"", coord(x - 3.5),
+                          coord(y - 3.5), fill);
       break;
     case 2:
       shape = fmt::format("<path d=\"M{} {}L{} {}L{} {}Z\" fill=\"{}\"", coord(x), coord(y - 5), coord(x + 4.5),
                           coord(y + 3.5), coord(x - 4.5), coord(y + 3.5), fill);
       break;
     default:
-      shape = fmt::format("<path d=\"M{} {}L{} {}L{} {}L{} {}Z\" fill=\"{}\"", coord(x), coord(y - 5), coord(x + 5), coord(y),
-                          coord(x), coord(y + 5), coord(x - 5), coord(y), fill);
+      shape = fmt::format("<path d=\"M{} {}L{} {}L{} {}L{} {}Z\" fill=\"{}\"", coord(x), coord(y - 5), coord(x + 5),
+                          coord(y), coord(x), coord(y + 5), coord(x - 5), coord(y), fill);
       break;
   }
   const std::string tag = series % 4 == 0 ? "circle" : series % 4 == 1 ? "rect" : "path";
@@ -216,8 +216,8 @@ double draw_legend(Svg& svg, const std::vector<std::string>& names, double y, bo
       const std::string fill = color(item.index);
       if (line_styles) {
         const char* dash = kDashes[item.index % kDashes.size()];
-        svg.raw(fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", coord(x),
-                            coord(y - 4), coord(x + swatch), coord(y - 4), fill,
+        svg.raw(fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>\n",
+                            coord(x), coord(y - 4), coord(x + swatch), coord(y - 4), fill,
                             *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : ""));
         svg.raw(marker(item.index, x + swatch / 2, y - 4, fill, ""));
       } else {
@@ -442,10 +442,12 @@ std::string render_svg(const StackedBarChart& chart, std::string_view dom_id) {
                            format_value(share), with_unit(totals[b], chart.unit)));
       start += v;
     }
-    if (best) svg.rect(layout.x0 - 2, y - 2, axis.map(start, layout.x0, layout.x1) - layout.x0 + 4, layout.bar_height + 4, "",
-                       "highlight", "");
+    if (best)
+      svg.rect(layout.x0 - 2, y - 2, axis.map(start, layout.x0, layout.x1) - layout.x0 + 4, layout.bar_height + 4, "",
+               "highlight", "");
     const double end = is_missing(totals[b]) ? layout.x0 : axis.map(totals[b], layout.x0, layout.x1);
-    svg.text(end + (best ? 9 : 6), y + layout.bar_height / 2 + 4, with_unit(totals[b], chart.unit), best ? "value best" : "value");
+    svg.text(end + (best ? 9 : 6), y + layout.bar_height / 2 + 4, with_unit(totals[b], chart.unit),
+             best ? "value best" : "value");
     svg.raw("</g>\n");
   }
   return svg.finish(bottom + 46.0);
@@ -480,20 +482,24 @@ std::string render_svg(const BarChart& chart, std::string_view dom_id) {
     std::string tooltip = fmt::format("{}: {}", chart.labels[b], with_unit(v, chart.unit));
     if (over) tooltip += fmt::format(" (exceeds {})", chart.reference->label);
     const double xb = axis.map(v, layout.x0, layout.x1);
-    svg.rect(layout.x0, y, xb - layout.x0, layout.bar_height, over ? kWarningColor : color(0), over ? "bar over" : "bar",
-             tooltip);
+    svg.rect(layout.x0, y, xb - layout.x0, layout.bar_height, over ? kWarningColor : color(0),
+             over ? "bar over" : "bar", tooltip);
     if (best) svg.rect(layout.x0 - 2, y - 2, xb - layout.x0 + 4, layout.bar_height + 4, "", "highlight", "");
     svg.text(xb + (best ? 9 : 6), y + layout.bar_height / 2 + 4, with_unit(v, chart.unit),
-             over ? "value over" : best ? "value best" : "value");
+             over   ? "value over"
+             : best ? "value best"
+                    : "value");
     svg.raw("</g>\n");
   }
   if (chart.reference) {
     const double x = axis.map(chart.reference->value, layout.x0, layout.x1);
     svg.raw("<g class=\"reference\">\n");
-    svg.raw(fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"ref\"><title>{}</title></line>\n", coord(x),
-                        coord(layout.top - 12), coord(x), coord(bottom), escape_html(chart.reference->label)));
+    svg.raw(fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"ref\"><title>{}</title></line>\n",
+                        coord(x), coord(layout.top - 12), coord(x), coord(bottom),
+                        escape_html(chart.reference->label)));
     const bool right_half = x > (layout.x0 + layout.x1) / 2;
-    svg.text(right_half ? x - 4 : x + 4, layout.top - 10, chart.reference->label, "ref-label", right_half ? "end" : "start");
+    svg.text(right_half ? x - 4 : x + 4, layout.top - 10, chart.reference->label, "ref-label",
+             right_half ? "end" : "start");
     svg.raw("</g>\n");
   }
   return svg.finish(bottom + 46.0);
@@ -508,7 +514,8 @@ std::string render_svg(const LineChart& chart, std::string_view dom_id) {
     return std::isfinite(x) && std::isfinite(y) && (!chart.log_x || x > 0) && (!chart.log_y || y > 0);
   };
   for (const auto& s : chart.series) {
-    FMSIM_CHECK(s.x.size() == s.y.size(), "line chart " + chart.id + ": series " + s.name + " has x and y of different length");
+    FMSIM_CHECK(s.x.size() == s.y.size(),
+                "line chart " + chart.id + ": series " + s.name + " has x and y of different length");
     for (std::size_t i = 0; i < s.x.size(); ++i) {
       if (!usable(s.x[i], s.y[i])) continue;
       x_min = std::min(x_min, s.x[i]);
@@ -548,19 +555,20 @@ std::string render_svg(const LineChart& chart, std::string_view dom_id) {
         pen_down = false;
         continue;
       }
-      path += fmt::format("{}{} {}", pen_down ? "L" : "M", coord(x_axis.map(s.x[i], x0, x1)), coord(y_axis.map(s.y[i], bottom, top)));
+      path += fmt::format("{}{} {}", pen_down ? "L" : "M", coord(x_axis.map(s.x[i], x0, x1)),
+                          coord(y_axis.map(s.y[i], bottom, top)));
       pen_down = true;
     }
     const char* dash = kDashes[k % kDashes.size()];
     if (!path.empty()) {
-      svg.raw(fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} class=\"line\"/>\n", path, fill,
-                          *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : ""));
+      svg.raw(fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} class=\"line\"/>\n", path,
+                          fill, *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : ""));
     }
     for (std::size_t i = 0; i < s.x.size(); ++i) {
       if (!usable(s.x[i], s.y[i])) continue;
       svg.raw(marker(k, x_axis.map(s.x[i], x0, x1), y_axis.map(s.y[i], bottom, top), fill,
-                     fmt::format("{}: {} {}, {} {}", s.name, chart.x_label, with_unit(s.x[i], chart.x_unit), chart.y_label,
-                                 with_unit(s.y[i], chart.y_unit))));
+                     fmt::format("{}: {} {}, {} {}", s.name, chart.x_label, with_unit(s.x[i], chart.x_unit),
+                                 chart.y_label, with_unit(s.y[i], chart.y_unit))));
     }
     svg.raw("</g>\n");
   }
@@ -569,7 +577,8 @@ std::string render_svg(const LineChart& chart, std::string_view dom_id) {
 
 std::string render_svg(const GroupedBarChart& chart, std::string_view dom_id) {
   for (const auto& panel : chart.panels) {
-    FMSIM_CHECK(panel.values.size() == chart.groups.size(), "grouped bar chart " + chart.id + ": one value row per group");
+    FMSIM_CHECK(panel.values.size() == chart.groups.size(),
+                "grouped bar chart " + chart.id + ": one value row per group");
     for (const auto& row : panel.values) {
       FMSIM_CHECK(row.size() == chart.series.size(), "grouped bar chart " + chart.id + ": one value per series");
       for (double v : row) FMSIM_CHECK(is_missing(v) || v >= 0.0, "grouped bar chart " + chart.id + ": negative value");
@@ -613,8 +622,9 @@ std::string render_svg(const GroupedBarChart& chart, std::string_view dom_id) {
         const std::string tooltip =
             fmt::format("{}, {}: {} {}", chart.groups[g], chart.series[s], panel.title, with_unit(v, panel.unit));
         if (is_missing(v)) {
-          svg.raw(fmt::format("<text x=\"{}\" y=\"{}\" class=\"small missing\" text-anchor=\"middle\">n/a<title>{}</title></text>\n",
-                              coord(bx + bar_width / 2), coord(bottom - 4), escape_html(tooltip)));
+          svg.raw(fmt::format(
+              "<text x=\"{}\" y=\"{}\" class=\"small missing\" text-anchor=\"middle\">n/a<title>{}</title></text>\n",
+              coord(bx + bar_width / 2), coord(bottom - 4), escape_html(tooltip)));
           continue;
         }
         const double y = axis.map(v, bottom, top);

@@ -15,13 +15,13 @@ namespace fmsim::report {
 /// (a) Horizontal stacked bars, one bar per item, split into segments with a legend.
 /// Example: step-time breakdown per layout (compute / tp / dp / pp / ep / bubble / optimizer / other).
 struct StackedBarChart {
-  std::string id;           ///< data-chart attribute, e.g. "breakdown"
-  std::string title;        ///< e.g. "Step time breakdown"
-  std::string value_label;  ///< axis label with unit, e.g. "time per step (s)"
-  std::string unit;         ///< appended to values in tooltips and totals, e.g. "s"; may be empty
-  std::vector<std::string> bars;      ///< one label per bar, top to bottom
-  std::vector<std::string> segments;  ///< legend entries, left to right in each bar
-  std::vector<std::vector<double>> values;  ///< [bar][segment], each >= 0 or NaN
+  std::string id;                            ///< data-chart attribute, e.g. "breakdown"
+  std::string title;                         ///< e.g. "Step time breakdown"
+  std::string value_label;                   ///< axis label with unit, e.g. "time per step (s)"
+  std::string unit;                          ///< appended to values in tooltips and totals, e.g. "s"; may be empty
+  std::vector<std::string> bars;             ///< one label per bar, top to bottom
+  std::vector<std::string> segments;         ///< legend entries, left to right in each bar
+  std::vector<std::vector<double>> values;   ///< [bar][segment], each >= 0 or NaN
   std::optional<std::size_t> highlight_bar;  ///< drawn with an outline and a bold label
 };
 
@@ -61,16 +61,16 @@ struct LineChart {
   std::string x_unit;   ///< for tooltips; may be empty
   std::string y_unit;   ///< for tooltips; may be empty
   std::vector<LineSeries> series;
-  bool log_x = false;   ///< log scale: ticks at powers of 2 when they fit, else powers of 10; x must be > 0
-  bool log_y = false;   ///< same for y
+  bool log_x = false;       ///< log scale: ticks at powers of 2 when they fit, else powers of 10; x must be > 0
+  bool log_y = false;       ///< same for y
   bool y_from_zero = true;  ///< linear y axis starts at 0 (ignored with log_y)
 };
 
 /// One panel of a grouped bar chart: its own value axis.
 struct GroupedBarPanel {
-  std::string title;        ///< e.g. "Time to train"
-  std::string value_label;  ///< e.g. "days"
-  std::string unit;         ///< e.g. "d"
+  std::string title;                        ///< e.g. "Time to train"
+  std::string value_label;                  ///< e.g. "days"
+  std::string unit;                         ///< e.g. "d"
   std::vector<std::vector<double>> values;  ///< [group][series], each >= 0 or NaN
 };
 

@@ -71,7 +71,8 @@ footer { margin-top: 40px; color: var(--muted); font-size: 13px; border-top: 1px
 // Marks the page for automated checks only; the report needs no script to display.
 constexpr std::string_view kProbeScript =
     "window.addEventListener('error',function(){document.documentElement.setAttribute('data-fmsim-error','script')});"
-    "document.addEventListener('securitypolicyviolation',function(){document.documentElement.setAttribute('data-fmsim-error','csp')});"
+    "document.addEventListener('securitypolicyviolation',function(){document.documentElement.setAttribute('data-fmsim-"
+    "error','csp')});"
     "window.addEventListener('load',function(){document.body.setAttribute('data-fmsim-loaded','1')});";
 
 std::string_view trim(std::string_view s) {
@@ -93,7 +94,9 @@ bool is_numeric_cell(std::string_view cell) {
     if (cell.starts_with(prefix)) cell.remove_prefix(prefix.size());
   }
   std::size_t i = 0;
-  const auto digit = [&](std::size_t k) { return k < cell.size() && std::isdigit(static_cast<unsigned char>(cell[k])); };
+  const auto digit = [&](std::size_t k) {
+    return k < cell.size() && std::isdigit(static_cast<unsigned char>(cell[k]));
+  };
   if (!(digit(0) || (cell.size() > 1 && cell[0] == '.' && digit(1)))) return false;
   while (digit(i) || (i < cell.size() && (cell[i] == ',' || cell[i] == '.'))) ++i;
   if (i < cell.size() && (cell[i] == 'e' || cell[i] == 'E')) {
@@ -161,15 +164,18 @@ class Renderer {
     switch (p.style) {
       case ParagraphStyle::Normal: out_ += fmt::format("<p>{}</p>\n", escape_html(p.text)); break;
       case ParagraphStyle::Note: out_ += fmt::format("<p class=\"note\">{}</p>\n", escape_html(p.text)); break;
-      case ParagraphStyle::Warning: out_ += fmt::format("<p class=\"warning\" role=\"note\">{}</p>\n", escape_html(p.text)); break;
+      case ParagraphStyle::Warning:
+        out_ += fmt::format("<p class=\"warning\" role=\"note\">{}</p>\n", escape_html(p.text));
+        break;
     }
   }
 
   void block(const KeyFigures& figures) {
     out_ += "<div class=\"figures\">\n";
     for (const auto& [label, value] : figures.items) {
-      out_ += fmt::format("<div class=\"figure-card\"><div class=\"label\">{}</div><div class=\"value\">{}</div></div>\n",
-                          escape_html(label), escape_html(value));
+      out_ +=
+          fmt::format("<div class=\"figure-card\"><div class=\"label\">{}</div><div class=\"value\">{}</div></div>\n",
+                      escape_html(label), escape_html(value));
     }
     out_ += "</div>\n";
   }
@@ -180,14 +186,16 @@ class Renderer {
                   fmt::format("report table \"{}\": row {} has {} cells, the header {}", table.caption, r,
                               table.rows[r].size(), table.header.size()));
     }
-    FMSIM_CHECK(!table.highlight_row || *table.highlight_row < table.rows.size(), "report table: highlight_row out of range");
+    FMSIM_CHECK(!table.highlight_row || *table.highlight_row < table.rows.size(),
+                "report table: highlight_row out of range");
     std::vector<bool> numeric;
     for (std::size_t c = 0; c < table.header.size(); ++c) numeric.push_back(right_aligned(table, c));
     out_ += "<div class=\"table-wrap\">\n<table>\n";
     if (!table.caption.empty()) out_ += fmt::format("<caption>{}</caption>\n", escape_html(table.caption));
     out_ += "<thead><tr>";
     for (std::size_t c = 0; c < table.header.size(); ++c) {
-      out_ += fmt::format("<th scope=\"col\"{}>{}</th>", numeric[c] ? " class=\"num\"" : "", escape_html(table.header[c]));
+      out_ +=
+          fmt::format("<th scope=\"col\"{}>{}</th>", numeric[c] ? " class=\"num\"" : "", escape_html(table.header[c]));
     }
     out_ += "</tr></thead>\n<tbody>\n";
     for (std::size_t r = 0; r < table.rows.size(); ++r) {

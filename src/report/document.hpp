@@ -2,9 +2,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
-#include <string>
 #include <variant>
 #include <vector>
 
@@ -32,12 +32,12 @@ enum class Align { Auto, Left, Right };
 
 /// A table of plain-text cells.
 struct Table {
-  std::string caption;                     ///< shown above the table; may be empty
-  std::vector<std::string> header;         ///< column titles, with units: "step time (s)"
+  std::string caption;                         ///< shown above the table; may be empty
+  std::vector<std::string> header;             ///< column titles, with units: "step time (s)"
   std::vector<std::vector<std::string>> rows;  ///< each row has header.size() cells (FMSIM_CHECK)
-  std::vector<Align> align;                ///< per column; missing entries mean Auto
-  std::optional<std::size_t> highlight_row;  ///< index into rows drawn as the best row (tr.best + a "best" badge)
-  std::string note;                        ///< small print under the table; may be empty
+  std::vector<Align> align;                    ///< per column; missing entries mean Auto
+  std::optional<std::size_t> highlight_row;    ///< index into rows drawn as the best row (tr.best + a "best" badge)
+  std::string note;                            ///< small print under the table; may be empty
 };
 
 /// One block of a section, rendered in order.
@@ -60,8 +60,8 @@ struct Document {
   std::string title;     ///< <title> and <h1>
   std::string subtitle;  ///< one line under the title (scenario, model, cluster); may be empty
   std::vector<Section> sections;
-  std::string footer;    ///< e.g. the command line that produced it; may be empty. No clock time is
-                         ///< added by the renderer, so output stays deterministic.
+  std::string footer;  ///< e.g. the command line that produced it; may be empty. No clock time is
+                       ///< added by the renderer, so output stays deterministic.
 };
 
 /// Renders the document as one HTML5 file that needs nothing else: inline CSS (light and dark

@@ -29,8 +29,8 @@ inline constexpr core::Vocabulary<LengthLaw> kLengthLawWords{"length law", kLeng
 struct LengthDistribution {
   LengthLaw law = LengthLaw::Lognormal;
   double mean = 1024.0;
-  double sigma = 0.8;            ///< lognormal shape; ignored by the other laws
-  std::int64_t cap = 8192;       ///< maximum response length (tokens)
+  double sigma = 0.8;       ///< lognormal shape; ignored by the other laws
+  std::int64_t cap = 8192;  ///< maximum response length (tokens)
 };
 
 /// Inverse of the standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9).

@@ -1,11 +1,11 @@
 #include "rl/rl_step.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
 #include <tuple>
-#include <fmt/format.h>
 
 #include "collectives/collective.hpp"
 #include "core/sim_time.hpp"
@@ -60,7 +60,8 @@ namespace {
 void emit(engine::TraceSink* trace, const std::string& thread, const std::string& name, double start, double dur,
           std::vector<std::pair<std::string, std::string>> args = {}) {
   if (!trace || dur <= 0.0) return;
-  trace->record(engine::TraceEvent{"rl step", thread, name, "compute", core::SimTime::from_seconds(core::Seconds(start)),
+  trace->record(engine::TraceEvent{"rl step", thread, name, "compute",
+                                   core::SimTime::from_seconds(core::Seconds(start)),
                                    core::SimTime::from_seconds(core::Seconds(dur)), std::move(args)});
 }
 
@@ -72,7 +73,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   const int gpus = job.job_gpus();
   const bool colocated = job.placement == Placement::Colocated;
   if (colocated && job.synchrony != Synchrony::OnPolicy) {
-    r.reason = "off-policy and fully-async training need separate generator and trainer pools (--placement disaggregated)";
+    r.reason =
+        "off-policy and fully-async training need separate generator and trainer pools (--placement disaggregated)";
     return r;
   }
   r.generator_gpus = colocated ? gpus : (job.generator_gpus > 0 ? job.generator_gpus : gpus / 2);
@@ -96,7 +98,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   r.responses = static_cast<std::int64_t>(std::llround(static_cast<double>(kept) * std::max(1.0, job.oversample)));
   const GeneratorConfig gen{job.policy, job.cluster, r.generator_tp, r.generator_replicas, job.generator_precision};
   RolloutRequest req;
-  req.prompts = static_cast<std::int64_t>(std::llround(static_cast<double>(job.prompts) * std::max(1.0, job.oversample)));
+  req.prompts =
+      static_cast<std::int64_t>(std::llround(static_cast<double>(job.prompts) * std::max(1.0, job.oversample)));
   req.samples_per_prompt = job.samples;
   req.prompt_len = job.prompt_len;
   req.lengths = sample_lengths(job.lengths, r.responses, job.seed);
@@ -148,8 +151,9 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   const double batch_scale = static_cast<double>(per_mini) / static_cast<double>(layout.global_batch);
   const double update_one = r.train.step_time.value() * batch_scale;
   const double update_one_step = update_one * static_cast<double>(minis) * std::max(1, job.epochs);
-  const double fwd_work = (r.train.step_time - r.train.breakdown.optimizer - r.train.breakdown.other -
-                           r.train.breakdown.dp_comm).value() * batch_scale;
+  const double fwd_work =
+      (r.train.step_time - r.train.breakdown.optimizer - r.train.breakdown.other - r.train.breakdown.dp_comm).value() *
+      batch_scale;
   const double fwd_share = layout.recompute == parallelism::Recompute::Full ? 0.25 : 1.0 / 3.0;
   const double forward = fwd_work * fwd_share * static_cast<double>(minis);
   r.trained_tokens = static_cast<double>(kept) * static_cast<double>(tj.seq_len) * std::max(1, job.epochs);
@@ -218,7 +222,9 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
       train_scale.push_back((tokens + prompt_tokens) / (gen0 + prompt_tokens));
     }
   }
-  const auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+  const auto mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
   const double gen_mean = mean(gen_scale), train_mean = mean(train_scale);
 
   // ---- phases
@@ -229,7 +235,10 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   const double ref = reference || ppo ? scaled(std::nullopt) * train_mean : 0.0;
   const double critic_fwd = ppo ? scaled(job.critic) * train_mean : 0.0;
   const double update = update_one_step * train_mean;
-  const double critic_update = ppo ? update * (job.critic ? static_cast<double>(workload::count_parameters(*job.critic).active) / policy_params : 1.0) : 0.0;
+  const double critic_update =
+      ppo ? update *
+                (job.critic ? static_cast<double>(workload::count_parameters(*job.critic).active) / policy_params : 1.0)
+          : 0.0;
   const double train_phase = old_lp + ref + critic_fwd + update + critic_update;
   const double overhead = cal.step_overhead.value();
 
@@ -256,8 +265,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   r.step_time = core::Seconds(step);
 
   const double g = gpus;
-  const auto mem_gen = r.rollout.weights_per_gpu + r.rollout.peak_kv_per_gpu +
-                       (colocated ? r.train.memory.weights : core::Bytes(0.0));
+  const auto mem_gen =
+      r.rollout.weights_per_gpu + r.rollout.peak_kv_per_gpu + (colocated ? r.train.memory.weights : core::Bytes(0.0));
   const auto mem_train = r.train.memory.total();
   auto add = [&](const std::string& name, double t, double exposed, int on_gpus, double busy, core::Bytes mem) {
     if (t <= 0.0) return;
@@ -270,8 +279,11 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   const double gen_time = job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time;
   add("rollout", gen_time, gen_critical ? gen_time : 0.0, r.generator_gpus,
       job.synchrony == Synchrony::FullyAsync ? 1.0 : r.rollout.busy_fraction, mem_gen);
-  add("reward", reward, gen_critical ? reward : 0.0, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0, mem_train);
-  auto add_train = [&](const std::string& name, double t) { add(name, t, train_critical ? t : 0.0, r.trainer_gpus, 1.0, mem_train); };
+  add("reward", reward, gen_critical ? reward : 0.0, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0,
+      mem_train);
+  auto add_train = [&](const std::string& name, double t) {
+    add(name, t, train_critical ? t : 0.0, r.trainer_gpus, 1.0, mem_train);
+  };
   add_train("old_log_prob", old_lp);
   add_train("reference", ref);
   add_train("critic_values", critic_fwd);
@@ -299,8 +311,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     emit(trace, gen_thread, "rollout", 0.0, gen_time,
          {{"responses", std::to_string(r.responses)}, {"replicas", std::to_string(r.generator_replicas)}});
     for (const auto& s : r.rollout.segments) {
-      emit(trace, "generator replica (longest response)", fmt::format("batch {}", s.batch), s.start_s, s.end_s - s.start_s,
-           {{"batch", std::to_string(s.batch)}});
+      emit(trace, "generator replica (longest response)", fmt::format("batch {}", s.batch), s.start_s,
+           s.end_s - s.start_s, {{"batch", std::to_string(s.batch)}});
     }
     emit(trace, gen_thread, "reward", gen_time, reward);
     t = overlapped ? 0.0 : gen_phase;
@@ -308,14 +320,17 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
       emit(trace, train_thread, "offload_reload", t, switch_time);
       t += switch_time;
     }
-    for (const auto& [name, dur] : std::vector<std::pair<std::string, double>>{
-             {"old_log_prob", old_lp}, {"reference", ref}, {"critic_values", critic_fwd},
-             {"policy_update", update}, {"critic_update", critic_update}}) {
+    for (const auto& [name, dur] : std::vector<std::pair<std::string, double>>{{"old_log_prob", old_lp},
+                                                                               {"reference", ref},
+                                                                               {"critic_values", critic_fwd},
+                                                                               {"policy_update", update},
+                                                                               {"critic_update", critic_update}}) {
       emit(trace, train_thread, name, t, dur);
       t += dur;
     }
     const double sync_at = overlapped ? std::max(gen_phase, train_phase) : t;
-    emit(trace, "weight sync", "weight_sync", sync_at, r.sync.total.value(), {{"path", r.sync.path}, {"method", to_string(job.sync_method)}});
+    emit(trace, "weight sync", "weight_sync", sync_at, r.sync.total.value(),
+         {{"path", r.sync.path}, {"method", to_string(job.sync_method)}});
   }
   return r;
 }
@@ -378,7 +393,8 @@ std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibrat
       }
     }
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.result.step_time < b.result.step_time; });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.result.step_time < b.result.step_time; });
   if (out.size() > keep) out.resize(keep);
   return out;
 }

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/trace.hpp"
 #include "core/vocabulary.hpp"
+#include "engine/trace.hpp"
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
 #include "rl/calibration.hpp"
@@ -33,13 +33,15 @@ enum class RewardKind { Rule, Model };
 /// What a colocated step moves to host memory between generation and training.
 enum class ColocatedOffload {
   Always,      ///< trainer gradients and optimizer states, engine weights (NeMo-RL, verl hybrid engine)
-  WhenNeeded,  ///< only when the trainer's memory and the engine's share do not fit together (TRL colocate without vLLM sleep)
+  WhenNeeded,  ///< only when the trainer's memory and the engine's share do not fit together (TRL colocate without vLLM
+               ///< sleep)
 };
 inline constexpr core::Word<ColocatedOffload> kColocatedOffloadWordList[] = {
     {ColocatedOffload::Always, "always"},
     {ColocatedOffload::WhenNeeded, "when-needed"},
 };
-inline constexpr core::Vocabulary<ColocatedOffload> kColocatedOffloadWords{"colocated offload", kColocatedOffloadWordList};
+inline constexpr core::Vocabulary<ColocatedOffload> kColocatedOffloadWords{"colocated offload",
+                                                                           kColocatedOffloadWordList};
 
 /// The words of --algorithm, --placement, --sync and --reward (and rl.csv's cells).
 inline constexpr core::Word<Algorithm> kAlgorithmWordList[] = {
@@ -75,39 +77,39 @@ struct RlJob {
   std::optional<workload::ModelSpec> critic;        ///< PPO; default: the policy's architecture
   std::optional<workload::ModelSpec> reward_model;  ///< RewardKind::Model; default: the policy's architecture
   hardware::ClusterSpec cluster;
-  int gpus = 0;                                     ///< GPUs used; 0 = the whole cluster
+  int gpus = 0;  ///< GPUs used; 0 = the whole cluster
   Algorithm algorithm = Algorithm::Grpo;
   std::int64_t prompts = 512;
   int samples = 8;
   std::int64_t prompt_len = 512;
   LengthDistribution lengths;
   Placement placement = Placement::Colocated;
-  int generator_gpus = 0;                           ///< disaggregated: 0 = half of the GPUs
+  int generator_gpus = 0;  ///< disaggregated: 0 = half of the GPUs
   Synchrony synchrony = Synchrony::OnPolicy;
-  int staleness = 1;                                ///< k of k-step off-policy
-  double oversample = 1.0;                          ///< dynamic sampling: responses generated per response kept
+  int staleness = 1;        ///< k of k-step off-policy
+  double oversample = 1.0;  ///< dynamic sampling: responses generated per response kept
   RewardKind reward = RewardKind::Rule;
   ColocatedOffload offload = ColocatedOffload::Always;
-  int generator_tp = 0;                             ///< 0 = smallest TP whose weights use at most half the engine's memory
+  int generator_tp = 0;  ///< 0 = smallest TP whose weights use at most half the engine's memory
   core::Precision generator_precision = core::Precision::BF16;
-  parallelism::Layout train_layout;                 ///< dp derived from the trainer GPUs
+  parallelism::Layout train_layout;  ///< dp derived from the trainer GPUs
   std::string stack = "megatron";
-  std::int64_t mini_batches = 1;                    ///< optimizer steps per RL step (ppo_mini_batch)
-  int epochs = 1;                                   ///< passes over the batch (PPO epochs)
-  bool rollout_logprobs = false;                    ///< reuse the engine's log-probs: no old-log-prob forward
-  std::optional<bool> reference;                    ///< KL reference forward; default by algorithm (not DAPO)
+  std::int64_t mini_batches = 1;  ///< optimizer steps per RL step (ppo_mini_batch)
+  int epochs = 1;                 ///< passes over the batch (PPO epochs)
+  bool rollout_logprobs = false;  ///< reuse the engine's log-probs: no old-log-prob forward
+  std::optional<bool> reference;  ///< KL reference forward; default by algorithm (not DAPO)
   SyncMethod sync_method = SyncMethod::NcclBucketed;
-  std::int64_t steps = 1;                           ///< for the time and cost of a run
+  std::int64_t steps = 1;  ///< for the time and cost of a run
   std::uint64_t seed = 1;
   [[nodiscard]] int job_gpus() const { return gpus > 0 ? gpus : cluster.gpus(); }
 };
 
 struct PhaseResult {
-  std::string name;            ///< rollout, reward, old_log_prob, reference, critic_values, policy_update, ...
-  core::Seconds time{};        ///< duration of the phase itself
-  core::Seconds exposed{};     ///< what it adds to the step (0 when hidden behind another pool's work)
-  int gpus = 0;                ///< GPUs working in the phase
-  double utilisation = 0.0;    ///< busy fraction of the job's GPUs during the phase
+  std::string name;          ///< rollout, reward, old_log_prob, reference, critic_values, policy_update, ...
+  core::Seconds time{};      ///< duration of the phase itself
+  core::Seconds exposed{};   ///< what it adds to the step (0 when hidden behind another pool's work)
+  int gpus = 0;              ///< GPUs working in the phase
+  double utilisation = 0.0;  ///< busy fraction of the job's GPUs during the phase
   core::Bytes memory_per_gpu{};
 };
 
@@ -118,16 +120,16 @@ struct RlStepResult {
   std::vector<PhaseResult> phases;
   RolloutResult rollout;
   WeightSyncResult sync;
-  training::StepResult train;            ///< one optimizer step of the policy
+  training::StepResult train;  ///< one optimizer step of the policy
   int generator_gpus = 0, trainer_gpus = 0, generator_tp = 1, generator_replicas = 1;
   parallelism::Layout train_layout;
   std::int64_t responses = 0;
   double generated_tokens = 0.0, trained_tokens = 0.0;
   double generated_tokens_per_s = 0.0, trained_tokens_per_s = 0.0;  ///< over the step
-  core::Seconds trainer_wait{};          ///< trainer idle waiting for samples (verl's async "gen")
-  double gpu_utilisation = 0.0;          ///< time-weighted over the step
+  core::Seconds trainer_wait{};  ///< trainer idle waiting for samples (verl's async "gen")
+  double gpu_utilisation = 0.0;  ///< time-weighted over the step
   double mean_response = 0.0, truncated_fraction = 0.0;
-  core::Seconds run_time{};              ///< steps x step_time
+  core::Seconds run_time{};                            ///< steps x step_time
   double cost_per_step_usd = 0.0, run_cost_usd = 0.0;  ///< 0 when the system has no price
 };
 
@@ -136,8 +138,9 @@ struct RlStepResult {
 /// batch the trainer sends the new version (sync seconds) and the generators load the newest
 /// version at their next batch boundary (sync seconds on their side too). Returns the mean time
 /// between the trainer's completions of batches 1..n-1 (batches 0 and 1 are the start-up: the
-/// first is generated with no overlap, the second before any new weights exist). With equal batches this is max(gen, train) + sync for any k; with
-/// batches of uneven length a larger k lets the generators run ahead and absorb the spread.
+/// first is generated with no overlap, the second before any new weights exist). With equal batches this is max(gen,
+/// train) + sync for any k; with batches of uneven length a larger k lets the generators run ahead and absorb the
+/// spread.
 core::Seconds pipelined_step(int k, const std::vector<double>& gen, const std::vector<double>& train, double sync);
 
 /// Batches of drawn lengths an off-policy step runs through pipelined_step: 8, the same draws

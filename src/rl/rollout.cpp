@@ -1,8 +1,8 @@
 #include "rl/rollout.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "serving/iteration_model.hpp"
 #include "serving/simulator.hpp"
@@ -48,9 +48,10 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   const auto& mem = model.memory();
   r.weights_per_gpu = core::Bytes(mem.weights);
   if (mem.kv_cache <= 0.0) {
-    r.reason = fmt::format("the weights ({:.1f} GB per GPU) leave no KV cache within gpu_memory_utilization {}; "
-                           "raise the generation TP",
-                           mem.weights / 1e9, cal.gpu_memory_utilization);
+    r.reason = fmt::format(
+        "the weights ({:.1f} GB per GPU) leave no KV cache within gpu_memory_utilization {}; "
+        "raise the generation TP",
+        mem.weights / 1e9, cal.gpu_memory_utilization);
     return r;
   }
 
@@ -70,7 +71,8 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
 
   // Sequences one replica holds at once: max_num_seqs, or what the KV cache fits at the mean length.
   const double per_seq = static_cast<double>(req.prompt_len) + mean_len;
-  r.concurrency = static_cast<int>(std::max(1.0, std::min<double>(cal.max_num_seqs, mem.token_capacity / std::max(1.0, per_seq))));
+  r.concurrency =
+      static_cast<int>(std::max(1.0, std::min<double>(cal.max_num_seqs, mem.token_capacity / std::max(1.0, per_seq))));
 
   // Streaming rates of the whole pool: decode with every slot busy (each sequence halfway), and
   // prefill at the engine's token budget.
@@ -83,7 +85,8 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     r.full_rate_tokens_per_s = replicas * r.concurrency / model.iteration(w).total();
     serving::BatchWork p;
     p.prefill_tokens = d.engine.max_num_batched_tokens;
-    p.prefill_seqs = std::max(1, static_cast<int>(d.engine.max_num_batched_tokens / std::max<std::int64_t>(1, req.prompt_len)));
+    p.prefill_seqs =
+        std::max(1, static_cast<int>(d.engine.max_num_batched_tokens / std::max<std::int64_t>(1, req.prompt_len)));
     p.prefill_attn_full = static_cast<double>(p.prefill_tokens) * static_cast<double>(req.prompt_len) / 2.0;
     p.prefill_attn_window = p.prefill_attn_full;
     p.sampled = p.prefill_seqs;
@@ -101,7 +104,8 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     serving::Request q;
     q.id = static_cast<int>(reqs.size());
     q.input_tokens = req.prompt_len;
-    for (std::size_t s = p * samples; s < std::min(n, (p + 1) * samples); ++s) q.output_tokens.push_back(req.lengths[s]);
+    for (std::size_t s = p * samples; s < std::min(n, (p + 1) * samples); ++s)
+      q.output_tokens.push_back(req.lengths[s]);
     reqs.push_back(std::move(q));
   }
   serving::WorkloadSpec ws;

@@ -43,18 +43,18 @@ struct BatchSegment {
 struct RolloutResult {
   bool feasible = false;
   std::string reason;
-  core::Seconds makespan{};             ///< until the replica holding the longest response finishes
-  double generated_tokens = 0.0;        ///< whole pool
-  double prefill_tokens = 0.0;          ///< whole pool (prompts, once per prompt: samples share its KV)
-  double busy_fraction = 0.0;           ///< time-averaged running sequences / concurrency, that replica over the makespan
+  core::Seconds makespan{};       ///< until the replica holding the longest response finishes
+  double generated_tokens = 0.0;  ///< whole pool
+  double prefill_tokens = 0.0;    ///< whole pool (prompts, once per prompt: samples share its KV)
+  double busy_fraction = 0.0;     ///< time-averaged running sequences / concurrency, that replica over the makespan
   double full_rate_tokens_per_s = 0.0;  ///< whole pool, decode with every slot busy (the streaming rate)
   double prefill_tokens_per_s = 0.0;    ///< whole pool, prefill at the engine's token budget per iteration
   int concurrency = 0;                  ///< sequences one replica runs at once (KV and max_num_seqs bound)
   int pipeline_stages = 1;              ///< TP beyond an NVLink domain runs as TP = domain x PP stages
   core::Bytes weights_per_gpu{};
   core::Bytes peak_kv_per_gpu{};
-  std::vector<BatchSegment> segments;   ///< the replica holding the longest response
-  std::size_t events = 0;               ///< engine iterations simulated
+  std::vector<BatchSegment> segments;  ///< the replica holding the longest response
+  std::size_t events = 0;              ///< engine iterations simulated
 };
 
 class RolloutEngine {

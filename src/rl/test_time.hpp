@@ -13,10 +13,10 @@
 namespace fmsim::rl {
 
 enum class TtcMethod {
-  Single,            ///< one response (long thinking: set the length distribution)
-  BestOfN,           ///< n samples, each scored by a verifier / reward-model forward, best one kept
-  SelfConsistency,   ///< n samples, majority vote (no extra model)
-  VerifierSearch,    ///< beam search over reasoning steps: n beams x steps, a process-reward forward per step
+  Single,           ///< one response (long thinking: set the length distribution)
+  BestOfN,          ///< n samples, each scored by a verifier / reward-model forward, best one kept
+  SelfConsistency,  ///< n samples, majority vote (no extra model)
+  VerifierSearch,   ///< beam search over reasoning steps: n beams x steps, a process-reward forward per step
 };
 
 /// The words of --test-time.
@@ -31,10 +31,10 @@ inline constexpr core::Vocabulary<TtcMethod> kTtcMethodWords{"test-time method",
 std::string to_string(TtcMethod m);
 
 struct TtcJob {
-  GeneratorConfig generator;   ///< model, GPU, TP, replicas (the serving pool)
+  GeneratorConfig generator;  ///< model, GPU, TP, replicas (the serving pool)
   TtcMethod method = TtcMethod::SelfConsistency;
-  int n = 8;                   ///< samples or beams
-  int search_steps = 8;        ///< VerifierSearch: reasoning steps per beam
+  int n = 8;             ///< samples or beams
+  int search_steps = 8;  ///< VerifierSearch: reasoning steps per beam
   std::int64_t prompt_len = 512;
   LengthDistribution lengths;
   std::int64_t queries = 256;  ///< queries served concurrently (the batch the pool sees)
@@ -44,10 +44,10 @@ struct TtcJob {
 struct TtcResult {
   bool feasible = false;
   std::string reason;
-  double tokens_per_query = 0.0;       ///< generated + verifier tokens
+  double tokens_per_query = 0.0;  ///< generated + verifier tokens
   double gpu_seconds_per_query = 0.0;
   double usd_per_query = 0.0;
-  core::Seconds latency{};             ///< wall time of the batch (the slowest sample finishes it)
+  core::Seconds latency{};  ///< wall time of the batch (the slowest sample finishes it)
   RolloutResult rollout;
 };
 

@@ -36,7 +36,8 @@ std::int64_t checkpoint_tensors(const workload::ModelSpec& m) {
   return n;
 }
 
-WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal, const training::CommCostFn& comm) {
+WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal,
+                                      const training::CommCostFn& comm) {
   WeightSyncResult r;
   const auto params = workload::count_parameters(job.model);
   const double wide = core::bytes_per_value(job.trainer_precision);
@@ -51,10 +52,12 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
   // Gather: each pipeline stage's model-parallel group (TP x EP, or the FSDP shard group)
   // all-gathers its parameters into full tensors; stages run in parallel.
   const auto& l = job.train_layout;
-  const int shard = l.sharding == parallelism::Sharding::Zero3 ? l.fsdp_shard_size() : l.tp * std::max(1, l.ep / std::max(1, l.tp));
+  const int shard =
+      l.sharding == parallelism::Sharding::Zero3 ? l.fsdp_shard_size() : l.tp * std::max(1, l.ep / std::max(1, l.tp));
   if (shard > 1) {
     const int stride = l.sharding == parallelism::Sharding::Zero3 ? l.tp * l.cp : 1;
-    r.gather = comm(collectives::Op::AllGather, training::CommGroup{shard, stride}, core::Bytes(bytes / std::max(1, l.pp)));
+    r.gather =
+        comm(collectives::Op::AllGather, training::CommGroup{shard, stride}, core::Bytes(bytes / std::max(1, l.pp)));
   }
 
   // Transfer. Broadcast methods deliver every generator GPU the full tensors; P2P only its shard.
@@ -75,7 +78,9 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
     // One NCCL broadcast over the generator GPUs and the sending rank, by the collectives model.
     const int group = std::min(job.cluster.gpus(), gens + (job.from_host ? 0 : 1));
     seconds = broadcast(job.cluster, group, core::Bytes(bytes)).value();
-    r.path = group <= job.cluster.nvlink_domain_gpus() ? "NVLink" : (job.cluster.fabric.kind == hardware::FabricKind::Efa ? "EFA" : "RDMA");
+    r.path = group <= job.cluster.nvlink_domain_gpus()
+                 ? "NVLink"
+                 : (job.cluster.fabric.kind == hardware::FabricKind::Efa ? "EFA" : "RDMA");
   } else if (job.trainer_gpus + gens <= job.cluster.nvlink_domain_gpus()) {
     seconds = recv_bytes / (job.cluster.gpu.nvlink_bandwidth.value() / 2.0 * eff);
     r.path = "NVLink";
@@ -88,10 +93,12 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
     r.path = job.cluster.fabric.kind == hardware::FabricKind::Efa ? "EFA" : "RDMA";
   }
   r.transfer = core::Seconds(seconds);
-  const core::Seconds each = job.method == SyncMethod::NcclPerTensor ? cal.per_tensor_overhead : cal.per_tensor_overhead_bucketed;
+  const core::Seconds each =
+      job.method == SyncMethod::NcclPerTensor ? cal.per_tensor_overhead : cal.per_tensor_overhead_bucketed;
   r.per_tensor = each * static_cast<double>(r.tensors);
   r.fixed = cal.sync_fixed;
-  r.load = core::Seconds(job.method == SyncMethod::Storage || !job.engine_load ? 0.0 : recv_bytes / cal.engine_load_bandwidth);
+  r.load = core::Seconds(
+      job.method == SyncMethod::Storage || !job.engine_load ? 0.0 : recv_bytes / cal.engine_load_bandwidth);
   if (requantize) {
     const double kept_params = static_cast<double>(params.total) / std::max(1, job.generator_tp);
     const double hbm_pass = kept_params * (wide + narrow) / job.cluster.gpu.hbm_bandwidth.value();

@@ -17,7 +17,8 @@ namespace fmsim::rl {
 
 enum class SyncMethod {
   NcclPerTensor,  ///< one NCCL broadcast of each full tensor to every generator GPU (verl default)
-  NcclBucketed,   ///< full tensors packed into buckets and broadcast (checkpoint-engine, verl + checkpoint-engine, slime)
+  NcclBucketed,   ///< full tensors packed into buckets and broadcast (checkpoint-engine, verl + checkpoint-engine,
+                  ///< slime)
   P2pRdma,        ///< each generator GPU receives only its own shard, point to point (NeMo-RL refit, Mooncake, NIXL)
   Storage,        ///< trainer writes a checkpoint, generators read it (shared file system)
 };
@@ -45,20 +46,20 @@ struct WeightSyncJob {
   int trainer_gpus = 8;
   int generator_gpus = 8;
   int generator_tp = 1;
-  bool colocated = false;            ///< trainer and generators on the same GPUs (CUDA IPC)
-  bool engine_load = true;           ///< false: receive only (a transfer benchmark without load_weights)
-  bool from_host = false;            ///< weights staged in host memory (checkpoint-engine ParameterServer): H2D first
+  bool colocated = false;   ///< trainer and generators on the same GPUs (CUDA IPC)
+  bool engine_load = true;  ///< false: receive only (a transfer benchmark without load_weights)
+  bool from_host = false;   ///< weights staged in host memory (checkpoint-engine ParameterServer): H2D first
   SyncMethod method = SyncMethod::NcclBucketed;
   core::BytesPerSecond storage_bandwidth = core::gb_per_s(10.0);  ///< Storage method: aggregate file-system throughput
 };
 
 struct WeightSyncResult {
   core::Seconds total{};
-  core::Seconds gather{};    ///< trainer: gather sharded parameters into full tensors ("parameter generation")
-  core::Seconds transfer{};  ///< bytes to the generators (bandwidth-bound), pipelined with the engine's load
-  core::Seconds load{};      ///< the engine's load_weights over the bytes one GPU receives (pipelined with transfer)
-  core::Seconds per_tensor{};///< per-tensor calls and engine load_weights
-  core::Seconds requantize{};///< quantising received tensors to the generator precision (part of `load`)
+  core::Seconds gather{};      ///< trainer: gather sharded parameters into full tensors ("parameter generation")
+  core::Seconds transfer{};    ///< bytes to the generators (bandwidth-bound), pipelined with the engine's load
+  core::Seconds load{};        ///< the engine's load_weights over the bytes one GPU receives (pipelined with transfer)
+  core::Seconds per_tensor{};  ///< per-tensor calls and engine load_weights
+  core::Seconds requantize{};  ///< quantising received tensors to the generator precision (part of `load`)
   core::Seconds fixed{};
   core::Bytes bytes{};       ///< full model in the generator precision
   std::int64_t tensors = 0;  ///< named tensors of the HF checkpoint
@@ -75,6 +76,7 @@ std::int64_t checkpoint_tensors(const workload::ModelSpec& model);
 /// When the generator's weights are narrower than the trainer's, the wire carries the trainer's
 /// precision and each generator GPU quantises what it keeps: tensors x requant_per_tensor plus
 /// one HBM pass (read wide, write narrow) over its shard, inside `load`.
-WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal, const training::CommCostFn& comm);
+WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal,
+                                      const training::CommCostFn& comm);
 
 }  // namespace fmsim::rl

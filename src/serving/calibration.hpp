@@ -12,13 +12,13 @@ namespace fmsim::serving {
 
 /// How close inference kernels get to the datasheet peaks on one GPU architecture.
 struct GpuServingCalibration {
-  double gemm_efficiency_bf16 = 0.70;   ///< large-token GEMMs (prefill), of the dense BF16 peak
-  double gemm_efficiency_fp8 = 0.65;    ///< of the FP8 peak
-  double gemm_efficiency_fp4 = 0.55;    ///< of the FP4 peak
-  double weight_read_efficiency = 0.80; ///< fraction of HBM bandwidth a small-batch GEMM reaches streaming weights
-  double kv_read_efficiency = 0.70;     ///< fraction of HBM bandwidth decode attention reaches streaming the KV cache
-  double attention_efficiency = 0.45;   ///< prefill (flash) attention, of the BF16 peak
-  double host_link_bandwidth = 55e9;    ///< bytes/s one GPU moves to/from host memory (KV swap, offload)
+  double gemm_efficiency_bf16 = 0.70;    ///< large-token GEMMs (prefill), of the dense BF16 peak
+  double gemm_efficiency_fp8 = 0.65;     ///< of the FP8 peak
+  double gemm_efficiency_fp4 = 0.55;     ///< of the FP4 peak
+  double weight_read_efficiency = 0.80;  ///< fraction of HBM bandwidth a small-batch GEMM reaches streaming weights
+  double kv_read_efficiency = 0.70;      ///< fraction of HBM bandwidth decode attention reaches streaming the KV cache
+  double attention_efficiency = 0.45;    ///< prefill (flash) attention, of the BF16 peak
+  double host_link_bandwidth = 55e9;     ///< bytes/s one GPU moves to/from host memory (KV swap, offload)
   /// bytes/s one GPU moves to/from its Grace CPU's LPDDR5X over NVLink-C2C (Grace systems only).
   double grace_link_bandwidth = 225e9;
   /// GEMM rows (tokens) at which a GEMM reaches half its large-shape rate: g(m) = m / (m + half).
@@ -55,7 +55,7 @@ enum class KvAdmission {
 
 /// One inference engine's scheduler defaults and fixed per-iteration costs.
 struct EngineProfile {
-  std::string name;                       ///< "vllm", "sglang", "trtllm"
+  std::string name;  ///< "vllm", "sglang", "trtllm"
   std::string display_name;
   double iteration_overhead_s = 1e-3;     ///< CPU scheduling, input preparation, sampling per iteration (graph replay)
   double graph_layer_overhead_s = 10e-6;  ///< gaps and tails of one layer's kernels replayed from a CUDA graph
@@ -63,20 +63,20 @@ struct EngineProfile {
   int cuda_graph_max_batch = 512;         ///< decode-only batches up to this size replay a captured graph
   /// Captured batch sizes a decode batch is padded up to; empty: 1, 2, 4, then multiples of 8 (vLLM).
   std::vector<int> cuda_graph_batch_sizes;
-  int max_num_seqs = 256;                 ///< running requests at most
-  int max_num_batched_tokens = 8192;      ///< token budget of one iteration (chunked prefill)
+  int max_num_seqs = 256;             ///< running requests at most
+  int max_num_batched_tokens = 8192;  ///< token budget of one iteration (chunked prefill)
   bool chunked_prefill = true;
-  int block_size = 16;                    ///< tokens per KV-cache block
-  double gpu_memory_utilization = 0.90;   ///< fraction of HBM the engine may use
+  int block_size = 16;                   ///< tokens per KV-cache block
+  double gpu_memory_utilization = 0.90;  ///< fraction of HBM the engine may use
   /// true: the fraction applies to the memory left free after weights, workspace and graphs, all
   /// of it for the KV cache (TensorRT-LLM's free_gpu_memory_fraction); false: to the whole HBM,
   /// weights included (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static).
   bool memory_fraction_of_free = false;
-  double graph_memory_bytes = 1.0e9;      ///< captured CUDA graphs and their pools, per GPU
+  double graph_memory_bytes = 1.0e9;  ///< captured CUDA graphs and their pools, per GPU
   KvAdmission admission = KvAdmission::OnDemand;
   PreemptionMode preemption = PreemptionMode::Recompute;
   bool prefix_caching = true;
-  double allreduce_latency_s = 0.0;       ///< custom (one-shot) all-reduce latency; 0 = the NCCL collectives model
+  double allreduce_latency_s = 0.0;  ///< custom (one-shot) all-reduce latency; 0 = the NCCL collectives model
   std::string source;
 };
 

@@ -151,7 +151,8 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   memory_.graphs = d.cuda_graphs ? e.graph_memory_bytes : 0.0;
   if (e.memory_fraction_of_free) {
     memory_.usable = gpu.hbm_usable.value();
-    memory_.kv_cache = (memory_.usable - memory_.weights - memory_.activations - memory_.graphs) * e.gpu_memory_utilization;
+    memory_.kv_cache =
+        (memory_.usable - memory_.weights - memory_.activations - memory_.graphs) * e.gpu_memory_utilization;
   } else {
     memory_.usable = gpu.hbm_usable.value() * e.gpu_memory_utilization;
     memory_.kv_cache = memory_.usable - memory_.weights - memory_.activations - memory_.graphs;
@@ -264,7 +265,8 @@ IterationModel::LocalCost IterationModel::local_cost(const LocalWork& lw, double
   c.linear = roofline(2.0 * t * dense_weights_tp_, peak_gemm_ * g(t), dense_weights_tp_ * bpw, weight_bw) +
              roofline(2.0 * t * dense_weights_rep_, peak_gemm_ * g(t), dense_weights_rep_ * bpw, weight_bw);
   // Attention: prefill is compute-bound flash attention; decode streams the KV cache.
-  const double full_frac = kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
+  const double full_frac =
+      kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
   const double win_frac = 1.0 - full_frac;
   const double prefill_pairs = lw.prefill_attn_full * full_frac + lw.prefill_attn_window * win_frac;
   const double prefill_flops = attn_flops_per_pair_ * prefill_pairs * layers_ / heads_share;
@@ -295,8 +297,8 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
   if (per_rank) {
     for (const auto& r : ranks) max_rank_decode = std::max(max_rank_decode, r.decode_seqs);
   }
-  const bool graph = d_.cuda_graphs && decode_only &&
-                     (per_rank ? max_rank_decode : w.decode_seqs) <= e.cuda_graph_max_batch;
+  const bool graph =
+      d_.cuda_graphs && decode_only && (per_rank ? max_rank_decode : w.decode_seqs) <= e.cuda_graph_max_batch;
   double tokens = (graph ? graph_batch(decode_tokens) : decode_tokens) + static_cast<double>(w.prefill_tokens);
   if (tokens <= 0) return c;
   const double weight_bw = hbm_ * cal.weight_read_efficiency;
@@ -314,18 +316,26 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     double worst = -1;
     for (const auto& r : ranks) {
       LocalWork lw{(graph ? padded : r.decode_seqs * per_seq) + static_cast<double>(r.prefill_tokens),
-                   r.decode_ctx_full, r.decode_ctx_window, r.prefill_attn_full, r.prefill_attn_window, per_seq};
+                   r.decode_ctx_full,
+                   r.decode_ctx_window,
+                   r.prefill_attn_full,
+                   r.prefill_attn_window,
+                   per_seq};
       tokens += lw.tokens;
       const LocalCost lc = local_cost(lw, 1.0);
-      if (lc.total() > worst) { worst = lc.total(); local = lc; }
+      if (lc.total() > worst) {
+        worst = lc.total();
+        local = lc;
+      }
       busiest_tokens = std::max(busiest_tokens, lw.tokens);
     }
   } else if (adp > 1) {
     local = local_cost({tokens / adp, w.decode_ctx_full / adp, w.decode_ctx_window / adp, w.prefill_attn_full / adp,
-                        w.prefill_attn_window / adp, per_seq}, 1.0);
+                        w.prefill_attn_window / adp, per_seq},
+                       1.0);
   } else {
-    local = local_cost({tokens, w.decode_ctx_full, w.decode_ctx_window, w.prefill_attn_full, w.prefill_attn_window, per_seq},
-                       d_.tp);
+    local = local_cost(
+        {tokens, w.decode_ctx_full, w.decode_ctx_window, w.prefill_attn_full, w.prefill_attn_window, per_seq}, d_.tp);
   }
   c.linear = local.linear;
   c.attention = local.attention;
@@ -351,10 +361,16 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
   c.ep_comm = moe_layers_ * interpolate(a2a_table_, std::max(busiest_tokens, tokens / adp * (1.0 + imbalance)));
   double stage = c.total();
   if (d_.pp > 1) {
-    c.pp_comm = (d_.pp - 1.0) * comm_(collectives::Op::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0)).value();
+    c.pp_comm =
+        (d_.pp - 1.0) * comm_(collectives::Op::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0)).value();
     // Without micro-batch pipelining a token crosses every stage in turn.
     const double scale = d_.pp;
-    c.linear *= scale; c.experts *= scale; c.attention *= scale; c.other *= scale; c.tp_comm *= scale; c.ep_comm *= scale;
+    c.linear *= scale;
+    c.experts *= scale;
+    c.attention *= scale;
+    c.other *= scale;
+    c.tp_comm *= scale;
+    c.ep_comm *= scale;
     stage *= scale;
   }
   const double layers_total = m.num_layers;

@@ -23,8 +23,8 @@ enum class SpeculativeKind { None, Mtp, Eagle, DraftModel };
 
 struct Speculation {
   SpeculativeKind kind = SpeculativeKind::None;
-  int draft_tokens = 0;          ///< k proposed tokens per step
-  double acceptance_rate = 0.0;  ///< probability each draft token is accepted (independent)
+  int draft_tokens = 0;              ///< k proposed tokens per step
+  double acceptance_rate = 0.0;      ///< probability each draft token is accepted (independent)
   double draft_cost_fraction = 0.0;  ///< DraftModel: draft forward cost relative to the target's
   /// Expected tokens emitted per verification step: (1 - a^(k+1)) / (1 - a).
   [[nodiscard]] double tokens_per_step() const;
@@ -36,13 +36,13 @@ struct Deployment {
   hardware::ClusterSpec cluster;  ///< the replica's machines (one instance, or an NVL72 domain)
   int tp = 1;                     ///< GPUs per pipeline stage (tensor and/or expert parallel)
   int pp = 1;
-  int ep = 1;                     ///< expert-parallel width (divides tp); expert TP = tp / ep
-  int attention_dp = 1;          ///< attention data-parallel ranks (1 or tp: DEP)
+  int ep = 1;                                       ///< expert-parallel width (divides tp); expert TP = tp / ep
+  int attention_dp = 1;                             ///< attention data-parallel ranks (1 or tp: DEP)
   core::Precision weights = core::Precision::BF16;  ///< linear weights
   /// GEMM inputs when they differ from the weights: MXFP4 checkpoints run MXFP8 activations on
   /// Blackwell (W4A8). GPUs without the precision's tensor cores fall back to BF16 (W4A16).
   std::optional<core::Precision> activations;
-  core::Precision kv = core::Precision::BF16;       ///< KV cache
+  core::Precision kv = core::Precision::BF16;  ///< KV cache
   bool cuda_graphs = true;
   Speculation speculation;
   EngineProfile engine;
@@ -51,9 +51,9 @@ struct Deployment {
   /// A KV-cache tier below HBM (host DRAM over PCIe, Grace LPDDR5X over NVLink-C2C, local NVMe):
   /// when KV runs out, running sequences move there instead of being preempted and recomputed.
   struct KvOffload {
-    std::string tier;        ///< "" = none
-    double capacity = 0;     ///< bytes for the replica
-    double bandwidth = 0;    ///< bytes/s per GPU, one direction (each GPU moves its own shard)
+    std::string tier;      ///< "" = none
+    double capacity = 0;   ///< bytes for the replica
+    double bandwidth = 0;  ///< bytes/s per GPU, one direction (each GPU moves its own shard)
   } kv_offload;
 
   [[nodiscard]] int gpus() const { return tp * pp; }
@@ -64,27 +64,27 @@ std::string why_invalid(const Deployment& d);
 
 /// The work of one iteration, summed over the requests it carries (whole replica).
 struct BatchWork {
-  int decode_seqs = 0;                 ///< sequences producing a token by decoding
-  double decode_ctx_full = 0;          ///< sum of their context lengths (tokens)
-  double decode_ctx_window = 0;        ///< sum of min(context, window) (sliding layers)
-  int prefill_tokens = 0;              ///< prompt tokens computed this iteration
-  int prefill_seqs = 0;                ///< sequences with a prefill chunk
-  double prefill_attn_full = 0;        ///< sum over chunks of q x (ctx_before + q/2): causal attention pairs
-  double prefill_attn_window = 0;      ///< same with context capped at the window
-  int sampled = 0;                     ///< tokens needing logits (decodes + finishing prefills)
+  int decode_seqs = 0;             ///< sequences producing a token by decoding
+  double decode_ctx_full = 0;      ///< sum of their context lengths (tokens)
+  double decode_ctx_window = 0;    ///< sum of min(context, window) (sliding layers)
+  int prefill_tokens = 0;          ///< prompt tokens computed this iteration
+  int prefill_seqs = 0;            ///< sequences with a prefill chunk
+  double prefill_attn_full = 0;    ///< sum over chunks of q x (ctx_before + q/2): causal attention pairs
+  double prefill_attn_window = 0;  ///< same with context capped at the window
+  int sampled = 0;                 ///< tokens needing logits (decodes + finishing prefills)
 };
 
 /// Where an iteration's time goes (seconds).
 struct IterationCost {
-  double linear = 0;      ///< dense GEMMs (attention projections, dense FFN, shared experts, LM head)
-  double experts = 0;     ///< routed-expert GEMMs
-  double attention = 0;   ///< attention core (prefill flash attention, decode KV reads)
-  double other = 0;       ///< elementwise / norms / embedding
-  double tp_comm = 0;     ///< all-reduces (or attention-DP gathers)
-  double ep_comm = 0;     ///< MoE dispatch/combine all-to-all
+  double linear = 0;     ///< dense GEMMs (attention projections, dense FFN, shared experts, LM head)
+  double experts = 0;    ///< routed-expert GEMMs
+  double attention = 0;  ///< attention core (prefill flash attention, decode KV reads)
+  double other = 0;      ///< elementwise / norms / embedding
+  double tp_comm = 0;    ///< all-reduces (or attention-DP gathers)
+  double ep_comm = 0;    ///< MoE dispatch/combine all-to-all
   double pp_comm = 0;
-  double overhead = 0;    ///< CPU scheduling, sampling, launches
-  double draft = 0;       ///< speculative drafting
+  double overhead = 0;  ///< CPU scheduling, sampling, launches
+  double draft = 0;     ///< speculative drafting
   [[nodiscard]] double total() const {
     return linear + experts + attention + other + tp_comm + ep_comm + pp_comm + overhead + draft;
   }
@@ -93,11 +93,12 @@ struct IterationCost {
 /// Memory of one GPU of the replica (bytes).
 struct ServingMemory {
   double weights = 0;
-  double activations = 0;       ///< forward workspace at the token budget
+  double activations = 0;  ///< forward workspace at the token budget
   double graphs = 0;
-  double usable = 0;            ///< HBM usable x gpu_memory_utilization
-  double kv_cache = 0;          ///< what is left for KV blocks (may be <= 0: does not fit)
-  double kv_bytes_per_token = 0;///< KV bytes of one token of one sequence on this GPU, all its layers (full attention)
+  double usable = 0;    ///< HBM usable x gpu_memory_utilization
+  double kv_cache = 0;  ///< what is left for KV blocks (may be <= 0: does not fit)
+  double kv_bytes_per_token =
+      0;  ///< KV bytes of one token of one sequence on this GPU, all its layers (full attention)
   double kv_bytes_per_token_window = 0;  ///< of which on sliding-window layers (capped at the window)
   /// Tokens (full context) the replica's KV cache holds.
   double token_capacity = 0;
@@ -145,27 +146,28 @@ class IterationModel {
   ServingMemory memory_;
   double kv_capacity_ = 0;
   // Per GPU, per stage, summed over its layers.
-  double layers_ = 0;                 ///< layers per pipeline stage
+  double layers_ = 0;  ///< layers per pipeline stage
   double moe_layers_ = 0;
-  double dense_weights_tp_ = 0;       ///< params split tp ways (GEMMs every token crosses)
-  double dense_weights_rep_ = 0;      ///< params replicated per attention-DP rank
-  double expert_weights_ = 0;         ///< routed-expert params on this GPU, all MoE layers
-  double expert_params_one_ = 0;      ///< params of one expert slice (one layer) on this GPU
-  double experts_local_ = 0;          ///< experts per GPU per layer
-  double lm_head_ = 0;                ///< params of the LM head slice
+  double dense_weights_tp_ = 0;   ///< params split tp ways (GEMMs every token crosses)
+  double dense_weights_rep_ = 0;  ///< params replicated per attention-DP rank
+  double expert_weights_ = 0;     ///< routed-expert params on this GPU, all MoE layers
+  double expert_params_one_ = 0;  ///< params of one expert slice (one layer) on this GPU
+  double experts_local_ = 0;      ///< experts per GPU per layer
+  double lm_head_ = 0;            ///< params of the LM head slice
   double bytes_per_weight_ = 2;
   double bytes_per_kv_ = 2;
   double peak_gemm_ = 0, peak_attn_ = 0, hbm_ = 0;
   double half_dim_ = 128;
-  double max_normal_ep_ = 0;          ///< expected maximum of ep standard normals             ///< gemm_half_dim of the GPU's calibration
-  double attn_flops_per_pair_ = 0;    ///< prefill FLOPs per (query, key) pair per layer, whole model
+  double max_normal_ep_ =
+      0;  ///< expected maximum of ep standard normals             ///< gemm_half_dim of the GPU's calibration
+  double attn_flops_per_pair_ = 0;        ///< prefill FLOPs per (query, key) pair per layer, whole model
   double decode_attn_flops_per_ctx_ = 0;  ///< decode FLOPs per context token per layer (MLA absorbed: large)
-  double kv_elems_full_ = 0;          ///< KV elements per token per GPU on full-attention layers of the stage
+  double kv_elems_full_ = 0;              ///< KV elements per token per GPU on full-attention layers of the stage
   double kv_elems_window_ = 0;
-  int kv_shard_ = 1;                  ///< ways the replica's KV of one token is spread (heads or attention DP)
+  int kv_shard_ = 1;  ///< ways the replica's KV of one token is spread (heads or attention DP)
   double window_ = 0;
-  std::array<double, 18> ar_table_{}; ///< tp all-reduce time at 2^i tokens
-  std::array<double, 18> a2a_table_{};///< ep all-to-all time at 2^i tokens (dispatch + combine)
+  std::array<double, 18> ar_table_{};   ///< tp all-reduce time at 2^i tokens
+  std::array<double, 18> a2a_table_{};  ///< ep all-to-all time at 2^i tokens (dispatch + combine)
 };
 
 /// Expected maximum of n independent standard normal variables (Blom's approximation).

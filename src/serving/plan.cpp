@@ -15,7 +15,8 @@ double mean_output(const WorkloadSpec& w) {
 }
 
 double mean_input(const WorkloadSpec& w) {
-  return w.input.kind == LengthKind::LogNormal ? w.input.mean * std::exp(w.input.spread * w.input.spread / 2) : w.input.mean;
+  return w.input.kind == LengthKind::LogNormal ? w.input.mean * std::exp(w.input.spread * w.input.spread / 2)
+                                               : w.input.mean;
 }
 
 // A probe at `rate` meets the SLO at p99 and keeps up: every request completes and the run ends
@@ -148,9 +149,10 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   p.mode = "disaggregated";
   p.feasible = false;
   p.reason.clear();
-  const double link = d.cluster.nvlink_domain_gpus() > d.cluster.system.gpus_per_node
-                          ? d.cluster.gpu.nvlink_per_direction().value() * g
-                          : d.cluster.system.network_bandwidth.value() * g / std::max(1, d.cluster.system.gpus_per_node);
+  const double link =
+      d.cluster.nvlink_domain_gpus() > d.cluster.system.gpus_per_node
+          ? d.cluster.gpu.nvlink_per_direction().value() * g
+          : d.cluster.system.network_bandwidth.value() * g / std::max(1, d.cluster.system.gpus_per_node);
   const double kv_transfer = link > 0 ? model.kv_bytes(isl) / link : 0.0;
   WorkloadSpec pre = r.workload;
   pre.output = {LengthKind::Fixed, 1, 0, 0};
@@ -220,8 +222,8 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
     p.tpot_p99 = sum.tpot.p99;
     if ((r.slo.ttft_s > 0 && sum.ttft.p99 > r.slo.ttft_s) || (r.slo.tpot_s > 0 && sum.tpot.p99 > r.slo.tpot_s)) {
       p.feasible = false;
-      p.reason = fmt::format("the simulated {}:{} pools miss the SLO (p99 TTFT {:.0f} ms, TPOT {:.1f} ms)", dis.prefill_replicas,
-                             dis.decode_replicas, sum.ttft.p99 * 1e3, sum.tpot.p99 * 1e3);
+      p.reason = fmt::format("the simulated {}:{} pools miss the SLO (p99 TTFT {:.0f} ms, TPOT {:.1f} ms)",
+                             dis.prefill_replicas, dis.decode_replicas, sum.ttft.p99 * 1e3, sum.tpot.p99 * 1e3);
     }
   }
   out.push_back(p);
@@ -247,8 +249,9 @@ std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest&
 
 std::vector<ParetoPoint> pareto_front(std::vector<ParetoPoint> points) {
   // Sort by interactivity descending; keep points whose throughput beats every more interactive one.
-  std::sort(points.begin(), points.end(),
-            [](const ParetoPoint& a, const ParetoPoint& b) { return a.tokens_per_s_per_user > b.tokens_per_s_per_user; });
+  std::sort(points.begin(), points.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
+    return a.tokens_per_s_per_user > b.tokens_per_s_per_user;
+  });
   std::vector<ParetoPoint> front;
   double best = -1;
   for (const auto& p : points) {

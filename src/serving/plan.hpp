@@ -14,17 +14,17 @@ namespace fmsim::serving {
 /// One candidate deployment: a replica layout on one system.
 struct PlanCandidate {
   Deployment deployment;
-  double price_per_gpu_hour = 0;   ///< USD
+  double price_per_gpu_hour = 0;  ///< USD
 };
 
 /// What the search is asked.
 struct PlanRequest {
-  WorkloadSpec workload;           ///< lengths and samples; arrival is set by the planner
-  double target_rate = 0;          ///< requests/s the fleet must serve (0: report per-replica figures only)
-  Slo slo;                         ///< on p99 TTFT and p99 TPOT (0 = unbounded)
-  int requests_per_probe = 300;    ///< requests simulated per rate probe
+  WorkloadSpec workload;         ///< lengths and samples; arrival is set by the planner
+  double target_rate = 0;        ///< requests/s the fleet must serve (0: report per-replica figures only)
+  Slo slo;                       ///< on p99 TTFT and p99 TPOT (0 = unbounded)
+  int requests_per_probe = 300;  ///< requests simulated per rate probe
   int max_replicas = 100000;
-  bool disaggregated = true;       ///< also cost disaggregated prefill/decode pools
+  bool disaggregated = true;  ///< also cost disaggregated prefill/decode pools
   /// Pareto sweep: closed-loop concurrencies 1, 2, 4, ... up to this.
   int pareto_max_concurrency = 512;
 };
@@ -32,18 +32,18 @@ struct PlanRequest {
 /// Result of one candidate.
 struct PlanResult {
   std::string system;
-  std::string layout;               ///< "tp8 ep8 dep"
-  std::string mode;                 ///< "aggregated" or "disaggregated"
+  std::string layout;  ///< "tp8 ep8 dep"
+  std::string mode;    ///< "aggregated" or "disaggregated"
   int gpus_per_replica = 0;
   bool feasible = false;
-  std::string reason;               ///< why not (does not fit, misses the SLO at any rate)
-  double max_rate = 0;              ///< requests/s one replica sustains under the SLO
+  std::string reason;                      ///< why not (does not fit, misses the SLO at any rate)
+  double max_rate = 0;                     ///< requests/s one replica sustains under the SLO
   double output_tokens_per_s_per_gpu = 0;  ///< at max_rate
   double ttft_p99 = 0, tpot_p99 = 0;       ///< at max_rate (s)
-  int replicas = 0;                 ///< for target_rate
-  int gpus = 0;                     ///< replicas x gpus_per_replica (prefill + decode GPUs when disaggregated)
+  int replicas = 0;                        ///< for target_rate
+  int gpus = 0;                            ///< replicas x gpus_per_replica (prefill + decode GPUs when disaggregated)
   int prefill_gpus = 0, decode_gpus = 0;   ///< disaggregated pools
-  double cost_per_hour = 0;         ///< USD for target_rate
+  double cost_per_hour = 0;                ///< USD for target_rate
   double cost_per_million_output_tokens = 0;  ///< USD at max_rate (fully loaded replicas)
 };
 

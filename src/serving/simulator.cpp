@@ -9,8 +9,8 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <queue>
+#include <tuple>
 
 #include "core/sim_time.hpp"
 
@@ -110,21 +110,21 @@ struct Seq {
   std::int64_t prefill_target = 0;  // tokens to run through prefill (prompt, + generated after a recompute)
   std::int64_t computed = 0;        // of prefill_target
   std::int64_t generated = 0;
-  std::int64_t kv_tokens = 0;       // tokens whose KV is stored
-  std::int64_t shared_tokens = 0;   // of kv_tokens, held by a prefix-cache entry
-  double own_bytes = 0;             // KV bytes charged to this sequence
-  int prefix_key = -1;              // prefix-cache entry it may share
+  std::int64_t kv_tokens = 0;      // tokens whose KV is stored
+  std::int64_t shared_tokens = 0;  // of kv_tokens, held by a prefix-cache entry
+  double own_bytes = 0;            // KV bytes charged to this sequence
+  int prefix_key = -1;             // prefix-cache entry it may share
   std::int64_t prefix_tokens = 0;
   bool holds_ref = false;
   bool swapped = false;
-  bool prefilled = false;           // disaggregated decode: arrives with its prompt's KV and first token
-  bool offloaded = false;           // its KV sits in the offload tier (swapped out)
+  bool prefilled = false;  // disaggregated decode: arrives with its prompt's KV and first token
+  bool offloaded = false;  // its KV sits in the offload tier (swapped out)
   double first_token = -1, finish = -1, last_token = -1;
   double spec_credit = 0;
   std::int64_t cached = 0;
   int preemptions = 0;
-  int rank = 0;                     // attention-DP rank holding its KV and running its attention
-  std::vector<int> children;        // n-sample siblings released when this prefill completes
+  int rank = 0;               // attention-DP rank holding its KV and running its attention
+  std::vector<int> children;  // n-sample siblings released when this prefill completes
   bool decoding() const { return computed >= prefill_target; }
 };
 
@@ -137,8 +137,8 @@ struct PrefixEntry {
 
 class Scheduler {
  public:
-  Scheduler(const IterationModel& model, const WorkloadSpec& w, const std::vector<Request>& reqs, engine::TraceSink* trace,
-            std::string lane = "replica 0")
+  Scheduler(const IterationModel& model, const WorkloadSpec& w, const std::vector<Request>& reqs,
+            engine::TraceSink* trace, std::string lane = "replica 0")
       : m_(model), e_(model.deployment().engine), w_(w), reqs_(reqs), trace_(trace), lane_(std::move(lane)) {
     capacity_ = model.kv_capacity();
     const auto& d = model.deployment();
@@ -160,8 +160,7 @@ class Scheduler {
     ServeResult r;
     if (!fits(r)) return r;
     start_arrivals();
-    while (step(r)) {
-    }
+    while (step(r)) {}
     finish(r);
     return r;
   }
@@ -232,15 +231,18 @@ class Scheduler {
     order_.resize(reqs_.size());
     for (std::size_t i = 0; i < reqs_.size(); ++i) order_[i] = static_cast<int>(i);
     if (w_.arrival != ArrivalKind::ClosedLoop) {
-      std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return reqs_[a].arrival_s < reqs_[b].arrival_s; });
+      std::stable_sort(order_.begin(), order_.end(),
+                       [&](int a, int b) { return reqs_[a].arrival_s < reqs_[b].arrival_s; });
     }
     release_time_.assign(reqs_.size(), std::numeric_limits<double>::infinity());
     remaining_samples_.assign(reqs_.size(), 0);
     if (w_.arrival == ArrivalKind::ClosedLoop) {
-      for (int i = 0; i < std::min<int>(w_.concurrency, static_cast<int>(reqs_.size())); ++i) release_time_[order_[i]] = 0.0;
+      for (int i = 0; i < std::min<int>(w_.concurrency, static_cast<int>(reqs_.size())); ++i)
+        release_time_[order_[i]] = 0.0;
       next_closed_ = std::min<int>(w_.concurrency, static_cast<int>(reqs_.size()));
     } else {
-      for (std::size_t i = 0; i < reqs_.size(); ++i) release_time_[i] = w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s;
+      for (std::size_t i = 0; i < reqs_.size(); ++i)
+        release_time_[i] = w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s;
     }
   }
 
@@ -419,7 +421,10 @@ class Scheduler {
               int victim = -1;
               for (std::size_t j = running_.size(); j-- > i + 1;) {
                 const int v = running_[j];
-                if (seqs_[static_cast<std::size_t>(v)].finish < 0 && !is_preempted(v)) { victim = v; break; }
+                if (seqs_[static_cast<std::size_t>(v)].finish < 0 && !is_preempted(v)) {
+                  victim = v;
+                  break;
+                }
               }
               if (victim < 0) break;
               extra += preempt(victim);
@@ -431,7 +436,10 @@ class Scheduler {
               mark_preempted(idx);
               continue;
             }
-            if (grow > 0) { s.own_bytes += grow; used_ += grow; }
+            if (grow > 0) {
+              s.own_bytes += grow;
+              used_ += grow;
+            }
           }
           budget -= per_seq_tokens_;
           batch.emplace_back(idx, 0);
@@ -504,7 +512,10 @@ class Scheduler {
         }
         attach_prefix(s, now);
         std::int64_t remaining = s.prefill_target - s.computed;
-        if (!e_.chunked_prefill && remaining > budget && !batch.empty()) { detach_prefix(s); break; }
+        if (!e_.chunked_prefill && remaining > budget && !batch.empty()) {
+          detach_prefix(s);
+          break;
+        }
         const auto chunk = static_cast<int>(e_.chunked_prefill ? std::min<std::int64_t>(remaining, budget) : remaining);
         const double reserve_ctx = e_.admission == KvAdmission::ReserveFull
                                        ? static_cast<double>(s.input + s.target_out)
@@ -521,7 +532,10 @@ class Scheduler {
           }
           break;
         }
-        if (e_.admission == KvAdmission::ReserveFull) { s.own_bytes = need; used_ += need; }
+        if (e_.admission == KvAdmission::ReserveFull) {
+          s.own_bytes = need;
+          used_ += need;
+        }
         waiting_.pop_front();
         running_.push_back(idx);
         rank_count_[static_cast<std::size_t>(rank)]++;
@@ -533,7 +547,7 @@ class Scheduler {
         const double t = next_arrival();
         if (!std::isfinite(t)) {
           if (running_.empty() && waiting_.empty()) return false;
-          if (running_.empty()) { // head of queue cannot be admitted and nothing frees memory: reject it
+          if (running_.empty()) {  // head of queue cannot be admitted and nothing frees memory: reject it
             const int idx = waiting_.front();
             waiting_.pop_front();
             rejected_++;
@@ -550,14 +564,16 @@ class Scheduler {
         if (chunk == 0) {
           b.decode_seqs++;
           b.decode_ctx_full += static_cast<double>(s.kv_tokens);
-          b.decode_ctx_window += window_ > 0 ? std::min<double>(static_cast<double>(s.kv_tokens), window_) : static_cast<double>(s.kv_tokens);
+          b.decode_ctx_window += window_ > 0 ? std::min<double>(static_cast<double>(s.kv_tokens), window_)
+                                             : static_cast<double>(s.kv_tokens);
           b.sampled++;
         } else {
           const double before = static_cast<double>(s.computed);
           b.prefill_tokens += chunk;
           b.prefill_seqs++;
           b.prefill_attn_full += chunk * (before + chunk / 2.0);
-          b.prefill_attn_window += chunk * (window_ > 0 ? std::min(before + chunk / 2.0, window_) : before + chunk / 2.0);
+          b.prefill_attn_window +=
+              chunk * (window_ > 0 ? std::min(before + chunk / 2.0, window_) : before + chunk / 2.0);
           if (s.computed + chunk >= s.prefill_target) b.sampled++;
         }
       };
@@ -602,7 +618,10 @@ class Scheduler {
         if (s.generated >= s.target_out && s.decoding()) {
           s.finish = now;
           finished_now_.push_back(s.request);
-          if (e_.admission == KvAdmission::ReserveFull) { used_ -= s.own_bytes; s.own_bytes = 0; }
+          if (e_.admission == KvAdmission::ReserveFull) {
+            used_ -= s.own_bytes;
+            s.own_bytes = 0;
+          }
           free_seq(s);
           finish_request_sample(s, now);
         }
@@ -620,13 +639,17 @@ class Scheduler {
       smp.preemptions = preemptions_;
       r.iterations.push_back(smp);
       if (trace_ != nullptr) {
-        trace_->record({lane_, "iterations",
+        trace_->record({lane_,
+                        "iterations",
                         w.prefill_tokens > 0 ? fmt::format("mixed b{} +{} prefill", w.decode_seqs, w.prefill_tokens)
                                              : fmt::format("decode b{}", w.decode_seqs),
-                        w.prefill_tokens > 0 ? "prefill" : "decode", at(start),
+                        w.prefill_tokens > 0 ? "prefill" : "decode",
+                        at(start),
                         at(dt),
-                        {{"decode_seqs", std::to_string(w.decode_seqs)}, {"prefill_tokens", std::to_string(w.prefill_tokens)},
-                         {"kv_usage", fmt::format("{:.3f}", smp.kv_usage)}, {"waiting", std::to_string(smp.waiting)}}});
+                        {{"decode_seqs", std::to_string(w.decode_seqs)},
+                         {"prefill_tokens", std::to_string(w.prefill_tokens)},
+                         {"kv_usage", fmt::format("{:.3f}", smp.kv_usage)},
+                         {"waiting", std::to_string(smp.waiting)}}});
       }
     }
     return true;
@@ -639,7 +662,8 @@ class Scheduler {
   bool schedule_prefill(Seq& s, int chunk) {
     if (chunk <= 0) return false;
     if (e_.admission == KvAdmission::OnDemand) {
-      const double need = m_.kv_bytes(static_cast<double>(s.computed + chunk)) - m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
+      const double need = m_.kv_bytes(static_cast<double>(s.computed + chunk)) -
+                          m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
       if (need > 0) {
         if (!make_room(need)) return false;
         s.own_bytes += need;
@@ -695,13 +719,19 @@ class Scheduler {
     s.holds_ref = true;
     s.shared_tokens = tokens;
     s.own_bytes -= bytes;
-    if (s.own_bytes < 0) { used_ += -s.own_bytes; s.own_bytes = 0; }
+    if (s.own_bytes < 0) {
+      used_ += -s.own_bytes;
+      s.own_bytes = 0;
+    }
   }
 
   void finish_request_sample(Seq& s, double now) {
     auto& left = remaining_samples_[static_cast<std::size_t>(s.request)];
     // Children never released (their parent was rejected) count as done too.
-    for (int c : s.children) { seqs_[static_cast<std::size_t>(c)].finish = -2; left--; }
+    for (int c : s.children) {
+      seqs_[static_cast<std::size_t>(c)].finish = -2;
+      left--;
+    }
     s.children.clear();
     if (--left > 0 || w_.arrival != ArrivalKind::ClosedLoop) return;
     if (next_closed_ < order_.size()) {
@@ -710,7 +740,9 @@ class Scheduler {
     }
   }
 
-  bool is_preempted(int idx) const { return std::find(preempted_now_.begin(), preempted_now_.end(), idx) != preempted_now_.end(); }
+  bool is_preempted(int idx) const {
+    return std::find(preempted_now_.begin(), preempted_now_.end(), idx) != preempted_now_.end();
+  }
   void mark_preempted(int idx) { preempted_now_.push_back(idx); }
 
   void add_parts(const IterationCost& c) { accumulate(parts_, c); }
@@ -739,14 +771,14 @@ class Scheduler {
   IterationCost parts_;
   int preemptions_ = 0, rejected_ = 0;
   double now_ = 0;
-  std::vector<int> finished_now_;   // requests whose sample finished (disaggregated prefill pool reads and clears it)
+  std::vector<int> finished_now_;  // requests whose sample finished (disaggregated prefill pool reads and clears it)
   std::vector<std::pair<int, int>> batch_;  // (seq, prefill chunk or 0 for decode)
   std::vector<int> still_;
-  double offloaded_ = 0;            // bytes in the KV offload tier
+  double offloaded_ = 0;  // bytes in the KV offload tier
   int offloads_ = 0;
-  int ranks_ = 1;                   // attention-DP ranks
-  std::vector<int> rank_budget_;    // tokens left in this iteration, per rank
-  std::vector<int> rank_count_;     // running requests, per rank
+  int ranks_ = 1;                 // attention-DP ranks
+  std::vector<int> rank_budget_;  // tokens left in this iteration, per rank
+  std::vector<int> rank_count_;   // running requests, per rank
   std::vector<BatchWork> rank_work_;
 };
 
@@ -784,8 +816,9 @@ ServeResult merge(std::vector<ServeResult>& parts) {
     }
     r.requests.insert(r.requests.end(), p.requests.begin(), p.requests.end());
   }
-  std::stable_sort(r.requests.begin(), r.requests.end(),
-                   [](const RequestResult& a, const RequestResult& b) { return std::tie(a.request, a.sample) < std::tie(b.request, b.sample); });
+  std::stable_sort(r.requests.begin(), r.requests.end(), [](const RequestResult& a, const RequestResult& b) {
+    return std::tie(a.request, a.sample) < std::tie(b.request, b.sample);
+  });
   std::stable_sort(r.iterations.begin(), r.iterations.end(),
                    [](const IterationSample& a, const IterationSample& b) { return a.time_s < b.time_s; });
   r.duration_s = last > first ? last - first : 0.0;
@@ -815,7 +848,9 @@ class Router {
     int best = -1;
     for (int k = 0; k < n; ++k) {
       const int i = (next_ + k) % n;
-      if (best < 0 || pool[static_cast<std::size_t>(i)]->outstanding() < pool[static_cast<std::size_t>(best)]->outstanding()) best = i;
+      if (best < 0 ||
+          pool[static_cast<std::size_t>(i)]->outstanding() < pool[static_cast<std::size_t>(best)]->outstanding())
+        best = i;
     }
     next_ = (best + 1) % n;
     if (policy_ == RoutingPolicy::PrefixAware && q.prefix_group >= 0) {
@@ -823,7 +858,8 @@ class Router {
       // prompt) unless it is overloaded: more than kAffinityRelative x and kAffinityAbsolute
       // requests more than the shortest queue.
       const int home = q.prefix_group % n;
-      const int h = pool[static_cast<std::size_t>(home)]->outstanding(), m = pool[static_cast<std::size_t>(best)]->outstanding();
+      const int h = pool[static_cast<std::size_t>(home)]->outstanding(),
+                m = pool[static_cast<std::size_t>(best)]->outstanding();
       if (h <= kAffinityAbsolute + m || h <= kAffinityRelative * m) return home;
     }
     return best;
@@ -854,7 +890,8 @@ void trace_requests(const ServeResult& r, engine::TraceSink* trace) {
     int lanes = 0;
     int shown = 0;
     std::vector<const RequestResult*> done;
-    for (const auto& q : r.requests) if (q.completed() && shown++ < 2000) done.push_back(&q);
+    for (const auto& q : r.requests)
+      if (q.completed() && shown++ < 2000) done.push_back(&q);
     std::sort(done.begin(), done.end(), [](auto* a, auto* b) { return a->arrival_s < b->arrival_s; });
     for (const auto* q : done) {
       int lane;
@@ -870,17 +907,16 @@ void trace_requests(const ServeResult& r, engine::TraceSink* trace) {
       const std::vector<std::pair<std::string, std::string>> args{{"input_tokens", std::to_string(q->input_tokens)},
                                                                   {"output_tokens", std::to_string(q->output_tokens)},
                                                                   {"ttft_ms", fmt::format("{:.2f}", 1e3 * q->ttft())}};
-      trace->record({"requests", thread, name + " ttft", "queue+prefill", at(q->arrival_s),
-                     at(q->ttft()), args});
+      trace->record({"requests", thread, name + " ttft", "queue+prefill", at(q->arrival_s), at(q->ttft()), args});
       trace->record({"requests", thread, name + " decode", "decode", at(q->first_token_s),
                      at(q->finish_s - q->first_token_s), args});
     }
   }
 }
 
-ServeResult simulate_disaggregated(const IterationModel& prefill, const IterationModel& decode, const Disaggregation& dis,
-                                   const WorkloadSpec& workload, const std::vector<Request>& requests,
-                                   engine::TraceSink* trace) {
+ServeResult simulate_disaggregated(const IterationModel& prefill, const IterationModel& decode,
+                                   const Disaggregation& dis, const WorkloadSpec& workload,
+                                   const std::vector<Request>& requests, engine::TraceSink* trace) {
   // The prefill pool computes each prompt once (its samples share it) and emits the first token.
   std::vector<Request> prompts = requests;
   for (auto& q : prompts) q.output_tokens.assign(1, 1);
@@ -904,7 +940,8 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   const double layers = std::max(1, prefill.deployment().model.num_layers);
   auto transfer = [&](const Request& q) {
     if (dis.link_bandwidth <= 0) return 0.0;
-    const double whole = static_cast<double>(prefill.kv_bytes(static_cast<double>(q.input_tokens))) / (dis.link_bandwidth * links);
+    const double whole =
+        static_cast<double>(prefill.kv_bytes(static_cast<double>(q.input_tokens))) / (dis.link_bandwidth * links);
     if (!dis.layer_streaming) return dis.link_latency_s + whole;
     // Layer by layer behind the prefill: only the last layer's share shows, unless the link is
     // slower than the prefill itself.
@@ -923,9 +960,10 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   std::size_t next = 0;
   const double inf = std::numeric_limits<double>::infinity();
   while (true) {
-    const double t_arrival = next < order.size()
-                                 ? (open.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(order[next])].arrival_s)
-                                 : inf;
+    const double t_arrival =
+        next < order.size()
+            ? (open.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(order[next])].arrival_s)
+            : inf;
     const double t_ready = ready.empty() ? inf : ready.top().t;
     std::size_t busiest = pre.size();
     for (std::size_t i = 0; i < pre.size(); ++i) {
@@ -939,7 +977,8 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
       if (!pre[busiest]->step(pre_parts[busiest])) continue;
       for (const int q : pre[busiest]->finished_now_) {
         const double done = pre[busiest]->now();
-        ready.push({done + transfer(requests[static_cast<std::size_t>(q)]), arrival_of[static_cast<std::size_t>(q)], done, q});
+        ready.push(
+            {done + transfer(requests[static_cast<std::size_t>(q)]), arrival_of[static_cast<std::size_t>(q)], done, q});
       }
       pre[busiest]->finished_now_.clear();
     } else if (t_arrival <= t_ready) {
@@ -950,8 +989,8 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
       const Ready r = ready.top();
       ready.pop();
       advance(dec, dec_parts, r.t);
-      dec[static_cast<std::size_t>(dec_router.pick(dec, requests[static_cast<std::size_t>(r.req)]))]
-          ->inject_prefilled(r.req, r.arrival, r.first_token, r.t);
+      dec[static_cast<std::size_t>(dec_router.pick(dec, requests[static_cast<std::size_t>(r.req)]))]->inject_prefilled(
+          r.req, r.arrival, r.first_token, r.t);
     }
   }
   advance(dec, dec_parts, inf);
@@ -980,8 +1019,9 @@ std::string_view to_string(RoutingPolicy p) {
   return "?";
 }
 
-ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& workload, const std::vector<Request>& requests,
-                           int replicas, RoutingPolicy policy, engine::TraceSink* trace) {
+ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& workload,
+                           const std::vector<Request>& requests, int replicas, RoutingPolicy policy,
+                           engine::TraceSink* trace) {
   if (replicas <= 1 || workload.arrival == ArrivalKind::ClosedLoop) return simulate(model, workload, requests, trace);
   std::vector<std::unique_ptr<Scheduler>> pool;
   std::vector<ServeResult> parts(static_cast<std::size_t>(replicas));
@@ -1002,7 +1042,6 @@ ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& work
   trace_requests(r, trace);
   return r;
 }
-
 
 ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gpu_hour_usd) {
   ServeSummary s;
@@ -1032,7 +1071,8 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
   s.ttft = latency_stats(ttft);
   s.tpot = latency_stats(tpot);
   s.e2e = latency_stats(e2e);
-  s.itl = LatencyStats{r.itl.mean(), r.itl.quantile(0.5), r.itl.quantile(0.9), r.itl.quantile(0.99), r.itl.quantile(1.0)};
+  s.itl =
+      LatencyStats{r.itl.mean(), r.itl.quantile(0.5), r.itl.quantile(0.9), r.itl.quantile(0.99), r.itl.quantile(1.0)};
   s.tokens_per_s_per_user = s.tpot.mean > 0 ? 1.0 / s.tpot.mean : 0.0;
   const int total = static_cast<int>(r.requests.size());
   s.slo_attainment = total > 0 ? static_cast<double>(good) / total : 0.0;

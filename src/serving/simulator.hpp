@@ -19,8 +19,8 @@ struct RequestResult {
   int request = 0;
   int sample = 0;
   double arrival_s = 0;
-  double first_token_s = -1;   ///< when the first output token was produced; -1 if never
-  double finish_s = -1;        ///< when the last output token was produced; -1 if not completed
+  double first_token_s = -1;  ///< when the first output token was produced; -1 if never
+  double finish_s = -1;       ///< when the last output token was produced; -1 if not completed
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   std::int64_t cached_tokens = 0;  ///< prompt tokens served from the prefix cache
@@ -36,15 +36,15 @@ struct RequestResult {
 
 /// The state after one iteration: the time series observability exports.
 struct IterationSample {
-  double time_s = 0;        ///< end of the iteration
+  double time_s = 0;  ///< end of the iteration
   double duration_s = 0;
-  int running = 0;          ///< requests holding KV (scheduled this iteration)
+  int running = 0;  ///< requests holding KV (scheduled this iteration)
   int decode_seqs = 0;
   int prefill_tokens = 0;
-  int tokens = 0;           ///< tokens computed (prefill + decode)
-  int waiting = 0;          ///< arrived, not admitted
-  double kv_usage = 0;      ///< fraction of KV-cache blocks in use (0..1), prefix cache included
-  int preemptions = 0;      ///< cumulative
+  int tokens = 0;       ///< tokens computed (prefill + decode)
+  int waiting = 0;      ///< arrived, not admitted
+  double kv_usage = 0;  ///< fraction of KV-cache blocks in use (0..1), prefix cache included
+  int preemptions = 0;  ///< cumulative
 };
 
 /// Log-spaced histogram of durations (1 us .. 10^4 s, 40 bins per decade) for percentiles of
@@ -73,15 +73,15 @@ class DurationHistogram {
 struct ServeResult {
   std::vector<RequestResult> requests;
   std::vector<IterationSample> iterations;
-  DurationHistogram itl;          ///< inter-token latency, one entry per decoded token
+  DurationHistogram itl;  ///< inter-token latency, one entry per decoded token
   ServingMemory memory;
-  IterationCost time_by_part;     ///< summed over all iterations
-  double duration_s = 0;          ///< first arrival to last completion
-  int gpus = 0;                   ///< GPUs of the replica
-  int preemptions = 0;            ///< evictions from HBM (offloads included)
-  int offloads = 0;               ///< of which moved to the KV offload tier (reloaded later, not recomputed)
-  int rejected = 0;               ///< requests larger than the whole KV cache
-  bool fits = true;               ///< false: the weights leave no room for a KV cache
+  IterationCost time_by_part;  ///< summed over all iterations
+  double duration_s = 0;       ///< first arrival to last completion
+  int gpus = 0;                ///< GPUs of the replica
+  int preemptions = 0;         ///< evictions from HBM (offloads included)
+  int offloads = 0;            ///< of which moved to the KV offload tier (reloaded later, not recomputed)
+  int rejected = 0;            ///< requests larger than the whole KV cache
+  bool fits = true;            ///< false: the weights leave no room for a KV cache
   std::string reason;
 };
 
@@ -102,8 +102,9 @@ std::string_view to_string(RoutingPolicy p);
 /// request goes to the replica the policy picks from the replicas' state at its arrival. Open
 /// loop, trace and offline workloads (a closed loop runs one replica). The result covers the
 /// whole fleet (gpus = replicas x GPUs per replica).
-ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& workload, const std::vector<Request>& requests,
-                           int replicas, RoutingPolicy policy, engine::TraceSink* trace = nullptr);
+ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& workload,
+                           const std::vector<Request>& requests, int replicas, RoutingPolicy policy,
+                           engine::TraceSink* trace = nullptr);
 
 /// Disaggregated prefill/decode: a prefill pool computes each prompt and its first token, the KV
 /// moves to a decode pool over a link, which then decodes; both pools queue.
@@ -120,9 +121,9 @@ struct Disaggregation {
 /// Plays `requests` through a prefill pool (`prefill`, routed to the shortest queue) and a decode
 /// pool (`decode`, likewise), with the KV transfer between them costed from its bytes. TTFT ends
 /// at the prefill pool's first token; TPOT and ITL come from the decode pool.
-ServeResult simulate_disaggregated(const IterationModel& prefill, const IterationModel& decode, const Disaggregation& dis,
-                                   const WorkloadSpec& workload, const std::vector<Request>& requests,
-                                   engine::TraceSink* trace = nullptr);
+ServeResult simulate_disaggregated(const IterationModel& prefill, const IterationModel& decode,
+                                   const Disaggregation& dis, const WorkloadSpec& workload,
+                                   const std::vector<Request>& requests, engine::TraceSink* trace = nullptr);
 
 /// Request spans (queue + prefill, decode) of the first 2,000 completed requests on lanes.
 void trace_requests(const ServeResult& r, engine::TraceSink* trace);
@@ -141,15 +142,15 @@ struct Slo {
 /// Headline figures of a run.
 struct ServeSummary {
   int completed = 0;
-  double output_tokens_per_s = 0;       ///< replica
-  double total_tokens_per_s = 0;        ///< input + output, replica
+  double output_tokens_per_s = 0;  ///< replica
+  double total_tokens_per_s = 0;   ///< input + output, replica
   double output_tokens_per_s_per_gpu = 0;
   double total_tokens_per_s_per_gpu = 0;
   double requests_per_s = 0;
   LatencyStats ttft, tpot, itl, e2e;
-  double tokens_per_s_per_user = 0;     ///< 1 / mean TPOT
-  double slo_attainment = 1.0;          ///< fraction of requests meeting the SLO
-  double goodput_requests_per_s = 0;    ///< completed requests meeting the SLO, per second
+  double tokens_per_s_per_user = 0;   ///< 1 / mean TPOT
+  double slo_attainment = 1.0;        ///< fraction of requests meeting the SLO
+  double goodput_requests_per_s = 0;  ///< completed requests meeting the SLO, per second
   double kv_usage_mean = 0, kv_usage_max = 0;
   double batch_mean = 0, queue_mean = 0, queue_max = 0;
   double cost_per_million_output_tokens = 0;  ///< USD, at the system's price per GPU-hour

@@ -15,7 +15,9 @@ std::int64_t draw(const LengthDistribution& d, std::mt19937_64& rng) {
   double v = d.mean;
   switch (d.kind) {
     case LengthKind::Fixed: break;
-    case LengthKind::Uniform: v = std::uniform_real_distribution<double>(d.mean * (1 - d.spread), d.mean * (1 + d.spread))(rng); break;
+    case LengthKind::Uniform:
+      v = std::uniform_real_distribution<double>(d.mean * (1 - d.spread), d.mean * (1 + d.spread))(rng);
+      break;
     case LengthKind::Normal: v = std::normal_distribution<double>(d.mean, d.spread * d.mean)(rng); break;
     case LengthKind::LogNormal: v = std::lognormal_distribution<double>(std::log(d.mean), d.spread)(rng); break;
     case LengthKind::Exponential: v = std::exponential_distribution<double>(1.0 / d.mean)(rng); break;
@@ -83,14 +85,20 @@ std::string describe(const WorkloadSpec& spec) {
   std::string arrival;
   switch (spec.arrival) {
     case ArrivalKind::Offline: arrival = fmt::format("offline (all at t=0), {} requests", spec.num_requests); break;
-    case ArrivalKind::Poisson: arrival = fmt::format("Poisson {:g} req/s, {} requests", spec.rate, spec.num_requests); break;
-    case ArrivalKind::ClosedLoop: arrival = fmt::format("closed loop, concurrency {}, {} requests", spec.concurrency, spec.num_requests); break;
-    case ArrivalKind::Trace: return fmt::format("trace, {} requests{}", spec.trace.size(),
-                                                spec.samples_per_prompt > 1 ? fmt::format(", n={}", spec.samples_per_prompt) : "");
+    case ArrivalKind::Poisson:
+      arrival = fmt::format("Poisson {:g} req/s, {} requests", spec.rate, spec.num_requests);
+      break;
+    case ArrivalKind::ClosedLoop:
+      arrival = fmt::format("closed loop, concurrency {}, {} requests", spec.concurrency, spec.num_requests);
+      break;
+    case ArrivalKind::Trace:
+      return fmt::format("trace, {} requests{}", spec.trace.size(),
+                         spec.samples_per_prompt > 1 ? fmt::format(", n={}", spec.samples_per_prompt) : "");
   }
-  return fmt::format("{}, ISL {}, OSL {}{}{}", arrival, dist_text(spec.input), dist_text(spec.output),
-                     spec.samples_per_prompt > 1 ? fmt::format(", n={} samples per prompt", spec.samples_per_prompt) : "",
-                     spec.shared_prefix_tokens > 0 ? fmt::format(", {}-token shared prefix", spec.shared_prefix_tokens) : "");
+  return fmt::format(
+      "{}, ISL {}, OSL {}{}{}", arrival, dist_text(spec.input), dist_text(spec.output),
+      spec.samples_per_prompt > 1 ? fmt::format(", n={} samples per prompt", spec.samples_per_prompt) : "",
+      spec.shared_prefix_tokens > 0 ? fmt::format(", {}-token shared prefix", spec.shared_prefix_tokens) : "");
 }
 
 }  // namespace fmsim::serving

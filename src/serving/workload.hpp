@@ -37,18 +37,18 @@ struct TraceRequest {
   double arrival_s = 0;
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
-  std::string prefix_id;          ///< requests with the same id share their first prefix_tokens
-  std::int64_t prefix_tokens = 0; ///< 0 with a prefix id = the whole prompt is shared
+  std::string prefix_id;           ///< requests with the same id share their first prefix_tokens
+  std::int64_t prefix_tokens = 0;  ///< 0 with a prefix id = the whole prompt is shared
 };
 
 struct WorkloadSpec {
   ArrivalKind arrival = ArrivalKind::Offline;
-  double rate = 1.0;          ///< Poisson requests/s
-  int concurrency = 1;        ///< closed loop clients
-  int num_requests = 1000;    ///< prompts (each may carry several samples)
+  double rate = 1.0;        ///< Poisson requests/s
+  int concurrency = 1;      ///< closed loop clients
+  int num_requests = 1000;  ///< prompts (each may carry several samples)
   LengthDistribution input;
   LengthDistribution output;
-  int samples_per_prompt = 1; ///< n: best-of-n / self-consistency, the samples share the prompt's KV
+  int samples_per_prompt = 1;             ///< n: best-of-n / self-consistency, the samples share the prompt's KV
   std::int64_t shared_prefix_tokens = 0;  ///< system prompt shared by every request
   std::uint64_t seed = 1;
   std::vector<TraceRequest> trace;
@@ -57,10 +57,10 @@ struct WorkloadSpec {
 /// One prompt as the simulator receives it.
 struct Request {
   int id = 0;
-  double arrival_s = 0;       ///< ignored for closed loop (set when its client is free)
+  double arrival_s = 0;  ///< ignored for closed loop (set when its client is free)
   std::int64_t input_tokens = 0;
   std::vector<std::int64_t> output_tokens;  ///< one per sample
-  int prefix_group = -1;      ///< requests of one group share their first prefix_tokens
+  int prefix_group = -1;                    ///< requests of one group share their first prefix_tokens
   std::int64_t prefix_tokens = 0;
 };
 

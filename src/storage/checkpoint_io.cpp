@@ -17,10 +17,11 @@ core::Seconds divide(core::Bytes b, core::BytesPerSecond r) {
 // Fills total and bottleneck from the stage times already set.
 void finish(IoTime& t) {
   t.rank_stream = t.device_copy + t.writer_stream;
-  const std::pair<core::Seconds, IoLimit> stages[] = {
-      {t.rank_stream, IoLimit::RankStream},       {t.node_network, IoLimit::NodeNetwork},
-      {t.node_tier, IoLimit::NodeTier},
-      {t.tier_bandwidth, IoLimit::TierBandwidth}, {t.tier_requests, IoLimit::TierRequests}};
+  const std::pair<core::Seconds, IoLimit> stages[] = {{t.rank_stream, IoLimit::RankStream},
+                                                      {t.node_network, IoLimit::NodeNetwork},
+                                                      {t.node_tier, IoLimit::NodeTier},
+                                                      {t.tier_bandwidth, IoLimit::TierBandwidth},
+                                                      {t.tier_requests, IoLimit::TierRequests}};
   core::Seconds slowest(0.0);
   t.bottleneck = IoLimit::None;
   for (const auto& [time, limit] : stages) {

@@ -56,9 +56,9 @@ std::string_view sharded_state(Sharding sharding);
 
 /// How the job's ranks are laid out.
 struct CheckpointLayout {
-  int ranks = 1;          ///< GPUs in the job
+  int ranks = 1;  ///< GPUs in the job
   int nodes = 1;
-  int data_parallel = 1;  ///< model replicas; ranks / data_parallel = model-parallel size
+  int data_parallel = 1;    ///< model replicas; ranks / data_parallel = model-parallel size
   int tensor_parallel = 1;  ///< innermost rank group (placement only)
   Sharding sharding = Sharding::DistributedOptimizer;
 
@@ -114,10 +114,10 @@ struct CheckpointEstimate {
   IoTime load;
   core::Seconds staging_copy{};    ///< largest shard into pinned host memory (async / in-memory stall)
   core::Seconds pinned_restore{};  ///< largest rank's state back from pinned host memory (peer restore)
-  core::Seconds blocking{};  ///< training stall per save: the whole save, or the staging copy if async
-  core::Seconds persist{};   ///< from the start of a save until it can be restored
-  core::Bytes retained{};    ///< bytes kept on the tier (`keep` checkpoints)
-  bool fits = true;          ///< the tier's capacity holds `keep` checkpoints
+  core::Seconds blocking{};        ///< training stall per save: the whole save, or the staging copy if async
+  core::Seconds persist{};         ///< from the start of a save until it can be restored
+  core::Bytes retained{};          ///< bytes kept on the tier (`keep` checkpoints)
+  bool fits = true;                ///< the tier's capacity holds `keep` checkpoints
 };
 
 /// Save and load times of `contents` laid out as `layout` on `tier`. `node_network` is one node's

@@ -14,20 +14,20 @@
 namespace fmsim::storage {
 
 struct DataLoadingDemand {
-  double tokens_per_s = 0.0;        ///< whole job
+  double tokens_per_s = 0.0;  ///< whole job
   double bytes_per_token = 4.0;
   double read_amplification = 1.0;
   int nodes = 1;
 };
 
 struct DataLoadingCheck {
-  core::BytesPerSecond required{};           ///< whole job
+  core::BytesPerSecond required{};  ///< whole job
   core::BytesPerSecond required_per_node{};
-  core::BytesPerSecond delivered{};          ///< 0 = unbounded
+  core::BytesPerSecond delivered{};  ///< 0 = unbounded
   core::BytesPerSecond delivered_per_node{};
-  double headroom = 0.0;                     ///< delivered / required (infinite when unbounded)
+  double headroom = 0.0;  ///< delivered / required (infinite when unbounded)
   bool starves = false;
-  std::string limit;                         ///< which bound is tighter
+  std::string limit;  ///< which bound is tighter
 };
 
 /// Bytes per token of pre-tokenised data for a vocabulary of `vocab` entries (2 or 4).

@@ -5,8 +5,8 @@ namespace fmsim::storage {
 namespace {
 
 // The slower of two rates, where 0 means unbounded; `name` says which one won.
-core::BytesPerSecond slower(core::BytesPerSecond a, const char* a_name, core::BytesPerSecond b,
-                            const char* b_name, std::string& name) {
+core::BytesPerSecond slower(core::BytesPerSecond a, const char* a_name, core::BytesPerSecond b, const char* b_name,
+                            std::string& name) {
   if (a.value() <= 0.0) {
     name = b_name;
     return b;

@@ -34,10 +34,10 @@ TierPerformance tier_performance(const hardware::StorageSpec& spec, const hardwa
   const core::BytesPerSecond nic = cluster.system.network_bandwidth;
   switch (spec.kind) {
     case hardware::StorageKind::InstanceNvme: {
-      const auto write = cluster.system.local_nvme_write.value() > 0 ? cluster.system.local_nvme_write
-                                                                      : options.nvme_write_per_node;
-      const auto read = cluster.system.local_nvme_read.value() > 0 ? cluster.system.local_nvme_read
-                                                                    : options.nvme_read_per_node;
+      const auto write =
+          cluster.system.local_nvme_write.value() > 0 ? cluster.system.local_nvme_write : options.nvme_write_per_node;
+      const auto read =
+          cluster.system.local_nvme_read.value() > 0 ? cluster.system.local_nvme_read : options.nvme_read_per_node;
       t.per_node_write = write;
       t.per_node_read = read;
       t.aggregate_write = write * nodes;
@@ -49,8 +49,8 @@ TierPerformance tier_performance(const hardware::StorageSpec& spec, const hardwa
     }
     case hardware::StorageKind::FsxLustre: {
       const core::Bytes capacity = attachment.capacity.value() > 0 ? attachment.capacity : spec.min_capacity;
-      const core::BytesPerSecond per_tib = attachment.throughput_per_tib.value() > 0 ? attachment.throughput_per_tib
-                                                                                     : spec.throughput_per_tib;
+      const core::BytesPerSecond per_tib =
+          attachment.throughput_per_tib.value() > 0 ? attachment.throughput_per_tib : spec.throughput_per_tib;
       const double tib = capacity / core::tib(1);
       // Disk throughput bounds sustained writes; reads of hot data may burst to the network
       // rate, but a checkpoint restore or a first-epoch read is not cached, so disk bounds both.
@@ -74,8 +74,7 @@ TierPerformance tier_performance(const hardware::StorageSpec& spec, const hardwa
       t.latency = spec.first_byte_latency;
       break;
     }
-    case hardware::StorageKind::HostMemory:
-      return host_memory_tier(cluster, options);
+    case hardware::StorageKind::HostMemory: return host_memory_tier(cluster, options);
   }
   return t;
 }

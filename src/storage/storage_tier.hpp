@@ -25,23 +25,23 @@ struct TierPerformance {
   hardware::StorageKind kind = hardware::StorageKind::S3;
   core::BytesPerSecond aggregate_write{};  ///< whole tier, all clients; 0 = unbounded
   core::BytesPerSecond aggregate_read{};
-  core::BytesPerSecond per_node_write{};   ///< one client node; 0 = unbounded
+  core::BytesPerSecond per_node_write{};  ///< one client node; 0 = unbounded
   core::BytesPerSecond per_node_read{};
-  double write_requests_per_s = 0.0;       ///< aggregate request-rate cap; 0 = none
+  double write_requests_per_s = 0.0;  ///< aggregate request-rate cap; 0 = none
   double read_requests_per_s = 0.0;
-  core::Bytes request_size{};              ///< bytes per request (multipart part / ranged GET)
-  core::Seconds latency{};                 ///< first-byte latency of one request
-  core::Bytes capacity{};                  ///< 0 = unbounded
-  bool node_local = false;                 ///< data lives on the node and is lost with it
-  bool remote = true;                      ///< traffic crosses the node's network interfaces
+  core::Bytes request_size{};  ///< bytes per request (multipart part / ranged GET)
+  core::Seconds latency{};     ///< first-byte latency of one request
+  core::Bytes capacity{};      ///< 0 = unbounded
+  bool node_local = false;     ///< data lives on the node and is lost with it
+  bool remote = true;          ///< traffic crosses the node's network interfaces
 };
 
 /// Knobs of the client side that the catalog does not fix.
 struct TierOptions {
-  int connections_per_node = 64;              ///< concurrent S3 requests per node
-  core::Bytes part_size = core::mib(64);      ///< S3 multipart part / ranged GET size
-  core::BytesPerSecond host_copy{};           ///< GPU<->host copy per GPU (host-memory tier)
-  core::BytesPerSecond nvme_write_per_node{}; ///< used when the system spec leaves NVMe rates at 0
+  int connections_per_node = 64;               ///< concurrent S3 requests per node
+  core::Bytes part_size = core::mib(64);       ///< S3 multipart part / ranged GET size
+  core::BytesPerSecond host_copy{};            ///< GPU<->host copy per GPU (host-memory tier)
+  core::BytesPerSecond nvme_write_per_node{};  ///< used when the system spec leaves NVMe rates at 0
   core::BytesPerSecond nvme_read_per_node{};
 };
 

@@ -57,7 +57,8 @@ WriteSummary write_cluster_metrics(const orchestration::ClusterLayout& layout, c
     sink.family(name, SeriesType::Gauge, help);
     sink.series(labels, values);
   };
-  gauge("slurm_queue_pending", "Pending jobs in queue", per_tick([&](std::size_t k) { return at(ts.queue_length, k); }));
+  gauge("slurm_queue_pending", "Pending jobs in queue",
+        per_tick([&](std::size_t k) { return at(ts.queue_length, k); }));
   gauge("slurm_queue_running", "Running jobs in the cluster", running);
   gauge("slurm_nodes_alloc", "Allocated nodes", alloc);
   gauge("slurm_nodes_idle", "Idle nodes",

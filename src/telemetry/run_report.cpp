@@ -64,7 +64,8 @@ report::LineSeries steps(const RecordedSeries& s, std::int64_t t0, const std::st
 
 void add_line(report::LineChart& chart, const Recording& rec, const std::string& family, const std::string& name,
               double scale) {
-  if (const auto* f = find(rec, family)) chart.series.push_back(steps(f->series.front(), rec.first_timestamp_s, name, scale));
+  if (const auto* f = find(rec, family))
+    chart.series.push_back(steps(f->series.front(), rec.first_timestamp_s, name, scale));
 }
 
 report::LineChart chart(std::string id, std::string title, std::string y_label, std::string y_unit) {

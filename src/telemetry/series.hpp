@@ -40,8 +40,8 @@ class SeriesSink {
  public:
   SeriesSink(observability::MetricsOutput& out, const Grid& grid, const SeriesOptions& options);
 
-  void family(std::string_view name, observability::SeriesType type, std::string_view help,
-              std::string_view unit = {}, bool exporter_name = false);
+  void family(std::string_view name, observability::SeriesType type, std::string_view help, std::string_view unit = {},
+              bool exporter_name = false);
   void series(const observability::Labels& labels, const std::vector<double>& values);
   /// Several series with the same values (the nodes of a synchronous job): ticks chosen and samples
   /// formatted once, copied after each series' labels.

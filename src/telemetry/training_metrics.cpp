@@ -20,12 +20,12 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 // Where the job is at one instant, and its cumulative totals.
 struct Totals {
-  double compute = 0.0;     // seconds of compute done (including work later lost)
-  double stall = 0.0;       // seconds stalled on snapshots
-  double saves = 0.0;       // snapshots started
-  double saved = 0.0;       // snapshots' bytes persisted, in units of one checkpoint
-  double loaded = 0.0;      // restores' bytes read, in units of one checkpoint
-  double restarts = 0.0;    // relaunches started
+  double compute = 0.0;   // seconds of compute done (including work later lost)
+  double stall = 0.0;     // seconds stalled on snapshots
+  double saves = 0.0;     // snapshots started
+  double saved = 0.0;     // snapshots' bytes persisted, in units of one checkpoint
+  double loaded = 0.0;    // restores' bytes read, in units of one checkpoint
+  double restarts = 0.0;  // relaunches started
 };
 
 enum class State { Compute, Checkpoint, Detect, Down, Load };
@@ -80,12 +80,8 @@ class Cursor {
         acc.saves += 1.0;
         acc.saved += (s.end > s.start) ? x / (s.end - s.start) : 1.0;
         break;
-      case Phase::Restart:
-        acc.restarts += 1.0;
-        break;
-      case Phase::Load:
-        acc.loaded += full_load_ > 0.0 ? x / full_load_ : 1.0;
-        break;
+      case Phase::Restart: acc.restarts += 1.0; break;
+      case Phase::Load: acc.loaded += full_load_ > 0.0 ? x / full_load_ : 1.0; break;
       case Phase::Detect:
       case Phase::Wait: break;
     }
@@ -157,7 +153,9 @@ TrainingStates training_states(const TrainingRun& run) {
   const int domain = run.job.cluster.nvlink_domain_gpus();
   double nvlink = 0.0;
   double efa = 0.0;
-  const auto book = [&](double bytes, int size, int stride) { (on_nvlink(size, stride, domain) ? nvlink : efa) += bytes; };
+  const auto book = [&](double bytes, int size, int stride) {
+    (on_nvlink(size, stride, domain) ? nvlink : efa) += bytes;
+  };
   book(step.comm.tp.value(), l.tp, 1);
   book(step.comm.cp.value(), l.cp, l.tp);
   book(step.comm.ep.value(), l.ep, l.tp * l.cp);
@@ -280,8 +278,9 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
   sink.family("fmsim_lost_work_seconds_total", SeriesType::Counter,
               "Compute seconds thrown away by rolling back to the last checkpoint.");
   sink.series(job, lost);
-  sink.family("fmsim_job_state", SeriesType::Gauge, "1 for the state the job is in (compute, checkpoint, "
-                                                    "detect, down, load), 0 for the others.");
+  sink.family("fmsim_job_state", SeriesType::Gauge,
+              "1 for the state the job is in (compute, checkpoint, "
+              "detect, down, load), 0 for the others.");
   const char* state_names[] = {"compute", "checkpoint", "detect", "down", "load"};
   for (int st = 0; st < 5; ++st) {
     Labels labels = job;
@@ -290,7 +289,7 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
   }
   // Step durations: a step during which a snapshot stalls takes step + blocking.
   {
-    const std::vector<double> bounds = {0.5 * step_s, 0.9 * step_s, 1.1 * step_s, 1.5 * step_s,
+    const std::vector<double> bounds = {0.5 * step_s, 0.9 * step_s, 1.1 * step_s,  1.5 * step_s,
                                         2.0 * step_s, 5.0 * step_s, 10.0 * step_s, 100.0 * step_s};
     const double slow = step_s + tl.blocking;
     sink.family("fmsim_step_duration_seconds", SeriesType::Histogram,
@@ -313,21 +312,25 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
   }
 
   // --- dcgm-exporter ----------------------------------------------------------------------------
-  const std::string model_name = run.job.cluster.gpu.display_name.empty() ? run.job.cluster.gpu.name
-                                                                           : run.job.cluster.gpu.display_name;
+  const std::string model_name =
+      run.job.cluster.gpu.display_name.empty() ? run.job.cluster.gpu.name : run.job.cluster.gpu.display_name;
   std::vector<Labels> gpu_series;
   for (int node = 1; node <= nodes; ++node) {
     const std::string host = node_name(node);
     if (options.granularity == Granularity::Node) {
-      gpu_series.push_back({{"Hostname", host}, {"modelName", model_name}, {"job", options.job},
-                            {"instance", host + ":9400"}});
+      gpu_series.push_back(
+          {{"Hostname", host}, {"modelName", model_name}, {"job", options.job}, {"instance", host + ":9400"}});
       continue;
     }
     const int on_node = std::min(per_node, gpus - (node - 1) * per_node);
     for (int g = 0; g < on_node; ++g) {
-      gpu_series.push_back({{"gpu", std::to_string(g)}, {"UUID", gpu_uuid(node, g)},
-                            {"device", fmt::format("nvidia{}", g)}, {"modelName", model_name},
-                            {"Hostname", host}, {"job", options.job}, {"instance", host + ":9400"}});
+      gpu_series.push_back({{"gpu", std::to_string(g)},
+                            {"UUID", gpu_uuid(node, g)},
+                            {"device", fmt::format("nvidia{}", g)},
+                            {"modelName", model_name},
+                            {"Hostname", host},
+                            {"job", options.job},
+                            {"instance", host + ":9400"}});
     }
   }
   const auto dcgm = [&](const char* name, const char* help, const std::vector<double>& values) {
@@ -344,17 +347,21 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
   dcgm("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", gauge_of(&GpuState::fb_used_bytes, 1.0 / kMiB));
   {
     const double visible = (run.job.cluster.gpu.hbm_usable.value() > 0.0 ? run.job.cluster.gpu.hbm_usable
-                                                                          : run.job.cluster.gpu.hbm_capacity)
+                                                                         : run.job.cluster.gpu.hbm_capacity)
                                .value();
     dcgm("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", per_tick([&](std::size_t k) {
            return std::max(0.0, visible - state_of(states, state[k]).fb_used_bytes) / kMiB;
          }));
   }
   dcgm("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", gauge_of(&GpuState::power_w, 1.0));
-  dcgm("DCGM_FI_PROF_NVLINK_TX_BYTES", "The rate of data transmitted over NVLink, not including protocol headers, "
-       "in bytes per second.", gauge_of(&GpuState::nvlink_tx_bytes_per_s, 1.0));
-  dcgm("DCGM_FI_PROF_NVLINK_RX_BYTES", "The rate of data received over NVLink, not including protocol headers, "
-       "in bytes per second.", gauge_of(&GpuState::nvlink_tx_bytes_per_s, 1.0));
+  dcgm("DCGM_FI_PROF_NVLINK_TX_BYTES",
+       "The rate of data transmitted over NVLink, not including protocol headers, "
+       "in bytes per second.",
+       gauge_of(&GpuState::nvlink_tx_bytes_per_s, 1.0));
+  dcgm("DCGM_FI_PROF_NVLINK_RX_BYTES",
+       "The rate of data received over NVLink, not including protocol headers, "
+       "in bytes per second.",
+       gauge_of(&GpuState::nvlink_tx_bytes_per_s, 1.0));
 
   // --- EFA (efa node exporter: node_amazonefa_*, per RDMA device) ---------------------------------
   if (nics > 0) {
@@ -365,7 +372,9 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
       const int devices = per_device ? nics : 1;
       for (int d = 0; d < devices; ++d) {
         efa_series.push_back({{"device", per_device ? fmt::format("rdmap{}s0", d) : std::string("all")},
-                              {"port", "1"}, {"Hostname", host}, {"job", options.job},
+                              {"port", "1"},
+                              {"Hostname", host},
+                              {"job", options.job},
                               {"instance", host + ":9109"}});
       }
     }
@@ -383,19 +392,18 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
     std::vector<Labels> ena_series;
     for (int node = 1; node <= nodes; ++node) {
       const std::string host = node_name(node);
-      ena_series.push_back({{"device", "ens32"}, {"Hostname", host}, {"job", options.job}, {"instance", host + ":9100"}});
+      ena_series.push_back(
+          {{"device", "ens32"}, {"Hostname", host}, {"job", options.job}, {"instance", host + ":9100"}});
     }
     const double save_per_node = run.checkpoint_bytes / nodes;
     const double load_per_node = run.checkpoint_load_bytes / nodes;
     const double data_per_node_per_s = tokens_per_s * run.bytes_per_token / nodes;
-    sink.family("node_network_transmit_bytes_total", SeriesType::Counter,
-                "Network device statistic transmit_bytes.");
+    sink.family("node_network_transmit_bytes_total", SeriesType::Counter, "Network device statistic transmit_bytes.");
     const auto tx = per_tick([&](std::size_t k) { return totals[k].saved * save_per_node; });
     sink.series(ena_series, tx);
     sink.family("node_network_receive_bytes_total", SeriesType::Counter, "Network device statistic receive_bytes.");
-    const auto rx = per_tick([&](std::size_t k) {
-      return totals[k].loaded * load_per_node + totals[k].compute * data_per_node_per_s;
-    });
+    const auto rx = per_tick(
+        [&](std::size_t k) { return totals[k].loaded * load_per_node + totals[k].compute * data_per_node_per_s; });
     sink.series(ena_series, rx);
   }
 
@@ -405,9 +413,14 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
     std::vector<Labels> fs_series;
     for (int node = 1; node <= nodes; ++node) {
       const std::string host = node_name(node);
-      disk_series.push_back({{"device", "md0"}, {"Hostname", host}, {"job", options.job}, {"instance", host + ":9100"}});
-      fs_series.push_back({{"device", "/dev/md0"}, {"fstype", "ext4"}, {"mountpoint", "/opt/dlami/nvme"},
-                           {"Hostname", host}, {"job", options.job}, {"instance", host + ":9100"}});
+      disk_series.push_back(
+          {{"device", "md0"}, {"Hostname", host}, {"job", options.job}, {"instance", host + ":9100"}});
+      fs_series.push_back({{"device", "/dev/md0"},
+                           {"fstype", "ext4"},
+                           {"mountpoint", "/opt/dlami/nvme"},
+                           {"Hostname", host},
+                           {"job", options.job},
+                           {"instance", host + ":9100"}});
     }
     // Saves and restores move their bytes linearly over the persist and load phases (as `saved`
     // and `loaded` count them); the devices are busy for bytes / rate of that.
@@ -415,7 +428,8 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
     const double load_per_node = disk.holds_checkpoints ? run.checkpoint_load_bytes / nodes : 0.0;
     const auto written = per_tick([&](std::size_t k) { return std::round(totals[k].saved * save_per_node); });
     const auto read = per_tick([&](std::size_t k) { return std::round(totals[k].loaded * load_per_node); });
-    sink.family("node_disk_written_bytes_total", SeriesType::Counter, "The total number of bytes written successfully.");
+    sink.family("node_disk_written_bytes_total", SeriesType::Counter,
+                "The total number of bytes written successfully.");
     sink.series(disk_series, written);
     sink.family("node_disk_read_bytes_total", SeriesType::Counter, "The total number of bytes read successfully.");
     sink.series(disk_series, read);
@@ -427,8 +441,8 @@ WriteSummary write_training_metrics(const TrainingRun& run, const SeriesOptions&
     // Retained: the last `keep` checkpoints, plus the one being written (the oldest is deleted once
     // the new one is complete).
     const double keep = std::max(1, disk.keep);
-    sink.family("node_filesystem_avail_bytes", SeriesType::Gauge, "Filesystem space available to non-root users in bytes.",
-                "bytes");
+    sink.family("node_filesystem_avail_bytes", SeriesType::Gauge,
+                "Filesystem space available to non-root users in bytes.", "bytes");
     sink.series(fs_series, per_tick([&](std::size_t k) {
                   const double saved = totals[k].saved;
                   const double held = saved <= keep ? saved : keep + (saved - std::floor(saved));

@@ -50,7 +50,7 @@ struct TrainingRun {
   double checkpoint_load_bytes = 0.0;  ///< read by the whole job per restore
   double bytes_per_token = 0.0;        ///< training data read per token (token ids)
   reliability::GoodputScenario scenario;
-  reliability::RunTimeline timeline;   ///< one Monte Carlo replication (seeded)
+  reliability::RunTimeline timeline;  ///< one Monte Carlo replication (seeded)
   LocalDisk local_disk;
 };
 
@@ -68,13 +68,13 @@ struct TrainingRun {
 /// - wait, restart: the processes are gone (no memory, idle power);
 /// - load: memory allocated, the state read from storage.
 struct GpuState {
-  double gr_engine_active = 0.0;    ///< DCGM_FI_PROF_GR_ENGINE_ACTIVE, 0..1
-  double sm_active = 0.0;           ///< DCGM_FI_PROF_SM_ACTIVE, 0..1
-  double tensor_active = 0.0;       ///< DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, 0..1
-  double fb_used_bytes = 0.0;       ///< DCGM_FI_DEV_FB_USED (written in MiB)
-  double power_w = 0.0;             ///< DCGM_FI_DEV_POWER_USAGE
+  double gr_engine_active = 0.0;       ///< DCGM_FI_PROF_GR_ENGINE_ACTIVE, 0..1
+  double sm_active = 0.0;              ///< DCGM_FI_PROF_SM_ACTIVE, 0..1
+  double tensor_active = 0.0;          ///< DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, 0..1
+  double fb_used_bytes = 0.0;          ///< DCGM_FI_DEV_FB_USED (written in MiB)
+  double power_w = 0.0;                ///< DCGM_FI_DEV_POWER_USAGE
   double nvlink_tx_bytes_per_s = 0.0;  ///< DCGM_FI_PROF_NVLINK_TX_BYTES (= RX: collectives are symmetric)
-  double efa_tx_bytes_per_s = 0.0;  ///< this GPU's share of its node's EFA traffic
+  double efa_tx_bytes_per_s = 0.0;     ///< this GPU's share of its node's EFA traffic
 };
 
 struct TrainingStates {

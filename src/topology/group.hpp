@@ -29,21 +29,23 @@ struct Group {
   static Group all(const Topology& t) { return contiguous(0, t.gpus); }
 
   [[nodiscard]] int count() const { return ranks.empty() ? size : static_cast<int>(ranks.size()); }
-  [[nodiscard]] int rank(int i) const { return ranks.empty() ? first + i * stride : ranks[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] int rank(int i) const {
+    return ranks.empty() ? first + i * stride : ranks[static_cast<std::size_t>(i)];
+  }
   /// The ranks in ascending order.
   [[nodiscard]] std::vector<int> sorted_ranks() const;
 };
 
 /// What a group spans, which decides the links a collective over it crosses.
 struct GroupShape {
-  int size = 1;             ///< ranks in the group
-  int nodes = 1;            ///< distinct nodes (hosts)
-  int domains = 1;          ///< distinct NVLink domains ("nodes" in NCCL's model; MNNVL counts as one)
-  int leaves = 1;           ///< distinct leaf switches
-  int max_per_node = 1;     ///< most group ranks on one node
-  int max_per_domain = 1;   ///< most group ranks in one NVLink domain
-  int min_per_domain = 1;   ///< fewest group ranks in one of its domains
-  int nics_per_node = 0;    ///< NICs of one node the group's ranks own (rails), at most the node's
+  int size = 1;            ///< ranks in the group
+  int nodes = 1;           ///< distinct nodes (hosts)
+  int domains = 1;         ///< distinct NVLink domains ("nodes" in NCCL's model; MNNVL counts as one)
+  int leaves = 1;          ///< distinct leaf switches
+  int max_per_node = 1;    ///< most group ranks on one node
+  int max_per_domain = 1;  ///< most group ranks in one NVLink domain
+  int min_per_domain = 1;  ///< fewest group ranks in one of its domains
+  int nics_per_node = 0;   ///< NICs of one node the group's ranks own (rails), at most the node's
 
   /// True when the whole group sits in one NVLink domain: it never touches a NIC.
   [[nodiscard]] bool single_domain() const { return domains == 1; }

@@ -43,8 +43,8 @@ Topology build_topology(const hardware::ClusterSpec& cluster) {
   t.fabric = cluster.fabric.name;
   t.fabric_generation = cluster.fabric.generation;
   t.net_latency = cluster.fabric.latency;
-  t.message_latency = cluster.fabric.message_latency.value() > 0.0 ? cluster.fabric.message_latency
-                                                                   : cluster.fabric.latency;
+  t.message_latency =
+      cluster.fabric.message_latency.value() > 0.0 ? cluster.fabric.message_latency : cluster.fabric.latency;
   t.net_efficiency = cluster.fabric.efficiency > 0.0 ? cluster.fabric.efficiency : 1.0;
   t.nics_per_node = sys.nics_per_node;
   t.nic_bandwidth = sys.nic_bandwidth;

@@ -40,22 +40,22 @@ struct Topology {
   // Scale-up (NVLink / NVSwitch).
   GpuFamily family = GpuFamily::Hopper;
   int sm_version = 90;
-  int nvlink_links = 0;                    ///< NVLink links per GPU
-  core::BytesPerSecond nvlink_bandwidth{}; ///< per GPU, one direction, line rate
+  int nvlink_links = 0;                     ///< NVLink links per GPU
+  core::BytesPerSecond nvlink_bandwidth{};  ///< per GPU, one direction, line rate
   bool nvswitch = false;
-  bool nvls = false;                       ///< NVLink SHARP multicast/reduction in the switch
+  bool nvls = false;  ///< NVLink SHARP multicast/reduction in the switch
 
   // Scale-out (EFA / InfiniBand).
   hardware::FabricKind fabric_kind = hardware::FabricKind::None;
-  std::string fabric;                      ///< catalog name, e.g. "efa-v2"
+  std::string fabric;  ///< catalog name, e.g. "efa-v2"
   int fabric_generation = 0;
-  core::Seconds net_latency{};             ///< per hop as NCCL's net model charges it (Simple: x2)
-  core::Seconds message_latency{};         ///< per hop for small LL/LL128 messages
-  double net_efficiency = 1.0;             ///< achievable fraction of NIC line rate
+  core::Seconds net_latency{};      ///< per hop as NCCL's net model charges it (Simple: x2)
+  core::Seconds message_latency{};  ///< per hop for small LL/LL128 messages
+  double net_efficiency = 1.0;      ///< achievable fraction of NIC line rate
   int nics_per_node = 0;
-  core::BytesPerSecond nic_bandwidth{};          ///< one NIC, one direction
-  core::BytesPerSecond node_network_bandwidth{}; ///< one node, all NICs, one direction
-  double oversubscription = 1.0;           ///< above the leaf switch
+  core::BytesPerSecond nic_bandwidth{};           ///< one NIC, one direction
+  core::BytesPerSecond node_network_bandwidth{};  ///< one node, all NICs, one direction
+  double oversubscription = 1.0;                  ///< above the leaf switch
   hardware::CpuVendor cpu_vendor = hardware::CpuVendor::Intel;
 
   [[nodiscard]] int node_of(int rank) const { return rank / gpus_per_node; }

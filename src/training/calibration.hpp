@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
@@ -28,7 +28,8 @@ struct GpuCalibration {
   double fp8_rowwise_factor = 1.0;
   double fp8_block_factor = 1.0;
   double gemm_half_dim = 64.0;
-  double attention_fwd_efficiency = 0.55;  ///< reference fused attention forward (cuDNN / FA3; FA2 on Ampere), of the BF16 peak
+  double attention_fwd_efficiency =
+      0.55;  ///< reference fused attention forward (cuDNN / FA3; FA2 on Ampere), of the BF16 peak
   double attention_bwd_efficiency = 0.40;  ///< reference fused attention backward
   /// FlashAttention-2 on this architecture; 0 = same as the reference kernel (Ampere, where FA2
   /// is the reference). On Hopper FA2 uses neither WGMMA nor TMA and reaches far less.
@@ -39,9 +40,9 @@ struct GpuCalibration {
   /// eff(d) = eff x [d / (d + c)] / [128 / (128 + c)] for d < 128 (eff is measured at d = 128).
   double attention_head_dim_half = 0.0;
   double flash2_head_dim_half = 0.0;
-  double memory_efficiency = 0.80;         ///< achieved fraction of HBM bandwidth for elementwise kernels
+  double memory_efficiency = 0.80;                ///< achieved fraction of HBM bandwidth for elementwise kernels
   core::Seconds kernel_overhead = core::us(3.0);  ///< launch + tail per kernel not hidden by the stream
-  std::string source;                      ///< the measurements behind these values
+  std::string source;                             ///< the measurements behind these values
 
   [[nodiscard]] double gemm_efficiency(core::Precision p) const {
     switch (p) {
@@ -85,7 +86,8 @@ inline constexpr core::Vocabulary<AttentionKernel> kAttentionKernelWords{"attent
 /// Attention efficiency at head dimension `head_dim` relative to the calibrated (d = 128) one; heads
 /// wider than 128 keep 1 (FlashAttention-3 gains at 256, cuDNN stays flat and FlashAttention-2
 /// loses: no common trend).
-[[nodiscard]] inline double attention_head_dim_factor(const GpuCalibration& g, AttentionKernel kernel, double head_dim) {
+[[nodiscard]] inline double attention_head_dim_factor(const GpuCalibration& g, AttentionKernel kernel,
+                                                      double head_dim) {
   const bool fa2 = kernel == AttentionKernel::FlashAttention2 && g.flash2_fwd_efficiency > 0.0;
   const double c = fa2 ? g.flash2_head_dim_half : g.attention_head_dim_half;
   if (c <= 0.0 || head_dim <= 0.0 || head_dim >= 128.0) return 1.0;
@@ -136,15 +138,15 @@ inline constexpr core::Vocabulary<MoeDispatcher> kMoeDispatcherWords{"MoE dispat
 /// what the framework overlaps and fuses.
 struct StackCalibration {
   std::string name;
-  double compute_efficiency = 1.0;///< stack's kernels relative to the architecture's GEMM/attention efficiency
+  double compute_efficiency = 1.0;  ///< stack's kernels relative to the architecture's GEMM/attention efficiency
   AttentionKernel attention_kernel = AttentionKernel::Reference;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
-  double tp_overlap = 0.0;        ///< fraction of TP communication hidden behind GEMMs when overlap is on
-  double dp_overlap = 0.9;        ///< fraction of DP/FSDP communication that can hide behind compute
-  double elementwise_factor = 1.0;///< memory traffic of elementwise work relative to fused kernels
+  double tp_overlap = 0.0;          ///< fraction of TP communication hidden behind GEMMs when overlap is on
+  double dp_overlap = 0.9;          ///< fraction of DP/FSDP communication that can hide behind compute
+  double elementwise_factor = 1.0;  ///< memory traffic of elementwise work relative to fused kernels
   core::Seconds step_overhead = core::ms(20.0);  ///< per optimizer step: launch gaps, logging, data
-  double layer_overhead_us = 0.0;       ///< per layer per micro-batch, forward+backward (host/framework), us
-  double moe_layer_overhead_us = 0.0;   ///< per MoE layer per micro-batch: router, permutation, dispatcher syncs, us
+  double layer_overhead_us = 0.0;                ///< per layer per micro-batch, forward+backward (host/framework), us
+  double moe_layer_overhead_us = 0.0;  ///< per MoE layer per micro-batch: router, permutation, dispatcher syncs, us
   std::string source;
 };
 

@@ -57,27 +57,32 @@ std::vector<FitParameter> build_parameters(Calibration& cal, const Usage* usage)
     };
     auto uses = [&](core::Precision p) { return !usage || usage->precisions.count({arch, p}); };
     if (uses(core::Precision::BF16)) {
-      out.push_back({n + ".gemm_efficiency_bf16", &g.gemm_efficiency_bf16, 0.45, 0.90, link(&GpuCalibration::gemm_efficiency_bf16)});
+      out.push_back({n + ".gemm_efficiency_bf16", &g.gemm_efficiency_bf16, 0.45, 0.90,
+                     link(&GpuCalibration::gemm_efficiency_bf16)});
     }
     if (uses(core::Precision::FP8)) {
-      out.push_back({n + ".gemm_efficiency_fp8", &g.gemm_efficiency_fp8, 0.40, 0.90, link(&GpuCalibration::gemm_efficiency_fp8)});
+      out.push_back(
+          {n + ".gemm_efficiency_fp8", &g.gemm_efficiency_fp8, 0.40, 0.90, link(&GpuCalibration::gemm_efficiency_fp8)});
     }
     // Recipe factors exist only where the YAML gives one (an architecture with FP8 tensor cores).
     auto uses_recipe = [&](core::Fp8Recipe r) { return !usage || usage->fp8_recipes.count({arch, r}); };
     if (uses_recipe(core::Fp8Recipe::Rowwise) && cal.priors.count(n + ".fp8_rowwise_factor")) {
-      out.push_back({n + ".fp8_rowwise_factor", &g.fp8_rowwise_factor, 0.4, 1.3, link(&GpuCalibration::fp8_rowwise_factor)});
+      out.push_back(
+          {n + ".fp8_rowwise_factor", &g.fp8_rowwise_factor, 0.4, 1.3, link(&GpuCalibration::fp8_rowwise_factor)});
     }
     if (uses_recipe(core::Fp8Recipe::Block) && cal.priors.count(n + ".fp8_block_factor")) {
       out.push_back({n + ".fp8_block_factor", &g.fp8_block_factor, 0.4, 1.3, link(&GpuCalibration::fp8_block_factor)});
     }
     if (uses(core::Precision::FP4)) {
-      out.push_back({n + ".gemm_efficiency_fp4", &g.gemm_efficiency_fp4, 0.35, 0.90, link(&GpuCalibration::gemm_efficiency_fp4)});
+      out.push_back(
+          {n + ".gemm_efficiency_fp4", &g.gemm_efficiency_fp4, 0.35, 0.90, link(&GpuCalibration::gemm_efficiency_fp4)});
     }
     FitParameter att{n + ".attention_fwd_efficiency", &g.attention_fwd_efficiency, 0.30, 0.80,
                      link(&GpuCalibration::attention_fwd_efficiency)};
     att.scaled.push_back({&g.attention_bwd_efficiency, g.attention_bwd_efficiency / g.attention_fwd_efficiency});
     if (ultra) {
-      att.scaled.push_back({&ultra->attention_bwd_efficiency, ultra->attention_bwd_efficiency / ultra->attention_fwd_efficiency});
+      att.scaled.push_back(
+          {&ultra->attention_bwd_efficiency, ultra->attention_bwd_efficiency / ultra->attention_fwd_efficiency});
     }
     out.push_back(att);
     if ((!usage || usage->flash2_archs.count(arch)) && g.flash2_fwd_efficiency > 0.0) {
@@ -89,7 +94,8 @@ std::vector<FitParameter> build_parameters(Calibration& cal, const Usage* usage)
   for (auto& [name, s] : cal.stacks) {
     if (usage && !usage->stacks.count(name)) continue;
     // The reference stack's kernels define the architecture's efficiencies (parallelism/stack.hpp).
-    if (!parallelism::stack_conventions(name).reference_kernels) out.push_back({name + ".compute_efficiency", &s.compute_efficiency, 0.6, 1.2});
+    if (!parallelism::stack_conventions(name).reference_kernels)
+      out.push_back({name + ".compute_efficiency", &s.compute_efficiency, 0.6, 1.2});
     out.push_back({name + ".layer_overhead_us", &s.layer_overhead_us, 0.0, 500.0, {}, {}, 0.0, true});
     if (!usage || usage->moe_stacks.count(name)) {
       out.push_back({name + ".moe_layer_overhead_us", &s.moe_layer_overhead_us, 0.0, 5000.0, {}, {}, 0.0, true});

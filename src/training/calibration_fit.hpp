@@ -25,11 +25,11 @@ struct FitParameter {
   double* value;
   double min;
   double max;
-  std::vector<double*> linked = {};  ///< set to `value` too (Blackwell Ultra follows Blackwell)
+  std::vector<double*> linked = {};                     ///< set to `value` too (Blackwell Ultra follows Blackwell)
   std::vector<std::pair<double*, double>> scaled = {};  ///< set to `value` x ratio (attention backward)
-  double prior = 0.0;  ///< the benchmark prior (Calibration::priors), or the starting value without one
+  double prior = 0.0;         ///< the benchmark prior (Calibration::priors), or the starting value without one
   bool microseconds = false;  ///< an overhead in us (moved additively), not an efficiency (moved by a factor)
-  double spread = 0.0;  ///< 1-sigma of ln(value / prior) (Calibration::prior_spreads or kDefaultPriorSpread)
+  double spread = 0.0;        ///< 1-sigma of ln(value / prior) (Calibration::prior_spreads or kDefaultPriorSpread)
 };
 
 /// Spread of a prior that states none: +-30% (1-sigma in ln units), about how far kernel
@@ -38,10 +38,10 @@ inline constexpr double kDefaultPriorSpread = 0.30;
 
 /// The parameters a fit may move: per architecture the GEMM efficiencies (BF16, FP8, FP4) and the
 /// attention forward efficiency of the reference kernel and, where a stack runs FlashAttention-2
-/// there, of FA2 (backward keeps its prior ratio to forward; long-sequence rows identify it), per non-reference stack the compute efficiency, and per stack the per-layer and
-/// MoE dispatch overheads. Blackwell Ultra shares Blackwell's tensor cores and software, so it
-/// follows Blackwell's values. Only parameters used by `measurements` are returned; a fit from the
-/// priors puts the others back to their priors too.
+/// there, of FA2 (backward keeps its prior ratio to forward; long-sequence rows identify it), per non-reference stack
+/// the compute efficiency, and per stack the per-layer and MoE dispatch overheads. Blackwell Ultra shares Blackwell's
+/// tensor cores and software, so it follows Blackwell's values. Only parameters used by `measurements` are returned; a
+/// fit from the priors puts the others back to their priors too.
 std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::vector<Measurement>& measurements);
 
 /// Robust loss: mean over rows of |ln(predicted / measured)| (L1 in log space: a row's pull does

@@ -59,16 +59,16 @@ constexpr double kLayerWorkParts = 1.0 + kGemmBackwardRatio;
 
 // Per micro-batch times of one layer on one GPU.
 struct LayerCost {
-  Seconds fwd{};        // forward kernels
-  Seconds bwd{};        // backward kernels
-  Seconds recompute{};  // forward work repeated in backward by the recompute policy
+  Seconds fwd{};               // forward kernels
+  Seconds bwd{};               // backward kernels
+  Seconds recompute{};         // forward work repeated in backward by the recompute policy
   Seconds tp_fwd{}, tp_bwd{};  // exposed TP communication
   Seconds ep_fwd{}, ep_bwd{};  // exposed all-to-all
   Seconds cp_fwd{}, cp_bwd{};  // exposed context-parallel exchange
   core::Bytes weight_bytes{};  // 16-bit weights of the layer on this GPU (FSDP gathers)
   double dense_params = 0, expert_params = 0;
-  double adapter_params = 0;                        // LoRA: trainable adapter parameters on this GPU
-  core::Bytes tp_bytes{}, ep_bytes{}, cp_bytes{};   // sent per micro-batch (fwd+bwd)
+  double adapter_params = 0;                       // LoRA: trainable adapter parameters on this GPU
+  core::Bytes tp_bytes{}, ep_bytes{}, cp_bytes{};  // sent per micro-batch (fwd+bwd)
 
   [[nodiscard]] Seconds forward_total() const { return fwd + tp_fwd + ep_fwd + cp_fwd; }
   [[nodiscard]] Seconds backward_total() const { return bwd + recompute + tp_bwd + ep_bwd + cp_bwd; }
@@ -76,7 +76,7 @@ struct LayerCost {
 
 // Per micro-batch costs of one pipeline stage (all its chunks together) and per chunk.
 struct StageCost {
-  LayerCost sum;  // summed over the stage's layers, plus embedding/head
+  LayerCost sum;                              // summed over the stage's layers, plus embedding/head
   std::vector<Seconds> chunk_fwd, chunk_bwd;  // per virtual chunk, totals including exposed comm
   double dense_params = 0, expert_params = 0;
   core::Bytes largest_layer_bytes{};
@@ -99,8 +99,6 @@ class Costing {
                                     domains_spanned(groups_.ep, job.cluster.nvlink_domain_gpus()))
                       : 1.0) {}
 
-
-
   double comm_time(collectives::Op op, CommGroup g, double bytes) const {
     if (g.size <= 1 || bytes <= 0) return 0.0;
     return comm_(op, g, core::Bytes(bytes)).value();
@@ -117,7 +115,8 @@ class Costing {
   double shape_factor(double x) const { return x / (x + gc_.gemm_half_dim); }
 
   double gemm_time(const workload::Operator& op, core::Precision p) const {
-    const double peak = (gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value()) * gpu_.power_clock_factor();
+    const double peak =
+        (gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value()) * gpu_.power_clock_factor();
     const double recipe = p == core::Precision::FP8 ? gc_.fp8_recipe_factor(l_.fp8_recipe) : 1.0;
     const double eff = gc_.gemm_efficiency(p) * recipe * sc_.compute_efficiency * shape_factor(op.m) *
                        shape_factor(op.n) * shape_factor(op.k);
@@ -168,8 +167,8 @@ class Costing {
         }
         case OpKind::Attention: {
           const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
-          const double g = shape_factor(op.n) * sc_.compute_efficiency *
-                           attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
+          const double g =
+              shape_factor(op.n) * sc_.compute_efficiency * attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
           attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
           attention_bwd = kAttentionBackwardFlopRatio * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
@@ -237,12 +236,10 @@ class Costing {
       switch (l_.recompute) {
         case Recompute::None: break;
         case Recompute::Selective: c.recompute = Seconds(recomputable); break;
-        case Recompute::Full:
-          c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd;
-          break;
+        case Recompute::Full: c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd; break;
       }
-      const double per_layer = 1e-6 * (sc_.layer_overhead_us +
-                                       (job_.model.is_moe_layer(layer) ? sc_.moe_layer_overhead_us : 0.0));
+      const double per_layer =
+          1e-6 * (sc_.layer_overhead_us + (job_.model.is_moe_layer(layer) ? sc_.moe_layer_overhead_us : 0.0));
       c.fwd += Seconds(per_layer / kLayerWorkParts);
       c.bwd += Seconds(per_layer * kGemmBackwardRatio / kLayerWorkParts);
     }
@@ -314,7 +311,8 @@ class Costing {
   double p2p_time() const {
     if (l_.pp <= 1) return 0.0;
     const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
-    const double bytes = tokens * static_cast<double>(job_.model.hidden) * kBytes16 / (l_.sequence_parallel ? l_.tp : 1);
+    const double bytes =
+        tokens * static_cast<double>(job_.model.hidden) * kBytes16 / (l_.sequence_parallel ? l_.tp : 1);
     return comm_time(collectives::Op::SendRecv, pp_group(), bytes);
   }
 
@@ -326,15 +324,15 @@ class Costing {
 
   // Data-parallel communication of one stage per step and how much of it stays exposed.
   struct DpCost {
-    double exposed = 0;     // on the critical path after the pipeline drains
-    double per_mb_fsdp = 0; // FSDP: exposed per micro-batch (gathers not hidden by layer compute)
+    double exposed = 0;      // on the critical path after the pipeline drains
+    double per_mb_fsdp = 0;  // FSDP: exposed per micro-batch (gathers not hidden by layer compute)
     double bytes = 0;
   };
   DpCost dp_cost(const StageCost& st) const {
     DpCost d;
     if (l_.dp <= 1 && l_.expert_dp() <= 1) return d;
     const double grad_b = l_.bf16_grad_reduce ? kBytes16 : 4.0;  // gradients reduced in 16 bits or fp32
-    const double bucket_params = 40e6;  // Megatron DDP default bucket size (parameters)
+    const double bucket_params = 40e6;                           // Megatron DDP default bucket size (parameters)
     const double window_b = sc_.dp_overlap * (st.sum.bwd + st.sum.recompute).value() / std::max(1, l_.vp);
     const double window_f = sc_.dp_overlap * st.sum.fwd.value() / std::max(1, l_.vp);
     auto exposed_after = [&](double t, double params, double window) {
@@ -438,7 +436,8 @@ bool prepare(const TrainingJob& job, StepResult& r) {
   r.feasible = true;
   r.micro_batches = l.micro_batches();
   r.memory = parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l));
-  r.memory_capacity = job.cluster.gpu.hbm_usable.value() > 0 ? job.cluster.gpu.hbm_usable : job.cluster.gpu.hbm_capacity;
+  r.memory_capacity =
+      job.cluster.gpu.hbm_usable.value() > 0 ? job.cluster.gpu.hbm_usable : job.cluster.gpu.hbm_capacity;
   r.fits_memory = r.memory.total() <= r.memory_capacity;
   return true;
 }
@@ -452,7 +451,7 @@ void finish(const TrainingJob& job, StepResult& r) {
   r.model_flops_per_step = workload::model_flops_per_step(job.model, l.global_batch, job.seq_len).value();
   r.model_tflops_per_gpu = r.model_flops_per_step / (r.step_time.value() * gpus) / 1e12;
   const double peak = job.cluster.gpu.peak(l.precision).value() > 0 ? job.cluster.gpu.peak(l.precision).value()
-                                                                      : job.cluster.gpu.bf16.value();
+                                                                    : job.cluster.gpu.bf16.value();
   r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
 }
 
@@ -565,7 +564,8 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
   // Task ids of forward/backward of (stage, chunk, micro-batch) and of the send that follows it.
   const auto idx = [&](int s, int c, int mb) {
     return (static_cast<std::size_t>(s) * static_cast<std::size_t>(vp) + static_cast<std::size_t>(c)) *
-               static_cast<std::size_t>(m) + static_cast<std::size_t>(mb);
+               static_cast<std::size_t>(m) +
+           static_cast<std::size_t>(mb);
   };
   const std::size_t total = static_cast<std::size_t>(pp) * static_cast<std::size_t>(vp) * static_cast<std::size_t>(m);
   std::vector<engine::TaskId> fwd_done(total, -1), bwd_done(total, -1);
@@ -613,20 +613,22 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
         }
         const StageCost& st = stages[static_cast<std::size_t>(s)];
         const double dur = (it.forward ? st.chunk_fwd[static_cast<std::size_t>(it.chunk)]
-                                       : st.chunk_bwd[static_cast<std::size_t>(it.chunk)]).value();
-        const auto task = g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), deps,
-                                     fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.micro_batch, it.chunk),
-                                     "compute");
+                                       : st.chunk_bwd[static_cast<std::size_t>(it.chunk)])
+                               .value();
+        const auto task =
+            g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), deps,
+                       fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.micro_batch, it.chunk), "compute");
         const auto i = idx(s, it.chunk, it.micro_batch);
         (it.forward ? fwd_done : bwd_done)[i] = task;
         // Hand the activation (or its gradient) to the neighbouring stage.
         const bool has_next = it.forward ? !(s == pp - 1 && it.chunk == vp - 1) : !(s == 0 && it.chunk == 0);
         const double link = has_next && pp > 1 ? p2p : 0.0;
-        const auto sent = l.overlap_pp_comm
-                              ? g.add_task(send[static_cast<std::size_t>(s)], ns(link), {task},
-                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm")
-                              : g.add_task(compute[static_cast<std::size_t>(s)], ns(link), {task},
-                                           fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm");
+        const auto sent =
+            l.overlap_pp_comm
+                ? g.add_task(send[static_cast<std::size_t>(s)], ns(link), {task},
+                             fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm")
+                : g.add_task(compute[static_cast<std::size_t>(s)], ns(link), {task},
+                             fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm");
         (it.forward ? send_fwd : send_bwd)[i] = sent;
         ++cur;
         --remaining;

@@ -36,29 +36,29 @@ inline constexpr core::Vocabulary<Task> kTaskWords{"task", kTaskWordList};
 struct TrainingJob {
   workload::ModelSpec model;
   hardware::ClusterSpec cluster;
-  parallelism::Layout layout;     ///< dp filled in (parallelism::with_dp)
+  parallelism::Layout layout;  ///< dp filled in (parallelism::with_dp)
   std::int64_t seq_len = 4096;
   Task task = Task::Pretrain;
   /// LoRA: rank of the adapters on every linear layer but the router and the output head
   /// (Megatron-Bridge's linear_qkv, linear_proj, linear_fc1, linear_fc2; PEFT's all-linear).
   int lora_rank = 16;
-  std::string stack = "megatron"; ///< key into Calibration::stacks
+  std::string stack = "megatron";               ///< key into Calibration::stacks
   std::optional<MoeDispatcher> moe_dispatcher;  ///< overrides the stack's dispatcher when set
-  int gpus = 0;                   ///< GPUs the job uses; 0 = the whole cluster
+  int gpus = 0;                                 ///< GPUs the job uses; 0 = the whole cluster
   [[nodiscard]] int job_gpus() const { return gpus > 0 ? gpus : cluster.gpus(); }
 };
 
 /// Where the step's time goes on the critical path. Sums to the step time.
 struct StepBreakdown {
-  core::Seconds compute{};     ///< forward, backward and recompute kernels
-  core::Seconds tp_comm{};     ///< exposed tensor-parallel communication
-  core::Seconds cp_comm{};     ///< exposed context-parallel communication
-  core::Seconds ep_comm{};     ///< exposed MoE all-to-all
-  core::Seconds pp_comm{};     ///< exposed pipeline send/recv
-  core::Seconds dp_comm{};     ///< exposed data-parallel / FSDP communication
-  core::Seconds bubble{};      ///< pipeline fill and drain
+  core::Seconds compute{};  ///< forward, backward and recompute kernels
+  core::Seconds tp_comm{};  ///< exposed tensor-parallel communication
+  core::Seconds cp_comm{};  ///< exposed context-parallel communication
+  core::Seconds ep_comm{};  ///< exposed MoE all-to-all
+  core::Seconds pp_comm{};  ///< exposed pipeline send/recv
+  core::Seconds dp_comm{};  ///< exposed data-parallel / FSDP communication
+  core::Seconds bubble{};   ///< pipeline fill and drain
   core::Seconds optimizer{};
-  core::Seconds other{};       ///< per-step framework overhead
+  core::Seconds other{};  ///< per-step framework overhead
   [[nodiscard]] core::Seconds total() const {
     return compute + tp_comm + cp_comm + ep_comm + pp_comm + dp_comm + bubble + optimizer + other;
   }
@@ -70,7 +70,7 @@ struct CommVolume {
 };
 
 struct StepResult {
-  bool feasible = false;          ///< false: invalid layout (reason says why); OOM is reported separately
+  bool feasible = false;  ///< false: invalid layout (reason says why); OOM is reported separately
   std::string reason;
   core::Seconds step_time{};
   StepBreakdown breakdown;
@@ -81,9 +81,9 @@ struct StepResult {
   double tokens_per_s_per_gpu = 0.0;
   double model_flops_per_step = 0.0;  ///< workload::model_flops_per_step (Megatron convention, causal), whole job
   double model_tflops_per_gpu = 0.0;
-  double mfu = 0.0;                   ///< model TFLOP/s per GPU / dense peak in the job's precision
+  double mfu = 0.0;  ///< model TFLOP/s per GPU / dense peak in the job's precision
   std::int64_t micro_batches = 0;
-  std::size_t simulated_tasks = 0;    ///< discrete-event tasks played (0 for the analytical path)
+  std::size_t simulated_tasks = 0;  ///< discrete-event tasks played (0 for the analytical path)
 };
 
 /// The memory conventions of a job: its stack's (parallelism::stack_memory_options), 16-bit

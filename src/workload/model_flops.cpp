@@ -16,8 +16,9 @@ struct HeadDims {
 };
 
 HeadDims head_dims(const ModelSpec& m) {
-  if (m.mla) return {static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim),
-                     static_cast<double>(m.mla->v_head_dim)};
+  if (m.mla)
+    return {static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim),
+            static_cast<double>(m.mla->v_head_dim)};
   return {static_cast<double>(m.head_dim), static_cast<double>(m.head_dim)};
 }
 
@@ -37,9 +38,7 @@ std::string_view flop_convention_name(FlopConvention c) {
   return "megatron";
 }
 
-std::string_view attention_mask_name(AttentionMask m) {
-  return m == AttentionMask::Causal ? "causal" : "full";
-}
+std::string_view attention_mask_name(AttentionMask m) { return m == AttentionMask::Causal ? "causal" : "full"; }
 
 double attended_keys(const ModelSpec& m, int layer, std::int64_t seq_len, AttentionMask mask) {
   const double s = static_cast<double>(seq_len);
@@ -59,7 +58,8 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int layer, std::int64_t seq_l
   const HeadDims d = head_dims(m);
   f.attention_core = core::flops(2.0 * s * attended_keys(m, layer, seq_len, mask) * m.num_heads * (d.qk + d.v));
   if (m.is_moe_layer(layer)) {
-    const double routed = static_cast<double>(m.moe.top_k) * static_cast<double>(mlp_matmul_weights(m, m.moe.expert_ffn));
+    const double routed =
+        static_cast<double>(m.moe.top_k) * static_cast<double>(mlp_matmul_weights(m, m.moe.expert_ffn));
     const double shared = static_cast<double>(mlp_matmul_weights(m, m.moe.shared_expert_ffn));
     f.mlp = core::flops(2.0 * s * (routed + shared));
     f.router = core::flops(2.0 * s * static_cast<double>(m.hidden) * m.moe.num_experts);
@@ -74,8 +74,7 @@ core::Flops logits_forward_flops(const ModelSpec& m, std::int64_t seq_len, std::
                      static_cast<double>(logit_width(m, padded_vocab)));
 }
 
-core::Flops mtp_forward_flops(const ModelSpec& m, std::int64_t seq_len, AttentionMask mask,
-                              std::int64_t padded_vocab) {
+core::Flops mtp_forward_flops(const ModelSpec& m, std::int64_t seq_len, AttentionMask mask, std::int64_t padded_vocab) {
   if (m.mtp_layers <= 0) return core::flops(0);
   const double s = static_cast<double>(seq_len);
   const double h = static_cast<double>(m.hidden);
@@ -98,8 +97,7 @@ core::Flops model_flops_per_step(const ModelSpec& m, std::int64_t global_batch, 
       // Backward = data gradient + weight gradient, each as costly as the forward GEMM.
       return forward * (3.0 * sequences);
     }
-    case FlopConvention::SixN:
-      return core::flops(6.0 * static_cast<double>(count_parameters(m).active) * tokens);
+    case FlopConvention::SixN: return core::flops(6.0 * static_cast<double>(count_parameters(m).active) * tokens);
     case FlopConvention::PaLM: {
       const HeadDims d = head_dims(m);
       // 12·l·H·Q·s per token for equal q/k and v head widths.

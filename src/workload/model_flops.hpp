@@ -41,8 +41,8 @@ std::string_view attention_mask_name(AttentionMask m);
 struct FlopOptions {
   FlopConvention convention = FlopConvention::Megatron;
   AttentionMask mask = AttentionMask::Causal;  ///< read by Megatron only (PaLM/Mpt are full, 6N has none)
-  std::int64_t padded_vocab = 0;  ///< logit width; Megatron pads to a multiple of 128·TP; 0 = model.vocab
-  bool include_mtp = false;       ///< count DeepSeek-V3's MTP modules (Megatron-Bridge does when training them)
+  std::int64_t padded_vocab = 0;               ///< logit width; Megatron pads to a multiple of 128·TP; 0 = model.vocab
+  bool include_mtp = false;  ///< count DeepSeek-V3's MTP modules (Megatron-Bridge does when training them)
 };
 
 /// Forward FLOPs of one layer for one sequence, by GEMM group.

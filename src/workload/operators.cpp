@@ -183,7 +183,8 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
     // Each routed copy: the permuted input (FC1's GEMM input), FC1 output(s), FC2's GEMM input.
     split_tp += copies * (gemm_in * h + 2.0 * up_mult * d(moe.expert_ffn) + gemm_in * d(moe.expert_ffn));
     split_tp += 4.0 * d(moe.num_experts) / t;  // router logits (fp32)
-    if (moe.shared_expert_ffn > 0) split_tp += 2.0 * up_mult * d(moe.shared_expert_ffn) + gemm_in * d(moe.shared_expert_ffn);
+    if (moe.shared_expert_ffn > 0)
+      split_tp += 2.0 * up_mult * d(moe.shared_expert_ffn) + gemm_in * d(moe.shared_expert_ffn);
   } else {
     split_tp += 2.0 * up_mult * d(model.ffn_hidden) + gemm_in * d(model.ffn_hidden);
   }

@@ -38,8 +38,8 @@ std::int64_t attention_matmul_weights(const ModelSpec& m) {
   if (m.mla) {
     const MlaSpec& a = *m.mla;
     const std::int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    const std::int64_t q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank * heads * qk_head
-                                             : h * heads * qk_head;
+    const std::int64_t q =
+        a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank * heads * qk_head : h * heads * qk_head;
     // Down-projection to the latent plus the shared rope key, then up-projection to per-head
     // no-rope keys and values.
     const std::int64_t kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) +
@@ -84,8 +84,8 @@ ParameterCount count_parameters(const ModelSpec& m) {
   c.shared_experts = c.shared_expert_per_layer * c.moe_layers;
   c.routers = c.router_per_layer * c.moe_layers;
   c.norms = c.norms_per_layer * m.num_layers + norm_size(m, h);
-  c.total = c.embedding + c.lm_head + c.attention + c.dense_mlp + c.routed_experts + c.shared_experts +
-            c.routers + c.norms;
+  c.total =
+      c.embedding + c.lm_head + c.attention + c.dense_mlp + c.routed_experts + c.shared_experts + c.routers + c.norms;
 
   // Each MTP module (DeepSeek-V3 §2.2): two input norms, a 2h -> h projection, one transformer
   // block of the last layer's kind, and an output norm; embedding and output head are shared.

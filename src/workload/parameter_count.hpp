@@ -33,13 +33,13 @@ struct ParameterCount {
 
   // One layer.
   std::int64_t attention_per_layer = 0;
-  std::int64_t dense_mlp_per_layer = 0;       ///< one dense FFN (0 when no layer is dense)
-  std::int64_t expert = 0;                    ///< one routed expert
-  std::int64_t shared_expert_per_layer = 0;   ///< the shared expert(s) of one MoE layer
+  std::int64_t dense_mlp_per_layer = 0;      ///< one dense FFN (0 when no layer is dense)
+  std::int64_t expert = 0;                   ///< one routed expert
+  std::int64_t shared_expert_per_layer = 0;  ///< the shared expert(s) of one MoE layer
   std::int64_t router_per_layer = 0;
   std::int64_t norms_per_layer = 0;
-  int dense_layers = 0;                       ///< layers with a dense FFN
-  int moe_layers = 0;                         ///< layers with routed experts
+  int dense_layers = 0;  ///< layers with a dense FFN
+  int moe_layers = 0;    ///< layers with routed experts
 
   /// Parameters one token's forward pass multiplies by: `total` minus the (E - top_k) experts it
   /// is not routed to in each MoE layer, minus the embedding lookup tables (an index, not a

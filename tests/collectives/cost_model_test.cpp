@@ -36,21 +36,21 @@ TEST(Ring, AllReduceMovesTwoNMinusOneOverNOfTheData) {
   // NCCL per-link bandwidth x ring efficiency (18 x 20.6 GB/s x 0.99 on H100).
   const auto t = topology::build_topology(testing::hgx_h100(1));
   const double bytes = 1e9;
-  const CollectiveCost c = estimate(t, kCal, Group::all(t), Op::AllReduce, core::Bytes(bytes),
-                                    Options{Algorithm::Ring, Protocol::Simple});
+  const CollectiveCost c =
+      estimate(t, kCal, Group::all(t), Op::AllReduce, core::Bytes(bytes), Options{Algorithm::Ring, Protocol::Simple});
   const double link = 18 * 20.6e9 * 0.99;
   EXPECT_NEAR((c.time - c.latency).value(), bytes * 2.0 * 7 / 8 / link, 1e-12);
   // busbw equals the link bandwidth once latency is negligible.
-  const CollectiveCost big = estimate(t, kCal, Group::all(t), Op::AllReduce, core::gib(64),
-                                      Options{Algorithm::Ring, Protocol::Simple});
+  const CollectiveCost big =
+      estimate(t, kCal, Group::all(t), Op::AllReduce, core::gib(64), Options{Algorithm::Ring, Protocol::Simple});
   EXPECT_NEAR(big.busbw.value() / link, 1.0, 0.01);
 }
 
 TEST(Ring, AllGatherMovesNMinusOneOverN) {
   // Ring all-gather of `bytes` (the gathered size): each rank receives (n-1)/n of it.
   const auto t = topology::build_topology(testing::hgx_h100(1));
-  const CollectiveCost c = estimate(t, kCal, Group::all(t), Op::AllGather, core::Bytes(8e9),
-                                    Options{Algorithm::Ring, Protocol::Simple});
+  const CollectiveCost c =
+      estimate(t, kCal, Group::all(t), Op::AllGather, core::Bytes(8e9), Options{Algorithm::Ring, Protocol::Simple});
   EXPECT_NEAR((c.time - c.latency).value(), 8e9 * 7 / 8 / (18 * 20.6e9 * 0.99), 1e-12);
 }
 
@@ -136,7 +136,8 @@ TEST(Tree, LatencyGrowsWithLog2OfNodes) {
   const auto t = topology::build_topology(testing::hgx_h100(8));
   const auto two = estimate(t, kCal, Group::contiguous(0, 16), Op::AllReduce, core::Bytes(8),
                             Options{Algorithm::Tree, Protocol::LL});
-  const auto eight = estimate(t, kCal, Group::all(t), Op::AllReduce, core::Bytes(8), Options{Algorithm::Tree, Protocol::LL});
+  const auto eight =
+      estimate(t, kCal, Group::all(t), Op::AllReduce, core::Bytes(8), Options{Algorithm::Tree, Protocol::LL});
   const double inter = kCal.tree.network[0] * 1e-6 + t.message_latency.value();
   EXPECT_NEAR((eight.latency - two.latency).value(), 2 * 2 * inter, 1e-12);
 }
@@ -144,7 +145,8 @@ TEST(Tree, LatencyGrowsWithLog2OfNodes) {
 TEST(Pat, OnlyWithOneRankPerNode) {
   // PAT runs all-gather / reduce-scatter when every node holds one rank (nNodes == nRanks).
   const auto t = topology::build_topology(testing::hgx_h100(8));
-  EXPECT_TRUE(estimate(t, kCal, Group::strided(0, 8, 8), Op::AllGather, core::mib(1), Options{Algorithm::Pat}).feasible);
+  EXPECT_TRUE(
+      estimate(t, kCal, Group::strided(0, 8, 8), Op::AllGather, core::mib(1), Options{Algorithm::Pat}).feasible);
   EXPECT_FALSE(estimate(t, kCal, Group::all(t), Op::AllGather, core::mib(1), Options{Algorithm::Pat}).feasible);
 }
 
@@ -152,8 +154,8 @@ TEST(Hierarchical, InterPhaseIsARingPerRailOnBytesOverLocal) {
   // Hierarchical all-reduce over D domains of p ranks: the network phase moves
   // 2(D-1)/D x bytes/p per rail; with NVLS faster than the network, algbw = p x rail x D/(2(D-1)).
   const auto t = topology::build_topology(testing::hgx_h100(4, 0.5));
-  const CollectiveCost c = estimate(t, kCal, Group::all(t), Op::AllReduce, core::gib(256),
-                                    Options{Algorithm::Hierarchical});
+  const CollectiveCost c =
+      estimate(t, kCal, Group::all(t), Op::AllReduce, core::gib(256), Options{Algorithm::Hierarchical});
   EXPECT_NEAR(c.algbw.value() / (8 * 50e9 * 0.5 * 4 / 6.0), 1.0, 0.01);
 }
 
@@ -247,7 +249,7 @@ TEST(AllToAll, UnevenSplitsAreBoundByTheHeaviestSender) {
   const auto t = topology::build_topology(testing::hgx_h100(2, 1.0));
   const int n = 16;
   std::vector<double> m(static_cast<std::size_t>(n * n), 0.0);
-  for (int j = 8; j < 16; ++j) m[static_cast<std::size_t>(j)] = 4e8;         // rank 0 -> other node
+  for (int j = 8; j < 16; ++j) m[static_cast<std::size_t>(j)] = 4e8;          // rank 0 -> other node
   for (int j = 0; j < 8; ++j) m[static_cast<std::size_t>(15 * n + j)] = 1e8;  // rank 15 -> first node
   const auto one = one_nic_p2p();
   const auto r = simulate_alltoallv(t, one, Group::all(t), m);

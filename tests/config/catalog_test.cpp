@@ -49,8 +49,8 @@ TEST(ShippedCatalog, LoadsEveryEntryTheIssueNames) {
   for (const char* fabric : {"efa-v1", "efa-v2", "efa-v3", "efa-v4", "ib-ndr"}) {
     EXPECT_NE(c.find_fabric(fabric), nullptr) << fabric;
   }
-  for (const char* storage : {"instance-nvme", "fsx-scratch2", "fsx-persistent1-200", "fsx-persistent2-1000", "s3",
-                              "s3-express"}) {
+  for (const char* storage :
+       {"instance-nvme", "fsx-scratch2", "fsx-persistent1-200", "fsx-persistent2-1000", "s3", "s3-express"}) {
     EXPECT_NE(c.find_storage(storage), nullptr) << storage;
   }
 }
@@ -58,11 +58,18 @@ TEST(ShippedCatalog, LoadsEveryEntryTheIssueNames) {
 // The hardware names used by validation/*.csv resolve through aliases.
 TEST(ShippedCatalog, ValidationHardwareNamesResolve) {
   const auto& c = shipped();
-  const std::pair<const char*, const char*> cases[] = {
-      {"H100-SXM-80GB", "h100-sxm"}, {"H100", "h100-sxm"},          {"H800", "h800-sxm"},
-      {"B200-SXM-180GB", "b200-sxm"}, {"GB200", "gb200"},            {"H200-SXM-141GB", "h200-sxm"},
-      {"A100-80GB", "a100-sxm-80gb"}, {"A100-40GB", "a100-sxm-40gb"}, {"A100-SXM-80GB", "a100-sxm-80gb"},
-      {"GB300", "gb300"},            {"B300", "b300-sxm"},          {"H100 (SXM, 80GB)", "h100-sxm"}};
+  const std::pair<const char*, const char*> cases[] = {{"H100-SXM-80GB", "h100-sxm"},
+                                                       {"H100", "h100-sxm"},
+                                                       {"H800", "h800-sxm"},
+                                                       {"B200-SXM-180GB", "b200-sxm"},
+                                                       {"GB200", "gb200"},
+                                                       {"H200-SXM-141GB", "h200-sxm"},
+                                                       {"A100-80GB", "a100-sxm-80gb"},
+                                                       {"A100-40GB", "a100-sxm-40gb"},
+                                                       {"A100-SXM-80GB", "a100-sxm-80gb"},
+                                                       {"GB300", "gb300"},
+                                                       {"B300", "b300-sxm"},
+                                                       {"H100 (SXM, 80GB)", "h100-sxm"}};
   for (const auto& [alias, name] : cases) {
     const auto* gpu = c.find_gpu(alias);
     ASSERT_NE(gpu, nullptr) << alias;
@@ -84,14 +91,15 @@ TEST(ShippedCatalog, SystemsReferenceExistingGpusAndFabrics) {
 // Every value has a unit and a source: walk the raw YAML of each shipped file.
 
 // Fields that are names, enums or references and are written as plain scalars.
-const std::set<std::string> kPlainFields{"name",       "display_name", "aliases",    "base",      "architecture",
-                                         "kind",       "gpu",          "fabric",     "cpu_vendor", "price_kind",
-                                         "price_date"};
+const std::set<std::string> kPlainFields{"name", "display_name", "aliases",    "base",       "architecture", "kind",
+                                         "gpu",  "fabric",       "cpu_vendor", "price_kind", "price_date"};
 // Values that are dimensionless (counts, fractions, flags, text) and so carry no unit.
-const std::set<std::string> kUnitlessFields{
-    "sm_version", "sm_count",   "nvlink_generation", "nvlink_links",    "gpus_per_node",  "nodes",
-    "nvlink_domain_gpus", "nvswitch", "nvls", "nics_per_node", "vcpus", "cpu", "local_nvme_devices",
-    "generation", "efficiency", "gpudirect_rdma", "efa_capable", "max_parts"};
+const std::set<std::string> kUnitlessFields{"sm_version",         "sm_count",      "nvlink_generation",
+                                            "nvlink_links",       "gpus_per_node", "nodes",
+                                            "nvlink_domain_gpus", "nvswitch",      "nvls",
+                                            "nics_per_node",      "vcpus",         "cpu",
+                                            "local_nvme_devices", "generation",    "efficiency",
+                                            "gpudirect_rdma",     "efa_capable",   "max_parts"};
 
 // Source keys listed in the "Sources" section of docs/reference/hardware.md.
 std::set<std::string> reference_source_keys() {
@@ -152,14 +160,15 @@ TEST(ShippedCatalog, EveryValueHasAUnitAndASource) {
           }
           if (!has_key) {
             EXPECT_TRUE(v["verified"] && !v["verified"].as<bool>())
-                << where << "." << key << ": source '" << source << "' is outside the reference; mark it verified: false";
+                << where << "." << key << ": source '" << source
+                << "' is outside the reference; mark it verified: false";
           }
         }
       }
     }
   }
-  EXPECT_EQ(files, 4);        // fabrics, gpus, storage, systems
-  EXPECT_GT(values, 400);     // sanity: the walk saw the data
+  EXPECT_EQ(files, 4);     // fabrics, gpus, storage, systems
+  EXPECT_GT(values, 400);  // sanity: the walk saw the data
   EXPECT_GT(reference_source_keys().size(), 30u) << "docs/reference/hardware.md not found or changed";
 }
 
@@ -249,7 +258,8 @@ TEST(ShippedCatalog, SystemFiguresMatchTheReference) {
   // NVLS on Hopper+ NVSwitch systems only: not on p5.4xlarge (one GPU) nor on A100 systems.
   for (const auto& s : c.systems()) {
     const auto& gpu = *c.find_gpu(s.gpu);
-    const bool expected = s.nvswitch && s.gpus_per_node * s.nodes > 1 && gpu.architecture != hardware::Architecture::Ampere;
+    const bool expected =
+        s.nvswitch && s.gpus_per_node * s.nodes > 1 && gpu.architecture != hardware::Architecture::Ampere;
     EXPECT_EQ(s.nvls, expected) << s.name;
   }
   EXPECT_FALSE(c.find_system("p5.4xlarge")->nvls);
@@ -366,7 +376,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"zero_size.yaml", 7, "gpus[0].hbm_bandwidth", "must be greater than zero"},
                       BadCase{"unknown_key.yaml", 4, "gpus[0].bf61", "did you mean bf16?"},
                       BadCase{"unknown_section.yaml", 3, "gpu", "did you mean gpus?"},
-                      BadCase{"unknown_gpu_ref.yaml", 5, "systems[0].gpu", "unknown gpu 'h100-sxmm'; did you mean h100-sxm"},
+                      BadCase{"unknown_gpu_ref.yaml", 5, "systems[0].gpu",
+                              "unknown gpu 'h100-sxmm'; did you mean h100-sxm"},
                       BadCase{"missing_field.yaml", 3, "gpus[0].bf16", "missing required field"},
                       BadCase{"duplicate_key.yaml", 5, "systems[0].price_per_hour", "more than once"},
                       BadCase{"efficiency_range.yaml", 4, "fabrics[0].efficiency", "at most 1"},

@@ -24,7 +24,7 @@ TEST(ParseCluster, InstanceCount) {
   const auto c = parse_cluster(catalog(), "p5.48xlarge:64");
   EXPECT_EQ(c.count, 64);
   EXPECT_EQ(c.nodes(), 64);
-  EXPECT_EQ(c.gpus(), 512);           // 64 x 8
+  EXPECT_EQ(c.gpus(), 512);  // 64 x 8
   EXPECT_EQ(c.nvlink_domain_gpus(), 8);
   EXPECT_EQ(c.gpu.name, "h100-sxm");
   EXPECT_EQ(c.fabric.name, "efa-v2");

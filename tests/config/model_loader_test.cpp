@@ -102,9 +102,8 @@ TEST(ModelLoader, LoadsFileAndDirectory) {
 // A number past the double range (1.8e308) is an input error naming its line, not an escaping
 // nlohmann exception (found by fuzz/hf_config with '151e308').
 TEST(ModelLoader, NumberPastDoubleRangeIsAnInputError) {
-  const std::string message = error_of([] {
-    (void)parse_hf_config("{\"model_type\": \"llama\",\n \"hidden_size\": 151e308}", "cfg.json", "x");
-  });
+  const std::string message = error_of(
+      [] { (void)parse_hf_config("{\"model_type\": \"llama\",\n \"hidden_size\": 151e308}", "cfg.json", "x"); });
   EXPECT_THAT(message, HasSubstr("cfg.json:2"));
   EXPECT_THAT(message, HasSubstr("number 151e308 is out of range"));
 }
@@ -112,7 +111,8 @@ TEST(ModelLoader, NumberPastDoubleRangeIsAnInputError) {
 TEST(ModelLoader, Gpt2AliasesAndDefaults) {
   // GPT-2: n_embd / n_layer / n_head / n_positions; n_inner null means 4·n_embd; tied, learned positions.
   const ModelSpec m = parse_hf_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
-    "n_inner": null, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new"})", "gpt2.json", "gpt2");
+    "n_inner": null, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new"})",
+                                      "gpt2.json", "gpt2");
   EXPECT_EQ(m.hidden, 768);
   EXPECT_EQ(m.num_layers, 12);
   EXPECT_EQ(m.ffn_hidden, 4 * 768);
@@ -153,7 +153,8 @@ TEST(ModelLoader, MptAliases) {
   // MPT: d_model / n_layers / n_heads, FFN = expansion_ratio·d_model, kv heads in attn_config.
   const ModelSpec m = parse_hf_config(R"({"model_type": "mpt", "d_model": 4096, "n_layers": 32, "n_heads": 32,
     "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50368,
-    "attn_config": {"kv_n_heads": 8, "alibi": true}, "no_bias": true})", "mpt.json", "mpt");
+    "attn_config": {"kv_n_heads": 8, "alibi": true}, "no_bias": true})",
+                                      "mpt.json", "mpt");
   EXPECT_EQ(m.ffn_hidden, 16384);
   EXPECT_EQ(m.num_kv_heads, 8);
   EXPECT_EQ(m.position, workload::PositionKind::Alibi);
@@ -168,7 +169,8 @@ TEST(ModelLoader, MoeAliases) {
   const ModelSpec q = parse_hf_config(R"({"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
     "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
     "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
-    "decoder_sparse_step": 2, "vocab_size": 151936})", "q.json", "q");
+    "decoder_sparse_step": 2, "vocab_size": 151936})",
+                                      "q.json", "q");
   EXPECT_EQ(q.moe.num_experts, 60);
   EXPECT_EQ(q.moe.top_k, 4);
   EXPECT_EQ(q.moe.expert_ffn, 1408);
@@ -182,7 +184,8 @@ TEST(ModelLoader, MoeAliases) {
   const ModelSpec d = parse_hf_config(R"({"model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27,
     "num_attention_heads": 16, "intermediate_size": 10944, "moe_intermediate_size": 1408, "n_shared_experts": 2,
     "n_routed_experts": 64, "moe_topk": 6, "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": null,
-    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400})", "d.json", "d");
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400})",
+                                      "d.json", "d");
   EXPECT_EQ(d.moe.shared_expert_ffn, 2 * 1408);
   EXPECT_EQ(d.moe.top_k, 6);
   EXPECT_EQ(d.moe.first_dense_layers, 1);
@@ -204,33 +207,35 @@ TEST(ModelLoader, SlidingWindowLayouts) {
   // Mistral 7B v0.1: sliding_window on every layer.
   const ModelSpec mistral = parse_hf_config(R"({"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
-    "sliding_window": 4096})", "m.json", "m");
+    "sliding_window": 4096})",
+                                            "m.json", "m");
   for (int i = 0; i < 32; ++i) EXPECT_TRUE(mistral.is_sliding_layer(i)) << i;
   // Qwen: sliding_window is ignored unless use_sliding_window is true.
-  EXPECT_EQ(parse_hf_config(R"({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
-    "intermediate_size": 3072, "vocab_size": 100, "sliding_window": 4096, "use_sliding_window": false})", "q.json", "q")
-                .sliding_window,
-            0);
+  EXPECT_EQ(
+      parse_hf_config(R"({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+    "intermediate_size": 3072, "vocab_size": 100, "sliding_window": 4096, "use_sliding_window": false})",
+                      "q.json", "q")
+          .sliding_window,
+      0);
 }
 
 TEST(ModelLoader, UnknownModelTypeListsEveryMissingField) {
-  const std::string message = error_of([] {
-    parse_hf_config(R"({"model_type": "mamba", "vocab_size": 50280})", "mamba/config.json", "mamba");
-  });
-  EXPECT_THAT(message, AllOf(HasSubstr("mamba/config.json"), HasSubstr("unknown model_type 'mamba'"),
-                             HasSubstr("hidden_size"), HasSubstr("num_hidden_layers"),
-                             HasSubstr("num_attention_heads"), HasSubstr("intermediate_size")));
+  const std::string message = error_of(
+      [] { parse_hf_config(R"({"model_type": "mamba", "vocab_size": 50280})", "mamba/config.json", "mamba"); });
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("mamba/config.json"), HasSubstr("unknown model_type 'mamba'"), HasSubstr("hidden_size"),
+                    HasSubstr("num_hidden_layers"), HasSubstr("num_attention_heads"), HasSubstr("intermediate_size")));
   // An unknown type with every generic field is accepted.
   const ModelSpec m = parse_hf_config(R"({"model_type": "newarch", "hidden_size": 256, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 100, "hidden_act": "gelu"})", "n.json", "n");
+    "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 100, "hidden_act": "gelu"})",
+                                      "n.json", "n");
   EXPECT_EQ(m.mlp, workload::MlpKind::Gelu);
   EXPECT_EQ(m.family, "newarch");
 }
 
 TEST(ModelLoader, MalformedJsonNamesFileAndLine) {
-  const std::string message = error_of([] {
-    parse_hf_config("{\n  \"hidden_size\": 4096,\n  \"num_hidden_layers\": ,\n}", "bad/config.json", "bad");
-  });
+  const std::string message = error_of(
+      [] { parse_hf_config("{\n  \"hidden_size\": 4096,\n  \"num_hidden_layers\": ,\n}", "bad/config.json", "bad"); });
   EXPECT_THAT(message, AllOf(HasSubstr("bad/config.json:3:"), HasSubstr("malformed JSON")));
   EXPECT_THAT(error_of([] { parse_hf_config("[1, 2]", "list.json", "x"); }), HasSubstr("expected a JSON object"));
 }
@@ -302,7 +307,8 @@ TEST(ModelLoader, ModelFromDimensions) {
   EXPECT_THAT(error_of([&] { model_from_dimensions(bad_k, "training.csv"); }), HasSubstr("top_k: 0 must be between 1"));
   ModelDimensions no_layers = d;
   no_layers.num_layers = 0;
-  EXPECT_THAT(error_of([&] { model_from_dimensions(no_layers); }), HasSubstr("num_layers: 0 must be a positive integer"));
+  EXPECT_THAT(error_of([&] { model_from_dimensions(no_layers); }),
+              HasSubstr("num_layers: 0 must be a positive integer"));
 }
 
 }  // namespace
@@ -345,9 +351,9 @@ TEST(ModelLoader, GemmaThreeEverySixthLayerIsFull) {
 // 7.61B / 14.7B / 32.5B (HF lists 32.8B) / 72.7B, Gemma 2 9.24B.
 TEST(ModelLoader, PopularPresetsCountTheirModelCardParameters) {
   const std::vector<std::pair<std::string, double>> cards{
-      {"llama2-7b", 6.74e9},   {"llama2-13b", 13.0e9},   {"llama2-70b", 69.0e9},  {"llama3.2-1b", 1.24e9},
-      {"llama3.2-3b", 3.21e9}, {"mistral-7b", 7.24e9},   {"qwen2.5-1.5b", 1.54e9}, {"qwen2.5-7b", 7.61e9},
-      {"qwen2.5-14b", 14.7e9}, {"qwen2.5-32b", 32.8e9},  {"qwen2.5-72b", 72.7e9},  {"gemma2-9b", 9.24e9}};
+      {"llama2-7b", 6.74e9},   {"llama2-13b", 13.0e9},  {"llama2-70b", 69.0e9},   {"llama3.2-1b", 1.24e9},
+      {"llama3.2-3b", 3.21e9}, {"mistral-7b", 7.24e9},  {"qwen2.5-1.5b", 1.54e9}, {"qwen2.5-7b", 7.61e9},
+      {"qwen2.5-14b", 14.7e9}, {"qwen2.5-32b", 32.8e9}, {"qwen2.5-72b", 72.7e9},  {"gemma2-9b", 9.24e9}};
   for (const auto& [name, card] : cards) {
     const double n = static_cast<double>(workload::count_parameters(load_model(name)).total);
     EXPECT_NEAR(n / card, 1.0, 0.006) << name << ": " << n;

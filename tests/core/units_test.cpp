@@ -11,9 +11,7 @@ namespace fmsim::core {
 namespace {
 
 // 400 GB/s is 400e9 bytes/s (decimal prefixes).
-TEST(Units, ParsesDecimalBandwidth) {
-  EXPECT_DOUBLE_EQ(parse_bandwidth("400 GB/s").value->value(), 400e9);
-}
+TEST(Units, ParsesDecimalBandwidth) { EXPECT_DOUBLE_EQ(parse_bandwidth("400 GB/s").value->value(), 400e9); }
 
 // 3200 Gbps = 3200e9 bits/s = 400e9 bytes/s (EFA per-instance figures are in bits).
 TEST(Units, ParsesBitsPerSecond) {
@@ -42,8 +40,8 @@ TEST(Units, ParsesDurationsAndCounts) {
 }
 
 TEST(Units, RejectsMalformedOrUnknownUnits) {
-  EXPECT_FALSE(parse_bandwidth("400"));        // a bandwidth needs a unit
-  EXPECT_FALSE(parse_bandwidth("400 GB"));     // a size is not a rate
+  EXPECT_FALSE(parse_bandwidth("400"));     // a bandwidth needs a unit
+  EXPECT_FALSE(parse_bandwidth("400 GB"));  // a size is not a rate
   EXPECT_FALSE(parse_bytes("eighty GiB"));
   EXPECT_FALSE(parse_flops_rate("2.25 PFLOPZ"));
   EXPECT_NE(parse_bandwidth("400 GB").error.find("unknown unit"), std::string::npos);
@@ -85,9 +83,7 @@ TEST(Errors, InputErrorNamesFileLineAndField) {
   EXPECT_STREQ(InputError::flag("--tp", "must be positive").what(), "--tp: must be positive");
 }
 
-TEST(Errors, CheckThrowsInternalError) {
-  EXPECT_THROW(FMSIM_CHECK(1 + 1 == 3, "arithmetic"), InternalError);
-}
+TEST(Errors, CheckThrowsInternalError) { EXPECT_THROW(FMSIM_CHECK(1 + 1 == 3, "arithmetic"), InternalError); }
 
 TEST(Strings, SuggestsClosestName) {
   const std::vector<std::string> names{"p5.48xlarge", "p5e.48xlarge", "p4d.24xlarge"};

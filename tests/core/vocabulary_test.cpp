@@ -12,7 +12,8 @@ using fmsim::core::Word;
 using ::testing::HasSubstr;
 
 enum class Colour { Red, DarkBlue };
-constexpr Word<Colour> kColourList[] = {{Colour::Red, "red", "crimson, scarlet"}, {Colour::DarkBlue, "dark-blue", "navy"}};
+constexpr Word<Colour> kColourList[] = {{Colour::Red, "red", "crimson, scarlet"},
+                                        {Colour::DarkBlue, "dark-blue", "navy"}};
 constexpr Vocabulary<Colour> kColours{"colour", kColourList};
 
 TEST(Vocabulary, CanonicalNamesAndAliasesParse) {

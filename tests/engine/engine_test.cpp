@@ -14,9 +14,12 @@ TEST(Simulator, OrdersByTimePriorityThenSequence) {
   Simulator sim;
   std::vector<int> order;
   sim.schedule_at(SimTime::from_ns(10), [&](Simulator&) { order.push_back(3); });
-  sim.schedule_at(SimTime::from_ns(5), [&](Simulator&) { order.push_back(2); }, 1);
-  sim.schedule_at(SimTime::from_ns(5), [&](Simulator&) { order.push_back(1); }, 0);
-  sim.schedule_at(SimTime::from_ns(5), [&](Simulator&) { order.push_back(4); }, 1);
+  sim.schedule_at(
+      SimTime::from_ns(5), [&](Simulator&) { order.push_back(2); }, 1);
+  sim.schedule_at(
+      SimTime::from_ns(5), [&](Simulator&) { order.push_back(1); }, 0);
+  sim.schedule_at(
+      SimTime::from_ns(5), [&](Simulator&) { order.push_back(4); }, 1);
   EXPECT_EQ(sim.run(), SimTime::from_ns(10));
   EXPECT_EQ(order, (std::vector<int>{1, 2, 4, 3}));
 }

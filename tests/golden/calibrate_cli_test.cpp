@@ -14,10 +14,9 @@
 
 namespace {
 
-using ::testing::HasSubstr;
 using fmsim::testing::run_fmsim;
 using fmsim::testing::source_path;
-using fmsim::testing::source_path;
+using ::testing::HasSubstr;
 
 const std::string kCsv = source_path("validation/training.csv");
 
@@ -125,7 +124,8 @@ TEST(CalibrateCli, HoldoutErrorDoesNotDependOnTuning) {
 }
 
 TEST(CalibrateCli, UnwritablePathExitsTwo) {
-  const auto r = run_fmsim({"calibrate", "training", "--csv", kCsv, "--rounds", "1", "--write", "/nonexistent-dir/fit.yaml"});
+  const auto r =
+      run_fmsim({"calibrate", "training", "--csv", kCsv, "--rounds", "1", "--write", "/nonexistent-dir/fit.yaml"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--write"));
 }
@@ -168,8 +168,9 @@ TEST(CalibrateCli, BadKernelDispatcherAndPriorFieldsExitTwo) {
   expect_rejected(shipped_with("prior: 0.73\n      prior_spread: 0.10", "prior: 0.73\n      prior_spread: 0"),
                   "fmsim_cal_spread_zero.yaml", "prior_spread");
   // Only fitted values carry a prior.
-  expect_rejected(shipped_with("    tp_overlap:\n      value: 0.6\n", "    tp_overlap:\n      value: 0.6\n      prior: 0.9\n"),
-                  "fmsim_cal_prior_tp.yaml", "prior");
+  expect_rejected(
+      shipped_with("    tp_overlap:\n      value: 0.6\n", "    tp_overlap:\n      value: 0.6\n      prior: 0.9\n"),
+      "fmsim_cal_prior_tp.yaml", "prior");
 }
 
 }  // namespace

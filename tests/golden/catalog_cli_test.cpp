@@ -58,7 +58,8 @@ TEST(CatalogCli, SystemTableShowsNetworkAndPrices) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_column_aligned(r.out, "KIND");
   // p5.48xlarge: 8 x H100, 32 x 100G EFA v2 = 3,200 Gbps, 192 vCPUs, 55.04 USD/h on demand.
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("p5.48xlarge +instance +h100-sxm +8 +1 +8 +yes +efa-v2 +32x100G +3200 +192"));
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex("p5.48xlarge +instance +h100-sxm +8 +1 +8 +yes +efa-v2 +32x100G +3200 +192"));
   EXPECT_THAT(r.out, HasSubstr("55.04"));
   // u-p6e-gb200x72: 72 GPUs in 18 nodes, one 72-GPU NVLink domain, Capacity Blocks only.
   EXPECT_THAT(r.out, ::testing::ContainsRegex("u-p6e-gb200x72 +ultraserver +gb200 +72 +18 +72 +yes"));
@@ -166,7 +167,9 @@ struct BadInput {
   std::string expected;  // substring of stderr
 };
 
-std::vector<std::string> with_catalog(const std::string& file) { return {"--catalog", fixture(file), "catalog", "gpus"}; }
+std::vector<std::string> with_catalog(const std::string& file) {
+  return {"--catalog", fixture(file), "catalog", "gpus"};
+}
 std::vector<std::string> cluster_file(const std::string& file) { return {"catalog", "cluster", fixture(file)}; }
 
 // Short, readable test names in ctest: the arguments after "catalog".
@@ -188,7 +191,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Unknown names suggest the closest matches.
         BadInput{{"catalog", "cluster", "p5.48xlarg:64"}, "unknown system 'p5.48xlarg'; did you mean p5.48xlarge"},
         BadInput{{"catalog", "show", "h100-smx"}, "unknown catalog entry 'h100-smx'; did you mean h100-sxm"},
-        BadInput{{"catalog", "cluster", "u-p6e-gb200x27:2"}, "unknown system 'u-p6e-gb200x27'; did you mean u-p6e-gb200x36 or u-p6e-gb200x72?"},
+        BadInput{{"catalog", "cluster", "u-p6e-gb200x27:2"},
+                 "unknown system 'u-p6e-gb200x27'; did you mean u-p6e-gb200x36 or u-p6e-gb200x72?"},
         // Bad counts.
         BadInput{{"catalog", "cluster", "p5.48xlarge:0"}, "whole number of at least 1, got '0'"},
         BadInput{{"catalog", "cluster", "p5.48xlarge:-4"}, "whole number of at least 1, got '-4'"},
@@ -197,29 +201,47 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{with_catalog("malformed.yaml"), "malformed.yaml:5: malformed YAML"},
         BadInput{with_catalog("wrong_unit.yaml"), "wrong_unit.yaml:4: gpus[0].bf16: '989 GB/s': unknown unit 'GB/s'"},
         BadInput{with_catalog("no_unit.yaml"), "no_unit.yaml:6: gpus[0].hbm_capacity: '80' has no unit"},
-        BadInput{with_catalog("negative_size.yaml"), "negative_size.yaml:4: gpus[0].hbm_usable: -80 GiB must be greater than zero"},
-        BadInput{with_catalog("zero_size.yaml"), "zero_size.yaml:7: gpus[0].hbm_bandwidth: 0 TB/s must be greater than zero"},
-        BadInput{with_catalog("unknown_key.yaml"), "unknown_key.yaml:4: gpus[0].bf61: unknown key 'bf61'; did you mean bf16?"},
-        BadInput{with_catalog("unknown_section.yaml"), "unknown_section.yaml:3: gpu: unknown key 'gpu'; did you mean gpus?"},
-        BadInput{with_catalog("unknown_gpu_ref.yaml"), "unknown_gpu_ref.yaml:5: systems[0].gpu: unknown gpu 'h100-sxmm'"},
+        BadInput{with_catalog("negative_size.yaml"),
+                 "negative_size.yaml:4: gpus[0].hbm_usable: -80 GiB must be greater than zero"},
+        BadInput{with_catalog("zero_size.yaml"),
+                 "zero_size.yaml:7: gpus[0].hbm_bandwidth: 0 TB/s must be greater than zero"},
+        BadInput{with_catalog("unknown_key.yaml"),
+                 "unknown_key.yaml:4: gpus[0].bf61: unknown key 'bf61'; did you mean bf16?"},
+        BadInput{with_catalog("unknown_section.yaml"),
+                 "unknown_section.yaml:3: gpu: unknown key 'gpu'; did you mean gpus?"},
+        BadInput{with_catalog("unknown_gpu_ref.yaml"),
+                 "unknown_gpu_ref.yaml:5: systems[0].gpu: unknown gpu 'h100-sxmm'"},
         BadInput{with_catalog("missing_field.yaml"), "missing_field.yaml:3: gpus[0].bf16: missing required field"},
-        BadInput{with_catalog("duplicate_key.yaml"), "duplicate_key.yaml:5: systems[0].price_per_hour: key appears more than once"},
+        BadInput{with_catalog("duplicate_key.yaml"),
+                 "duplicate_key.yaml:5: systems[0].price_per_hour: key appears more than once"},
         BadInput{with_catalog("efficiency_range.yaml"), "efficiency_range.yaml:4: fabrics[0].efficiency: 1.5"},
         BadInput{with_catalog("nvls_without_nvswitch.yaml"), "nvls_without_nvswitch.yaml:8: systems[0].nvls:"},
-        BadInput{with_catalog("price_bad_date.yaml"), "price_bad_date.yaml:6: systems[0].price_date: '20/07/2026' is not a date"},
-        BadInput{with_catalog("unknown_base.yaml"), "unknown_base.yaml:4: gpus[0].base: unknown gpu 'h100-smx'; did you mean h100-sxm?"},
+        BadInput{with_catalog("price_bad_date.yaml"),
+                 "price_bad_date.yaml:6: systems[0].price_date: '20/07/2026' is not a date"},
+        BadInput{with_catalog("unknown_base.yaml"),
+                 "unknown_base.yaml:4: gpus[0].base: unknown gpu 'h100-smx'; did you mean h100-sxm?"},
         BadInput{with_catalog("empty.yaml"), "empty.yaml:1: the catalog file is empty"},
-        BadInput{with_catalog("fractional_count.yaml"), "fractional_count.yaml:4: systems[0].gpus_per_node: '8.5' is not a whole number"},
-        BadInput{with_catalog("alias_collision.yaml"), "alias_collision.yaml:5: gpus[0].aliases: 'H200' already names gpu 'h200-sxm'"},
-        BadInput{with_catalog("bad_enum.yaml"), "bad_enum.yaml:5: gpus[0].architecture: unknown GPU architecture 'hoper'; allowed: ampere, hopper"},
+        BadInput{with_catalog("fractional_count.yaml"),
+                 "fractional_count.yaml:4: systems[0].gpus_per_node: '8.5' is not a whole number"},
+        BadInput{with_catalog("alias_collision.yaml"),
+                 "alias_collision.yaml:5: gpus[0].aliases: 'H200' already names gpu 'h200-sxm'"},
+        BadInput{with_catalog("bad_enum.yaml"),
+                 "bad_enum.yaml:5: gpus[0].architecture: unknown GPU architecture 'hoper'; allowed: ampere, hopper"},
         BadInput{{"--catalog", fixture("does_not_exist.yaml"), "catalog", "gpus"}, "does_not_exist.yaml"},
         // Cluster files.
-        BadInput{cluster_file("cluster_unknown_key.yaml"), "cluster_unknown_key.yaml:5: storrage: unknown key 'storrage'; did you mean storage?"},
+        BadInput{cluster_file("cluster_unknown_key.yaml"),
+                 "cluster_unknown_key.yaml:5: storrage: unknown key 'storrage'; did you mean storage?"},
         BadInput{cluster_file("cluster_wrong_kind.yaml"), "cluster_wrong_kind.yaml:2: kind: this file is a 'Catalog'"},
-        BadInput{cluster_file("cluster_fsx_too_small.yaml"), "cluster_fsx_too_small.yaml:7: storage[0].capacity: 100 GiB is below"},
-        BadInput{cluster_file("cluster_oversubscription.yaml"), "cluster_oversubscription.yaml:6: fabric.oversubscription: 0.5 is below 1"},
-        BadInput{cluster_file("cluster_zero_count.yaml"), "cluster_zero_count.yaml:4: count: 0 must be greater than zero"},
-        BadInput{cluster_file("cluster_unknown_storage.yaml"), "cluster_unknown_storage.yaml:6: storage[0].storage: unknown storage 's3-expres'; did you mean s3-express"},
-        BadInput{{"catalog", "cluster", "no/such/cluster.yaml"}, "cluster file 'no/such/cluster.yaml' does not exist"}));
+        BadInput{cluster_file("cluster_fsx_too_small.yaml"),
+                 "cluster_fsx_too_small.yaml:7: storage[0].capacity: 100 GiB is below"},
+        BadInput{cluster_file("cluster_oversubscription.yaml"),
+                 "cluster_oversubscription.yaml:6: fabric.oversubscription: 0.5 is below 1"},
+        BadInput{cluster_file("cluster_zero_count.yaml"),
+                 "cluster_zero_count.yaml:4: count: 0 must be greater than zero"},
+        BadInput{
+            cluster_file("cluster_unknown_storage.yaml"),
+            "cluster_unknown_storage.yaml:6: storage[0].storage: unknown storage 's3-expres'; did you mean s3-express"},
+        BadInput{{"catalog", "cluster", "no/such/cluster.yaml"},
+                 "cluster file 'no/such/cluster.yaml' does not exist"}));
 
 }  // namespace

@@ -26,8 +26,8 @@ TEST(CheckpointCli, BloomFromPlainNumbers) {
 }
 
 TEST(CheckpointCli, AsyncStallsForTheCopyOnly) {
-  const auto r = run_fmsim({"checkpoint", "--params", "70B", "--gpus", "64", "--sharding", "fsdp",
-                            "--tier-bandwidth", "100GB/s", "--async", "--json"});
+  const auto r = run_fmsim({"checkpoint", "--params", "70B", "--gpus", "64", "--sharding", "fsdp", "--tier-bandwidth",
+                            "100GB/s", "--async", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["blocking_s"].get<double>(), j["save"]["gpu_to_host_s"].get<double>());
@@ -36,9 +36,28 @@ TEST(CheckpointCli, AsyncStallsForTheCopyOnly) {
 
 TEST(CheckpointCli, CatalogTierWithDraExport) {
   // Llama 3.1 405B on 2,048 p5.48xlarge with 1 PiB of FSx PERSISTENT_2 linked to S3.
-  const auto r = run_fmsim({"checkpoint", "--model", "llama3.1-405b", "--cluster", "p5.48xlarge:2048", "--tp", "8",
-                            "--pp", "16", "--storage", "fsx-persistent2-1000", "--capacity", "1PiB", "--s3", "s3",
-                            "--interval", "30min", "--dataset", "60TB", "--tokens-per-s", "40M", "--json"});
+  const auto r = run_fmsim({"checkpoint",
+                            "--model",
+                            "llama3.1-405b",
+                            "--cluster",
+                            "p5.48xlarge:2048",
+                            "--tp",
+                            "8",
+                            "--pp",
+                            "16",
+                            "--storage",
+                            "fsx-persistent2-1000",
+                            "--capacity",
+                            "1PiB",
+                            "--s3",
+                            "s3",
+                            "--interval",
+                            "30min",
+                            "--dataset",
+                            "60TB",
+                            "--tokens-per-s",
+                            "40M",
+                            "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_GT(j["parameters"].get<double>(), 400e9);

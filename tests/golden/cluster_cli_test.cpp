@@ -136,7 +136,8 @@ TEST_F(ClusterCli, TrainingJobsAreTimedOnTheNodesTheyGet) {
                            "1,0,10,36000,,,,,,,\n"
                            "2,60,16,,gpt-oss-120b,1,1,64,256,4096,2e9\n");
   auto run = [&](const std::string& placement) {
-    const auto r = run_fmsim({"cluster", "--cluster", "u-p6e-gb200x72:2", "--trace", trace, "--placement", placement, "--json"});
+    const auto r =
+        run_fmsim({"cluster", "--cluster", "u-p6e-gb200x72:2", "--trace", trace, "--placement", placement, "--json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(r.out)["policies"][0]["jobs"][1];
   };
@@ -150,8 +151,10 @@ TEST_F(ClusterCli, TrainingJobsAreTimedOnTheNodesTheyGet) {
   EXPECT_DOUBLE_EQ(block["training"]["slowdown"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(block["training"]["step_s"].get<double>(), t["ideal_step_s"].get<double>());
   // The run time follows: 2e9 tokens in batches of 256 x 4096 = 1908 steps.
-  EXPECT_NEAR(block["end_s"].get<double>() - block["start_s"].get<double>(), 1908 * t["ideal_step_s"].get<double>(), 1e-6);
-  const auto text = run_fmsim({"cluster", "--cluster", "u-p6e-gb200x72:2", "--trace", trace, "--placement", "consecutive"});
+  EXPECT_NEAR(block["end_s"].get<double>() - block["start_s"].get<double>(), 1908 * t["ideal_step_s"].get<double>(),
+              1e-6);
+  const auto text =
+      run_fmsim({"cluster", "--cluster", "u-p6e-gb200x72:2", "--trace", trace, "--placement", "consecutive"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("Training jobs on the nodes they got"));
   EXPECT_THAT(text.out, HasSubstr("gpt-oss-120b tp1 pp1 ep64 gbs 256"));
@@ -165,8 +168,9 @@ TEST_F(ClusterCli, CapacityBlocksReservationsAndAssociations) {
                            "id,submit,nodes,duration,time_limit,account,user,reservation\n"
                            "1,0,4,600,3600,research,alice,\n"
                            "2,0,2,600,3600,product,bob,cb1\n");
-  const auto r = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:4", "--trace", trace, "--reservation",
-                            "ReservationName=cb1 StartTime=now+1hours Duration=2:00:00 NodeCnt=2 CapacityBlock=YES", "--json"});
+  const auto r =
+      run_fmsim({"cluster", "--cluster", "p5en.48xlarge:4", "--trace", trace, "--reservation",
+                 "ReservationName=cb1 StartTime=now+1hours Duration=2:00:00 NodeCnt=2 CapacityBlock=YES", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["reservations"].size(), 1u);

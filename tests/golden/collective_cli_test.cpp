@@ -13,13 +13,13 @@
 namespace fmsim::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 TEST(CollectiveCli, TableHasOneRowPerPowerOfTwo) {
   // 8 B .. 16 GiB with factor 2: 2^3 .. 2^34 = 32 rows, nccl-tests columns.
-  const auto r = run_fmsim({"collective", "--cluster", "p5.48xlarge:2", "--op", "all_reduce", "--min-bytes", "8",
-                            "--max-bytes", "16G"});
+  const auto r = run_fmsim(
+      {"collective", "--cluster", "p5.48xlarge:2", "--op", "all_reduce", "--min-bytes", "8", "--max-bytes", "16G"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("time(us)"));
   EXPECT_THAT(r.out, HasSubstr("algbw"));
@@ -36,8 +36,8 @@ TEST(CollectiveCli, TableHasOneRowPerPowerOfTwo) {
 TEST(CollectiveCli, JsonRowsFollowNcclTestsConventions) {
   // all_gather on 16 GPUs: count = bytes / 4 / 16 (elements per rank); busbw = algbw x 15/16;
   // time grows with size; a cross-instance all-gather is never faster than NVLink allows.
-  const auto r = run_fmsim({"collective", "--cluster", "p5.48xlarge:2", "--op", "all_gather", "-b", "1M", "-e", "1G",
-                            "--json"});
+  const auto r =
+      run_fmsim({"collective", "--cluster", "p5.48xlarge:2", "--op", "all_gather", "-b", "1M", "-e", "1G", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   ASSERT_EQ(j["rows"].size(), 11u);
@@ -55,8 +55,8 @@ TEST(CollectiveCli, JsonRowsFollowNcclTestsConventions) {
 }
 
 TEST(CollectiveCli, ForcedAlgorithmIsUsedOnEveryRow) {
-  const auto r = run_fmsim({"collective", "--cluster", "p6-b200.48xlarge", "--op", "all_reduce", "--algo", "ring",
-                            "-b", "1K", "-e", "1G", "-f", "4", "--json"});
+  const auto r = run_fmsim({"collective", "--cluster", "p6-b200.48xlarge", "--op", "all_reduce", "--algo", "ring", "-b",
+                            "1K", "-e", "1G", "-f", "4", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const json& row : json::parse(r.out)["rows"]) EXPECT_EQ(row["algorithm"], "ring");
 }
@@ -112,12 +112,12 @@ std::string write_temp(const std::string& name, const std::string& text) {
 
 TEST(ValidateCollectivesCli, UnpredictableRowsAreListedWithTheirReason) {
   // An unknown collective and an unknown instance are reported, not dropped.
-  const std::string csv = write_temp(
-      "fmsim_coll_rows.csv",
-      "id,system,instance_type,nodes,gpus,collective,algorithm,bytes,busbw_GBps,time_us,source,notes\n"
-      "X1,8 x H100,p5.48xlarge,1,8,all_reduce,,1073741824,300,,test,ok row\n"
-      "X2,8 x H100,p5.48xlarge,1,8,gather,,1073741824,300,,test,\"unknown, collective\"\n"
-      "X3,mystery,z9.huge,1,8,all_reduce,,1073741824,300,,test,\n");
+  const std::string csv =
+      write_temp("fmsim_coll_rows.csv",
+                 "id,system,instance_type,nodes,gpus,collective,algorithm,bytes,busbw_GBps,time_us,source,notes\n"
+                 "X1,8 x H100,p5.48xlarge,1,8,all_reduce,,1073741824,300,,test,ok row\n"
+                 "X2,8 x H100,p5.48xlarge,1,8,gather,,1073741824,300,,test,\"unknown, collective\"\n"
+                 "X3,mystery,z9.huge,1,8,all_reduce,,1073741824,300,,test,\n");
   const auto r = run_fmsim({"validate", "collectives", "--csv", csv, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -132,9 +132,10 @@ TEST(ValidateCollectivesCli, UnpredictableRowsAreListedWithTheirReason) {
 }
 
 TEST(ValidateCollectivesCli, MalformedCsvNamesFileLineAndColumn) {
-  const std::string csv = write_temp("fmsim_coll_bad.csv",
-                                     "id,system,instance_type,nodes,gpus,collective,algorithm,bytes,busbw_GBps,time_us\n"
-                                     "B1,x,p5.48xlarge,two,8,all_reduce,,8,,69\n");
+  const std::string csv =
+      write_temp("fmsim_coll_bad.csv",
+                 "id,system,instance_type,nodes,gpus,collective,algorithm,bytes,busbw_GBps,time_us\n"
+                 "B1,x,p5.48xlarge,two,8,all_reduce,,8,,69\n");
   const auto r = run_fmsim({"validate", "collectives", "--csv", csv});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("fmsim_coll_bad.csv:2: nodes"));
@@ -145,8 +146,8 @@ TEST(ValidateCollectivesCli, WriteDocReplacesOnlyTheCollectivesSection) {
   const std::string doc = write_temp("fmsim_validation.md",
                                      "# Validation\n\n## Collectives\n\n<!-- collectives:begin -->\nold\n"
                                      "<!-- collectives:end -->\n\n## Training\n\nkeep me\n");
-  const auto r = run_fmsim({"validate", "collectives", "--csv", source_path("validation/collectives.csv"),
-                            "--write-doc", doc});
+  const auto r =
+      run_fmsim({"validate", "collectives", "--csv", source_path("validation/collectives.csv"), "--write-doc", doc});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(doc);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -55,8 +55,9 @@ std::string strip(std::string text, char open, char close) {
 
 // Metric names a PromQL expression selects.
 std::set<std::string> metrics_of(const std::string& expr) {
-  static const std::set<std::string> keywords = {"by", "without", "on", "ignoring", "group_left", "group_right",
-                                                 "bool", "and", "or", "unless", "offset", "inf", "nan"};
+  static const std::set<std::string> keywords = {"by",          "without", "on",  "ignoring", "group_left",
+                                                 "group_right", "bool",    "and", "or",       "unless",
+                                                 "offset",      "inf",     "nan"};
   std::string s = std::regex_replace(expr, std::regex("\"(\\\\.|[^\"])*\""), "\"\"");
   s = strip(s, '{', '}');
   s = strip(s, '[', ']');
@@ -149,7 +150,8 @@ TEST(Dashboards, FollowGrafanasDashboardModel) {
     // variable (resolved to the provisioned Prometheus) or the provisioned datasource's own uid.
     bool has_datasource_variable = false;
     for (const auto& v : d.at("templating").at("list")) {
-      has_datasource_variable |= v.at("type") == "datasource" && v.at("name") == "datasource" && v.at("query") == "prometheus";
+      has_datasource_variable |=
+          v.at("type") == "datasource" && v.at("name") == "datasource" && v.at("query") == "prometheus";
     }
     EXPECT_TRUE(has_datasource_variable);
     const auto check_datasource = [&](const nlohmann::json& owner, const std::string& what) {
@@ -181,8 +183,7 @@ TEST(Dashboards, FollowGrafanasDashboardModel) {
         const std::string expr = t.at("expr");
         EXPECT_FALSE(expr.empty());
         static const std::regex variable("\\$([A-Za-z_]+)");
-        for (auto it = std::sregex_iterator(expr.begin(), expr.end(), variable);
-             it != std::sregex_iterator(); ++it) {
+        for (auto it = std::sregex_iterator(expr.begin(), expr.end(), variable); it != std::sregex_iterator(); ++it) {
           EXPECT_TRUE(variables.count((*it)[1].str()) == 1) << "undefined variable $" << (*it)[1].str();
         }
       }
@@ -193,14 +194,14 @@ TEST(Dashboards, FollowGrafanasDashboardModel) {
 TEST(Dashboards, QueryOnlyMetricsFmsimOrTheNamedExportersProduce) {
   // The families a simulated training run writes (per GPU, so every dcgm field is there).
   const fs::path dir = fs::path(::testing::TempDir()) / "dash-metrics";
-  const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
-                            "--duration", "1h", "--replications", "0", "--metrics-per-gpu", "--metrics-out",
-                            dir.string()});
+  const auto r =
+      run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
+                 "--duration", "1h", "--replications", "0", "--metrics-per-gpu", "--metrics-out", dir.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::set<std::string> produced = families_in(dir / "run.om");
   // And the Slurm exporter's series of `fmsim cluster --metrics-out`.
-  const auto c = run_fmsim({"cluster", "--cluster", "p5.48xlarge:8", "--synthetic", "20", "--days", "1",
-                            "--metrics-out", dir.string()});
+  const auto c = run_fmsim(
+      {"cluster", "--cluster", "p5.48xlarge:8", "--synthetic", "20", "--days", "1", "--metrics-out", dir.string()});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const std::set<std::string> cluster = families_in(dir / "cluster.om");
   produced.insert(cluster.begin(), cluster.end());

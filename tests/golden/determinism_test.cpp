@@ -37,7 +37,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
 std::string normalise(std::string s, const std::string& dir) {
   for (auto p = s.find(dir); p != std::string::npos; p = s.find(dir, p)) s.replace(p, dir.size(), "DIR");
   s = std::regex_replace(s, std::regex(R"re("(seconds|elapsed_s|wall_s|search_ms)": [0-9.e+-]+)re"), "\"$1\": T");
-  s = std::regex_replace(s, std::regex(R"(MiB \([0-9.]+ s\))"), "MiB (T s)");  // time to write the metrics
+  s = std::regex_replace(s, std::regex(R"(MiB \([0-9.]+ s\))"), "MiB (T s)");         // time to write the metrics
   s = std::regex_replace(s, std::regex(R"(Simulated in [^\n]*)"), "Simulated in T");  // cluster: per policy
   return std::regex_replace(s, std::regex(R"( in [0-9.]+ (s|ms)\b)"), " in T $1");
 }
@@ -78,23 +78,28 @@ std::vector<Case> cases(const std::string& dir, const std::filesystem::path& inp
         "--report", dir + "/plan.html"},
        {"plan.html"}},
       {"plan_json", {"plan", "--model", "llama3.1-8b", "--gpus", "32", "--threads", "2", "--json"}, {}},
-      {"checkpoint", {"checkpoint", "--params", "70B", "--gpus", "512", "--storage", "fsx-persistent2-1000",
-                      "--capacity", "120TiB", "--json"}, {}},
+      {"checkpoint",
+       {"checkpoint", "--params", "70B", "--gpus", "512", "--storage", "fsx-persistent2-1000", "--capacity", "120TiB",
+        "--json"},
+       {}},
       {"goodput", {"goodput", "--gpus", "16384", "--save-time", "30s", "--replications", "200", "--json"}, {}},
       {"run", {"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--replications", "200"}, {}},
       {"models", {"models", "--json"}, {}},
       {"models_show", {"models", "show", "DeepSeek-V3", "--seq-len", "4096"}, {}},
       {"validate_collectives", {"validate", "collectives", "--csv", source_path("validation/collectives.csv")}, {}},
       {"validate_training", {"validate", "training", "--csv", training_csv, "--json"}, {}},
-      {"calibrate", {"calibrate", "training", "--csv", training_csv, "--rounds", "1", "--write", dir + "/fit.yaml"},
+      {"calibrate",
+       {"calibrate", "training", "--csv", training_csv, "--rounds", "1", "--write", dir + "/fit.yaml"},
        {"fit.yaml"}},
-      {"sweep", {"sweep", source_path("examples/sweep_train.yaml"), "--out", dir + "/sweep", "--jobs", "2", "--json"},
+      {"sweep",
+       {"sweep", source_path("examples/sweep_train.yaml"), "--out", dir + "/sweep", "--jobs", "2", "--json"},
        {"sweep/results.csv", "sweep/results.jsonl"}},
       {"validate_planner", {"validate", "planner", "--csv", training_head, "--threads", "2", "--json"}, {}},
       {"validate_memory", {"validate", "memory", "--json"}, {}},
       {"validate_rl", {"validate", "rl", "--json"}, {}},
       {"validate_inference", {"validate", "inference", "--csv", inference_head, "--json"}, {}},
-      {"topology_slurm", {"topology", "slurm", "--cluster", "u-p6e-gb200x72:4", "-o", dir + "/topology.conf"},
+      {"topology_slurm",
+       {"topology", "slurm", "--cluster", "u-p6e-gb200x72:4", "-o", dir + "/topology.conf"},
        {"topology.conf"}},
       {"topology_k8s", {"topology", "k8s", "--cluster", "p5.48xlarge:20", "--json"}, {}},
       // Seeded Monte Carlo: a synthetic workload with node failures, two policies side by side.
@@ -114,8 +119,26 @@ std::vector<Case> cases(const std::string& dir, const std::filesystem::path& inp
         "--num-requests", "100", "--json"},
        {}},
       {"plan_serve",
-       {"plan-serve", "--model", "llama3.1-8b", "--precision", "fp8", "--families", "p5.48xlarge,p5en.48xlarge", "--isl",
-        "512", "--osl", "128", "--rate", "50", "--slo-ttft", "1s", "--slo-tpot", "40ms", "--probe-requests", "60", "--json"},
+       {"plan-serve",
+        "--model",
+        "llama3.1-8b",
+        "--precision",
+        "fp8",
+        "--families",
+        "p5.48xlarge,p5en.48xlarge",
+        "--isl",
+        "512",
+        "--osl",
+        "128",
+        "--rate",
+        "50",
+        "--slo-ttft",
+        "1s",
+        "--slo-tpot",
+        "40ms",
+        "--probe-requests",
+        "60",
+        "--json"},
        {}},
       // A seeded run with failures writing its metric series, then the offline report of them.
       {"run_metrics",
@@ -154,7 +177,9 @@ TEST(Determinism, EveryCommandPrintsAndWritesTheSameBytesTwice) {
     for (const auto& file : files) {
       const std::string a = slurp(root / "a" / file);
       EXPECT_FALSE(a.empty()) << file;
-      EXPECT_EQ(first_difference(normalise(a, (root / "a").string()), normalise(slurp(root / "b" / file), (root / "b").string())), "")
+      EXPECT_EQ(first_difference(normalise(a, (root / "a").string()),
+                                 normalise(slurp(root / "b" / file), (root / "b").string())),
+                "")
           << file;
     }
   }

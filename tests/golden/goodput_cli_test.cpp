@@ -13,8 +13,8 @@ using ::testing::HasSubstr;
 
 TEST(GoodputCli, Llama3SnapshotFromPlainNumbers) {
   // 16,384 GPUs on the Llama 3 mix: 419 interruptions expected in 54 days (MTBF 3.1 h).
-  const auto r = run_fmsim({"goodput", "--gpus", "16384", "--save-time", "10s", "--load-time", "1min",
-                            "--duration", "54d", "--replications", "200"});
+  const auto r = run_fmsim({"goodput", "--gpus", "16384", "--save-time", "10s", "--load-time", "1min", "--duration",
+                            "54d", "--replications", "200"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("job MTBF 3.1 h"));
   EXPECT_THAT(r.out, HasSubstr("ETTR"));
@@ -23,8 +23,8 @@ TEST(GoodputCli, Llama3SnapshotFromPlainNumbers) {
 
 TEST(GoodputCli, JsonAgreesWithItselfAndRepeats) {
   // Analytic and Monte Carlo ETTR agree within 0.5 pp; the same seed prints the same bytes.
-  const std::vector<std::string> args{"goodput", "--gpus", "16384", "--save-time", "60s", "--restart", "8min",
-                                      "--duration", "54d", "--replications", "300", "--json"};
+  const std::vector<std::string> args{"goodput", "--gpus",     "16384", "--save-time",    "60s", "--restart",
+                                      "8min",    "--duration", "54d",   "--replications", "300", "--json"};
   const auto a = run_fmsim(args);
   const auto b = run_fmsim(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -37,9 +37,9 @@ TEST(GoodputCli, JsonAgreesWithItselfAndRepeats) {
 
 TEST(GoodputCli, PublishedRateAndStrategies) {
   // Meta RSC-1 rate on 131,072 GPUs: MTBF 13.5 min; async stalls only for the copy.
-  const auto r = run_fmsim({"goodput", "--gpus", "131072", "--node-failure-rate", "meta-rsc1", "--strategy", "async",
-                            "--save-time", "60s", "--copy-time", "2s", "--duration", "7d", "--replications", "50",
-                            "--json"});
+  const auto r =
+      run_fmsim({"goodput", "--gpus", "131072", "--node-failure-rate", "meta-rsc1", "--strategy", "async",
+                 "--save-time", "60s", "--copy-time", "2s", "--duration", "7d", "--replications", "50", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["mtbf_s"].get<double>() / 60.0, 13.5, 0.1);

@@ -1,16 +1,16 @@
 // `fmsim run --metrics-out`: the metrics file (promtool checks it in promtool_test.cpp).
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -48,11 +48,11 @@ TEST(MetricsCli, RunWritesTheExportersFamilies) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
-  for (const char* family : {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-                             "DCGM_FI_DEV_FB_USED", "DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_DEV_POWER_USAGE",
-                             "node_amazonefa_tx_bytes", "node_network_receive_bytes_total", "fmsim_step_time_seconds",
-                             "fmsim_tokens_total", "fmsim_checkpoint_saves_total", "fmsim_failures_total",
-                             "fmsim_restarts_total", "fmsim_ettr_ratio"}) {
+  for (const char* family :
+       {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+        "DCGM_FI_DEV_FB_USED", "DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_DEV_POWER_USAGE", "node_amazonefa_tx_bytes",
+        "node_network_receive_bytes_total", "fmsim_step_time_seconds", "fmsim_tokens_total",
+        "fmsim_checkpoint_saves_total", "fmsim_failures_total", "fmsim_restarts_total", "fmsim_ettr_ratio"}) {
     EXPECT_THAT(text, HasSubstr(std::string("# TYPE ") + family + " ")) << family;
   }
   EXPECT_TRUE(text.ends_with("# EOF\n"));
@@ -61,14 +61,14 @@ TEST(MetricsCli, RunWritesTheExportersFamilies) {
 
 TEST(MetricsCli, BadMetricsFlagsNameTheFlag) {
   TempDir tmp;
-  const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
-                            "--duration", "1h", "--replications", "0", "--metrics-out", tmp.path,
-                            "--metrics-resolution", "0.5s"});
+  const auto r =
+      run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
+                 "--duration", "1h", "--replications", "0", "--metrics-out", tmp.path, "--metrics-resolution", "0.5s"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--metrics-resolution"));
-  const auto s = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
-                            "--duration", "1h", "--replications", "0", "--metrics-out", tmp.path,
-                            "--metrics-start", "yesterday"});
+  const auto s =
+      run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
+                 "--duration", "1h", "--replications", "0", "--metrics-out", tmp.path, "--metrics-start", "yesterday"});
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_THAT(s.err, HasSubstr("--metrics-start"));
   EXPECT_FALSE(std::filesystem::exists(tmp.path + "/run.om"));
@@ -80,12 +80,12 @@ namespace {
 
 TEST(MetricsCli, ReportDrawsTheRunsPanels) {
   TempDir tmp;
-  const auto r = fmsim::testing::run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
-                                            "--gbs", "64", "--duration", "12h", "--replications", "0", "--metrics-out",
-                                            tmp.path + "/m"});
+  const auto r =
+      fmsim::testing::run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs",
+                                 "64", "--duration", "12h", "--replications", "0", "--metrics-out", tmp.path + "/m"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto rep = fmsim::testing::run_fmsim({"metrics", "report", tmp.path + "/m", "--html", tmp.path + "/run.html",
-                                              "--svg", tmp.path + "/throughput.svg"});
+  const auto rep = fmsim::testing::run_fmsim(
+      {"metrics", "report", tmp.path + "/m", "--html", tmp.path + "/run.html", "--svg", tmp.path + "/throughput.svg"});
   ASSERT_EQ(rep.exit_code, 0) << rep.all();
   std::ifstream html_in(tmp.path + "/run.html");
   std::stringstream html;
@@ -130,9 +130,11 @@ TEST(MetricsCli, LocalNvmeCheckpointsShowInNodeExportersDiskFamilies) {
   // writes its share (checkpoint size / nodes) per save, busy for share / write rate, and holds at
   // most keep + 1 of them. node_exporter's names; device md0 (the RAID 0 the Deep Learning AMI builds).
   TempDir tmp;
-  const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
-                            "--duration", "12h", "--replications", "0", "--storage", "instance-nvme", "--interval", "1h",
-                            "--metrics-out", tmp.path, "--job-name", "nvme", "--json"});
+  const auto r = run_fmsim(
+      {"run",           "--model",    "llama3.1-8b", "--cluster",     "p5.48xlarge:2",  "--tp",       "2",
+       "--gbs",         "64",         "--duration",  "12h",           "--replications", "0",          "--storage",
+       "instance-nvme", "--interval", "1h",          "--metrics-out", tmp.path,         "--job-name", "nvme",
+       "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const double share = j["checkpoint"]["io"]["size_bytes"].get<double>() / 2.0;
@@ -155,8 +157,9 @@ TEST(MetricsCli, LocalNvmeCheckpointsShowInNodeExportersDiskFamilies) {
   EXPECT_NEAR(busy.back().first, written.back().first / 10.8e9, 1e-6 * busy.back().first);
   // The filesystem: the catalog's 8 x 3800 GB (data/hardware/systems.yaml, p5.48xlarge) less the
   // checkpoints held, never more than keep + 1 = 3 of them.
-  const auto avail = samples_of(file, "node_filesystem_avail_bytes{device=\"/dev/md0\",fstype=\"ext4\","
-                                      "mountpoint=\"/opt/dlami/nvme\",Hostname=\"node-0002\"");
+  const auto avail = samples_of(file,
+                                "node_filesystem_avail_bytes{device=\"/dev/md0\",fstype=\"ext4\","
+                                "mountpoint=\"/opt/dlami/nvme\",Hostname=\"node-0002\"");
   ASSERT_FALSE(avail.empty());
   const double capacity = avail.front().first;
   EXPECT_NEAR(capacity, 8 * 3.8e12, 1e9);
@@ -171,8 +174,9 @@ TEST(MetricsCli, ClusterWritesTheSlurmExportersSeries) {
   // the twin's mean over the minute before it: allocated + idle + down nodes = the cluster's nodes,
   // GPUs = nodes x 8 (p5.48xlarge).
   TempDir tmp;
-  const auto r = run_fmsim({"cluster", "--cluster", "p5.48xlarge:16", "--synthetic", "60", "--days", "1",
-                            "--node-failure-rate", "50", "--metrics-out", tmp.path, "--job-name", "slurm-twin", "--json"});
+  const auto r =
+      run_fmsim({"cluster", "--cluster", "p5.48xlarge:16", "--synthetic", "60", "--days", "1", "--node-failure-rate",
+                 "50", "--metrics-out", tmp.path, "--job-name", "slurm-twin", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["metrics"]["job"], "slurm-twin");
@@ -198,9 +202,9 @@ TEST(MetricsCli, ClusterWritesTheSlurmExportersSeries) {
   }
   EXPECT_GT(peak, 0.0);
   EXPECT_EQ(samples_of(file, "slurm_gpus_total" + labels).front().first, 128.0);
-  for (const char* family : {"slurm_queue_pending", "slurm_queue_running", "slurm_gpus_alloc", "slurm_gpus_idle",
-                             "slurm_gpus_utilization", "fmsim_cluster_utilisation_ratio",
-                             "fmsim_cluster_fragmented_nodes", "fmsim_cluster_fragmentation_ratio"}) {
+  for (const char* family :
+       {"slurm_queue_pending", "slurm_queue_running", "slurm_gpus_alloc", "slurm_gpus_idle", "slurm_gpus_utilization",
+        "fmsim_cluster_utilisation_ratio", "fmsim_cluster_fragmented_nodes", "fmsim_cluster_fragmentation_ratio"}) {
     EXPECT_FALSE(samples_of(file, family + labels).empty()) << family;
   }
   // The replay's summary utilisation (allocated node-seconds / (nodes x span)) is the mean of the
@@ -281,9 +285,25 @@ TEST(MetricsCli, TsdbBlockHoldsEverySampleOfTheText) {
   // text and as a TSDB block: promtool tsdb dump of the block has a sample of every series at
   // every minute, and each sample the text holds (changes and heartbeats) has the same value.
   TempDir tmp;
-  const std::vector<std::string> args = {"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
-                                         "--gbs", "64", "--duration", "6h", "--replications", "0", "--mtbf", "2h",
-                                         "--storage", "instance-nvme", "--interval", "30m"};
+  const std::vector<std::string> args = {"run",
+                                         "--model",
+                                         "llama3.1-8b",
+                                         "--cluster",
+                                         "p5.48xlarge:2",
+                                         "--tp",
+                                         "2",
+                                         "--gbs",
+                                         "64",
+                                         "--duration",
+                                         "6h",
+                                         "--replications",
+                                         "0",
+                                         "--mtbf",
+                                         "2h",
+                                         "--storage",
+                                         "instance-nvme",
+                                         "--interval",
+                                         "30m"};
   auto text_args = args;
   text_args.insert(text_args.end(), {"--metrics-out", tmp.path + "/om"});
   ASSERT_EQ(run_fmsim(text_args).exit_code, 0);

@@ -19,10 +19,10 @@ TEST(ModelsCli, ListsEveryPresetAsATable) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, AllOf(HasSubstr("NAME"), HasSubstr("FAMILY"), HasSubstr("HEADS/KV"), HasSubstr("EXPERTS/K"),
                            HasSubstr("PARAMS"), HasSubstr("ACTIVE")));
-  for (const char* name : {"llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "mixtral-8x7b", "mixtral-8x22b",
-                           "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3",
-                           "gpt-oss-20b", "gpt-oss-120b", "llama4-maverick", "gpt3-175b", "mpt-7b", "mpt-70b", "gpt3-5b",
-                           "megatron-gpt-462b", "megatron-sc21-gpt-1008b"}) {
+  for (const char* name :
+       {"llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "mixtral-8x7b", "mixtral-8x22b", "qwen3-8b", "qwen3-32b",
+        "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b", "llama4-maverick",
+        "gpt3-175b", "mpt-7b", "mpt-70b", "gpt3-5b", "megatron-gpt-462b", "megatron-sc21-gpt-1008b"}) {
     EXPECT_THAT(r.out, HasSubstr(name));
   }
   // Llama 3.1 70B: 80 layers, hidden 8192, 64/8 heads, 70.6B parameters (Meta model card).

@@ -3,13 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "run_cli.hpp"
 
@@ -20,8 +20,9 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 
 // A quick search: Llama 3.1 8B on 64 GPUs of two systems.
-const std::vector<std::string> kSmall{"plan", "--model", "llama3.1-8b", "--gpus", "64", "--systems",
-                                      "p5.48xlarge,u-p6e-gb200x72", "--threads", "2", "--tokens", "1T"};
+const std::vector<std::string> kSmall{
+    "plan",      "--model", "llama3.1-8b", "--gpus", "64", "--systems", "p5.48xlarge,u-p6e-gb200x72",
+    "--threads", "2",       "--tokens",    "1T"};
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
@@ -56,9 +57,9 @@ TEST(PlanCli, JsonSchemaAndRelations) {
   EXPECT_EQ(j.at("seq_len"), 8192);
   EXPECT_EQ(j.at("global_batch"), 1024);
   EXPECT_GT(j.at("search").at("candidates").get<double>(), 0);
-  EXPECT_EQ(j.at("search").at("candidates").get<double>(),
-            j.at("search").at("pruned_batch").get<double>() + j.at("search").at("pruned_memory").get<double>() +
-                j.at("search").at("evaluated").get<double>());
+  EXPECT_EQ(j.at("search").at("candidates").get<double>(), j.at("search").at("pruned_batch").get<double>() +
+                                                               j.at("search").at("pruned_memory").get<double>() +
+                                                               j.at("search").at("evaluated").get<double>());
   ASSERT_EQ(j.at("systems").size(), 2u);
   for (const auto& s : j.at("systems")) {
     const double price = s.at("price_per_unit_hour_usd").get<double>();
@@ -67,9 +68,26 @@ TEST(PlanCli, JsonSchemaAndRelations) {
     ASSERT_LE(layouts.size(), 3u);
     double previous = 0;
     for (const auto& l : layouts) {
-      for (const char* key : {"label", "tp", "pp", "vp", "cp", "ep", "dp", "sharding", "micro_batch", "recompute",
-                              "precision", "step_time_s", "tokens_per_s_per_gpu", "mfu", "memory_bytes",
-                              "memory_capacity_bytes", "headroom_bytes", "train_days", "cost_usd", "breakdown_s",
+      for (const char* key : {"label",
+                              "tp",
+                              "pp",
+                              "vp",
+                              "cp",
+                              "ep",
+                              "dp",
+                              "sharding",
+                              "micro_batch",
+                              "recompute",
+                              "precision",
+                              "step_time_s",
+                              "tokens_per_s_per_gpu",
+                              "mfu",
+                              "memory_bytes",
+                              "memory_capacity_bytes",
+                              "headroom_bytes",
+                              "train_days",
+                              "cost_usd",
+                              "breakdown_s",
                               "bottleneck"}) {
         EXPECT_TRUE(l.contains(key)) << key;
       }
@@ -95,7 +113,8 @@ TEST(PlanCli, JsonSchemaAndRelations) {
   }
   // The best is the fastest #1 across systems.
   double fastest = INFINITY;
-  for (const auto& s : j.at("systems")) fastest = std::min(fastest, s.at("layouts").at(0).at("step_time_s").get<double>());
+  for (const auto& s : j.at("systems"))
+    fastest = std::min(fastest, s.at("layouts").at(0).at("step_time_s").get<double>());
   EXPECT_DOUBLE_EQ(j.at("best").at("step_time_s").get<double>(), fastest);
 }
 
@@ -118,7 +137,8 @@ TEST(PlanCli, CostObjectiveRanksByCost) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   double cheapest = INFINITY;
-  for (const auto& s : j.at("systems")) cheapest = std::min(cheapest, s.at("layouts").at(0).at("cost_usd").get<double>());
+  for (const auto& s : j.at("systems"))
+    cheapest = std::min(cheapest, s.at("layouts").at(0).at("cost_usd").get<double>());
   EXPECT_DOUBLE_EQ(j.at("best").at("cost_usd").get<double>(), cheapest);
 }
 
@@ -166,7 +186,8 @@ TEST(PlanCli, AgainstCsvPlannerAtLeastAsFastAsPublished) {
   ASSERT_GE(j.at("groups").size(), 1u);
   for (const auto& g : j.at("groups")) {
     if (!g.at("published_fits_memory").get<bool>()) continue;
-    EXPECT_LE(g.at("planner_predicted_step_s").get<double>(), g.at("published_predicted_step_s").get<double>() * (1 + 1e-9))
+    EXPECT_LE(g.at("planner_predicted_step_s").get<double>(),
+              g.at("published_predicted_step_s").get<double>() * (1 + 1e-9))
         << g.dump();
   }
 }
@@ -192,23 +213,25 @@ TEST_P(PlanBadFlags, ExitTwoWithAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Flags, PlanBadFlags,
-    ::testing::Values(BadFlag{{"plan", "--objective", "speed"}, "unknown objective 'speed'; allowed: time, cost, tokens-per-dollar"},
-                      BadFlag{{"plan", "--gpus", "0"}, "--gpus"},
-                      BadFlag{{"plan", "--tp", "6"}, "6 does not divide"},
-                      BadFlag{{"plan", "--tp", "x"}, "'x' is not a whole number"},
-                      BadFlag{{"plan", "--systems", "p5.48xlarg"}, "p5.48xlarge"},
-                      BadFlag{{"plan", "--systems", "p5.48xlarge,p5.48xlarge"}, "listed twice"},
-                      BadFlag{{"plan", "--tokens", "lots"}, "--tokens"},
-                      BadFlag{{"plan", "--gpus-range", "1024:256"}, "MAX is below MIN"},
-                      BadFlag{{"plan", "--gpus-range", "256"}, "expected MIN:MAX"},
-                      BadFlag{{"plan", "--model", "no-such-model"}, "no-such-model"},
-                      BadFlag{{"plan", "--ep", "8"}, "expert parallelism needs a mixture of experts"},
-                      BadFlag{{"plan", "--sharding", "zero4"}, "unknown sharding 'zero4'; allowed: ddp (none, zero0), zero1 (distopt"},
-                      BadFlag{{"plan", "--recompute", "some"}, "unknown recompute policy 'some'; allowed: none (no, off), selective (sel), full"},
-                      BadFlag{{"plan", "--precision", "int8"}, "unknown training precision 'int8'; allowed: bf16, fp16, fp8 (mxfp8), fp4 (nvfp4, mxfp4)"},
-                      BadFlag{{"plan", "--stack", "jax"}, "jax"},
-                      BadFlag{{"plan", "--moe-dispatcher", "deepep"}, "allowed: alltoall, deduplicated"},
-                      BadFlag{{"plan", "--top", "0"}, "--top"},
-                      BadFlag{{"plan", "--no-such-flag"}, "no-such-flag"}));
+    ::testing::Values(
+        BadFlag{{"plan", "--objective", "speed"}, "unknown objective 'speed'; allowed: time, cost, tokens-per-dollar"},
+        BadFlag{{"plan", "--gpus", "0"}, "--gpus"}, BadFlag{{"plan", "--tp", "6"}, "6 does not divide"},
+        BadFlag{{"plan", "--tp", "x"}, "'x' is not a whole number"},
+        BadFlag{{"plan", "--systems", "p5.48xlarg"}, "p5.48xlarge"},
+        BadFlag{{"plan", "--systems", "p5.48xlarge,p5.48xlarge"}, "listed twice"},
+        BadFlag{{"plan", "--tokens", "lots"}, "--tokens"},
+        BadFlag{{"plan", "--gpus-range", "1024:256"}, "MAX is below MIN"},
+        BadFlag{{"plan", "--gpus-range", "256"}, "expected MIN:MAX"},
+        BadFlag{{"plan", "--model", "no-such-model"}, "no-such-model"},
+        BadFlag{{"plan", "--ep", "8"}, "expert parallelism needs a mixture of experts"},
+        BadFlag{{"plan", "--sharding", "zero4"},
+                "unknown sharding 'zero4'; allowed: ddp (none, zero0), zero1 (distopt"},
+        BadFlag{{"plan", "--recompute", "some"},
+                "unknown recompute policy 'some'; allowed: none (no, off), selective (sel), full"},
+        BadFlag{{"plan", "--precision", "int8"},
+                "unknown training precision 'int8'; allowed: bf16, fp16, fp8 (mxfp8), fp4 (nvfp4, mxfp4)"},
+        BadFlag{{"plan", "--stack", "jax"}, "jax"},
+        BadFlag{{"plan", "--moe-dispatcher", "deepep"}, "allowed: alltoall, deduplicated"},
+        BadFlag{{"plan", "--top", "0"}, "--top"}, BadFlag{{"plan", "--no-such-flag"}, "no-such-flag"}));
 
 }  // namespace

@@ -47,8 +47,9 @@ int headless_chromium(const fs::path& dir, const fs::path& page, const std::stri
                               " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
                               " --disable-background-networking --disable-component-update --disable-sync"
                               " --disable-dev-shm-usage --disable-extensions --hide-scrollbars"
-                              " --user-data-dir='" + profile.string() + "' " + args + " 'file://" + page.string() +
-                              "' > '" + (dir / (name + ".out")).string() + "' 2> '" + (dir / (name + ".err")).string() + "'";
+                              " --user-data-dir='" +
+                              profile.string() + "' " + args + " 'file://" + page.string() + "' > '" +
+                              (dir / (name + ".out")).string() + "' 2> '" + (dir / (name + ".err")).string() + "'";
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -60,7 +61,8 @@ class PlanReport : public ::testing::Test {
   // The report is written once for the suite (the search is the slow part).
   static void SetUpTestSuite() {
     std::random_device random;
-    dir_ = fs::path(::testing::TempDir()) / ("fmsim_plan_report_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
+    dir_ = fs::path(::testing::TempDir()) /
+           ("fmsim_plan_report_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
     fs::create_directories(dir_);
     page_ = dir_ / "plan.html";
     run_ = run_fmsim({"plan", "--model", "llama3.1-8b", "--gpus", "64", "--systems", "p5.48xlarge,u-p6e-gb200x72",
@@ -83,7 +85,9 @@ class PlanReport : public ::testing::Test {
   }
   void TearDown() override { failed_ = failed_ || HasFailure(); }
 
-  static int chromium(const std::string& name, const std::string& args) { return headless_chromium(dir_, page_, name, args); }
+  static int chromium(const std::string& name, const std::string& args) {
+    return headless_chromium(dir_, page_, name, args);
+  }
 
   static inline fs::path dir_, page_;
   static inline std::string html_;
@@ -97,9 +101,9 @@ TEST_F(PlanReport, SelfContainedWithEveryChart) {
   EXPECT_EQ(html_.find("src=\"http"), std::string::npos);
   EXPECT_EQ(html_.find("href=\"http"), std::string::npos);
   EXPECT_EQ(html_.find("@import"), std::string::npos);
-  for (const char* chart : {"data-chart=\"breakdown\"", "data-chart=\"memory-p5.48xlarge\"",
-                            "data-chart=\"memory-u-p6e-gb200x72\"", "data-chart=\"scaling-throughput\"",
-                            "data-chart=\"systems\""}) {
+  for (const char* chart :
+       {"data-chart=\"breakdown\"", "data-chart=\"memory-p5.48xlarge\"", "data-chart=\"memory-u-p6e-gb200x72\"",
+        "data-chart=\"scaling-throughput\"", "data-chart=\"systems\""}) {
     EXPECT_THAT(html_, HasSubstr(chart));
   }
   EXPECT_THAT(html_, HasSubstr("Training plan: llama3.1-8b on 64 GPUs"));
@@ -144,13 +148,14 @@ TEST(PlanServeReport, OfflineParetoChartLoadsInChromium) {
   // `fmsim plan-serve --report`: one self-contained file with the plans table and the Pareto chart
   // (data-chart="pareto"); in headless Chromium it loads with no script error or console message.
   std::random_device random;
-  const fs::path dir = fs::path(::testing::TempDir()) / ("fmsim_plan_serve_report_" + std::to_string(::getpid()) + "_" +
-                                                         std::to_string(random()));
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("fmsim_plan_serve_report_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
   fs::create_directories(dir);
   const fs::path page = dir / "plan-serve.html";
-  const auto r = run_fmsim({"plan-serve", "--model", "llama3.1-8b", "--precision", "fp8", "--families", "p5.48xlarge",
-                            "--isl", "512", "--osl", "128", "--rate", "50", "--slo-ttft", "1s", "--slo-tpot", "40ms",
-                            "--probe-requests", "40", "--no-disagg", "--report", page.string()});
+  const auto r = run_fmsim({"plan-serve",  "--model",     "llama3.1-8b", "--precision", "fp8",  "--families",
+                            "p5.48xlarge", "--isl",       "512",         "--osl",       "128",  "--rate",
+                            "50",          "--slo-ttft",  "1s",          "--slo-tpot",  "40ms", "--probe-requests",
+                            "40",          "--no-disagg", "--report",    page.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = read_all(page);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
@@ -159,7 +164,8 @@ TEST(PlanServeReport, OfflineParetoChartLoadsInChromium) {
   EXPECT_THAT(html, HasSubstr("Serving plan: llama3.1-8b"));
   EXPECT_THAT(html, HasSubstr("tokens/s per user"));
   if (fs::exists(kChromium)) {
-    ASSERT_EQ(headless_chromium(dir, page, "dom", "--enable-logging=stderr --v=0 --dump-dom"), 0) << read_all(dir / "dom.err");
+    ASSERT_EQ(headless_chromium(dir, page, "dom", "--enable-logging=stderr --v=0 --dump-dom"), 0)
+        << read_all(dir / "dom.err");
     const std::string dom = read_all(dir / "dom.out");
     const std::string log = read_all(dir / "dom.err");
     EXPECT_THAT(dom, HasSubstr("data-fmsim-loaded=\"1\""));

@@ -28,10 +28,12 @@ struct Case {
 };
 
 bool exporter_convention(const std::string& line) {
-  return (line.starts_with("DCGM_FI_") && line.ends_with("label names should be written in 'snake_case' not 'camelCase'")) ||
+  return (line.starts_with("DCGM_FI_") &&
+          line.ends_with("label names should be written in 'snake_case' not 'camelCase'")) ||
          (line.starts_with("node_amazonefa_") && line.ends_with("counter metrics should have \"_total\" suffix")) ||
          (line.starts_with("vllm:") && line.ends_with("metric names should not contain ':'")) ||
-         (line.starts_with("slurm_gpus_total ") && line.ends_with("non-counter metrics should not have \"_total\" suffix"));
+         (line.starts_with("slurm_gpus_total ") &&
+          line.ends_with("non-counter metrics should not have \"_total\" suffix"));
 }
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }

@@ -15,8 +15,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::vector<std::string> kJob{"rl", "--policy", "qwen3-8b", "--cluster", "p5.48xlarge:2", "--prompts", "128",
-                                    "--samples", "8", "--max-response", "8k"};
+const std::vector<std::string> kJob{"rl",        "--policy", "qwen3-8b",  "--cluster", "p5.48xlarge:2",
+                                    "--prompts", "128",      "--samples", "8",         "--max-response",
+                                    "8k"};
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
@@ -53,9 +54,24 @@ TEST(RlCli, JsonPhasesSumToTheStep) {
 // (up to 1.35x for 7B, server throughput normalised by 8/7; validation/rl.csv R167). At 128 GPUs
 // verl's separate pools beat colocated sync (R005/R006: 2.37x measured), checked by validate rl.
 TEST(RlCli, ColocatedBeatsServerModeOnOneNode) {
-  const std::vector<std::string> trl{"rl", "--policy", "qwen2.5-math-7b", "--cluster", "p5.48xlarge:1", "--samples", "8",
-                                     "--prompt-len", "512", "--max-response", "256", "--response-lengths",
-                                     "lognormal:mean=200,sigma=0.5", "--sharding", "zero3", "--stack", "torchtitan", "--json"};
+  const std::vector<std::string> trl{"rl",
+                                     "--policy",
+                                     "qwen2.5-math-7b",
+                                     "--cluster",
+                                     "p5.48xlarge:1",
+                                     "--samples",
+                                     "8",
+                                     "--prompt-len",
+                                     "512",
+                                     "--max-response",
+                                     "256",
+                                     "--response-lengths",
+                                     "lognormal:mean=200,sigma=0.5",
+                                     "--sharding",
+                                     "zero3",
+                                     "--stack",
+                                     "torchtitan",
+                                     "--json"};
   auto step = [&](const std::string& prompts, const std::vector<std::string>& placement) {
     const auto r = run_fmsim(with(with(trl, {"--prompts", prompts}), placement));
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -128,8 +144,9 @@ TEST(RlCli, PlanRanksByStepTime) {
 // Test-time compute: self-consistency with n samples generates n x the tokens of one answer
 // (same length law); best-of-n adds a verifier pass over the same samples, so it costs more.
 TEST(RlCli, TestTimeComputeScalesWithSamples) {
-  const std::vector<std::string> base{"rl", "--policy", "qwen3-8b", "--cluster", "p5.48xlarge:1", "--prompts", "32",
-                                      "--max-response", "8k", "--response-lengths", "lognormal:mean=2k", "--json"};
+  const std::vector<std::string> base{
+      "rl", "--policy",       "qwen3-8b", "--cluster",          "p5.48xlarge:1",     "--prompts",
+      "32", "--max-response", "8k",       "--response-lengths", "lognormal:mean=2k", "--json"};
   auto value = [&](const std::vector<std::string>& more, const char* key) {
     const auto r = run_fmsim(with(base, more));
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -137,7 +154,8 @@ TEST(RlCli, TestTimeComputeScalesWithSamples) {
   };
   const double one = value({"--test-time", "single"}, "tokens_per_query");
   EXPECT_NEAR(one, 2048.0, 0.03 * 2048.0);
-  EXPECT_NEAR(value({"--test-time", "self-consistency", "--samples", "8"}, "tokens_per_query"), 8.0 * one, 0.02 * 8.0 * one);
+  EXPECT_NEAR(value({"--test-time", "self-consistency", "--samples", "8"}, "tokens_per_query"), 8.0 * one,
+              0.02 * 8.0 * one);
   EXPECT_GT(value({"--test-time", "best-of-n", "--samples", "8"}, "gpu_seconds_per_query"),
             value({"--test-time", "self-consistency", "--samples", "8"}, "gpu_seconds_per_query"));
   const auto bad = run_fmsim(with(base, {"--test-time", "majority"}));
@@ -150,14 +168,33 @@ TEST(RlCli, TestTimeComputeScalesWithSamples) {
 TEST(RlCli, JobFileEqualsFlags) {
   const auto file = run_fmsim({"rl", "--job", source_path("examples/grpo_qwen3_32b_rl.yaml"), "--json"});
   ASSERT_EQ(file.exit_code, 0) << file.err;
-  const auto flags = run_fmsim({"rl", "--policy", "qwen3-32b", "--cluster", "p5en.48xlarge:16", "--algorithm", "grpo",
-                                "--prompts", "512", "--samples", "8", "--max-response", "16k", "--response-lengths",
-                                "lognormal:mean=6k,sigma=0.8", "--placement", "colocated", "--tp", "8", "--steps", "200",
+  const auto flags = run_fmsim({"rl",
+                                "--policy",
+                                "qwen3-32b",
+                                "--cluster",
+                                "p5en.48xlarge:16",
+                                "--algorithm",
+                                "grpo",
+                                "--prompts",
+                                "512",
+                                "--samples",
+                                "8",
+                                "--max-response",
+                                "16k",
+                                "--response-lengths",
+                                "lognormal:mean=6k,sigma=0.8",
+                                "--placement",
+                                "colocated",
+                                "--tp",
+                                "8",
+                                "--steps",
+                                "200",
                                 "--json"});
   ASSERT_EQ(flags.exit_code, 0) << flags.err;
   EXPECT_EQ(nlohmann::json::parse(file.out)["step_time_s"], nlohmann::json::parse(flags.out)["step_time_s"]);
   EXPECT_EQ(nlohmann::json::parse(file.out)["steps"], 200);
-  const auto over = run_fmsim({"rl", "--job", source_path("examples/grpo_qwen3_32b_rl.yaml"), "--prompts", "64", "--json"});
+  const auto over =
+      run_fmsim({"rl", "--job", source_path("examples/grpo_qwen3_32b_rl.yaml"), "--prompts", "64", "--json"});
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_EQ(nlohmann::json::parse(over.out)["responses"], 64 * 8);
 }

@@ -46,8 +46,8 @@ struct CliResult {
 
 /// Optional settings for one run.
 struct RunOptions {
-  std::string cwd;    ///< working directory of the child; empty = inherit
-  std::string input;  ///< bytes written to the child's stdin (then closed)
+  std::string cwd;                                       ///< working directory of the child; empty = inherit
+  std::string input;                                     ///< bytes written to the child's stdin (then closed)
   std::vector<std::pair<std::string, std::string>> env;  ///< extra environment variables
 };
 
@@ -137,8 +137,7 @@ inline CliResult run_binary(const std::string& binary, const std::vector<std::st
     }
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

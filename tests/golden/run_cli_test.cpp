@@ -18,9 +18,9 @@ using fmsim::testing::source_path;
 using ::testing::HasSubstr;
 
 // Llama 3.1 70B on 16 p5.48xlarge (128 H100), tp 8 x pp 2, checkpoints on 120 TiB of FSx.
-const std::vector<std::string> kJob{"--model",   "llama3.1-70b",         "--cluster",  "p5.48xlarge:16",
-                                    "--tp",      "8",                    "--pp",       "2",
-                                    "--storage", "fsx-persistent2-1000", "--capacity", "120TiB"};
+const std::vector<std::string> kJob{"--model",    "llama3.1-70b", "--cluster", "p5.48xlarge:16", "--tp",
+                                    "8",          "--pp",         "2",         "--storage",      "fsx-persistent2-1000",
+                                    "--capacity", "120TiB"};
 
 std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
   head.insert(head.end(), tail.begin(), tail.end());
@@ -36,26 +36,44 @@ nlohmann::json run_json(const std::vector<std::string>& args) {
 TEST(RunCli, DefaultRunOnP5PrintsEverySection) {
   const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--replications", "200"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* section : {"fmsim run: llama3.1-8b on 2 x p5.48xlarge", "for 30.0 d", "layout      tp1", "Step: ",
-                              "tokens/s/GPU", "MFU", ": fits", "Storage: s3 (s3)", "bottleneck:", "Failures: llama3-405b",
-                              "job MTBF", "Checkpoint (sync): stall", "Interval: Young", "Daly", "Data loading:",
-                              "monte carlo (200 runs)", "ETTR", "tokens trained", "effective tokens/s",
-                              "lost GPU-hours", "lost work", "waiting for nodes", "Cost: 2 x p5.48xlarge at $55.04/h"}) {
+  for (const char* section : {"fmsim run: llama3.1-8b on 2 x p5.48xlarge",
+                              "for 30.0 d",
+                              "layout      tp1",
+                              "Step: ",
+                              "tokens/s/GPU",
+                              "MFU",
+                              ": fits",
+                              "Storage: s3 (s3)",
+                              "bottleneck:",
+                              "Failures: llama3-405b",
+                              "job MTBF",
+                              "Checkpoint (sync): stall",
+                              "Interval: Young",
+                              "Daly",
+                              "Data loading:",
+                              "monte carlo (200 runs)",
+                              "ETTR",
+                              "tokens trained",
+                              "effective tokens/s",
+                              "lost GPU-hours",
+                              "lost work",
+                              "waiting for nodes",
+                              "Cost: 2 x p5.48xlarge at $55.04/h"}) {
     EXPECT_THAT(r.out, HasSubstr(section));
   }
 }
 
 TEST(RunCli, JsonHasEveryKeyAndRepeats) {
-  const std::vector<std::string> args{"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2",
-                                      "--replications", "200", "--json"};
+  const std::vector<std::string> args{"run",           "--model",        "llama3.1-8b", "--cluster",
+                                      "p5.48xlarge:2", "--replications", "200",         "--json"};
   const auto a = run_fmsim(args);
   const auto b = run_fmsim(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);  // same seed, same bytes
   const auto j = nlohmann::json::parse(a.out);
-  for (const char* key : {"model", "system", "gpus", "nodes", "layout", "step", "checkpoint", "failure_model", "mtbf_s",
-                          "strategy", "recovery", "duration_s", "gpu_hours", "analytic", "monte_carlo", "cost",
-                          "data_loading"}) {
+  for (const char* key :
+       {"model", "system", "gpus", "nodes", "layout", "step", "checkpoint", "failure_model", "mtbf_s", "strategy",
+        "recovery", "duration_s", "gpu_hours", "analytic", "monte_carlo", "cost", "data_loading"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key : {"step_time_s", "tokens_per_s_per_gpu", "mfu", "fits_memory"}) {
@@ -85,8 +103,9 @@ TEST(RunCli, EttrEqualsGoodputForTheSameJob) {
   // same scenario, so ETTR_run = ETTR_goodput exactly, analytic and Monte Carlo (same seed).
   const auto run = run_json(with({"run"}, with(kJob, {"--strategy", "async", "--replications", "300", "--json"})));
   const std::string step = fmt::format("{:.9f}s", run["step"]["step_time_s"].get<double>());
-  const auto goodput = run_json(with({"goodput"}, with(kJob, {"--sharding", "optimizer", "--strategy", "async",
-                                                              "--step-time", step, "--replications", "300", "--json"})));
+  const auto goodput =
+      run_json(with({"goodput"}, with(kJob, {"--sharding", "optimizer", "--strategy", "async", "--step-time", step,
+                                             "--replications", "300", "--json"})));
   EXPECT_DOUBLE_EQ(run["mtbf_s"].get<double>(), goodput["mtbf_s"].get<double>());
   EXPECT_DOUBLE_EQ(run["checkpoint"]["blocking_s"].get<double>(), goodput["checkpoint"]["blocking_s"].get<double>());
   EXPECT_DOUBLE_EQ(run["checkpoint"]["interval_s"].get<double>(), goodput["checkpoint"]["interval_s"].get<double>());
@@ -133,9 +152,9 @@ TEST(RunCli, TokensAndLostGpuHoursFollowFromEttr) {
 
 TEST(RunCli, JobFileAndFsxExport) {
   // The README example: the job file's layout, async checkpoints on FSx exported to S3.
-  const auto r = run_fmsim({"run", "--job", source_path("examples/llama70b_job.yaml"), "--storage",
-                            "fsx-persistent2-1000", "--capacity", "120TiB", "--strategy", "async", "--s3", "s3",
-                            "--duration", "30d"});
+  const auto r =
+      run_fmsim({"run", "--job", source_path("examples/llama70b_job.yaml"), "--storage", "fsx-persistent2-1000",
+                 "--capacity", "120TiB", "--strategy", "async", "--s3", "s3", "--duration", "30d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("llama3.1-70b on 64 x p5.48xlarge"));
   EXPECT_THAT(r.out, HasSubstr("tp8 pp4 vp5"));
@@ -150,13 +169,15 @@ TEST(RunCli, BadInputExitsTwoNamingTheFlag) {
     std::string message;  ///< names the flag or field and what is allowed
   };
   const std::vector<Case> cases{
-      {{"--duration", "thirty days"}, "--duration: 'thirty days' is not a duration; expected a number and a unit (ns, us"},
+      {{"--duration", "thirty days"},
+       "--duration: 'thirty days' is not a duration; expected a number and a unit (ns, us"},
       {{"--duration", "0s"}, "--duration: must be greater than zero"},
       {{"--model", "lama3.1-8b"}, "--model: unknown model 'lama3.1-8b'; did you mean"},
       {{"--tp", "3"}, "layout: tp*pp*cp = 3 does not divide 8 GPUs"},
       {{"--s3", "s3"}, "--s3: a data repository association links an FSx for Lustre tier to S3"},
       {{"--storage", "fsx-persistent9"}, "--storage: unknown storage 'fsx-persistent9'"},
-      {{"--strategy", "lazy"}, "--strategy: unknown checkpoint strategy 'lazy'; allowed: sync, async, in-memory (memory), peer"},
+      {{"--strategy", "lazy"},
+       "--strategy: unknown checkpoint strategy 'lazy'; allowed: sync, async, in-memory (memory), peer"},
   };
   for (const auto& c : cases) {
     const auto r = run_fmsim(with({"run"}, c.args));

@@ -10,9 +10,10 @@ using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
 TEST(ServeCli, PrintsThroughputLatencyAndSlo) {
-  const auto r = run_fmsim({"serve", "--model", "llama3.1-70b", "--precision", "fp8", "--cluster", "p5en.48xlarge", "--tp", "2",
-                            "--engine", "trtllm", "--isl", "1024", "--osl", "256", "--rate", "4", "--num-requests", "200",
-                            "--slo-ttft", "2s", "--slo-tpot", "50ms"});
+  const auto r = run_fmsim(
+      {"serve", "--model",        "llama3.1-70b", "--precision", "fp8",  "--cluster",  "p5en.48xlarge", "--tp",
+       "2",     "--engine",       "trtllm",       "--isl",       "1024", "--osl",      "256",           "--rate",
+       "4",     "--num-requests", "200",          "--slo-ttft",  "2s",   "--slo-tpot", "50ms"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("output tokens/s"));
   EXPECT_THAT(r.out, HasSubstr("TTFT"));
@@ -21,8 +22,9 @@ TEST(ServeCli, PrintsThroughputLatencyAndSlo) {
 }
 
 TEST(ServeCli, JsonIsDeterministicAndConsistent) {
-  const std::vector<std::string> args{"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl",
-                                      "128", "--concurrency", "16", "--num-requests", "64", "--json"};
+  const std::vector<std::string> args{
+      "serve", "--model", "llama3.1-8b",   "--cluster", "p5.48xlarge",    "--isl", "512",
+      "--osl", "128",     "--concurrency", "16",        "--num-requests", "64",    "--json"};
   const auto a = run_fmsim(args), b = run_fmsim(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
@@ -32,7 +34,8 @@ TEST(ServeCli, JsonIsDeterministicAndConsistent) {
   EXPECT_DOUBLE_EQ(j["throughput"]["output_tokens_per_s_per_gpu"].get<double>(),
                    j["throughput"]["output_tokens_per_s_per_replica"].get<double>());
   // Output tokens/s = 64 x 128 tokens over the run's duration.
-  EXPECT_NEAR(j["throughput"]["output_tokens_per_s_per_replica"].get<double>(), 64.0 * 128 / j["duration_s"].get<double>(), 1e-6);
+  EXPECT_NEAR(j["throughput"]["output_tokens_per_s_per_replica"].get<double>(),
+              64.0 * 128 / j["duration_s"].get<double>(), 1e-6);
 }
 
 TEST(ServeCli, BadInputIsExitTwoNamingTheFlag) {
@@ -49,17 +52,19 @@ TEST(ServeCli, BadInputIsExitTwoNamingTheFlag) {
 
 TEST(ServeCli, FleetDisaggregationAndColdStart) {
   // 2 replicas behind a join-the-shortest-queue router: the fleet's GPUs and its whole output.
-  auto r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "64", "--rate", "8",
-                      "--num-requests", "80", "--replicas", "2", "--router", "least-outstanding", "--json"});
+  auto r =
+      run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "64", "--rate",
+                 "8", "--num-requests", "80", "--replicas", "2", "--router", "least-outstanding", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["topology"]["mode"], "fleet");
   EXPECT_EQ(j["topology"]["router"], "least-outstanding");
   EXPECT_EQ(j["completed_requests"].get<int>(), 80);
-  EXPECT_NEAR(j["throughput"]["output_tokens_per_s_fleet"].get<double>(), 80.0 * 64 / j["duration_s"].get<double>(), 1e-6);
+  EXPECT_NEAR(j["throughput"]["output_tokens_per_s_fleet"].get<double>(), 80.0 * 64 / j["duration_s"].get<double>(),
+              1e-6);
   // 1 prefill + 2 decode instances of tp 1 on one 8-GPU node: the KV moves over NVLink.
-  r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "64", "--rate", "8",
-                 "--num-requests", "80", "--disagg", "1:2", "--cold-start", "instance-nvme", "--json"});
+  r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "64", "--rate",
+                 "8", "--num-requests", "80", "--disagg", "1:2", "--cold-start", "instance-nvme", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["topology"]["mode"], "disaggregated");
@@ -69,9 +74,9 @@ TEST(ServeCli, FleetDisaggregationAndColdStart) {
   EXPECT_NEAR(j["cold_start"]["weights_bytes"].get<double>(), 16.06e9, 0.1e9);
   EXPECT_GT(j["cold_start"]["load_s"].get<double>(), 1.0);
   // Bad values name their flag.
-  for (const auto& [flag, value] : {std::pair{"--disagg", "1-2"}, std::pair{"--router", "random"},
-                                    std::pair{"--kv-transfer", "page"}, std::pair{"--cold-start", "floppy"},
-                                    std::pair{"--kv-offload", "grace"}, std::pair{"--kv-offload", "tape"}}) {
+  for (const auto& [flag, value] :
+       {std::pair{"--disagg", "1-2"}, std::pair{"--router", "random"}, std::pair{"--kv-transfer", "page"},
+        std::pair{"--cold-start", "floppy"}, std::pair{"--kv-offload", "grace"}, std::pair{"--kv-offload", "tape"}}) {
     r = run_fmsim({"serve", "--disagg", "1:1", flag, value});
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_THAT(r.err, HasSubstr(flag)) << r.err;
@@ -86,9 +91,26 @@ TEST(ServeCli, DoesNotFitIsAVerdictNotACrash) {
 }
 
 TEST(PlanServeCli, RanksPlansAndPrintsTheParetoFront) {
-  const auto r = run_fmsim({"plan-serve", "--model", "llama3.1-8b", "--precision", "fp8", "--families", "p5.48xlarge,p5en.48xlarge",
-                            "--isl", "512", "--osl", "128", "--rate", "50", "--slo-ttft", "1s", "--slo-tpot", "40ms",
-                            "--probe-requests", "60", "--json"});
+  const auto r = run_fmsim({"plan-serve",
+                            "--model",
+                            "llama3.1-8b",
+                            "--precision",
+                            "fp8",
+                            "--families",
+                            "p5.48xlarge,p5en.48xlarge",
+                            "--isl",
+                            "512",
+                            "--osl",
+                            "128",
+                            "--rate",
+                            "50",
+                            "--slo-ttft",
+                            "1s",
+                            "--slo-tpot",
+                            "40ms",
+                            "--probe-requests",
+                            "60",
+                            "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_FALSE(j["plans"].empty());

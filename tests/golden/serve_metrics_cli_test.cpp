@@ -46,8 +46,8 @@ void expect_promtool_accepts(const std::filesystem::path& file, const std::files
 
 TEST(ServeMetricsCli, WritesVllmSeriesOverTheRun) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "serve-metrics";
-  const auto r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl", "128",
-                            "--concurrency", "16", "--num-requests", "64", "--metrics-out", dir.string(),
+  const auto r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "512", "--osl",
+                            "128", "--concurrency", "16", "--num-requests", "64", "--metrics-out", dir.string(),
                             "--metrics-job", "vllm8b", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -89,8 +89,8 @@ TEST(ServeMetricsCli, SnapshotPassesPromtoolWithVllmBuckets) {
   // bounds (vllm/engine/metrics.py): promtool accepts it (only the colon remark vLLM's names get).
   PrivateDir dir;
   const auto file = dir.path / "serve.prom";
-  const auto r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "256", "--osl", "64",
-                            "--rate", "4", "--num-requests", "40", "--metrics", file.string()});
+  const auto r = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge", "--isl", "256", "--osl",
+                            "64", "--rate", "4", "--num-requests", "40", "--metrics", file.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(file);
   std::stringstream ss;

@@ -53,7 +53,8 @@ const char* kGrid =
 TEST_F(Sweep, LocalRunGathersOneRowPerPointEqualToTheCommand) {
   const auto grid = write_grid("grid.yaml", kGrid);
   const auto out = dir_ / "out";
-  const auto r = run_fmsim({"sweep", grid.string(), "--out", out.string(), "--chunk-size", "3", "--jobs", "2", "--json"});
+  const auto r =
+      run_fmsim({"sweep", grid.string(), "--out", out.string(), "--chunk-size", "3", "--jobs", "2", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
   EXPECT_EQ(summary["points"], 10);
@@ -81,8 +82,8 @@ TEST_F(Sweep, LocalRunGathersOneRowPerPointEqualToTheCommand) {
   // tp 3: the error the command prints, in the record and the CSV.
   const auto bad = nlohmann::json::parse(jsonl[4]);
   EXPECT_EQ(bad["status"], 2);
-  const auto single_bad = run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--gbs", "64",
-                                     "--tp", "3", "--seq", "2048"});
+  const auto single_bad = run_fmsim(
+      {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--gbs", "64", "--tp", "3", "--seq", "2048"});
   EXPECT_THAT(single_bad.err, HasSubstr(bad["error"].get<std::string>()));
   EXPECT_THAT(csv[5], HasSubstr(",2,,,,"));
 }
@@ -110,10 +111,11 @@ TEST_F(Sweep, ResumesOnlyMissingChunksWithTheSameBytes) {
 
 TEST_F(Sweep, ColumnsIndexIntoLists) {
   // collective prints its sizes as a list of rows; rows.0.bytes is the first row's size (1 MiB).
-  const auto grid = write_grid("coll.yaml", "kind: Sweep\ncommand: collective\n"
-                                            "fixed: {cluster: \"p5.48xlarge:2\", min-bytes: 1M, max-bytes: 1M}\n"
-                                            "grid:\n  op: [all_reduce, all_gather]\n"
-                                            "columns: [rows.0.bytes, rows.1.bytes, rows.0.algorithm]\n");
+  const auto grid = write_grid("coll.yaml",
+                               "kind: Sweep\ncommand: collective\n"
+                               "fixed: {cluster: \"p5.48xlarge:2\", min-bytes: 1M, max-bytes: 1M}\n"
+                               "grid:\n  op: [all_reduce, all_gather]\n"
+                               "columns: [rows.0.bytes, rows.1.bytes, rows.0.algorithm]\n");
   const auto r = run_fmsim({"sweep", grid.string(), "--out", (dir_ / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto csv = lines(slurp(dir_ / "out" / "results.csv"));
@@ -126,10 +128,12 @@ TEST_F(Sweep, DryRunCountsAMillionPoints) {
   // 10 x 10 x 10 x 10 x 10 x 10 = 10^6 points, in 1000 chunks of 1000 (Slurm's default
   // MaxArraySize is 1001 tasks).
   std::string axis = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
-  const auto grid = write_grid("big.yaml", "kind: Sweep\ncommand: collective\nfixed: {cluster: \"p5.48xlarge:2\"}\n"
-                                           "grid:\n  min-bytes: " + axis + "\n  max-bytes: " + axis +
-                                           "\n  step-factor: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n  group-size: " + axis +
-                                           "\n  group-first: " + axis + "\n  channels-unused: " + axis + "\n");
+  const auto grid = write_grid("big.yaml",
+                               "kind: Sweep\ncommand: collective\nfixed: {cluster: \"p5.48xlarge:2\"}\n"
+                               "grid:\n  min-bytes: " +
+                                   axis + "\n  max-bytes: " + axis +
+                                   "\n  step-factor: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n  group-size: " + axis +
+                                   "\n  group-first: " + axis + "\n  channels-unused: " + axis + "\n");
   const auto r = run_fmsim({"sweep", grid.string(), "--dry-run", "--json"});
   EXPECT_EQ(r.exit_code, 2);  // collective has no --channels-unused: refused before anything runs
   EXPECT_THAT(r.err, HasSubstr("grid.channels-unused: 'fmsim collective' has no flag --channels-unused"));
@@ -140,7 +144,8 @@ TEST_F(Sweep, DryRunCountsAMillionPoints) {
   EXPECT_EQ(s["points"], 1000000);
   EXPECT_EQ(s["chunks"], 1000);
   EXPECT_EQ(s["chunk"], 1000);
-  EXPECT_THAT(s["first_point"].get<std::string>(), HasSubstr("collective --cluster p5.48xlarge:2 --min-bytes 1 --max-bytes 1"));
+  EXPECT_THAT(s["first_point"].get<std::string>(),
+              HasSubstr("collective --cluster p5.48xlarge:2 --min-bytes 1 --max-bytes 1"));
   EXPECT_FALSE(fs::exists(dir_ / "big2.sweep"));
 }
 

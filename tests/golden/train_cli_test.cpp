@@ -17,9 +17,10 @@ namespace {
 using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
-const std::vector<std::string> kJob = {"train", "--model", "llama3.1-70b", "--cluster", "p5.48xlarge:64", "--tp", "8",
-                                       "--pp", "4", "--vp", "5", "--gbs", "512", "--mbs", "1", "--seq", "8192",
-                                       "--precision", "fp8", "--recompute", "selective"};
+const std::vector<std::string> kJob = {
+    "train", "--model",     "llama3.1-70b", "--cluster", "p5.48xlarge:64", "--tp", "8",     "--pp", "4",
+    "--vp",  "5",           "--gbs",        "512",       "--mbs",          "1",    "--seq", "8192", "--precision",
+    "fp8",   "--recompute", "selective"};
 
 TEST(TrainCli, PrintsStepBreakdownAndMemory) {
   const auto r = run_fmsim(kJob);
@@ -73,8 +74,8 @@ TEST(ValidateTrainingCli, SameInputsDifferentMeasurementsSetAFloor) {
   // V080 and V131 are the same Qwen3-235B recipe on 256 GB200 in two NeMo containers (17.770 s and
   // 23.076 s); V191 is a different layout. One prediction p for both has a worst |error| of at least
   // (max - min) / (max + min) = 5.306 / 40.846 = 13.0%.
-  const auto r = run_fmsim({"validate", "training", "--csv", fmsim::testing::source_path("tests/data/training/same_inputs.csv"),
-                            "--json"});
+  const auto r = run_fmsim(
+      {"validate", "training", "--csv", fmsim::testing::source_path("tests/data/training/same_inputs.csv"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["repeatability"].size(), 1u);
@@ -86,14 +87,15 @@ TEST(ValidateTrainingCli, SameInputsDifferentMeasurementsSetAFloor) {
   // The floor is a bound on every predictor: the simulator's own worst error in the group is above it.
   double worst = 0.0;
   for (const auto& row : j["rows"]) {
-    if (row["row_id"] == "V080" || row["row_id"] == "V131") worst = std::max(worst, std::fabs(row["error_pct"].get<double>()));
+    if (row["row_id"] == "V080" || row["row_id"] == "V131")
+      worst = std::max(worst, std::fabs(row["error_pct"].get<double>()));
   }
   EXPECT_GE(worst, g["floor_abs_error_pct"].get<double>());
 }
 
 TEST(TrainCli, JobFileWithFlagOverride) {
-  const auto r = run_fmsim({"train", "--job", fmsim::testing::source_path("examples/llama70b_job.yaml"), "--pp", "8",
-                            "--json"});
+  const auto r =
+      run_fmsim({"train", "--job", fmsim::testing::source_path("examples/llama70b_job.yaml"), "--pp", "8", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["layout"]["pp"], 8);
@@ -124,7 +126,8 @@ TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {
   const auto from_file = run_fmsim({"train", "--job", path, "--json"});
   ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
   EXPECT_EQ(nlohmann::json::parse(from_file.out)["layout"]["moe_dispatcher"], "alltoall");
-  const auto stack = run_fmsim({"train", "--model", "qwen3-30b-a3b", "--cluster", "dgx-h100:2", "--ep", "16", "--json"});
+  const auto stack =
+      run_fmsim({"train", "--model", "qwen3-30b-a3b", "--cluster", "dgx-h100:2", "--ep", "16", "--json"});
   ASSERT_EQ(stack.exit_code, 0) << stack.err;
   EXPECT_EQ(nlohmann::json::parse(stack.out)["layout"]["moe_dispatcher"], "deduplicated");
   const auto dense = run_fmsim({"train", "--json"});
@@ -138,8 +141,8 @@ TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {
 // rowwise" cells read as the same recipe.
 TEST(TrainCli, Fp8RecipeFromFlagJobFileAndCsv) {
   auto run = [](const std::vector<std::string>& extra) {
-    std::vector<std::string> args{"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--seq", "8192",
-                                  "--sharding", "fsdp", "--stack", "torchtitan", "--json"};
+    std::vector<std::string> args{"train", "--model",    "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--seq",
+                                  "8192",  "--sharding", "fsdp",        "--stack",   "torchtitan",    "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = run_fmsim(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -159,8 +162,8 @@ TEST(TrainCli, Fp8RecipeFromFlagJobFileAndCsv) {
   ASSERT_EQ(file.exit_code, 0) << file.err;
   EXPECT_THAT(file.out, HasSubstr("| fp8-rowwise |"));
 
-  const auto csv = run_fmsim({"validate", "training", "--csv", FMSIM_SOURCE_DIR "/validation/training.csv", "--rows",
-                              "V268,V267", "--json"});
+  const auto csv = run_fmsim(
+      {"validate", "training", "--csv", FMSIM_SOURCE_DIR "/validation/training.csv", "--rows", "V268,V267", "--json"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const auto rows = nlohmann::json::parse(csv.out)["rows"];
   ASSERT_EQ(rows.size(), 2u);
@@ -209,7 +212,8 @@ INSTANTIATE_TEST_SUITE_P(
 // A published recipe may set vp with pp 1 (Megatron then interleaves nothing): accepted with a
 // warning on stderr and run as vp 1, the same step as without --vp.
 TEST(TrainCli, VirtualStagesWithoutPipelineWarnAndRun) {
-  const auto a = fmsim::testing::run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--vp", "4", "--json"});
+  const auto a = fmsim::testing::run_fmsim(
+      {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--vp", "4", "--json"});
   const auto b = fmsim::testing::run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_NE(a.err.find("warning: --vp 4 with --pp 1"), std::string::npos) << a.err;

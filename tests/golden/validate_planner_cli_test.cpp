@@ -42,7 +42,8 @@ TEST(ValidatePlannerCli, SameGroupsAsPlanAgainstCsv) {
   for (const auto& g : vj["groups"]) {
     // ratio = planner / published predicted step; a verdict of "agrees" or "faster" means ratio <= 1.
     const double ratio = g["ratio"].get<double>();
-    EXPECT_NEAR(ratio, g["planner_predicted_step_s"].get<double>() / g["published_predicted_step_s"].get<double>(), 1e-12);
+    EXPECT_NEAR(ratio, g["planner_predicted_step_s"].get<double>() / g["published_predicted_step_s"].get<double>(),
+                1e-12);
     const std::string verdict = g["verdict"];
     if (verdict.rfind("agrees", 0) == 0 || verdict.find("faster") != std::string::npos) {
       EXPECT_LE(ratio, 1.0 + 1e-9) << verdict;

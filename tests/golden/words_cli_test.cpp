@@ -12,9 +12,9 @@ using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
 const std::vector<std::string> kTrain = {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:8",
-                                         "--gbs", "64", "--seq", "4096", "--json"};
-const std::vector<std::string> kPlan = {"plan", "--model", "llama3.1-8b", "--gpus", "64", "--systems", "p5.48xlarge",
-                                        "--tokens", "1B", "--top", "1", "--json"};
+                                         "--gbs", "64",      "--seq",       "4096",      "--json"};
+const std::vector<std::string> kPlan = {"plan",        "--model",  "llama3.1-8b", "--gpus", "64", "--systems",
+                                        "p5.48xlarge", "--tokens", "1B",          "--top",  "1",  "--json"};
 
 std::vector<std::string> with(std::vector<std::string> args, std::initializer_list<std::string> more) {
   args.insert(args.end(), more);
@@ -37,8 +37,9 @@ TEST(WordsCli, AnAliasGivesTheSameFiguresAsTheCanonicalWord) {
 }
 
 TEST(WordsCli, RefusalsNameTheFlagAndListTheSameWords) {
-  const std::string allowed = "allowed: ddp (none, zero0), zero1 (distopt, distributed-optimizer, optimizer), "
-                              "zero2 (shard-grad-op), fsdp (zero3, full-shard, full)";
+  const std::string allowed =
+      "allowed: ddp (none, zero0), zero1 (distopt, distributed-optimizer, optimizer), "
+      "zero2 (shard-grad-op), fsdp (zero3, full-shard, full)";
   const auto t = run_fmsim(with(kTrain, {"--sharding", "zero4"}));
   const auto p = run_fmsim(with(kPlan, {"--sharding", "zero4"}));
   const auto c = run_fmsim({"checkpoint", "--model", "llama3.1-8b", "--gpus", "8", "--sharding", "zero4"});

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "config/catalog_loader.hpp"
+#include "core/error.hpp"
 #include "jobspec/checkpoint.hpp"
 #include "jobspec/goodput.hpp"
-#include "core/error.hpp"
 
 namespace fmsim::jobspec {
 namespace {

@@ -19,9 +19,13 @@ using nlohmann::json;
 
 TraceEvent event(std::string process, std::string thread, std::string name, std::int64_t start_ns,
                  std::int64_t duration_ns, std::string category = "compute") {
-  return TraceEvent{.process = std::move(process), .thread = std::move(thread), .name = std::move(name),
-                    .category = std::move(category), .start = core::SimTime::from_ns(start_ns),
-                    .duration = core::SimTime::from_ns(duration_ns), .args = {}};
+  return TraceEvent{.process = std::move(process),
+                    .thread = std::move(thread),
+                    .name = std::move(name),
+                    .category = std::move(category),
+                    .start = core::SimTime::from_ns(start_ns),
+                    .duration = core::SimTime::from_ns(duration_ns),
+                    .args = {}};
 }
 
 std::vector<TraceEvent> sample_events() {
@@ -157,7 +161,8 @@ TEST(ChromeTrace, NaturalLessComparesNumbersByValue) {
 // [5,15) overlap without nesting, so the second moves to "compute #2"; [1,3) nests in [0,10) and
 // stays. After splitting, every track's slices nest properly.
 TEST(ChromeTrace, PartialOverlapsMoveToExtraTracks) {
-  const std::vector<TraceEvent> events = {event("p", "compute", "outer", 0, 10000), event("p", "compute", "other", 5000, 10000),
+  const std::vector<TraceEvent> events = {event("p", "compute", "outer", 0, 10000),
+                                          event("p", "compute", "other", 5000, 10000),
                                           event("p", "compute", "inner", 1000, 2000)};
   const Parsed p = parse(to_chrome_trace_json(events));
   std::map<std::string, std::string> track_of;
@@ -174,7 +179,8 @@ TEST(ChromeTrace, PartialOverlapsMoveToExtraTracks) {
     for (const auto& a : list) {
       for (const auto& b : list) {
         const bool disjoint = a.second <= b.first || b.second <= a.first;
-        const bool nested = (a.first <= b.first && b.second <= a.second) || (b.first <= a.first && a.second <= b.second);
+        const bool nested =
+            (a.first <= b.first && b.second <= a.second) || (b.first <= a.first && a.second <= b.second);
         EXPECT_TRUE(disjoint || nested);
       }
     }

@@ -87,7 +87,8 @@ std::vector<std::string> validate(const std::string& text, std::map<std::string,
           break;
         }
         const std::string label = line.substr(i, eq - i);
-        if (!std::regex_match(label, label_re) || label.starts_with("__")) errors.push_back(where + "bad label name " + label);
+        if (!std::regex_match(label, label_re) || label.starts_with("__"))
+          errors.push_back(where + "bad label name " + label);
         if (!seen.insert(label).second) errors.push_back(where + "duplicate label " + label);
         i = eq + 1;
         if (i >= line.size() || line[i] != '"') {
@@ -100,10 +101,14 @@ std::vector<std::string> validate(const std::string& text, std::map<std::string,
           if (line[i] == '\\') {
             if (i + 1 >= line.size()) break;
             const char next = line[i + 1];
-            if (next == '\\') value += '\\';
-            else if (next == '"') value += '"';
-            else if (next == 'n') value += '\n';
-            else errors.push_back(where + "bad escape in label value");
+            if (next == '\\')
+              value += '\\';
+            else if (next == '"')
+              value += '"';
+            else if (next == 'n')
+              value += '\n';
+            else
+              errors.push_back(where + "bad escape in label value");
             i += 2;
             continue;
           }
@@ -128,10 +133,14 @@ std::vector<std::string> validate(const std::string& text, std::map<std::string,
     std::string value, timestamp, extra;
     rest >> value >> timestamp >> extra;
     if (!std::regex_match(value, value_re)) errors.push_back(where + "bad value " + value);
-    if (!timestamp.empty() && !std::regex_match(timestamp, std::regex("-?[0-9]+"))) errors.push_back(where + "bad timestamp");
+    if (!timestamp.empty() && !std::regex_match(timestamp, std::regex("-?[0-9]+")))
+      errors.push_back(where + "bad timestamp");
     if (!extra.empty()) errors.push_back(where + "trailing text");
     if (values != nullptr) {
-      (*values)[key] = value == "NaN" ? NAN : value == "+Inf" ? INFINITY : value == "-Inf" ? -INFINITY : std::stod(value);
+      (*values)[key] = value == "NaN"    ? NAN
+                       : value == "+Inf" ? INFINITY
+                       : value == "-Inf" ? -INFINITY
+                                         : std::stod(value);
     }
   }
   return errors;
@@ -142,12 +151,14 @@ std::vector<Metric> sample_metrics() {
   return {
       gauge(std::string(names::kStepTimeSeconds), "Simulated wall time of one optimizer step.", 12.75),
       gauge(std::string(names::kMemoryBytes), "Memory per GPU by kind.", 17.5e9, {{"kind", "weights"}}),
-      gauge(std::string(names::kStepTimeBreakdownSeconds), "Exposed step time by cause.", 8.5, {{"component", "compute"}}),
+      gauge(std::string(names::kStepTimeBreakdownSeconds), "Exposed step time by cause.", 8.5,
+            {{"component", "compute"}}),
       gauge(std::string(names::kMemoryBytes), "Memory per GPU by kind.", 35e9, {{"kind", "optimizer"}}),
       gauge(std::string(names::kTokensPerSecondPerGpu), "Training throughput per GPU.", 3210.5),
       gauge(std::string(names::kStepTimeBreakdownSeconds), "Exposed step time by cause.", 4.25, {{"component", "tp"}}),
       counter(std::string(names::kTokensTotal), "Tokens processed in the simulated run.", 4.2e12),
-      gauge(std::string(names::kMfuRatio), "Model FLOPs utilization.", 0.41, {{"layout", "tp8 pp4 dp16"}, {"gpu", "H100"}}),
+      gauge(std::string(names::kMfuRatio), "Model FLOPs utilization.", 0.41,
+            {{"layout", "tp8 pp4 dp16"}, {"gpu", "H100"}}),
   };
 }
 
@@ -207,8 +218,9 @@ TEST(Prometheus, EscapesLabelValuesAndHelp) {
 
 // Values: shortest round-trip decimal; NaN, +Inf, -Inf spelled as Prometheus expects; -0 as 0.
 TEST(Prometheus, RendersSpecialValues) {
-  const std::string text = to_prometheus_text({gauge("a", "h", NAN), gauge("b", "h", INFINITY), gauge("c", "h", -INFINITY),
-                                               gauge("d", "h", -0.0), gauge("e", "h", 0.1), gauge("f", "h", 1e-9)});
+  const std::string text =
+      to_prometheus_text({gauge("a", "h", NAN), gauge("b", "h", INFINITY), gauge("c", "h", -INFINITY),
+                          gauge("d", "h", -0.0), gauge("e", "h", 0.1), gauge("f", "h", 1e-9)});
   EXPECT_NE(text.find("\na NaN\n"), std::string::npos);
   EXPECT_NE(text.find("\nb +Inf\n"), std::string::npos);
   EXPECT_NE(text.find("\nc -Inf\n"), std::string::npos);

@@ -46,8 +46,8 @@ training::TrainingJob dense_job(const hardware::ClusterSpec& cluster, int tp, in
 
 // A TP-16 job on 2 nodes: on the two nodes of one UltraServer its tensor-parallel collectives stay
 // on NVLink; on one node of each (nodes 2 and 3 of 4) every TP all-reduce crosses EFA, with 1/18
-// of NVLink's bandwidth per GPU, so its step is slower (by its exposed TP communication). Nodes 3-4 (the second UltraServer) have
-// the same shape as nodes 1-2 and the very same step time, served from the cache without another
+// of NVLink's bandwidth per GPU, so its step is slower (by its exposed TP communication). Nodes 3-4 (the second
+// UltraServer) have the same shape as nodes 1-2 and the very same step time, served from the cache without another
 // step-model call.
 TEST(PlacedStepModel, TensorParallelGroupSplitAcrossNvlinkDomainsRunsSlower) {
   const auto cluster = two_ultraservers();

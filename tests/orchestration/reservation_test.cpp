@@ -61,7 +61,8 @@ TEST(Reservation, ErrorsNameTheLineAndKey) {
 TEST(Reservation, BoundJobsUseItsNodesInItsWindowAndOthersKeepOff) {
   auto layout = flat_layout(4);
   auto c = fast_backfill();
-  c.reservations = parse_reservations("ReservationName=r StartTime=100 EndTime=400 Nodes=n[3-4]\n", "resv.conf", layout);
+  c.reservations =
+      parse_reservations("ReservationName=r StartTime=100 EndTime=400 Nodes=n[3-4]\n", "resv.conf", layout);
   const auto r = simulate_slurm(layout, c, {job(1, 0, 4, 100, 200), job(2, 1, 2, 50, 50), job(3, 0, 2, 50, 100, "r")});
   EXPECT_EQ(r.jobs[0].start_s, 400);
   EXPECT_EQ(r.jobs[1].start_s, 1);
@@ -77,10 +78,11 @@ TEST(Reservation, BoundJobsUseItsNodesInItsWindowAndOthersKeepOff) {
 TEST(Reservation, CapacityBlockNodesExistOnlyInTheirWindow) {
   auto layout = flat_layout(2);
   auto c = fast_backfill();
-  c.reservations = parse_reservations("ReservationName=cb StartTime=1000 Duration=00:16:40 NodeCnt=2 CapacityBlock=YES\n",
-                                      "resv.conf", layout);
+  c.reservations = parse_reservations(
+      "ReservationName=cb StartTime=1000 Duration=00:16:40 NodeCnt=2 CapacityBlock=YES\n", "resv.conf", layout);
   ASSERT_EQ(layout.nodes(), 4);
-  const auto r = simulate_slurm(layout, c, {job(1, 0, 2, 1500, 1600), job(2, 0, 2, 500, 600, "cb"), job(3, 10, 1, 10, 20)});
+  const auto r =
+      simulate_slurm(layout, c, {job(1, 0, 2, 1500, 1600), job(2, 0, 2, 500, 600, "cb"), job(3, 10, 1, 10, 20)});
   EXPECT_EQ(r.jobs[0].start_s, 0);
   EXPECT_EQ(r.jobs[0].nodes, (std::vector<int>{0, 1}));
   EXPECT_EQ(r.jobs[1].start_s, 1000);

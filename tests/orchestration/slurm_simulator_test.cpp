@@ -19,7 +19,8 @@ using testing::job;
 // backfill pass (t=3, bf_interval 1). With a 200 s limit it would delay job 2: it waits.
 TEST(SlurmSimulator, BackfillStartsAShortJobThatDelaysNoOne) {
   const auto layout = flat(4);
-  auto r = simulate_slurm(layout, fast_backfill(), {job(1, 0, 2, 100, 100), job(2, 1, 4, 10, 60), job(3, 2, 2, 50, 50)});
+  auto r =
+      simulate_slurm(layout, fast_backfill(), {job(1, 0, 2, 100, 100), job(2, 1, 4, 10, 60), job(3, 2, 2, 50, 50)});
   EXPECT_EQ(r.jobs[0].start_s, 0);
   EXPECT_EQ(r.jobs[1].start_s, 100);
   EXPECT_EQ(r.jobs[2].start_s, 2);
@@ -232,8 +233,9 @@ TEST(KueueTwin, BorrowsUnusedQuotaFromTheCohort) {
 // borrowing limit of 0 a team never goes past its nominal quota.
 TEST(KueueTwin, GangAdmissionWithinQuota) {
   auto o = kueue({{"a", 2, 0}, {"b", 2, 0}});
-  const auto r = simulate_slurm(flat_layout(4), SlurmConfig{},
-                                {team_job(1, 0, 2, 100, "a"), team_job(2, 0, 2, 50, "a"), team_job(3, 0, 1, 10, "b")}, o);
+  const auto r =
+      simulate_slurm(flat_layout(4), SlurmConfig{},
+                     {team_job(1, 0, 2, 100, "a"), team_job(2, 0, 2, 50, "a"), team_job(3, 0, 1, 10, "b")}, o);
   EXPECT_EQ(r.jobs[0].start_s, 0);
   EXPECT_EQ(r.jobs[1].start_s, 100);  // a's quota is full until job 1 ends
   EXPECT_EQ(r.jobs[2].start_s, 0);    // b is not blocked by a's waiting job (BestEffortFIFO)

@@ -28,8 +28,9 @@ TEST(Trace, HeliosLayout) {
 
 // Philly-like: GPU counts only; nodes = ceil(GPUs / GPUs per node); run time from start/end.
 TEST(Trace, GpusOnlyAndStartEndTimes) {
-  const std::string text = "jobid,user,vc,num_gpus,submitted_time,start_time,end_time\n"
-                           "a1,u,v,12,100,150,400\n";
+  const std::string text =
+      "jobid,user,vc,num_gpus,submitted_time,start_time,end_time\n"
+      "a1,u,v,12,100,150,400\n";
   TraceOptions o;
   o.gpus_per_node = 8;
   const auto jobs = parse_trace_csv(text, "philly.csv", o);
@@ -59,9 +60,10 @@ TEST(Trace, MappingAndRoundTrip) {
 // A row with a model is a training job: its layout, batch, sequence and tokens are read, and it
 // needs no duration (fmsim cluster computes it from the step time); without tokens it is an error.
 TEST(Trace, TrainingJobColumns) {
-  const auto jobs = parse_trace_csv("id,submit,nodes,model,tp,pp,ep,gbs,seq,tokens,reservation\n"
-                                    "7,0,16,gpt-oss-120b,1,1,64,256,4096,2e9,cb1\n",
-                                    "jobs.csv", {});
+  const auto jobs = parse_trace_csv(
+      "id,submit,nodes,model,tp,pp,ep,gbs,seq,tokens,reservation\n"
+      "7,0,16,gpt-oss-120b,1,1,64,256,4096,2e9,cb1\n",
+      "jobs.csv", {});
   ASSERT_EQ(jobs.size(), 1u);
   const auto& t = jobs[0].training;
   EXPECT_EQ(t.model, "gpt-oss-120b");
@@ -85,7 +87,7 @@ TEST(Trace, ErrorsNameFileLineAndColumn) {
     EXPECT_NE(what.find("t.csv:3"), std::string::npos) << what;
     EXPECT_NE(what.find("nodes"), std::string::npos) << what;
   }
-  EXPECT_THROW(parse_trace_csv("id,nodes,duration\n1,2,3\n", "t.csv", {}), core::InputError);  // no submit
+  EXPECT_THROW(parse_trace_csv("id,nodes,duration\n1,2,3\n", "t.csv", {}), core::InputError);   // no submit
   EXPECT_THROW(parse_trace_csv("id,submit,duration\n1,2,3\n", "t.csv", {}), core::InputError);  // no size
   EXPECT_THROW(parse_trace_csv("id,submit,nodes,duration\n", "t.csv", {}), core::InputError);   // no rows
   TraceOptions o;

@@ -43,7 +43,9 @@ TEST(Bottleneck, LargestOverheadAndItsShare) {
   // share = component seconds / step time; the EP all-to-all of ep 16 (stride 1) spans two 8-GPU
   // nodes, so it crosses EFA; in a 72-GPU domain it stays inside.
   parallelism::Layout l;
-  l.tp = 1; l.ep = 16; l.dp = 64;
+  l.tp = 1;
+  l.ep = 16;
+  l.dp = 64;
   const auto step = step_with(6.0, 0.2, 3.0, 0.5, 0.3);  // total 10 s
   const auto c8 = cluster("p", 80.0, 1.0, 8);
   const auto b = find_bottleneck(step, l, c8);
@@ -63,7 +65,10 @@ TEST(Bottleneck, LargestOverheadAndItsShare) {
 TEST(Bottleneck, ComputeBoundBelowTenPercent) {
   // When the largest overhead is below kComputeBoundShare (10%), the step is called compute-bound.
   parallelism::Layout l;
-  l.tp = 8; l.pp = 4; l.vp = 5; l.dp = 16;
+  l.tp = 8;
+  l.pp = 4;
+  l.vp = 5;
+  l.dp = 16;
   const auto step = step_with(9.2, 0.3, 0.0, 0.1, 0.4);  // bubble 4%
   const auto b = find_bottleneck(step, l, cluster("p", 80.0, 1.0, 64));
   EXPECT_TRUE(b.compute_bound);

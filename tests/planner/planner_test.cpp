@@ -49,29 +49,41 @@ Brute brute_force(const PlanRequest& r, const hardware::ClusterSpec& c, int gpus
   const auto cal = calibration();
   const auto comm = training::make_comm_cost(sized_cluster(c, gpus));
   const auto s = explicit_space();
-  for (int tp : s.tp) for (int cp : s.cp) for (int pp : s.pp) for (int vp : s.vp) {
-    for (auto sh : s.sharding) for (int mbs : s.micro_batch) for (auto rc : s.recompute) for (auto p : s.precision) {
-      parallelism::Layout l;
-      l.tp = tp; l.pp = pp; l.vp = vp; l.cp = cp;
-      l.sequence_parallel = tp > 1;
-      l.sharding = sh; l.micro_batch = mbs; l.recompute = rc; l.precision = p;
-      l.global_batch = r.global_batch;
-      l = parallelism::with_dp(l, gpus);
-      training::TrainingJob job;
-      job.model = r.model;
-      job.cluster = sized_cluster(c, gpus);
-      job.layout = l;
-      job.seq_len = r.seq_len;
-      job.gpus = gpus;
-      const auto res = training::estimate_step(job, cal, comm);
-      if (!res.feasible || !res.fits_memory) continue;
-      ++out.fitting;
-      if (res.step_time.value() < out.best) {
-        out.best = res.step_time.value();
-        out.layout = l;
-      }
-    }
-  }
+  for (int tp : s.tp)
+    for (int cp : s.cp)
+      for (int pp : s.pp)
+        for (int vp : s.vp) {
+          for (auto sh : s.sharding)
+            for (int mbs : s.micro_batch)
+              for (auto rc : s.recompute)
+                for (auto p : s.precision) {
+                  parallelism::Layout l;
+                  l.tp = tp;
+                  l.pp = pp;
+                  l.vp = vp;
+                  l.cp = cp;
+                  l.sequence_parallel = tp > 1;
+                  l.sharding = sh;
+                  l.micro_batch = mbs;
+                  l.recompute = rc;
+                  l.precision = p;
+                  l.global_batch = r.global_batch;
+                  l = parallelism::with_dp(l, gpus);
+                  training::TrainingJob job;
+                  job.model = r.model;
+                  job.cluster = sized_cluster(c, gpus);
+                  job.layout = l;
+                  job.seq_len = r.seq_len;
+                  job.gpus = gpus;
+                  const auto res = training::estimate_step(job, cal, comm);
+                  if (!res.feasible || !res.fits_memory) continue;
+                  ++out.fitting;
+                  if (res.step_time.value() < out.best) {
+                    out.best = res.step_time.value();
+                    out.layout = l;
+                  }
+                }
+        }
   return out;
 }
 
@@ -110,7 +122,8 @@ TEST(Planner, SameRankingForAnyThreadCount) {
     const auto plan = planner::plan(r, calibration());
     std::vector<std::tuple<std::string, double, std::size_t>> got;
     for (const auto& sp : plan.systems) {
-      for (const auto& p : sp.top) got.emplace_back(sp.cluster.system.name + " " + p.label(), p.step.step_time.value(), sp.stats.evaluated);
+      for (const auto& p : sp.top)
+        got.emplace_back(sp.cluster.system.name + " " + p.label(), p.step.step_time.value(), sp.stats.evaluated);
     }
     ASSERT_FALSE(got.empty());
     if (reference.empty()) {
@@ -193,7 +206,8 @@ TEST(Planner, RankingFollowsTheObjectiveKey) {
     if (i > 0) {
       EXPECT_LE(objective_key(top[i - 1], r.objective), objective_key(top[i], r.objective));
     }
-    EXPECT_TRUE(shapes.insert({top[i].gpus, top[i].layout.tp, top[i].layout.pp, top[i].layout.cp, top[i].layout.ep}).second);
+    EXPECT_TRUE(
+        shapes.insert({top[i].gpus, top[i].layout.tp, top[i].layout.pp, top[i].layout.cp, top[i].layout.ep}).second);
   }
 }
 

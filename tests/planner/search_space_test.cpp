@@ -30,17 +30,25 @@ TEST(SearchSpace, EnumeratedShapesAreExactlyTheValidOnes) {
       space.max_tp = 16;
       const auto c = cluster("c", 80.0, 1.0, 3);
       const auto shapes = enumerate_shapes(model, gpus, 2048, space, c);
-      for (int tp : space.tp) for (int cp : space.cp) for (int pp : space.pp) for (int vp : space.vp) for (int ep : space.ep) {
-        parallelism::Layout l;
-        l.tp = tp; l.cp = cp; l.pp = pp; l.vp = vp; l.ep = ep;
-        l.global_batch = 9 * 16 * 1024;  // divisible by every dp of these GPU counts
-        l = parallelism::with_dp(l, gpus);
-        const bool valid = l.dp > 0 && !parallelism::why_invalid(model, l, gpus, 2048).has_value();
-        const Shape s{.tp = tp, .pp = pp, .vp = vp, .cp = cp, .ep = ep, .etp = 1, .dp = l.dp};
-        const bool listed = std::find(shapes.begin(), shapes.end(), s) != shapes.end();
-        EXPECT_EQ(listed, valid) << model.name << " gpus " << gpus << " tp" << tp << " cp" << cp << " pp" << pp
-                                 << " vp" << vp << " ep" << ep;
-      }
+      for (int tp : space.tp)
+        for (int cp : space.cp)
+          for (int pp : space.pp)
+            for (int vp : space.vp)
+              for (int ep : space.ep) {
+                parallelism::Layout l;
+                l.tp = tp;
+                l.cp = cp;
+                l.pp = pp;
+                l.vp = vp;
+                l.ep = ep;
+                l.global_batch = 9 * 16 * 1024;  // divisible by every dp of these GPU counts
+                l = parallelism::with_dp(l, gpus);
+                const bool valid = l.dp > 0 && !parallelism::why_invalid(model, l, gpus, 2048).has_value();
+                const Shape s{.tp = tp, .pp = pp, .vp = vp, .cp = cp, .ep = ep, .etp = 1, .dp = l.dp};
+                const bool listed = std::find(shapes.begin(), shapes.end(), s) != shapes.end();
+                EXPECT_EQ(listed, valid) << model.name << " gpus " << gpus << " tp" << tp << " cp" << cp << " pp" << pp
+                                         << " vp" << vp << " ep" << ep;
+              }
     }
   }
 }
@@ -87,8 +95,10 @@ TEST(SearchSpace, MakeLayoutAndLabel) {
   // make_layout copies the shape and variant, turns sequence parallelism on with tp > 1, and TP
   // overlap only when tp > 1; the label lists vp/cp/ep only above 1.
   const Shape s{.tp = 8, .pp = 4, .vp = 5, .cp = 1, .ep = 1, .etp = 1, .dp = 16};
-  const Variant v{.sharding = parallelism::Sharding::DistributedOptimizer, .micro_batch = 1,
-                  .recompute = parallelism::Recompute::Selective, .precision = core::Precision::FP8};
+  const Variant v{.sharding = parallelism::Sharding::DistributedOptimizer,
+                  .micro_batch = 1,
+                  .recompute = parallelism::Recompute::Selective,
+                  .precision = core::Precision::FP8};
   FrameworkSettings f;
   f.overlap_tp_comm = true;
   const auto l = make_layout(s, v, 1024, f);

@@ -30,8 +30,8 @@ struct SimulatedRun {
 // Two p5.48xlarge nodes for 6 hours (1-minute grid): a small run that backfills in about a second.
 SimulatedRun simulate(const fs::path& dir) {
   const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
-                            "--duration", "6h", "--replications", "0", "--metrics-out", dir.string(),
-                            "--job-name", "llama8b", "--json"});
+                            "--duration", "6h", "--replications", "0", "--metrics-out", dir.string(), "--job-name",
+                            "llama8b", "--json"});
   if (r.exit_code != 0) throw std::runtime_error(r.err);
   return {dir, nlohmann::json::parse(r.out)};
 }
@@ -56,8 +56,8 @@ TEST(PrometheusBackfill, StockPrometheusOpensTheBlocksAndAnswersPromQL) {
   const fs::path tmp = fs::path(::testing::TempDir()) / "backfill";
   fs::create_directories(tmp);
   const SimulatedRun run = simulate(tmp / "m");
-  const auto load = run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data").string(),
-                               "--json"});
+  const auto load =
+      run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data").string(), "--json"});
   ASSERT_EQ(load.exit_code, 0) << load.all();
   const auto loaded = nlohmann::json::parse(load.out);
   ASSERT_FALSE(loaded["blocks"].empty());
@@ -95,15 +95,29 @@ TEST(PrometheusCompare, PredictionBesideTheRunsMetricsAndDrift) {
   const fs::path tmp = fs::path(::testing::TempDir()) / "compare";
   fs::create_directories(tmp);
   simulate(tmp / "m");
-  ASSERT_EQ(run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data").string()}).exit_code,
-            0);
+  ASSERT_EQ(
+      run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data").string()}).exit_code, 0);
   PrometheusLoopbackOptions options;
   options.data_dir = tmp / "data";
   PrometheusLoopback prom(options);
   // --job NAME: the spelling of the job label (on compare, the job file is --job-file).
-  const std::vector<std::string> common = {"compare", "--prometheus", prom.url(), "--job", "llama8b",
-                                           "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2",
-                                           "--at", "2026-01-01T06:00:00Z", "--window", "6h", "--tolerance", "1%"};
+  const std::vector<std::string> common = {"compare",
+                                           "--prometheus",
+                                           prom.url(),
+                                           "--job",
+                                           "llama8b",
+                                           "--model",
+                                           "llama3.1-8b",
+                                           "--cluster",
+                                           "p5.48xlarge:2",
+                                           "--tp",
+                                           "2",
+                                           "--at",
+                                           "2026-01-01T06:00:00Z",
+                                           "--window",
+                                           "6h",
+                                           "--tolerance",
+                                           "1%"};
   auto args = common;
   args.insert(args.end(), {"--gbs", "64", "--json"});
   const auto same = run_fmsim(args);
@@ -133,9 +147,26 @@ TEST(PrometheusBlock, StockPrometheusOpensTheBlockFmsimWritesDirectly) {
   const fs::path tmp = fs::path(::testing::TempDir()) / "block";
   fs::create_directories(tmp);
   const SimulatedRun text = simulate(tmp / "om");
-  const auto r = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs", "64",
-                            "--duration", "6h", "--replications", "0", "--metrics-out", (tmp / "tsdb").string(),
-                            "--metrics-format", "tsdb", "--job-name", "llama8b", "--json"});
+  const auto r = run_fmsim({"run",
+                            "--model",
+                            "llama3.1-8b",
+                            "--cluster",
+                            "p5.48xlarge:2",
+                            "--tp",
+                            "2",
+                            "--gbs",
+                            "64",
+                            "--duration",
+                            "6h",
+                            "--replications",
+                            "0",
+                            "--metrics-out",
+                            (tmp / "tsdb").string(),
+                            "--metrics-format",
+                            "tsdb",
+                            "--job-name",
+                            "llama8b",
+                            "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto metrics = nlohmann::json::parse(r.out).at("metrics");
   EXPECT_EQ(metrics.at("format"), "tsdb");
@@ -147,12 +178,13 @@ TEST(PrometheusBlock, StockPrometheusOpensTheBlockFmsimWritesDirectly) {
   EXPECT_DOUBLE_EQ(value_of(prom.query("fmsim_step_time_seconds{job=\"llama8b\"}", at)),
                    text.json.at("step").at("step_time_s").get<double>());
   EXPECT_EQ(value_of(prom.query("count(DCGM_FI_PROF_SM_ACTIVE{job=\"llama8b\"})", at)), 2.0);
-  const auto [tokens, ts] = last_sample(tmp / "om" / "run.om", "fmsim_tokens_total{job=\"llama8b\",instance=\"fmsim\"}");
+  const auto [tokens, ts] =
+      last_sample(tmp / "om" / "run.om", "fmsim_tokens_total{job=\"llama8b\",instance=\"fmsim\"}");
   EXPECT_DOUBLE_EQ(value_of(prom.query("fmsim_tokens_total{job=\"llama8b\"}", ts)), tokens);
   // One sample a minute: 6 hours are 361 samples of each series.
-  EXPECT_EQ(value_of(prom.query("count_over_time(DCGM_FI_DEV_POWER_USAGE{Hostname=\"node-0001\"}[6h])",
-                                kStart + 6 * 3600)),
-            361.0);
+  EXPECT_EQ(
+      value_of(prom.query("count_over_time(DCGM_FI_DEV_POWER_USAGE{Hostname=\"node-0001\"}[6h])", kStart + 6 * 3600)),
+      361.0);
   // The histogram's buckets read back as Prometheus stores a scraped classic histogram.
   const auto p50 = prom.query("histogram_quantile(0.5, fmsim_step_duration_seconds_bucket{job=\"llama8b\"})", at);
   ASSERT_EQ(p50.size(), 1u) << p50.dump();

@@ -64,8 +64,8 @@ TEST(FirstOrder, EttrAtYoungsInterval) {
   // At tau = sqrt(2 delta M): 1 - delta/tau - tau/2M - R/M = 1 - sqrt(2 delta/M) - R/M.
   const auto m = seconds(11134.0);
   const auto tau = young_interval(seconds(10), m);
-  EXPECT_NEAR(first_order_ettr(tau, seconds(10), seconds(300), m),
-              1.0 - std::sqrt(20.0 / 11134.0) - 300.0 / 11134.0, 1e-12);
+  EXPECT_NEAR(first_order_ettr(tau, seconds(10), seconds(300), m), 1.0 - std::sqrt(20.0 / 11134.0) - 300.0 / 11134.0,
+              1e-12);
 }
 
 }  // namespace

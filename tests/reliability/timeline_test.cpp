@@ -10,7 +10,9 @@ GoodputScenario scenario() {
   GoodputScenario s;
   s.failures = single_cause_process(core::hours(3), false);
   s.recovery.restart = core::minutes(10);
-  s.checkpoint = {.interval = core::minutes(20), .blocking = core::seconds(60), .persist = core::seconds(90),
+  s.checkpoint = {.interval = core::minutes(20),
+                  .blocking = core::seconds(60),
+                  .persist = core::seconds(90),
                   .load = core::seconds(30)};
   s.horizon = core::days(7);
   s.gpus = 1024;

@@ -3,6 +3,8 @@
 // is absent (`make test-deps` installs Debian's chromium package).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -12,8 +14,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "report/document.hpp"
 #include "sample_report.hpp"
@@ -48,10 +48,12 @@ class BrowserTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kChromium)) {
-      GTEST_SKIP() << kChromium << " not found: install Debian's chromium package (make test-deps) to run the browser test";
+      GTEST_SKIP() << kChromium
+                   << " not found: install Debian's chromium package (make test-deps) to run the browser test";
     }
     std::random_device random;
-    dir_ = fs::path(::testing::TempDir()) / ("fmsim_browser_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
+    dir_ = fs::path(::testing::TempDir()) /
+           ("fmsim_browser_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
     fs::create_directories(dir_);
   }
 
@@ -73,8 +75,9 @@ class BrowserTest : public ::testing::Test {
                                 " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
                                 " --disable-background-networking --disable-component-update --disable-sync"
                                 " --disable-dev-shm-usage --disable-extensions --hide-scrollbars"
-                                " --user-data-dir='" + profile.string() + "' " + args + " 'file://" + page.string() +
-                                "' > '" + (dir_ / (name + ".out")).string() + "' 2> '" + (dir_ / (name + ".err")).string() + "'";
+                                " --user-data-dir='" +
+                                profile.string() + "' " + args + " 'file://" + page.string() + "' > '" +
+                                (dir_ / (name + ".out")).string() + "' 2> '" + (dir_ / (name + ".err")).string() + "'";
     const int status = std::system(command.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }

@@ -20,8 +20,8 @@ struct StartTag {
 /// entity-form '&' (&name; or &#digits;). <script> and <style> bodies are skipped. Returns the
 /// problems found (empty when well-formed) and appends start tags to `tags` when given.
 inline std::vector<std::string> check_html(const std::string& html, std::vector<StartTag>* tags = nullptr) {
-  static const std::set<std::string> kVoid = {"area", "base", "br", "col", "embed", "hr", "img", "input",
-                                              "link", "meta", "source", "track", "wbr"};
+  static const std::set<std::string> kVoid = {"area",  "base", "br",   "col",    "embed", "hr", "img",
+                                              "input", "link", "meta", "source", "track", "wbr"};
   std::vector<std::string> problems;
   std::vector<std::string> stack;
   const auto check_text = [&](std::size_t from, std::size_t to) {

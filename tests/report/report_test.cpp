@@ -105,14 +105,35 @@ TEST(Report, EscapesAllText) {
   Section s{.title = nasty, .blocks = {}};
   s.add(Paragraph{nasty, ParagraphStyle::Note})
       .add(KeyFigures{{{nasty, nasty}}})
-      .add(Table{.caption = nasty, .header = {nasty}, .rows = {{nasty}}, .align = {}, .highlight_row = 0, .note = nasty})
-      .add(StackedBarChart{.id = nasty, .title = nasty, .value_label = nasty, .unit = nasty, .bars = {nasty},
-                           .segments = {nasty}, .values = {{1.0}}, .highlight_bar = {}})
-      .add(BarChart{.id = nasty, .title = nasty, .value_label = nasty, .unit = nasty, .labels = {nasty}, .values = {2.0},
-                    .reference = ReferenceLine{1.0, nasty}, .highlight_bar = {}})
-      .add(LineChart{.id = nasty, .title = nasty, .x_label = nasty, .y_label = nasty, .x_unit = nasty, .y_unit = nasty,
+      .add(
+          Table{.caption = nasty, .header = {nasty}, .rows = {{nasty}}, .align = {}, .highlight_row = 0, .note = nasty})
+      .add(StackedBarChart{.id = nasty,
+                           .title = nasty,
+                           .value_label = nasty,
+                           .unit = nasty,
+                           .bars = {nasty},
+                           .segments = {nasty},
+                           .values = {{1.0}},
+                           .highlight_bar = {}})
+      .add(BarChart{.id = nasty,
+                    .title = nasty,
+                    .value_label = nasty,
+                    .unit = nasty,
+                    .labels = {nasty},
+                    .values = {2.0},
+                    .reference = ReferenceLine{1.0, nasty},
+                    .highlight_bar = {}})
+      .add(LineChart{.id = nasty,
+                     .title = nasty,
+                     .x_label = nasty,
+                     .y_label = nasty,
+                     .x_unit = nasty,
+                     .y_unit = nasty,
                      .series = {{nasty, {1, 2}, {3, 4}}}})
-      .add(GroupedBarChart{.id = nasty, .title = nasty, .groups = {nasty}, .series = {nasty},
+      .add(GroupedBarChart{.id = nasty,
+                           .title = nasty,
+                           .groups = {nasty},
+                           .series = {nasty},
                            .panels = {{.title = nasty, .value_label = nasty, .unit = nasty, .values = {{1.0}}}}});
   doc.sections = {s, Section{.title = "second", .blocks = {}}};
   const std::string html = render_html(doc);
@@ -131,10 +152,12 @@ TEST(Report, TableAlignsNumbersAndHighlightsBest) {
                       "<th scope=\"col\" class=\"num\">MFU</th><th scope=\"col\" class=\"num\">memory per GPU</th>"
                       "<th scope=\"col\" class=\"num\">tokens/s per GPU</th><th scope=\"col\">notes</th></tr></thead>"),
             std::string::npos);
-  EXPECT_NE(html.find("<tr class=\"best\"><td>tp8 pp4 dp16<span class=\"badge\">best</span></td><td class=\"num\">12.7</td>"),
-            std::string::npos);
+  EXPECT_NE(
+      html.find("<tr class=\"best\"><td>tp8 pp4 dp16<span class=\"badge\">best</span></td><td class=\"num\">12.7</td>"),
+      std::string::npos);
   EXPECT_EQ(count(html, "<tr class=\"best\">"), 1u);
-  Table forced{.caption = "", .header = {"a"}, .rows = {{"1"}}, .align = {Align::Left}, .highlight_row = {}, .note = ""};
+  Table forced{
+      .caption = "", .header = {"a"}, .rows = {{"1"}}, .align = {Align::Left}, .highlight_row = {}, .note = ""};
   Document doc{.title = "t", .subtitle = "", .sections = {Section{.title = "s", .blocks = {forced}}}, .footer = ""};
   EXPECT_NE(render_html(doc).find("<th scope=\"col\">a</th>"), std::string::npos);
 }
@@ -147,7 +170,8 @@ TEST(Report, StackedBarSegmentsAreToScale) {
   const auto& chart = std::get<StackedBarChart>(doc.sections[1].blocks[1]);
   const std::string svg = render_svg(chart, "c");
   EXPECT_EQ(check_html(svg), std::vector<std::string>{});
-  const std::regex rect_re(R"re(<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="20" fill="#[0-9A-F]{6}" class="segment"><title>([^<]*)</title>)re");
+  const std::regex rect_re(
+      R"re(<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="20" fill="#[0-9A-F]{6}" class="segment"><title>([^<]*)</title>)re");
   std::vector<std::tuple<double, double, double, std::string>> first_bar;  // x, y, width, tooltip
   std::size_t segments = 0;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect_re); it != std::sregex_iterator(); ++it) {
@@ -164,8 +188,8 @@ TEST(Report, StackedBarSegmentsAreToScale) {
     EXPECT_NEAR(std::get<0>(first_bar[i]), std::get<0>(first_bar[i - 1]) + std::get<2>(first_bar[i - 1]), 0.11);
   }
   EXPECT_EQ(std::get<3>(first_bar[0]), "tp8 pp4 dp16: compute 9.1 s (71.7% of 12.7 s)");
-  EXPECT_NE(svg.find(">n/a</text>"), std::string::npos);    // the bar with no data
-  EXPECT_EQ(count(svg, "class=\"swatch\""), 8u);            // legend: one swatch per segment
+  EXPECT_NE(svg.find(">n/a</text>"), std::string::npos);  // the bar with no data
+  EXPECT_EQ(count(svg, "class=\"swatch\""), 8u);          // legend: one swatch per segment
   EXPECT_EQ(count(svg, "class=\"highlight\""), 1u);
 }
 
@@ -193,7 +217,8 @@ TEST(Report, LineChartHasLogTicksAndMarkers) {
     EXPECT_NE(svg.find(tick), std::string::npos) << tick;
   }
   EXPECT_EQ(count(svg, "class=\"marker\"><title>"), 17u);
-  EXPECT_NE(svg.find("<title>H100 (p5.48xlarge): GPUs 512, tokens/s per GPU 3,210 tokens/s</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>H100 (p5.48xlarge): GPUs 512, tokens/s per GPU 3,210 tokens/s</title>"),
+            std::string::npos);
   EXPECT_EQ(count(svg, "class=\"line\""), 3u);
 }
 
@@ -212,7 +237,7 @@ TEST(Report, GroupedBarChartDrawsEveryPanel) {
 // Nice ticks: steps of 1, 2, 2.5 or 5 x 10^k, enclosing the range.
 TEST(Report, NiceTicks) {
   EXPECT_EQ(nice_ticks(0, 97), (std::vector<double>{0, 20, 40, 60, 80, 100}));
-  EXPECT_EQ(nice_ticks(0, 14.2), (std::vector<double>{0, 5, 10, 15}));  // raw step 2.84 -> 5
+  EXPECT_EQ(nice_ticks(0, 14.2), (std::vector<double>{0, 5, 10, 15}));            // raw step 2.84 -> 5
   EXPECT_EQ(nice_ticks(0, 11), (std::vector<double>{0, 2.5, 5, 7.5, 10, 12.5}));  // raw step 2.2 -> 2.5
   EXPECT_EQ(nice_ticks(0, 0.87), (std::vector<double>{0, 0.2, 0.4, 0.6, 0.8, 1.0}));
   EXPECT_EQ(nice_ticks(0, 3.2e9), (std::vector<double>{0, 1e9, 2e9, 3e9, 4e9}));
@@ -248,12 +273,24 @@ TEST(Report, IsDeterministic) { EXPECT_EQ(render_html(sample_report()), render_h
 
 // Shape mismatches are programming errors.
 TEST(Report, RejectsMismatchedShapes) {
-  EXPECT_THROW(render_svg(StackedBarChart{.id = "x", .title = "", .value_label = "", .unit = "", .bars = {"a"},
-                                          .segments = {"s1", "s2"}, .values = {{1.0}}, .highlight_bar = {}},
+  EXPECT_THROW(render_svg(StackedBarChart{.id = "x",
+                                          .title = "",
+                                          .value_label = "",
+                                          .unit = "",
+                                          .bars = {"a"},
+                                          .segments = {"s1", "s2"},
+                                          .values = {{1.0}},
+                                          .highlight_bar = {}},
                           "c"),
                core::InternalError);
-  EXPECT_THROW(render_svg(BarChart{.id = "x", .title = "", .value_label = "", .unit = "", .labels = {"a"}, .values = {-1.0},
-                                   .reference = {}, .highlight_bar = {}},
+  EXPECT_THROW(render_svg(BarChart{.id = "x",
+                                   .title = "",
+                                   .value_label = "",
+                                   .unit = "",
+                                   .labels = {"a"},
+                                   .values = {-1.0},
+                                   .reference = {},
+                                   .highlight_bar = {}},
                           "c"),
                core::InternalError);
   Table ragged{.caption = "", .header = {"a", "b"}, .rows = {{"1"}}, .align = {}, .highlight_row = {}, .note = ""};

@@ -14,10 +14,15 @@ inline Document sample_report() {
   doc.footer = "fmsim plan --model llama3-70b --gpus 512 --system p5.48xlarge";
 
   Section summary{.title = "Summary", .blocks = {}};
-  summary.add(KeyFigures{{{"best layout", "tp8 pp4 dp16"}, {"step time", "12.7 s"}, {"MFU", "41.2%"},
-                          {"time to train", "54.3 d"}, {"cost", "$6.41M"}}})
+  summary
+      .add(KeyFigures{{{"best layout", "tp8 pp4 dp16"},
+                       {"step time", "12.7 s"},
+                       {"MFU", "41.2%"},
+                       {"time to train", "54.3 d"},
+                       {"cost", "$6.41M"}}})
       .add(Paragraph{"The best layout keeps tensor parallelism inside one NVLink domain (8 GPUs) and pipelines "
-                     "across 4 stages; data parallelism spans 16 replicas.", ParagraphStyle::Normal})
+                     "across 4 stages; data parallelism spans 16 replicas.",
+                     ParagraphStyle::Normal})
       .add(Paragraph{"Layout tp4 pp2 dp64 does not fit: 93.1 GiB per GPU > 80 GiB HBM.", ParagraphStyle::Warning});
 
   Section layouts{.title = "Layouts", .blocks = {}};
@@ -54,25 +59,30 @@ inline Document sample_report() {
                        .highlight_bar = 0});
 
   Section scaling{.title = "Scaling", .blocks = {}};
-  scaling.add(LineChart{.id = "scaling",
-                        .title = "Throughput per GPU vs cluster size",
-                        .x_label = "GPUs",
-                        .y_label = "tokens/s per GPU",
-                        .x_unit = "",
-                        .y_unit = "tokens/s",
-                        .series = {{"H100 (p5.48xlarge)", {64, 128, 256, 512, 1024, 2048}, {3420, 3390, 3330, 3210, 3020, 2710}},
-                                   {"H200 (p5e.48xlarge)", {64, 128, 256, 512, 1024, 2048}, {3810, 3790, 3720, 3600, 3380, nan}},
-                                   {"B200 (p6-b200)", {64, 128, 256, 512, 1024, 2048}, {7050, 6980, 6850, 6610, 6190, 5520}}},
-                        .log_x = true});
+  scaling.add(LineChart{
+      .id = "scaling",
+      .title = "Throughput per GPU vs cluster size",
+      .x_label = "GPUs",
+      .y_label = "tokens/s per GPU",
+      .x_unit = "",
+      .y_unit = "tokens/s",
+      .series = {{"H100 (p5.48xlarge)", {64, 128, 256, 512, 1024, 2048}, {3420, 3390, 3330, 3210, 3020, 2710}},
+                 {"H200 (p5e.48xlarge)", {64, 128, 256, 512, 1024, 2048}, {3810, 3790, 3720, 3600, 3380, nan}},
+                 {"B200 (p6-b200)", {64, 128, 256, 512, 1024, 2048}, {7050, 6980, 6850, 6610, 6190, 5520}}},
+      .log_x = true});
 
   Section systems{.title = "Systems", .blocks = {}};
   systems.add(GroupedBarChart{.id = "systems",
                               .title = "Time and cost to train, by system",
                               .groups = {"llama3-8b", "llama3-70b", "llama3-405b"},
                               .series = {"p5.48xlarge", "p5e.48xlarge", "p6-b200"},
-                              .panels = {{.title = "time to train", .value_label = "days", .unit = "d",
+                              .panels = {{.title = "time to train",
+                                          .value_label = "days",
+                                          .unit = "d",
                                           .values = {{6.1, 5.4, 3.0}, {54.3, 48.4, 26.4}, {301, 262, 141}}},
-                                         {.title = "cost", .value_label = "cost (million USD)", .unit = "M USD",
+                                         {.title = "cost",
+                                          .value_label = "cost (million USD)",
+                                          .unit = "M USD",
                                           .values = {{0.72, 0.81, 0.65}, {6.41, 7.26, 5.71}, {35.6, 39.3, nan}}}}});
   doc.sections = {summary, layouts, scaling, systems};
   return doc;

@@ -14,7 +14,8 @@ namespace {
 
 class TailEngine final : public RolloutEngine {
  public:
-  [[nodiscard]] RolloutResult generate(const GeneratorConfig&, const RolloutRequest& req, const RlCalibration&) const override {
+  [[nodiscard]] RolloutResult generate(const GeneratorConfig&, const RolloutRequest& req,
+                                       const RlCalibration&) const override {
     RolloutResult r;
     r.feasible = true;
     const auto longest = *std::max_element(req.lengths.begin(), req.lengths.end());
@@ -42,7 +43,8 @@ RlJob base_job() {
 }
 
 double phase(const RlStepResult& r, const std::string& name) {
-  for (const auto& p : r.phases) if (p.name == name) return p.time.value();
+  for (const auto& p : r.phases)
+    if (p.name == name) return p.time.value();
   return 0.0;
 }
 
@@ -59,7 +61,8 @@ TEST(RlStep, ColocatedOnPolicyStepIsTheSumOfItsPhases) {
   ASSERT_TRUE(r.feasible) << r.reason;
   EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
   EXPECT_NEAR(phase(r, "rollout"), 4.096, 1e-9);  // 4096-token cap reached by the tail: 4096 x 1 ms
-  for (const char* name : {"rollout", "reward", "old_log_prob", "reference", "policy_update", "weight_sync", "offload_reload"}) {
+  for (const char* name :
+       {"rollout", "reward", "old_log_prob", "reference", "policy_update", "weight_sync", "offload_reload"}) {
     EXPECT_GT(phase(r, name), 0.0) << name;
   }
   EXPECT_EQ(r.responses, 64 * 8);

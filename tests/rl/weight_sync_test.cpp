@@ -76,7 +76,8 @@ TEST(WeightSync, BfSixteenToFp8IsQuantisedOnReceive) {
   EXPECT_DOUBLE_EQ(fp8.bytes.value(), bf16.bytes.value());
   EXPECT_NEAR(fp8.requantize.value(), 147 * cal.requant_per_tensor.value() + params / 2.0 * 3.0 / 3e12, 1e-12);
   EXPECT_NEAR(fp8.load.value(), bf16.load.value() + fp8.requantize.value(), 1e-12);
-  EXPECT_NEAR(fp8.total.value(), (fp8.fixed + fp8.gather + std::max(fp8.transfer, fp8.load) + fp8.per_tensor).value(), 1e-12);
+  EXPECT_NEAR(fp8.total.value(), (fp8.fixed + fp8.gather + std::max(fp8.transfer, fp8.load) + fp8.per_tensor).value(),
+              1e-12);
 }
 
 // Colocated: a CUDA IPC device-to-device copy reads and writes HBM once per byte:

@@ -24,7 +24,8 @@ training::CommCostFn cheap_comm() {
 
 TEST(ServingPlan, ParetoFrontKeepsOnlyUndominatedPoints) {
   // (user, GPU) pairs: (100, 10) (50, 30) (40, 20) (10, 50): (40, 20) is beaten by (50, 30) on both axes.
-  std::vector<ParetoPoint> pts{{"s", "a", 1, 10, 100}, {"s", "a", 2, 30, 50}, {"s", "b", 4, 20, 40}, {"s", "a", 8, 50, 10}};
+  std::vector<ParetoPoint> pts{
+      {"s", "a", 1, 10, 100}, {"s", "a", 2, 30, 50}, {"s", "b", 4, 20, 40}, {"s", "a", 8, 50, 10}};
   const auto f = pareto_front(pts);
   ASSERT_EQ(f.size(), 3u);
   EXPECT_DOUBLE_EQ(f[0].tokens_per_s_per_user, 10);

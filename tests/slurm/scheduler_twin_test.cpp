@@ -53,9 +53,8 @@ std::optional<double> backfill_phase(const SlurmLoopback& slurm) {
   return std::nullopt;
 }
 
-
 struct TraceJob {
-  double offset_s;   ///< submission time from the start of the trace
+  double offset_s;  ///< submission time from the start of the trace
   int nodes;
   int sleep_s;
   int limit_min;
@@ -118,7 +117,8 @@ void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& la
                        Comparison& c, std::ostringstream& table) {
   std::ifstream log(slurm.slurmctld_log_path());
   const std::regex stamp_re(R"(^\[\d+-\d+-\d+T(\d+):(\d+):(\d+)\.(\d+)\])");
-  const std::regex start_re(R"((?:_start_job: Started JobId=(\d+) in \S+ on (\S+))|(?:sched: Allocate JobId=(\d+) NodeList=(\S+)))");
+  const std::regex start_re(
+      R"((?:_start_job: Started JobId=(\d+) in \S+ on (\S+))|(?:sched: Allocate JobId=(\d+) NodeList=(\S+)))");
   const std::regex done_re(R"(_job_complete: JobId=(\d+) done)");
   // A finished job's nodes stay COMPLETING until slurmd reports its epilog done; that message is
   // not logged at info level. Observed: nodes reused 0.05 s after "done" in one case, still
@@ -133,7 +133,8 @@ void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& la
     std::smatch m;
     double now = 0;
     if (std::regex_search(line, m, stamp_re))
-      now = std::stod(m[1].str()) * 3600 + std::stod(m[2].str()) * 60 + std::stod(m[3].str()) + std::stod("0." + m[4].str());
+      now = std::stod(m[1].str()) * 3600 + std::stod(m[2].str()) * 60 + std::stod(m[3].str()) +
+            std::stod("0." + m[4].str());
     for (auto it = completing.begin(); it != completing.end();) {
       if (it->first + kCompleting_s <= now) {
         busy.erase(it->second);
@@ -160,7 +161,8 @@ void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& la
           if (!freed)
             for (int n : nodes) available.reset(n);
         }
-        const auto chosen = orch::select_nodes(layout, placement, available, orch::NodeRequest{static_cast<int>(real.size())});
+        const auto chosen =
+            orch::select_nodes(layout, placement, available, orch::NodeRequest{static_cast<int>(real.size())});
         if (subset == 0) first_choice = chosen;
         same = chosen == real;
       }
@@ -186,11 +188,13 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
   for (std::size_t i = 0; i < trace.size(); ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(static_cast<long>(trace[i].offset_s * 1000)));
     std::vector<std::string> args{"-N", std::to_string(trace[i].nodes), "-t", std::to_string(trace[i].limit_min),
-                                  "-J", "j" + std::to_string(i + 1), "-o", "/dev/null"};
+                                  "-J", "j" + std::to_string(i + 1),    "-o", "/dev/null"};
     if (trace[i].nice) args.push_back("--nice=" + std::to_string(trace[i].nice));
     args.push_back("--wrap");
     args.push_back("sleep " + std::to_string(trace[i].sleep_s));
-    auto wall = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
+    auto wall = [] {
+      return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    };
     call_start[i] = wall();
     index_of_id[slurm.sbatch(args)] = i;
     call_end[i] = wall();
@@ -266,8 +270,9 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
     c.twin_mean_wait += ts - std::floor(tj.submit_s);
     const std::string twin_nodes = orch::hostlist(layout, tj.nodes);
     table << tj.id << " " << t.nodes << " " << t.sleep_s << " " << t.limit_min << " " << t.nice << " | "
-          << real_priority[std::to_string(tj.id)] << " " << r->submit_time - first_submit << " " << rs << " " << r->node_list << " | "
-          << tj.priority << " " << ts << " " << twin_nodes << (tj.backfilled ? " (bf)" : "") << "\n";
+          << real_priority[std::to_string(tj.id)] << " " << r->submit_time - first_submit << " " << rs << " "
+          << r->node_list << " | " << tj.priority << " " << ts << " " << twin_nodes << (tj.backfilled ? " (bf)" : "")
+          << "\n";
     if (t.nodes > 1) {
       ++c.placement_checked;
       auto real_nodes = expand_slurm_hostlist(r->node_list);
@@ -288,7 +293,8 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << c.table << "Kendall tau-b " << c.tau << "; mean wait real " << c.real_mean_wait << " s, twin "
             << c.twin_mean_wait << " s; same nodes end to end " << c.placement_same << "/" << c.placement_checked
-            << ", decision by decision " << c.decisions_same << "/" << c.decisions_checked << "; wall " << wall << " s\n";
+            << ", decision by decision " << c.decisions_same << "/" << c.decisions_checked << "; wall " << wall
+            << " s\n";
   return c;
 }
 

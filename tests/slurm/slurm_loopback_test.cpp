@@ -8,10 +8,8 @@ namespace {
 
 TEST(SlurmHostlist, ExpandsSlurmCompressedForm) {
   // Slurm prints node lists compressed: prefix[ranges], zero padding kept, elements comma separated.
-  EXPECT_EQ(expand_slurm_hostlist("n[1-3,5],m2"),
-            (std::vector<std::string>{"n1", "n2", "n3", "n5", "m2"}));
-  EXPECT_EQ(expand_slurm_hostlist("gpu[08-10]"),
-            (std::vector<std::string>{"gpu08", "gpu09", "gpu10"}));
+  EXPECT_EQ(expand_slurm_hostlist("n[1-3,5],m2"), (std::vector<std::string>{"n1", "n2", "n3", "n5", "m2"}));
+  EXPECT_EQ(expand_slurm_hostlist("gpu[08-10]"), (std::vector<std::string>{"gpu08", "gpu09", "gpu10"}));
   EXPECT_EQ(expand_slurm_hostlist("n4"), (std::vector<std::string>{"n4"}));
 }
 

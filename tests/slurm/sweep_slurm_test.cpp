@@ -37,8 +37,8 @@ TEST(SweepSlurm, JobArrayOnLoopbackGathersTheSameResultsAndResumes) {
   RunOptions env;
   for (const auto& [k, v] : slurm.env()) env.env.emplace_back(k, v);
   const auto out = dir / "slurm";
-  const std::vector<std::string> args{"sweep", (dir / "grid.yaml").string(), "--out", out.string(), "--slurm", "--poll", "0.2",
-                                      "--json"};
+  const std::vector<std::string> args{
+      "sweep", (dir / "grid.yaml").string(), "--out", out.string(), "--slurm", "--poll", "0.2", "--json"};
   const auto r = run_fmsim(args, env);
   ASSERT_EQ(r.exit_code, 0) << r.err << slurm.slurmctld_log_tail();
   EXPECT_THAT(r.err, HasSubstr("(array 0-5, 6 tasks)"));
@@ -56,7 +56,8 @@ TEST(SweepSlurm, JobArrayOnLoopbackGathersTheSameResultsAndResumes) {
   }
 
   // The same sweep on this machine gives the same bytes.
-  const auto local = run_fmsim({"sweep", (dir / "grid.yaml").string(), "--out", (dir / "local").string(), "--jobs", "2"});
+  const auto local =
+      run_fmsim({"sweep", (dir / "grid.yaml").string(), "--out", (dir / "local").string(), "--jobs", "2"});
   ASSERT_EQ(local.exit_code, 0) << local.err;
   EXPECT_EQ(slurp(out / "results.csv"), slurp(dir / "local" / "results.csv"));
   EXPECT_EQ(slurp(out / "results.jsonl"), slurp(dir / "local" / "results.jsonl"));

@@ -21,8 +21,8 @@ TEST(PlanShards, OptimizerShardedLikeBloom) {
   // 384 ranks, 48 nodes, TP 4 innermost, DP 8: data-parallel rank 0 writes weights/48 + optimizer/384,
   // the others optimizer/384; a node holds TP x 2 replicas = 4 lead ranks and 4 others.
   const auto c = checkpoint_contents(176e9);
-  const CheckpointLayout layout{.ranks = 384, .nodes = 48, .data_parallel = 8, .tensor_parallel = 4,
-                                .sharding = Sharding::DistributedOptimizer};
+  const CheckpointLayout layout{
+      .ranks = 384, .nodes = 48, .data_parallel = 8, .tensor_parallel = 4, .sharding = Sharding::DistributedOptimizer};
   const auto p = plan_shards(c, layout);
   const double lead = 176e9 * 2.0 / 48.0 + 176e9 * 12.0 / 384.0;
   const double other = 176e9 * 12.0 / 384.0;
@@ -44,8 +44,8 @@ TEST(PlanShards, FullShardingSpreadsEverything) {
 TEST(PlanShards, DdpWritesFromOneReplica) {
   // Plain DDP, TP 8 = one node per replica: the first node writes everything, 1/8 per rank.
   const auto c = checkpoint_contents(8e9);
-  const auto p = plan_shards(c, {.ranks = 32, .nodes = 4, .data_parallel = 4, .tensor_parallel = 8,
-                                 .sharding = Sharding::None});
+  const auto p =
+      plan_shards(c, {.ranks = 32, .nodes = 4, .data_parallel = 4, .tensor_parallel = 8, .sharding = Sharding::None});
   EXPECT_EQ(p.writers, 8);
   EXPECT_NEAR(p.max_node_bytes.value(), 8e9 * 14, 1.0);
 }

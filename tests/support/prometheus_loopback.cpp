@@ -116,17 +116,16 @@ PrometheusLoopback::PrometheusLoopback(const PrometheusLoopbackOptions& options)
     }
   }
   const fs::path data = options.data_dir.empty() ? dir_ / "data" : options.data_dir;
-  process_.emplace(std::vector<std::string>{"prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
-                                            "--storage.tsdb.path=" + data.string(),
-                                            "--storage.tsdb.retention.time=100y",
-                                            "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
-                   dir_ / "prometheus.log");
+  process_.emplace(
+      std::vector<std::string>{"prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
+                               "--storage.tsdb.path=" + data.string(), "--storage.tsdb.retention.time=100y",
+                               "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
+      dir_ / "prometheus.log");
   const auto deadline = std::chrono::steady_clock::now() + options.start_timeout;
   for (;;) {
     try {
       if (cli::http_get(url(), "/-/ready", "prometheus", 1.0).status == 200) return;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     if (!process_->running() || std::chrono::steady_clock::now() > deadline) {
       const std::string log = process_->log_tail();
       process_.reset();

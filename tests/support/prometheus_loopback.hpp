@@ -30,10 +30,10 @@ namespace fmsim::testing {
 /// True when `prometheus` and `promtool` are on PATH.
 bool have_prometheus();
 
-#define FMSIM_SKIP_WITHOUT_PROMETHEUS()                                                        \
-  do {                                                                                         \
-    if (!::fmsim::testing::have_prometheus())                                                  \
-      GTEST_SKIP() << "prometheus/promtool not installed (Debian package prometheus)";          \
+#define FMSIM_SKIP_WITHOUT_PROMETHEUS()                                                \
+  do {                                                                                 \
+    if (!::fmsim::testing::have_prometheus())                                          \
+      GTEST_SKIP() << "prometheus/promtool not installed (Debian package prometheus)"; \
   } while (false)
 
 /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).

@@ -1,23 +1,23 @@
 #include "support/slurm_loopback.hpp"
 
-#include <algorithm>
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fcntl.h>
 #include <fstream>
 #include <iostream>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sstream>
 #include <stdexcept>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 namespace fmsim::testing {
 namespace {
@@ -50,8 +50,7 @@ int free_loopback_port(std::vector<int>& taken) {
     int port = -1;
     if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
       socklen_t length = sizeof(address);
-      if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-        port = ntohs(address.sin_port);
+      if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) port = ntohs(address.sin_port);
     }
     ::close(fd);
     if (port > 0 && std::find(taken.begin(), taken.end(), port) == taken.end()) {
@@ -142,12 +141,10 @@ std::vector<std::string> expand_slurm_hostlist(const std::string& hostlist) {
 std::optional<std::string> SlurmLoopback::unavailable_reason() {
   for (const char* daemon : {"slurmctld", "slurmd"}) {
     if (!find_on_path(daemon, true))
-      return std::string(daemon) +
-             " not installed (Debian packages slurmctld slurmd slurm-client; `make test-deps`)";
+      return std::string(daemon) + " not installed (Debian packages slurmctld slurmd slurm-client; `make test-deps`)";
   }
   for (const char* client : {"sbatch", "squeue", "sinfo", "scancel"}) {
-    if (!find_on_path(client, false))
-      return std::string(client) + " not installed (Debian package slurm-client)";
+    if (!find_on_path(client, false)) return std::string(client) + " not installed (Debian package slurm-client)";
   }
   if (::geteuid() != 0) return std::string("the loopback Slurm cluster needs root (SlurmUser=root)");
   return std::nullopt;
@@ -160,8 +157,7 @@ SlurmLoopback::SlurmLoopback(SlurmLoopbackOptions options) : options_(std::move(
   if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   keep_dir_ = std::getenv("FMSIM_KEEP_SLURM_DIR") != nullptr;
-  for (int n = 1; n <= options_.nodes; ++n)
-    node_names_.push_back(options_.node_prefix + std::to_string(n));
+  for (int n = 1; n <= options_.nodes; ++n) node_names_.push_back(options_.node_prefix + std::to_string(n));
   std::vector<int> taken;
   slurmctld_port_ = free_loopback_port(taken);
   for (int n = 0; n < options_.nodes; ++n) slurmd_ports_.push_back(free_loopback_port(taken));
@@ -169,11 +165,10 @@ SlurmLoopback::SlurmLoopback(SlurmLoopbackOptions options) : options_(std::move(
   try {
     const std::string slurmctld = find_on_path("slurmctld", true)->string();
     const std::string slurmd = find_on_path("slurmd", true)->string();
-    slurmctld_pid_ = spawn_daemon({slurmctld, "-D", "-i", "-f", conf_path().string()},
-                                  "slurmctld.stdout");
+    slurmctld_pid_ = spawn_daemon({slurmctld, "-D", "-i", "-f", conf_path().string()}, "slurmctld.stdout");
     for (const auto& node : node_names_)
-      slurmd_pids_.push_back(spawn_daemon(
-          {slurmd, "-D", "-N", node, "-f", conf_path().string()}, "slurmd." + node + ".stdout"));
+      slurmd_pids_.push_back(
+          spawn_daemon({slurmd, "-D", "-N", node, "-f", conf_path().string()}, "slurmd." + node + ".stdout"));
     wait_for_idle_nodes();
   } catch (...) {
     stop();
@@ -192,9 +187,7 @@ SlurmLoopback::~SlurmLoopback() {
   fs::remove_all(dir_, ignored);
 }
 
-std::map<std::string, std::string> SlurmLoopback::env() const {
-  return {{"SLURM_CONF", conf_path().string()}};
-}
+std::map<std::string, std::string> SlurmLoopback::env() const { return {{"SLURM_CONF", conf_path().string()}}; }
 
 void SlurmLoopback::write_config() {
   fs::create_directories(dir_ / "state");
@@ -252,14 +245,13 @@ void SlurmLoopback::write_config() {
     for (const auto& node : node_names_) {
       for (int g = 0; g < options_.gpus_per_node; ++g)
         std::ofstream(dir_ / "dev" / (node + "-gpu" + std::to_string(g)));
-      gres << "NodeName=" << node << " Name=gpu File=" << (dir_ / "dev").string() << "/" << node
-           << "-gpu[0-" << options_.gpus_per_node - 1 << "]\n";
+      gres << "NodeName=" << node << " Name=gpu File=" << (dir_ / "dev").string() << "/" << node << "-gpu[0-"
+           << options_.gpus_per_node - 1 << "]\n";
     }
   }
 }
 
-pid_t SlurmLoopback::spawn_daemon(const std::vector<std::string>& argv_in,
-                                  const std::string& log_name) {
+pid_t SlurmLoopback::spawn_daemon(const std::vector<std::string>& argv_in, const std::string& log_name) {
   std::vector<std::string> argv = argv_in;
   const std::string log = (dir_ / log_name).string();
   const std::string conf = conf_path().string();
@@ -305,13 +297,11 @@ void SlurmLoopback::wait_for_idle_nodes() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  throw std::runtime_error("Slurm nodes not all idle within " +
-                           std::to_string(options_.start_timeout.count()) + " s; sinfo:\n" + last +
-                           "\nslurmctld.log:\n" + slurmctld_log_tail());
+  throw std::runtime_error("Slurm nodes not all idle within " + std::to_string(options_.start_timeout.count()) +
+                           " s; sinfo:\n" + last + "\nslurmctld.log:\n" + slurmctld_log_tail());
 }
 
-SlurmCommandResult SlurmLoopback::run(const std::vector<std::string>& argv_in,
-                                      std::chrono::seconds timeout) const {
+SlurmCommandResult SlurmLoopback::run(const std::vector<std::string>& argv_in, std::chrono::seconds timeout) const {
   SlurmCommandResult result;
   if (argv_in.empty()) return result;
   std::vector<std::string> argv = argv_in;
@@ -381,8 +371,8 @@ bool SlurmLoopback::wait_until_all_done(std::chrono::milliseconds timeout) const
       std::stringstream lines(result.output);
       std::string id, state;
       while (lines >> id >> state)
-        if (state != "COMPLETED" && state != "CANCELLED" && state != "FAILED" &&
-            state != "TIMEOUT" && state != "NODE_FAIL")
+        if (state != "COMPLETED" && state != "CANCELLED" && state != "FAILED" && state != "TIMEOUT" &&
+            state != "NODE_FAIL")
           active = true;
       if (!active) {
         // Completion is written to jobcomp.txt when the job leaves COMPLETING.

@@ -26,25 +26,25 @@
 // started are stopped first.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace fmsim::testing {
 
 struct SlurmLoopbackOptions {
-  int nodes = 4;                     // emulated nodes, named node_prefix + 1..nodes
+  int nodes = 4;  // emulated nodes, named node_prefix + 1..nodes
   std::string node_prefix = "n";
-  int cpus_per_node = 4;             // advertised (SlurmdParameters=config_overrides)
-  int memory_mb_per_node = 4000;     // RealMemory
-  int gpus_per_node = 0;             // > 0: Gres=gpu:<n> backed by ordinary files
-  std::string partition = "batch";   // one default partition holding every node
-  bool exclusive_partition = true;   // OverSubscribe=EXCLUSIVE (whole-node, gang jobs)
-  std::string partition_extra;       // appended to the PartitionName line (e.g. "MaxTime=10")
+  int cpus_per_node = 4;            // advertised (SlurmdParameters=config_overrides)
+  int memory_mb_per_node = 4000;    // RealMemory
+  int gpus_per_node = 0;            // > 0: Gres=gpu:<n> backed by ordinary files
+  std::string partition = "batch";  // one default partition holding every node
+  bool exclusive_partition = true;  // OverSubscribe=EXCLUSIVE (whole-node, gang jobs)
+  std::string partition_extra;      // appended to the PartitionName line (e.g. "MaxTime=10")
   std::string scheduler_type = "sched/backfill";
   std::string priority_type = "priority/basic";
   std::string select_type = "select/cons_tres";
@@ -136,8 +136,8 @@ std::vector<std::string> expand_slurm_hostlist(const std::string& hostlist);
 }  // namespace fmsim::testing
 
 // Skips the current GoogleTest, with the reason, where the real Slurm cannot run.
-#define FMSIM_SKIP_WITHOUT_SLURM()                                               \
-  do {                                                                           \
+#define FMSIM_SKIP_WITHOUT_SLURM()                                                       \
+  do {                                                                                   \
     if (auto fmsim_slurm_reason = ::fmsim::testing::SlurmLoopback::unavailable_reason()) \
-      GTEST_SKIP() << *fmsim_slurm_reason;                                       \
+      GTEST_SKIP() << *fmsim_slurm_reason;                                               \
   } while (false)

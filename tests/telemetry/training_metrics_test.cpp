@@ -1,7 +1,7 @@
 // A training run as exporter time series: the per-state GPU readings and the written series.
 #include "telemetry/training_metrics.hpp"
-#include "telemetry/series.hpp"
 #include "observability/openmetrics.hpp"
+#include "telemetry/series.hpp"
 
 #include <gtest/gtest.h>
 
@@ -44,7 +44,9 @@ TrainingRun two_node_run(core::Seconds horizon) {
   run.bytes_per_token = 4.0;
   auto& sc = run.scenario;
   sc.failures = reliability::single_cause_process(core::hours(1e9), false);  // no failure in the run
-  sc.checkpoint = {.interval = core::minutes(20), .blocking = core::seconds(60), .persist = core::seconds(60),
+  sc.checkpoint = {.interval = core::minutes(20),
+                   .blocking = core::seconds(60),
+                   .persist = core::seconds(60),
                    .load = core::seconds(30)};
   sc.recovery.restart = core::minutes(10);
   sc.horizon = horizon;

@@ -162,7 +162,8 @@ TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
   const auto& m = job.model;
   double extra = 0.0;
   for (int layer = 0; layer < m.num_layers; ++layer) {
-    const double f = workload::layer_forward_flops(m, layer, job.seq_len, workload::AttentionMask::Causal).attention_core.value();
+    const double f =
+        workload::layer_forward_flops(m, layer, job.seq_len, workload::AttentionMask::Causal).attention_core.value();
     extra += 3.5 * f / (job.cluster.gpu.bf16.value() * 0.25) - 3.5 * f / (job.cluster.gpu.bf16.value() * 0.5);
   }
   EXPECT_NEAR(slow.breakdown.compute.value() - ref.breakdown.compute.value(), extra, 1e-9 * extra);
@@ -198,10 +199,12 @@ TEST(StepModel, AttentionSlowsForNarrowHeads) {
   cal.gpus[hardware::Architecture::Hopper].attention_head_dim_half = 56.0;
   const auto narrow = estimate_step(job, cal, free_network());
   ASSERT_TRUE(flat.feasible && narrow.feasible);
-  const double factor = attention_head_dim_factor(cal.gpus[hardware::Architecture::Hopper], AttentionKernel::Reference, 64.0);
+  const double factor =
+      attention_head_dim_factor(cal.gpus[hardware::Architecture::Hopper], AttentionKernel::Reference, 64.0);
   double extra = 0.0;
   for (int layer = 0; layer < job.model.num_layers; ++layer) {
-    const double f = workload::layer_forward_flops(job.model, layer, job.seq_len, workload::AttentionMask::Causal).attention_core.value();
+    const double f = workload::layer_forward_flops(job.model, layer, job.seq_len, workload::AttentionMask::Causal)
+                         .attention_core.value();
     extra += 3.5 * f / (job.cluster.gpu.bf16.value() * 0.5) * (1.0 / factor - 1.0);
   }
   EXPECT_NEAR(narrow.breakdown.compute.value() - flat.breakdown.compute.value(), extra, 1e-9 * extra);

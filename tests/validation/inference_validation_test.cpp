@@ -17,8 +17,8 @@ TEST(InferenceValidation, SummaryAndErrorBounds) {
   const auto& s = j["summary"];
   const int rows = s["rows"].get<int>(), predicted = s["predicted"].get<int>();
   EXPECT_EQ(rows, 34);
-  EXPECT_GE(predicted, 0.9 * rows);                                  // target met
-  EXPECT_LE(s["tpot_median_abs_error_pct"].get<double>(), 20.0);     // target met
+  EXPECT_GE(predicted, 0.9 * rows);                               // target met
+  EXPECT_LE(s["tpot_median_abs_error_pct"].get<double>(), 20.0);  // target met
   EXPECT_LE(j["errors"]["e2e"]["median_abs_error_pct"].get<double>(), 20.0);
   EXPECT_LE(s["throughput_median_abs_error_pct"].get<double>(), 15.0);
   EXPECT_LE(s["ttft_median_abs_error_pct"].get<double>(), 20.0);

@@ -123,7 +123,10 @@ TEST(ReliabilityValidation, Llama3Snapshot) {
 TEST(ReliabilityValidation, Bloom176bCheckpointSave) {
   const auto contents = storage::checkpoint_contents(176e9, 14.0, 2.0);
   EXPECT_NEAR(contents.total().value() / 1e12, 2.46, 0.01);  // 2.3 TiB
-  const storage::CheckpointLayout layout{.ranks = 384, .nodes = 48, .data_parallel = 8, .tensor_parallel = 4,
+  const storage::CheckpointLayout layout{.ranks = 384,
+                                         .nodes = 48,
+                                         .data_parallel = 8,
+                                         .tensor_parallel = 4,
                                          .sharding = parallelism::Sharding::DistributedOptimizer};
   const auto tier = storage::custom_tier("jean-zay-gpfs", core::tb_per_s(0.5), {});
   const auto defaults = config::load_checkpoint_defaults();

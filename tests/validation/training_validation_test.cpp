@@ -10,8 +10,8 @@ namespace {
 using fmsim::testing::run_fmsim;
 
 nlohmann::json run_validation(const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args{"validate", "training", "--csv", std::string(FMSIM_SOURCE_DIR) + "/validation/training.csv",
-                                "--json"};
+  std::vector<std::string> args{"validate", "training", "--csv",
+                                std::string(FMSIM_SOURCE_DIR) + "/validation/training.csv", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_fmsim(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -78,8 +78,9 @@ TEST(TrainingValidation, WholeFileIsFast) {
 namespace {
 
 double tokens_per_s(const std::string& system, const std::vector<std::string>& precision) {
-  std::vector<std::string> args{"train", "--model", "llama3.1-8b", "--cluster", system, "--seq", "8192", "--mbs", "1",
-                                "--sharding", "fsdp", "--stack", "torchtitan", "--recompute", "selective", "--json"};
+  std::vector<std::string> args{"train",      "--model",     "llama3.1-8b", "--cluster",  system, "--seq",
+                                "8192",       "--mbs",       "1",           "--sharding", "fsdp", "--stack",
+                                "torchtitan", "--recompute", "selective",   "--json"};
   args.insert(args.end(), precision.begin(), precision.end());
   const auto r = run_fmsim(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;

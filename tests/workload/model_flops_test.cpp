@@ -81,8 +81,9 @@ TEST(ModelFlops, MtpAddsProjectionBlockAndLogits) {
   FlopOptions with = megatron(AttentionMask::Causal);
   with.include_mtp = true;
   const double s = 4096, h = 7168;
-  const double extra = 3 * (2 * s * 2 * h * h + layer_forward_flops(m, 60, 4096, AttentionMask::Causal).model().value() +
-                            2 * s * h * 129280);
+  const double extra =
+      3 * (2 * s * 2 * h * h + layer_forward_flops(m, 60, 4096, AttentionMask::Causal).model().value() +
+           2 * s * h * 129280);
   expect_rel(model_flops_per_step(m, 1, 4096, with).value() -
                  model_flops_per_step(m, 1, 4096, megatron(AttentionMask::Causal)).value(),
              extra, 1e-9);

@@ -31,7 +31,8 @@ TEST(ParameterCount, LlamaComponentsAddUp) {
   EXPECT_EQ(p.norms_per_layer, 2 * 4096);
   EXPECT_EQ(p.embedding, 128256LL * 4096);
   EXPECT_EQ(p.lm_head, 128256LL * 4096);
-  EXPECT_EQ(p.total, p.embedding + p.lm_head + 32 * (p.attention_per_layer + p.dense_mlp_per_layer + p.norms_per_layer) + 4096);
+  EXPECT_EQ(p.total,
+            p.embedding + p.lm_head + 32 * (p.attention_per_layer + p.dense_mlp_per_layer + p.norms_per_layer) + 4096);
   // Dense untied model: active = total - input embedding table.
   EXPECT_EQ(p.active, p.total - p.embedding);
   EXPECT_EQ(p.dense_layers, 32);

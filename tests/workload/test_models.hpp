@@ -55,8 +55,8 @@ inline ModelSpec deepseek_v3() {
   m.vocab = 129280;
   m.head_dim = 192;
   m.moe = {.num_experts = 256, .top_k = 8, .expert_ffn = 2048, .shared_expert_ffn = 2048, .first_dense_layers = 3};
-  m.mla = MlaSpec{.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64,
-                  .v_head_dim = 128};
+  m.mla = MlaSpec{
+      .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
   m.mtp_layers = 1;
   return m;
 }
