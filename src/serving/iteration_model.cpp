@@ -149,7 +149,7 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   memory_.activations = e.max_num_batched_tokens * (16.0 * m.hidden + 4.0 * ffn_local) * 2.0 +
                         static_cast<double>(e.max_num_seqs) * m.vocab / tp * 4.0;
   memory_.graphs = d.cuda_graphs ? e.graph_memory_bytes : 0.0;
-  if (e.memory_fraction_of_free) {
+  if (e.memory_fraction_of == MemoryFractionOf::Free) {
     memory_.usable = gpu.hbm_usable.value();
     memory_.kv_cache =
         (memory_.usable - memory_.weights - memory_.activations - memory_.graphs) * e.gpu_memory_utilization;

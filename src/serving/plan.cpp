@@ -114,7 +114,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   PlanResult a;
   a.system = d.cluster.system.name;
   a.layout = layout_name(d);
-  a.mode = "aggregated";
+  a.mode = ServingMode::Aggregated;
   a.gpus_per_replica = g;
   if (model.kv_capacity() <= model.kv_bytes(isl + osl)) {
     a.reason = "weights leave no room for one request's KV cache";
@@ -146,7 +146,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   // runs the largest batch whose step time meets the TPOT SLO; the KV cache moves from one to the
   // other (whole request, over NVLink inside an NVLink domain larger than a node, else the NICs).
   PlanResult p = a;
-  p.mode = "disaggregated";
+  p.mode = ServingMode::Disaggregated;
   p.feasible = false;
   p.reason.clear();
   const double link =
@@ -210,7 +210,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   dis.prefill_replicas = std::max(1, static_cast<int>(std::lround(np * scale)));
   dis.decode_replicas = std::max(1, static_cast<int>(std::lround(nd * scale)));
   dis.link_bandwidth = link / g;
-  dis.layer_streaming = true;
+  dis.transfer = KvTransfer::Layer;
   WorkloadSpec sim = r.workload;
   sim.arrival = ArrivalKind::Poisson;
   sim.rate = (target / p.max_rate) * std::min(dis.prefill_replicas * rate_p, dis.decode_replicas * best_rate_d);
