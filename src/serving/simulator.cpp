@@ -866,6 +866,10 @@ class Router {
   }
 
  private:
+  // The overload test of SGLang's cache-aware router (sgl-router, policy cache_aware): leave the
+  // prefix's replica when its load exceeds the shortest queue's by more than balance_abs_threshold
+  // and more than balance_rel_threshold times. 32 is sglang_router's first default (later 64);
+  // 1.5 is sgl-model-gateway's default (sglang_router's first was 1.0001).
   static constexpr int kAffinityAbsolute = 32;
   static constexpr double kAffinityRelative = 1.5;
   RoutingPolicy policy_;
