@@ -82,7 +82,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     w.decode_ctx_full = r.concurrency * (static_cast<double>(req.prompt_len) + mean_len / 2.0);
     w.decode_ctx_window = w.decode_ctx_full;
     w.sampled = r.concurrency;
-    r.full_rate_tokens_per_s = replicas * r.concurrency / model.iteration(w).total();
+    r.full_rate_tokens_per_s = replicas * r.concurrency / model.iteration(w).total().value();
     serving::BatchWork p;
     p.prefill_tokens = d.engine.max_num_batched_tokens;
     p.prefill_seqs =
@@ -90,7 +90,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     p.prefill_attn_full = static_cast<double>(p.prefill_tokens) * static_cast<double>(req.prompt_len) / 2.0;
     p.prefill_attn_window = p.prefill_attn_full;
     p.sampled = p.prefill_seqs;
-    r.prefill_tokens_per_s = replicas * p.prefill_tokens / model.iteration(p).total();
+    r.prefill_tokens_per_s = replicas * p.prefill_tokens / model.iteration(p).total().value();
   }
   if (n == 0) {
     r.feasible = true;
