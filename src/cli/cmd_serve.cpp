@@ -98,11 +98,11 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
           {"fits", r.fits},
           {"reason", r.reason},
           {"memory_per_gpu_bytes",
-           {{"weights", r.memory.weights},
-            {"activations", r.memory.activations},
-            {"graphs", r.memory.graphs},
-            {"kv_cache", r.memory.kv_cache},
-            {"usable", r.memory.usable}}},
+           {{"weights", r.memory.weights.value()},
+            {"activations", r.memory.activations.value()},
+            {"graphs", r.memory.graphs.value()},
+            {"kv_cache", r.memory.kv_cache.value()},
+            {"usable", r.memory.usable.value()}}},
           {"kv_capacity_tokens", r.memory.token_capacity},
           {"completed_requests", m.completed},
           {"rejected_requests", r.rejected},
@@ -181,8 +181,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   fmt::print(
       "memory/GPU  weights {:.1f} GiB | activations {:.1f} GiB | graphs {:.1f} GiB | KV cache {:.1f} GiB of {:.1f} GiB "
       "usable = {:.0f}k tokens per replica\n",
-      mem.weights / kGiB, mem.activations / kGiB, mem.graphs / kGiB, std::max(0.0, mem.kv_cache) / kGiB,
-      mem.usable / kGiB, mem.token_capacity / 1e3);
+      mem.weights.value() / kGiB, mem.activations.value() / kGiB, mem.graphs.value() / kGiB,
+      std::max(0.0, mem.kv_cache.value()) / kGiB, mem.usable.value() / kGiB, mem.token_capacity / 1e3);
   if (!r.fits) {
     fmt::print("\nDOES NOT FIT: {}\n", r.reason);
     return;

@@ -180,25 +180,26 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
 
   // Memory of one GPU.
   const auto& e = d.engine;
-  memory_.weights = (dense_weights_tp_ + dense_weights_rep_ + expert_weights_) * bytes_per_weight_ +
-                    (lm_head_ + (m.tied_embeddings ? 0.0 : lm_head_)) * 2.0;
+  memory_.weights = core::Bytes((dense_weights_tp_ + dense_weights_rep_ + expert_weights_) * bytes_per_weight_ +
+                                (lm_head_ + (m.tied_embeddings ? 0.0 : lm_head_)) * 2.0);
   const double ffn_local = std::max<double>(m.ffn_hidden / tp, m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / tp : 0.0);
   memory_.activations =
-      e.max_num_batched_tokens * (kWorkspaceHiddenElems * m.hidden + kWorkspaceFfnElems * ffn_local) * 2.0 +
-      static_cast<double>(e.max_num_seqs) * m.vocab / tp * kLogitBytes;
-  memory_.graphs = d.cuda_graphs ? e.graph_memory_bytes : 0.0;
+      core::Bytes(e.max_num_batched_tokens * (kWorkspaceHiddenElems * m.hidden + kWorkspaceFfnElems * ffn_local) * 2.0 +
+                  static_cast<double>(e.max_num_seqs) * m.vocab / tp * kLogitBytes);
+  memory_.graphs = core::Bytes(d.cuda_graphs ? e.graph_memory_bytes : 0.0);
   if (e.memory_fraction_of == MemoryFractionOf::Free) {
-    memory_.usable = gpu.hbm_usable.value();
+    memory_.usable = gpu.hbm_usable;
     memory_.kv_cache =
         (memory_.usable - memory_.weights - memory_.activations - memory_.graphs) * e.gpu_memory_utilization;
   } else {
-    memory_.usable = gpu.hbm_usable.value() * e.gpu_memory_utilization;
+    memory_.usable = gpu.hbm_usable * e.gpu_memory_utilization;
     memory_.kv_cache = memory_.usable - memory_.weights - memory_.activations - memory_.graphs;
   }
-  memory_.kv_bytes_per_token = (kv_elems_full_ + kv_elems_window_) * bytes_per_kv_;
-  memory_.kv_bytes_per_token_window = kv_elems_window_ * bytes_per_kv_;
-  kv_capacity_ = std::max(0.0, memory_.kv_cache) * (adp ? d.attention_dp : 1);
-  memory_.token_capacity = memory_.kv_bytes_per_token > 0 ? kv_capacity_ / memory_.kv_bytes_per_token : 0.0;
+  memory_.kv_bytes_per_token = core::Bytes((kv_elems_full_ + kv_elems_window_) * bytes_per_kv_);
+  memory_.kv_bytes_per_token_window = core::Bytes(kv_elems_window_ * bytes_per_kv_);
+  kv_capacity_ = std::max(0.0, memory_.kv_cache.value()) * (adp ? d.attention_dp : 1);
+  memory_.token_capacity =
+      memory_.kv_bytes_per_token.value() > 0 ? kv_capacity_ / memory_.kv_bytes_per_token.value() : 0.0;
 
   // Communication tables: time at 2^i tokens.
   for (std::size_t i = 0; i < ar_table_.size(); ++i) {

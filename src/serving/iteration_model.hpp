@@ -138,16 +138,16 @@ struct IterationCost {
   }
 };
 
-/// Memory of one GPU of the replica (bytes).
+/// Memory of one GPU of the replica.
 struct ServingMemory {
-  double weights = 0;
-  double activations = 0;  ///< forward workspace at the token budget
-  double graphs = 0;
-  double usable = 0;    ///< HBM usable x gpu_memory_utilization
-  double kv_cache = 0;  ///< what is left for KV blocks (may be <= 0: does not fit)
-  double kv_bytes_per_token =
-      0;  ///< KV bytes of one token of one sequence on this GPU, all its layers (full attention)
-  double kv_bytes_per_token_window = 0;  ///< of which on sliding-window layers (capped at the window)
+  core::Bytes weights{};
+  core::Bytes activations{};  ///< forward workspace at the token budget
+  core::Bytes graphs{};
+  core::Bytes usable{};    ///< HBM usable x gpu_memory_utilization
+  core::Bytes kv_cache{};  ///< what is left for KV blocks (may be <= 0: does not fit)
+  /// KV of one token of one sequence on this GPU, all its layers (full attention).
+  core::Bytes kv_bytes_per_token{};
+  core::Bytes kv_bytes_per_token_window{};  ///< of which on sliding-window layers (capped at the window)
   /// Tokens (full context) the replica's KV cache holds.
   double token_capacity = 0;
 };

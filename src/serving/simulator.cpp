@@ -180,7 +180,7 @@ class Scheduler {
     if (capacity_ <= m_.kv_bytes(1.0)) {
       r.fits = false;
       r.reason = fmt::format("weights and workspace leave no room for a KV cache ({:.1f} GiB weights per GPU)",
-                             m_.memory().weights / (1024.0 * 1024 * 1024));
+                             m_.memory().weights.value() / (1024.0 * 1024 * 1024));
       return false;
     }
     return true;

@@ -37,11 +37,11 @@ Deployment test_deployment() {
 TEST(ServingIteration, KvBytesPerTokenIsTwoKvHeadsTimesHeadDimTimesLayers) {
   // GQA: K and V, 8 KV heads x 128 dims x 16 layers x 2 bytes (BF16) = 65,536 bytes per token.
   const IterationModel m(test_deployment(), no_comm());
-  EXPECT_DOUBLE_EQ(m.memory().kv_bytes_per_token, 2.0 * 8 * 128 * 16 * 2);
+  EXPECT_DOUBLE_EQ(m.memory().kv_bytes_per_token.value(), 2.0 * 8 * 128 * 16 * 2);
   // Paged: 17 tokens occupy two 16-token blocks.
   EXPECT_DOUBLE_EQ(m.kv_bytes(17), 32 * 65536.0);
   // Capacity = memory left after weights and workspace, in tokens.
-  EXPECT_NEAR(m.memory().token_capacity, m.memory().kv_cache / 65536.0, 1e-6);
+  EXPECT_NEAR(m.memory().token_capacity, m.memory().kv_cache.value() / 65536.0, 1e-6);
 }
 
 TEST(ServingIteration, Fp8KvCacheHalvesTheBytesAndDoublesTheCapacityLeft) {
@@ -49,7 +49,7 @@ TEST(ServingIteration, Fp8KvCacheHalvesTheBytesAndDoublesTheCapacityLeft) {
   const IterationModel bf16(d, no_comm());
   d.kv = core::Precision::FP8;
   const IterationModel fp8(d, no_comm());
-  EXPECT_DOUBLE_EQ(fp8.memory().kv_bytes_per_token, bf16.memory().kv_bytes_per_token / 2);
+  EXPECT_DOUBLE_EQ(fp8.memory().kv_bytes_per_token.value(), bf16.memory().kv_bytes_per_token.value() / 2);
   EXPECT_NEAR(fp8.memory().token_capacity, 2 * bf16.memory().token_capacity, 1.0);
 }
 
@@ -150,7 +150,7 @@ Deployment overfull_kv_deployment() {
   auto d = test_deployment();
   d.engine.gpu_memory_utilization = 0.0;
   IterationModel probe(d, no_comm());
-  const double fixed = probe.memory().weights + probe.memory().activations;
+  const double fixed = (probe.memory().weights + probe.memory().activations).value();
   d.engine.gpu_memory_utilization = (fixed + 40000 * 65536.0) / d.cluster.gpu.hbm_usable.value();
   return d;
 }
