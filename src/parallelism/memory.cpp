@@ -26,12 +26,12 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
   const int vp = std::max(1, l.vp);
   const int chunks = pp * vp;
   const workload::ActivationOptions ao{o.flash_attention, o.fp8_activations};
-  // Each distinct layer kind (dense/MoE x full/sliding attention) is costed once.
+  // Each distinct layer kind (mixer x FFN x full/sliding attention) is costed once.
   struct Kind {
     bool ready = false;
     double dense = 0, expert = 0, act = 0, none = 0;
   };
-  std::array<Kind, 4> kinds{};
+  std::array<Kind, workload::ModelSpec::kLayerKinds> kinds{};
   StageLoad s;
   for (int c = 0; c < vp; ++c) {
     // Chunk k = c*pp + stage holds layers [k*L/chunks, (k+1)*L/chunks), as the step model.
@@ -39,8 +39,7 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
     const int first = k * model.num_layers / chunks;
     const int last = (k + 1) * model.num_layers / chunks;
     for (int i = first; i < last; ++i) {
-      const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
-      Kind& kd = kinds[static_cast<std::size_t>(key)];
+      Kind& kd = kinds[static_cast<std::size_t>(model.layer_kind(i))];
       if (!kd.ready) {
         for (const auto& op : workload::layer_operators(model, i, ctx))
           (op.expert ? kd.expert : kd.dense) += op.weights;
