@@ -172,7 +172,7 @@ class Costing {
           // The output head and the router stay in 16-bit in FP8 recipes (Transformer Engine).
           const bool keep16 = op.name == "lm_head" || op.name == "router";
           const core::Precision gp = keep16 ? core::Precision::BF16 : p;
-          const double t = gemm_time(op, gp);
+          const double t = gemm_time(op, gp) * (op.expert ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
           c.bwd += Seconds(lora ? t : kGemmBackwardRatio * t);  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (lora && !keep16) {
@@ -229,7 +229,7 @@ class Costing {
           break;
         }
         case OpKind::Memory: {
-          const double t = memory_time(op.bytes);
+          const double t = memory_time(op.bytes) * (op.name == "expert_act" ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
           c.bwd += Seconds(kElementwiseBackwardRatio * t);
           if (op.name == "activation" || op.name == "expert_act" || op.name == "shared_act") recomputable += t;
@@ -243,7 +243,7 @@ class Costing {
           // applied to the whole exchange, whose time the inter-domain part dominates (the NVLink
           // fan-out inside the destination domain is left out).
           const double bytes = op.bytes * ep_dedup_;
-          const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes);
+          const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes) * job_.expert_load_factor;
           c.ep_fwd += Seconds(t);
           c.ep_bwd += Seconds(t);
           c.ep_bytes += core::Bytes(2.0 * bytes * (l_.ep - 1.0) / l_.ep);
