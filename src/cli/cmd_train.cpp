@@ -44,7 +44,11 @@ std::string layout_line(const training::TrainingJob& job, const training::StepRe
              l.global_batch, r.micro_batches, job.seq_len, core::precision_label(l.precision, l.fp8_recipe),
              parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
          (job.model.is_moe() && job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher))
-                                                   : std::string());
+                                                   : std::string()) +
+         (job.task == training::Task::Lora
+              ? fmt::format(" | lora r{} {} base {}", job.lora_rank, training::lora_targets_label(job.lora_targets),
+                            training::kLoraBaseWords.name(job.lora_base))
+              : std::string());
 }
 
 nlohmann::json layout_json(const training::TrainingJob& job, const training::StepResult& r) {
@@ -68,7 +72,13 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"sharding", parallelism::to_string(l.sharding)},
           {"stack", job.stack},
           {"moe_dispatcher", job.model.is_moe() && job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher))
-                                                                      : nlohmann::json()}};
+                                                                      : nlohmann::json()},
+          {"task", training::kTaskWords.name(job.task)},
+          {"lora", job.task == training::Task::Lora
+                       ? nlohmann::json{{"rank", job.lora_rank},
+                                        {"targets", training::lora_targets_label(job.lora_targets)},
+                                        {"base", training::kLoraBaseWords.name(job.lora_base)}}
+                       : nlohmann::json()}};
 }
 
 void print_step(const training::TrainingJob& job, const training::StepResult& r) {
