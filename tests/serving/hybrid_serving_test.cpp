@@ -30,7 +30,7 @@ TEST(HybridServing, KvForAttentionLayersAndAStatePerSequence) {
   const auto d = hybrid_deployment();
   const IterationModel m(d, testing::free_network());
   // KV: K and V of 8 heads x 128 in 16 bits, 4 attention layers.
-  EXPECT_DOUBLE_EQ(m.memory().kv_bytes_per_token, 2.0 * 8 * 128 * 4 * 2);
+  EXPECT_DOUBLE_EQ(m.memory().kv_bytes_per_token.value(), 2.0 * 8 * 128 * 4 * 2);
   // State per sequence, 12 Mamba layers: d x N in fp32 plus the conv window (d + 2GN) x (K - 1)
   // in 16 bits; 64 sequences of it come out of the KV pool.
   const double state = 12 * (8192.0 * 128 * 4 + (8192.0 + 2 * 8 * 128) * 3 * 2);
@@ -39,10 +39,11 @@ TEST(HybridServing, KvForAttentionLayersAndAStatePerSequence) {
   for (auto& l : plain.model.layers) l.mixer = workload::MixerKind::Attention;
   const IterationModel dense(plain, testing::free_network());
   // Same weights apart from the mixers: compare the pools through their definitions.
-  const double pool_hybrid = m.memory().kv_cache + 64 * state;
-  EXPECT_NEAR(pool_hybrid, m.memory().usable - m.memory().weights - m.memory().activations - m.memory().graphs,
+  const double pool_hybrid = m.memory().kv_cache.value() + 64 * state;
+  EXPECT_NEAR(pool_hybrid,
+              (m.memory().usable - m.memory().weights - m.memory().activations - m.memory().graphs).value(),
               1e-3 * pool_hybrid);
-  EXPECT_GT(dense.memory().kv_bytes_per_token, m.memory().kv_bytes_per_token);
+  EXPECT_GT(dense.memory().kv_bytes_per_token.value(), m.memory().kv_bytes_per_token.value());
 }
 
 }  // namespace
