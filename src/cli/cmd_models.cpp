@@ -1,6 +1,7 @@
 // fmsim models: list the shipped model presets, or show one model (preset or config.json) in full.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -77,7 +78,14 @@ nlohmann::json parameters_json(const ParameterCount& p) {
             {"router", p.router_per_layer},
             {"norms", p.norms_per_layer}}},
           {"dense_layers", p.dense_layers},
-          {"moe_layers", p.moe_layers}};
+          {"moe_layers", p.moe_layers},
+          {"ssm", p.ssm},
+          {"linear_attention", p.linear_attention},
+          {"ssm_per_layer", p.ssm_per_layer},
+          {"linear_attention_per_layer", p.linear_attention_per_layer},
+          {"attention_layers", p.attention_layers},
+          {"ssm_layers", p.ssm_layers},
+          {"linear_attention_layers", p.linear_attention_layers}};
 }
 
 nlohmann::json model_json(const ModelSpec& m, std::int64_t seq_len) {
@@ -192,6 +200,30 @@ void print_show(const ModelSpec& m, std::int64_t seq_len) {
                                  : fmt::format("1 of every {} layers full attention", m.sliding_window_pattern));
   }
   if (m.mtp_layers > 0) std::cout << fmt::format("mtp modules: {}\n", m.mtp_layers);
+  if (m.is_hybrid()) {
+    const int ffn_only =
+        static_cast<int>(std::count_if(m.layers.begin(), m.layers.end(), [](const workload::LayerSpec& l) {
+          return l.mixer == workload::MixerKind::None;
+        }));
+    std::cout << fmt::format("hybrid: {} attention, {} Mamba, {} gated DeltaNet and {} FFN-only layers\n",
+                             m.count_mixers(workload::MixerKind::Attention), m.count_mixers(workload::MixerKind::Mamba),
+                             m.count_mixers(workload::MixerKind::LinearAttention), ffn_only);
+  }
+  if (m.ssm) {
+    const workload::SsmSpec& s = *m.ssm;
+    if (s.version == 2) {
+      std::cout << fmt::format("mamba-2: {} heads x {} (inner {}), state {}, {} groups, conv {}, chunk {}\n",
+                               s.num_heads, s.head_dim, s.inner, s.state, s.groups, s.conv_kernel, s.chunk);
+    } else {
+      std::cout << fmt::format("mamba-1: inner {}, state {}, dt rank {}, conv {}\n", s.inner, s.state, s.dt_rank,
+                               s.conv_kernel);
+    }
+  }
+  if (m.linear) {
+    std::cout << fmt::format("gated deltanet: {} key heads x {}, {} value heads x {}, conv {}\n", m.linear->key_heads,
+                             m.linear->key_head_dim, m.linear->value_heads, m.linear->value_head_dim,
+                             m.linear->conv_kernel);
+  }
 
   std::cout << "\nparameters\n";
   auto row = [](std::string_view label, std::int64_t n) {
@@ -202,6 +234,8 @@ void print_show(const ModelSpec& m, std::int64_t seq_len) {
   row("embedding", p.embedding);
   row("lm head", p.lm_head);
   row("attention", p.attention);
+  if (p.ssm > 0) row("mamba", p.ssm);
+  if (p.linear_attention > 0) row("gated deltanet", p.linear_attention);
   row("dense mlp", p.dense_mlp);
   row("routed experts", p.routed_experts);
   row("shared experts", p.shared_experts);

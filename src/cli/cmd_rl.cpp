@@ -287,8 +287,9 @@ void add_rl_command(CLI::App& app, Context& ctx) {
     if (!calibration.stacks.count(job.stack)) {
       throw core::InputError::flag("--stack", "'" + job.stack + "' is not a calibrated stack");
     }
-    const rl::RlCalibration cal;
     const auto serving_cal = config::load_serving_calibration();
+    rl::RlCalibration cal;
+    cal.expert_load_cv = serving_cal.moe.expert_load_cv;  // one measurement for serving and RL training
     if (serving_cal.engine(o->engine) == nullptr) {
       std::string names;
       for (const auto& n : serving_cal.engine_names()) names += (names.empty() ? "" : ", ") + n;

@@ -55,8 +55,10 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
   RlValidation v;
   v.rows = config::load_rl_rows(csv, ctx.catalog());
   const auto calibration = config::load_training_calibration("");
-  const rl::RlCalibration cal;
-  const rl::ServingRolloutEngine engine(config::load_serving_calibration(), "vllm");
+  const auto serving_cal = config::load_serving_calibration();
+  rl::RlCalibration cal;
+  cal.expert_load_cv = serving_cal.moe.expert_load_cv;  // one measurement for serving and RL training
+  const rl::ServingRolloutEngine engine(serving_cal, "vllm");
   auto& results = v.results;
   for (const auto& row : v.rows) {
     if (row.row_type == "rl_step") ++v.step_rows;

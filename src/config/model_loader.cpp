@@ -53,6 +53,17 @@ struct FieldNames {
   std::string qk_head_dim = "mla.qk_nope_head_dim";
   std::string v_head_dim = "mla.v_head_dim";
   std::string sliding_window = "sliding_window";
+  std::string layer_pattern = "layers";
+  std::string ssm_inner = "ssm.inner";
+  std::string ssm_state = "ssm.state";
+  std::string ssm_conv = "ssm.conv_kernel";
+  std::string ssm_heads = "ssm.num_heads";
+  std::string ssm_head_dim = "ssm.head_dim";
+  std::string ssm_groups = "ssm.groups";
+  std::string ssm_chunk = "ssm.chunk";
+  std::string ssm_dt_rank = "ssm.dt_rank";
+  std::string linear_heads = "linear.key_heads";
+  std::string linear_head_dim = "linear.key_head_dim";
 };
 
 void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error) {
@@ -92,10 +103,49 @@ void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error
     positive(m.moe.layer_frequency, f.layer_frequency);
   }
   int dense_layers = 0;
-  for (int i = 0; i < m.num_layers; ++i) dense_layers += m.is_moe_layer(i) ? 0 : 1;
+  for (int i = 0; i < m.num_layers; ++i) dense_layers += m.ffn(i) == workload::FfnKind::Dense ? 1 : 0;
   if (dense_layers > 0 && m.ffn_hidden <= 0) {
     throw error(f.ffn_hidden, "a positive dense FFN width is required: " + std::to_string(dense_layers) + " of the " +
                                   std::to_string(m.num_layers) + " layers have a dense FFN");
+  }
+  if (!m.layers.empty() && static_cast<int>(m.layers.size()) != m.num_layers) {
+    throw error(f.layer_pattern, "has " + std::to_string(m.layers.size()) + " layers for " +
+                                     std::to_string(m.num_layers) + " layers (" + f.num_layers + ")");
+  }
+  for (const workload::LayerSpec& l : m.layers) {
+    if (l.ffn == workload::FfnKind::Moe && !m.is_moe()) {
+      throw error(f.layer_pattern, "has MoE layers but the file gives no routed experts (n_routed_experts)");
+    }
+  }
+  if (m.count_mixers(workload::MixerKind::Mamba) > 0) {
+    if (!m.ssm) throw error(f.layer_pattern, "has Mamba layers but the file gives no state-space dimensions");
+    positive(m.ssm->inner, f.ssm_inner);
+    positive(m.ssm->state, f.ssm_state);
+    positive(m.ssm->conv_kernel, f.ssm_conv);
+    if (m.ssm->version == 2) {
+      positive(m.ssm->num_heads, f.ssm_heads);
+      positive(m.ssm->head_dim, f.ssm_head_dim);
+      positive(m.ssm->groups, f.ssm_groups);
+      positive(m.ssm->chunk, f.ssm_chunk);
+      if (static_cast<std::int64_t>(m.ssm->num_heads) * m.ssm->head_dim != m.ssm->inner) {
+        throw error(f.ssm_heads, std::to_string(m.ssm->num_heads) + " heads of " + std::to_string(m.ssm->head_dim) +
+                                     " do not make the Mamba inner width " + std::to_string(m.ssm->inner));
+      }
+      if (m.ssm->num_heads % m.ssm->groups != 0) {
+        throw error(f.ssm_groups, std::to_string(m.ssm->groups) + " groups do not divide " +
+                                      std::to_string(m.ssm->num_heads) + " Mamba heads");
+      }
+    } else {
+      positive(m.ssm->dt_rank, f.ssm_dt_rank);
+    }
+  }
+  if (m.count_mixers(workload::MixerKind::LinearAttention) > 0) {
+    if (!m.linear)
+      throw error(f.layer_pattern, "has linear-attention layers but the file gives no linear_* dimensions");
+    positive(m.linear->key_heads, f.linear_heads);
+    positive(m.linear->value_heads, f.linear_heads);
+    positive(m.linear->key_head_dim, f.linear_head_dim);
+    positive(m.linear->value_head_dim, f.linear_head_dim);
   }
   if (m.mla) {
     positive(m.mla->kv_lora_rank, f.kv_lora_rank);
@@ -227,6 +277,12 @@ constexpr Family kFamilies[] = {
     {"gemma", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, true, false, 0},
     {"gemma2", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, true, false, 0},
     {"gemma3_text", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, true, true, 0},
+    // Nemotron-H (and Nemotron 3): squared-ReLU FFNs of two matrices (up, down), no biases.
+    {"nemotron_h", MlpKind::Gelu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
+    // Jamba: SwiGLU FFNs, no positional encoding (the Mamba layers carry position).
+    {"jamba", MlpKind::SwiGlu, PositionKind::None, NormKind::RmsNorm, false, false, false, false, 0},
+    // Qwen3-Next: gated DeltaNet and gated attention with q/k norms.
+    {"qwen3_next", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, true, 0},
     {"phi3", MlpKind::SwiGlu, PositionKind::Rope, NormKind::RmsNorm, false, false, false, false, 0},
     {"gpt2", MlpKind::Gelu, PositionKind::Learned, NormKind::LayerNorm, true, true, true, false, 4},
     {"gpt_neox", MlpKind::Gelu, PositionKind::Rope, NormKind::LayerNorm, true, true, false, false, 0},
@@ -280,6 +336,164 @@ int sliding_pattern_from_layer_types(const json& types, int num_layers, const Js
   }
   throw j.error("layer_types",
                 "only a periodic layout (every k-th layer full attention, the others sliding) is supported");
+}
+
+/// Mixer and FFN of one entry of `layers_block_type` / `layer_types` / `hybrid_override_pattern`.
+struct PatternWord {
+  std::string_view word;
+  workload::MixerKind mixer;
+  std::optional<workload::FfnKind> ffn;  ///< nullopt: the layer also has the model's FFN
+};
+constexpr workload::MixerKind kAttn = workload::MixerKind::Attention;
+constexpr workload::MixerKind kMamba = workload::MixerKind::Mamba;
+constexpr workload::MixerKind kLinear = workload::MixerKind::LinearAttention;
+constexpr workload::MixerKind kNoMixer = workload::MixerKind::None;
+// Nemotron-H's single-block layers (hybrid_override_pattern characters and layers_block_type
+// words: NemotronHConfig in Transformers) and the mixer-plus-FFN layers of Qwen3-Next, Granite 4
+// and Jamba (layer_types words).
+const PatternWord kBlockWords[] = {
+    {"M", kMamba, workload::FfnKind::None},      {"*", kAttn, workload::FfnKind::None},
+    {"-", kNoMixer, workload::FfnKind::Dense},   {"E", kNoMixer, workload::FfnKind::Moe},
+    {"mamba", kMamba, workload::FfnKind::None},  {"attention", kAttn, workload::FfnKind::None},
+    {"mlp", kNoMixer, workload::FfnKind::Dense}, {"moe", kNoMixer, workload::FfnKind::Moe},
+};
+const PatternWord kTypeWords[] = {
+    {"full_attention", kAttn, std::nullopt}, {"sliding_attention", kAttn, std::nullopt},
+    {"attention", kAttn, std::nullopt},      {"linear_attention", kLinear, std::nullopt},
+    {"mamba", kMamba, std::nullopt},
+};
+
+template <std::size_t N>
+const PatternWord* find_word(const PatternWord (&words)[N], std::string_view w) {
+  for (const PatternWord& p : words)
+    if (p.word == w) return &p;
+  return nullptr;
+}
+
+template <std::size_t N>
+std::string allowed_words(const PatternWord (&words)[N]) {
+  std::vector<std::string> names;
+  for (const PatternWord& p : words) names.push_back("\"" + std::string(p.word) + "\"");
+  return core::join(names, ", ");
+}
+
+/// Reads the per-layer mixer/FFN layout of a hybrid model, and its Mamba / gated DeltaNet
+/// dimensions, as Transformers' NemotronHConfig, JambaConfig and Qwen3NextConfig do (their
+/// defaults where a key is absent). Leaves `m.layers` empty for a plain transformer.
+void parse_hybrid(const JsonFields& j, const std::string& model_type, ModelSpec& m, FieldNames& f) {
+  using workload::FfnKind;
+  using workload::LayerSpec;
+  const auto n = static_cast<std::size_t>(m.num_layers);
+  // The FFN a two-block layer has by the MoE rules read above (mlp_only_layers, sparse steps).
+  auto model_ffn = [&](int i) { return m.is_moe_layer(i) ? FfnKind::Moe : FfnKind::Dense; };
+  std::vector<LayerSpec> layers;
+  std::string key;
+  if (const auto pattern = j.string({"hybrid_override_pattern"})) {
+    key = "hybrid_override_pattern";
+    for (char c : *pattern) {
+      const PatternWord* w = find_word(kBlockWords, std::string_view(&c, 1));
+      if (!w || w->word.size() != 1) {
+        throw j.error(key, std::string("unknown layer symbol '") + c +
+                               "'; allowed: 'M' (Mamba), '*' (attention), '-' (MLP), 'E' (MoE)");
+      }
+      layers.push_back({w->mixer, *w->ffn});
+    }
+  } else if (const json* blocks = j.find({"layers_block_type"}, &key); blocks && model_type != "jamba") {
+    if (!blocks->is_array()) throw j.error(key, "expected a list of " + allowed_words(kBlockWords));
+    for (const json& b : *blocks) {
+      const PatternWord* w = b.is_string() ? find_word(kBlockWords, b.get<std::string>()) : nullptr;
+      if (!w || w->word.size() == 1)
+        throw j.error(key, "unknown layer type " + b.dump() + "; allowed: \"mamba\", \"attention\", \"mlp\", \"moe\"");
+      layers.push_back({w->mixer, *w->ffn});
+    }
+  } else if (model_type == "jamba" || j.find({"attn_layer_period"})) {
+    // JambaConfig: layer i is attention when i % attn_layer_period == attn_layer_offset (defaults
+    // 8, 4), else Mamba; its FFN is MoE when i % expert_layer_period == expert_layer_offset
+    // (defaults 2, 1) and the model has more than one expert.
+    key = "attn_layer_period";
+    const std::int64_t ap = j.integer({"attn_layer_period"}).value_or(8);
+    const std::int64_t ao = j.integer({"attn_layer_offset"}).value_or(4);
+    const std::int64_t ep = j.integer({"expert_layer_period"}).value_or(2);
+    const std::int64_t eo = j.integer({"expert_layer_offset"}).value_or(1);
+    if (ap <= 0) throw j.error("attn_layer_period", std::to_string(ap) + " must be a positive integer");
+    if (ep <= 0) throw j.error("expert_layer_period", std::to_string(ep) + " must be a positive integer");
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto li = static_cast<std::int64_t>(i);
+      layers.push_back(
+          {li % ap == ao ? kAttn : kMamba, m.moe.num_experts > 1 && li % ep == eo ? FfnKind::Moe : FfnKind::Dense});
+    }
+  } else if (const json* types = j.find({"layer_types"}, &key)) {
+    // Mixer per layer (Qwen3-Next, Granite 4 hybrids); only a list naming a linear or Mamba mixer
+    // makes a hybrid (GPT-OSS / Gemma sliding-window lists are read with the sliding window).
+    if (!types->is_array()) throw j.error(key, "expected a list of " + allowed_words(kTypeWords));
+    bool hybrid = false;
+    for (const json& t : *types) hybrid = hybrid || t == "linear_attention" || t == "mamba";
+    if (hybrid) {
+      for (std::size_t i = 0; i < types->size(); ++i) {
+        const json& t = (*types)[i];
+        const PatternWord* w = t.is_string() ? find_word(kTypeWords, t.get<std::string>()) : nullptr;
+        if (!w) throw j.error(key, "unknown layer type " + t.dump() + "; allowed: " + allowed_words(kTypeWords));
+        layers.push_back({w->mixer, model_ffn(static_cast<int>(i))});
+      }
+    }
+  } else if (const auto interval = j.integer({"full_attention_interval"}, &key);
+             interval && j.find({"linear_num_value_heads"})) {
+    // Qwen3NextConfig without layer_types: every interval-th layer full attention, the rest linear.
+    if (*interval <= 0) throw j.error(key, std::to_string(*interval) + " must be a positive integer");
+    for (std::size_t i = 0; i < n; ++i) {
+      layers.push_back(
+          {(static_cast<std::int64_t>(i) + 1) % *interval == 0 ? kAttn : kLinear, model_ffn(static_cast<int>(i))});
+    }
+  }
+  if (layers.empty()) return;
+  f.layer_pattern = key;
+
+  const auto uses = [&](workload::MixerKind k) {
+    return std::any_of(layers.begin(), layers.end(), [k](const LayerSpec& l) { return l.mixer == k; });
+  };
+  if (uses(kMamba)) {
+    workload::SsmSpec s;
+    const bool mamba1 = model_type == "jamba" || j.find({"mamba_dt_rank"}) != nullptr;
+    s.version = mamba1 ? 1 : 2;
+    s.state =
+        to_int(j.integer({"ssm_state_size", "mamba_d_state", "state_size"}, &f.ssm_state).value_or(mamba1 ? 16 : 128),
+               j, f.ssm_state);
+    s.conv_kernel = to_int(j.integer({"conv_kernel", "mamba_d_conv"}, &f.ssm_conv).value_or(4), j, f.ssm_conv);
+    const std::int64_t expand = j.integer({"expand", "mamba_expand"}).value_or(2);
+    s.conv_bias = j.boolean({"use_conv_bias", "mamba_conv_bias"}).value_or(true);
+    s.proj_bias = j.boolean({"mamba_proj_bias", "use_bias"}).value_or(false);
+    if (mamba1) {
+      // JambaConfig: mamba_dt_rank "auto" = ceil(hidden / 16); RMSNorms on dt, B and C.
+      std::int64_t rank = (m.hidden + 15) / 16;
+      if (const json* r = j.find({"mamba_dt_rank"}, &f.ssm_dt_rank); r && !r->is_string()) {
+        rank = j.integer({"mamba_dt_rank"}, &f.ssm_dt_rank).value_or(rank);
+      }
+      s.dt_rank = to_int(rank, j, f.ssm_dt_rank);
+      s.inner = expand * m.hidden;
+      s.inner_norms = model_type == "jamba";
+    } else {
+      // NemotronHConfig: mamba_num_heads x mamba_head_dim (defaults 128, 64); B and C in n_groups.
+      s.head_dim = to_int(j.integer({"mamba_head_dim"}, &f.ssm_head_dim).value_or(64), j, f.ssm_head_dim);
+      const auto heads = j.integer({"mamba_num_heads"}, &f.ssm_heads);
+      s.inner = heads ? *heads * s.head_dim : expand * m.hidden;
+      s.num_heads = to_int(heads.value_or(s.head_dim > 0 ? s.inner / s.head_dim : 0), j, f.ssm_heads);
+      s.groups = to_int(j.integer({"n_groups", "mamba_n_groups"}, &f.ssm_groups).value_or(8), j, f.ssm_groups);
+      s.chunk = to_int(j.integer({"chunk_size"}, &f.ssm_chunk).value_or(128), j, f.ssm_chunk);
+    }
+    f.ssm_inner = f.ssm_heads;
+    m.ssm = s;
+  }
+  if (uses(kLinear)) {
+    // Qwen3NextConfig defaults: 16 key heads, 32 value heads, 128-wide, conv 4.
+    workload::LinearAttentionSpec a;
+    a.key_heads = to_int(j.integer({"linear_num_key_heads"}, &f.linear_heads).value_or(16), j, f.linear_heads);
+    a.value_heads = to_int(j.integer({"linear_num_value_heads"}).value_or(32), j, "linear_num_value_heads");
+    a.key_head_dim = to_int(j.integer({"linear_key_head_dim"}, &f.linear_head_dim).value_or(128), j, f.linear_head_dim);
+    a.value_head_dim = to_int(j.integer({"linear_value_head_dim"}).value_or(128), j, "linear_value_head_dim");
+    a.conv_kernel = to_int(j.integer({"linear_conv_kernel_dim"}).value_or(4), j, "linear_conv_kernel_dim");
+    m.linear = a;
+  }
+  m.layers = std::move(layers);
 }
 
 }  // namespace
@@ -416,7 +630,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   m.num_kv_heads = kv ? to_int(*kv, j, f.num_kv_heads) : m.num_heads;
   if (model_type == "gpt2" || model_type == "bloom") m.num_kv_heads = m.num_heads;
 
-  if (const auto hd = j.integer({"head_dim", "kv_channels"}, &f.head_dim)) {
+  if (const auto hd = j.integer({"head_dim", "kv_channels", "attention_head_dim"}, &f.head_dim)) {
     m.head_dim = to_int(*hd, j, f.head_dim);
   } else if (m.num_heads > 0) {
     if (m.hidden % m.num_heads != 0) {
@@ -498,6 +712,10 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     m.moe.layer_frequency = frequency;
   }
 
+  // Hybrid layouts: Mamba / linear-attention mixers, single-block layers.
+  if (model_type == "qwen3_next") m.attention_output_gate = true;
+  parse_hybrid(j, model_type, m, f);
+
   // Sliding-window attention. Llama 4's chunked local attention (attention_chunk_size tokens, on
   // all layers but every no_rope_layer_interval-th, which attend globally without RoPE) is taken
   // as a sliding window of the chunk size: an upper bound on the context a chunked layer reads.
@@ -519,7 +737,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
       if (model_type == "gemma3_text" || model_type == "gemma3") {
         pattern = to_int(j.integer({"sliding_window_pattern"}).value_or(6), j, "sliding_window_pattern");
       }
-      m.sliding_window_pattern = types ? sliding_pattern_from_layer_types(*types, m.num_layers, j) : pattern;
+      m.sliding_window_pattern =
+          types && !m.is_hybrid() ? sliding_pattern_from_layer_types(*types, m.num_layers, j) : pattern;
       if (m.sliding_window_pattern == 1) m.sliding_window = 0;
     }
   }

@@ -140,6 +140,50 @@ std::optional<double> metric(const std::string& metrics, const std::string& key)
   return std::nullopt;
 }
 
+/// The settings a row's `recipe_settings` cell takes from the run's published recipe files
+/// ("key=value; key=value"; validation/README.md lists the keys and their sources), applied to
+/// its job. An unknown key or value is an InputError naming the file, line and column.
+void apply_recipe_settings(const std::string& text, rl::RlJob& job, const std::string& file, int line) {
+  static const std::regex item(R"(\s*([^=;]*?)\s*(=\s*([^;]*?))?\s*(;|$))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), item); it != std::sregex_iterator(); ++it) {
+    const std::string key = (*it)[1].str(), value = (*it)[3].str();
+    const std::string part = key + "=" + value;
+    if (key.empty() && value.empty()) continue;
+    auto bad = [&](const std::string& allowed) {
+      return core::InputError(
+          file, line, "recipe_settings",
+          fmt::format("'{}': {} (allowed: {})", part, value.empty() ? "no value" : "bad value", allowed));
+    };
+    if (key == "gen_memory_utilization") {
+      const auto v = number(value);
+      if (!v || *v <= 0.0 || *v > 1.0) throw bad("a fraction in (0, 1]");
+      job.generator_memory_utilization = *v;
+    } else if (key == "recompute") {
+      const auto r = parallelism::kRecomputeWords.parse(value);
+      if (!r) throw bad(parallelism::kRecomputeWords.allowed());
+      job.train_layout.recompute = *r;
+    } else if (key == "trainer_offload") {
+      const auto o = rl::kTrainerOffloadWords.parse(value);
+      if (!o) throw bad(rl::kTrainerOffloadWords.allowed());
+      job.trainer_offload = *o;
+    } else if (key == "fsdp_shard") {
+      const auto v = number(value);
+      if (!v || *v < 1.0) throw bad("a positive GPU count");
+      job.train_layout.shard_group = static_cast<int>(*v);
+    } else if (key == "mini_batch_prompts") {
+      const auto v = number(value);
+      if (!v || *v < 1.0) throw bad("a positive prompt count");
+      job.mini_batches = std::max<std::int64_t>(1, job.prompts / static_cast<std::int64_t>(*v));
+    } else {
+      throw core::InputError(
+          file, line, "recipe_settings",
+          fmt::format("unknown key '{}' (allowed: gen_memory_utilization, recompute, trainer_offload, fsdp_shard, "
+                      "mini_batch_prompts)",
+                      key));
+    }
+  }
+}
+
 }  // namespace
 
 std::int64_t parse_tokens(const std::string& text, const std::string& flag) {
@@ -390,6 +434,7 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     }
     job.rollout_logprobs = job.synchrony == rl::Synchrony::FullyAsync && contains(row.framework, "verl");
     if (contains(row.framework, "verl") && job.algorithm == rl::Algorithm::Grpo) job.reference = true;
+    apply_recipe_settings(cell("recipe_settings"), job, path, row.line);
     row.job = job;
     rows.push_back(row);
   }

@@ -23,10 +23,14 @@ rl::LengthDistribution parse_length_law(const std::string& text, std::int64_t ca
 /// Assumptions the validation applies where a row leaves a value unpublished (docs/models/rl.md).
 struct RlRowDefaults {
   std::int64_t prompt_len = 256;  ///< math prompts with their template (DAPO-Math-17k, OpenMathInstruct-2)
-  /// Unpublished mean response length (tokens), at most half the cap. Math RL from a base or
-  /// instruct model starts near 1k tokens and grows over a run (DAPO, arXiv 2503.14476, Fig. 7:
-  /// Qwen2.5-32B from about 1k to 4k+ tokens over 4,000 steps; NeMo-RL rows publish 0.7k-5.7k).
-  double mean_response_tokens = 2048.0;
+  /// Unpublished mean response length (tokens), at most half the cap: 1,100, the median of the
+  /// G-Average Seq len NeMo-RL publishes for its non-reasoning 8B model on a math dataset where
+  /// the cap does not bind (Llama-3.1-8B-Instruct on OpenMathInstruct-2, 4k cap: 1,019-1,129
+  /// tokens over 7 rows, validation/rl.csv R061/R062/R072/R074/R075/R084/R085). The earlier 2,048
+  /// (the DAPO paper's Qwen2.5-32B length curve) cannot hold for verl's Qwen2.5-Math-7B rows:
+  /// R002's update_actor (313.8 s on 16 H20) at the H20's full 148 TFLOP/s, with gradient
+  /// checkpointing, bounds the mean trained sequence at about 1.5k tokens.
+  double mean_response_tokens = 1100.0;
   double length_sigma = 0.8;  ///< lognormal shape of response lengths
 };
 

@@ -93,7 +93,7 @@ training::Calibration parse_training_calibration(const std::string& path) {
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
                      "fp8_block_factor", "gemm_half_dim", "attention_fwd_efficiency", "attention_bwd_efficiency",
                      "flash2_fwd_efficiency", "flash2_bwd_efficiency", "attention_head_dim_half",
-                     "flash2_head_dim_half", "memory_efficiency", "kernel_overhead"});
+                     "flash2_head_dim_half", "ssm_scan_efficiency", "memory_efficiency", "kernel_overhead"});
     training::GpuCalibration g;
     g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
     g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
@@ -121,11 +121,13 @@ training::Calibration parse_training_calibration(const std::string& path) {
       g.attention_head_dim_half = number(node, "attention_head_dim_half", Bound::NonNegative);
     if (node.has("flash2_head_dim_half"))
       g.flash2_head_dim_half = number(node, "flash2_head_dim_half", Bound::NonNegative);
+    // Optional: without it state-space scans use the built-in default.
+    if (node.has("ssm_scan_efficiency")) g.ssm_scan_efficiency = number(node, "ssm_scan_efficiency", Bound::Positive);
     g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
     g.kernel_overhead = duration(node, "kernel_overhead");
-    for (double v :
-         {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,
-          g.attention_bwd_efficiency, g.flash2_fwd_efficiency, g.flash2_bwd_efficiency, g.memory_efficiency}) {
+    for (double v : {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,
+                     g.attention_bwd_efficiency, g.flash2_fwd_efficiency, g.flash2_bwd_efficiency,
+                     g.ssm_scan_efficiency, g.memory_efficiency}) {
       if (v > 1.0) node.fail("efficiencies are fractions of peak and must be at most 1");
     }
     g.source = source_of(node, {"gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_fwd_efficiency"});

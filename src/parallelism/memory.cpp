@@ -25,19 +25,18 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
   const int pp = std::max(1, l.pp);
   const int vp = std::max(1, l.vp);
   const workload::ActivationOptions ao{o.flash_attention, o.fp8_activations};
-  // Each distinct layer kind (dense/MoE x full/sliding attention) is costed once.
+  // Each distinct layer kind (mixer x FFN x full/sliding attention) is costed once.
   struct Kind {
     bool ready = false;
     double dense = 0, expert = 0, act = 0, none = 0;
   };
-  std::array<Kind, 4> kinds{};
+  std::array<Kind, workload::ModelSpec::kLayerKinds> kinds{};
   StageLoad s;
   for (int c = 0; c < vp; ++c) {
     // The chunk's layers, as the step model (chunk k = c*pp + stage).
     const LayerRange range = chunk_layers(model.num_layers, l, stage, c);
     for (int i = range.first; i < range.last; ++i) {
-      const int key = (model.is_moe_layer(i) ? 2 : 0) + (model.is_sliding_layer(i) ? 1 : 0);
-      Kind& kd = kinds[static_cast<std::size_t>(key)];
+      Kind& kd = kinds[static_cast<std::size_t>(model.layer_kind(i))];
       if (!kd.ready) {
         for (const auto& op : workload::layer_operators(model, i, ctx))
           (op.expert ? kd.expert : kd.dense) += op.weights;

@@ -49,7 +49,17 @@ struct RlCalibration {
   /// v0.5 dense colocated rows (R061, R070, R074, R082: residual after the other phases over the
   /// bytes moved = 4.5, 1.6, 3.1, 2.8 GB/s, median 3.0), on H100 (PCIe Gen5) and GB200 (C2C)
   /// alike: a pageable, CPU-bound copy, not the host link. Held out: v0.4 rows R084, R092.
-  double offload_bandwidth = 3.0e9;
+  double offload_bandwidth = 2.7e9;
+
+  // ---- MoE training on a released router
+  /// Per-expert routed-load coefficient of variation of a released MoE model's router on new
+  /// data, without a load balancer: the serving calibration's moe.expert_load_cv (TensorRT-LLM
+  /// tech blog 4: DeepSeek-R1 on 32 GB200, per-rank load std/mean 0.48 and (max - mean)/mean
+  /// 1.564 over EP 32), which the commands copy from data/calibration/serving.yaml. RL keeps the
+  /// router as released (NeMo-RL: freeze_moe_router, moe_router_load_balancing_type none;
+  /// Megatron's default aux-loss coefficient 0 in verl), so dropless training waits for the
+  /// busiest EP rank as inference does.
+  double expert_load_cv = 2.14;
 
   // ---- framework
   /// Per RL step: Ray/controller round trips, data collation, advantage computation, logging.

@@ -9,6 +9,7 @@
 
 #include "collectives/collective.hpp"
 #include "core/sim_time.hpp"
+#include "serving/iteration_model.hpp"
 #include "training/comm_adapter.hpp"
 #include "workload/parameter_count.hpp"
 
@@ -54,6 +55,13 @@ core::Seconds pipelined_step(int k, const std::vector<double>& gen, const std::v
 }
 
 int pipeline_batches() { return 8; }
+
+double expert_load_factor(const workload::ModelSpec& model, int ep, double cv) {
+  if (!model.is_moe() || ep <= 1 || cv <= 0.0) return 1.0;
+  const double E = model.moe.num_experts, k = model.moe.top_k;
+  const double excess = serving::expected_max_standard_normal(ep) * cv / std::sqrt(E / ep);
+  return 1.0 + std::min(excess, std::min(k, E / ep) * ep / k - 1.0);
+}
 
 namespace {
 
@@ -105,6 +113,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   req.lengths = sample_lengths(job.lengths, r.responses, job.seed);
   RlCalibration gen_cal = cal;
   if (!colocated) gen_cal.gpu_memory_utilization = cal.gpu_memory_utilization_disaggregated;
+  if (job.generator_memory_utilization > 0.0) gen_cal.gpu_memory_utilization = job.generator_memory_utilization;
   r.rollout = engine.generate(gen, req, gen_cal);
   if (!r.rollout.feasible) {
     r.reason = "rollout: " + r.rollout.reason;
@@ -141,6 +150,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     return r;
   }
   tj.layout = layout;
+  tj.expert_load_factor = expert_load_factor(job.policy, layout.ep, cal.expert_load_cv);
   r.train_layout = layout;
   r.train = training::estimate_step(tj, calibration, comm);
   if (!r.train.feasible) {
@@ -239,7 +249,22 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
       ppo ? update *
                 (job.critic ? static_cast<double>(workload::count_parameters(*job.critic).active) / policy_params : 1.0)
           : 0.0;
-  const double train_phase = old_lp + ref + critic_fwd + update + critic_update;
+  // What the trainer keeps in host memory (verl's param/optimizer offload) is loaded before each
+  // training phase and offloaded after it: the update moves the master parameters and optimizer
+  // states (and gradient buffers) in and out, every log-prob forward the parameters of its model.
+  double trainer_offload = 0.0;
+  if (job.trainer_offload != TrainerOffload::None) {
+    const auto& m = r.train.memory;
+    double update_bytes = m.weights.value() + m.optimizer.value();
+    if (job.trainer_offload == TrainerOffload::ParamsGradsOptimizer) update_bytes += m.gradients.value();
+    const double forwards = (old_lp > 0.0 ? 1.0 : 0.0) + (ref > 0.0 ? 1.0 : 0.0) + (critic_fwd > 0.0 ? 1.0 : 0.0);
+    const double updates = 1.0 + (critic_update > 0.0 ? 1.0 : 0.0);
+    trainer_offload = 2.0 * (updates * update_bytes + forwards * m.weights.value()) / cal.offload_bandwidth;
+    // The trainer's states are already in host memory when the engine wakes: the colocated switch
+    // moves only the engine's weights (vLLM sleep and wake-up).
+    if (colocated) switch_time = 2.0 * r.rollout.weights_per_gpu.value() / cal.offload_bandwidth;
+  }
+  const double train_phase = old_lp + ref + critic_fwd + update + critic_update + trainer_offload;
   const double overhead = cal.step_overhead.value();
 
   double step = 0.0, stall = 0.0;
@@ -290,6 +315,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   add_train("policy_update", update);
   add_train("critic_update", critic_update);
   add("weight_sync", r.sync.total.value(), r.sync.total.value(), gpus, 1.0, r.rollout.weights_per_gpu);
+  add_train("trainer_offload", trainer_offload);
   add("offload_reload", switch_time, switch_time, gpus, 1.0, mem_train);
   add("pipeline_stall", stall, stall, 0, 0.0, core::Bytes(0.0));
   add("overhead", overhead, overhead, 0, 0.0, core::Bytes(0.0));
@@ -324,7 +350,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
                                                                                {"reference", ref},
                                                                                {"critic_values", critic_fwd},
                                                                                {"policy_update", update},
-                                                                               {"critic_update", critic_update}}) {
+                                                                               {"critic_update", critic_update},
+                                                                               {"trainer_offload", trainer_offload}}) {
       emit(trace, train_thread, name, t, dur);
       t += dur;
     }

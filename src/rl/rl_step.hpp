@@ -42,6 +42,21 @@ inline constexpr core::Word<ColocatedOffload> kColocatedOffloadWordList[] = {
 };
 inline constexpr core::Vocabulary<ColocatedOffload> kColocatedOffloadWords{"colocated offload",
                                                                            kColocatedOffloadWordList};
+/// What the trainer itself keeps in host memory between its phases (verl's
+/// actor.fsdp_config.param_offload / optimizer_offload, actor.megatron.param_offload /
+/// grad_offload / optimizer_offload): each training phase loads it to the GPU first and offloads
+/// it after, inside the phase's own timer.
+enum class TrainerOffload {
+  None,
+  ParamsOptimizer,       ///< master parameters and optimizer states (FSDP param_offload + optimizer_offload)
+  ParamsGradsOptimizer,  ///< also the gradient buffers (Megatron grad_offload)
+};
+inline constexpr core::Word<TrainerOffload> kTrainerOffloadWordList[] = {
+    {TrainerOffload::None, "none"},
+    {TrainerOffload::ParamsOptimizer, "params+optimizer"},
+    {TrainerOffload::ParamsGradsOptimizer, "params+grads+optimizer"},
+};
+inline constexpr core::Vocabulary<TrainerOffload> kTrainerOffloadWords{"trainer offload", kTrainerOffloadWordList};
 
 /// The words of --algorithm, --placement, --sync and --reward (and rl.csv's cells).
 inline constexpr core::Word<Algorithm> kAlgorithmWordList[] = {
@@ -90,6 +105,10 @@ struct RlJob {
   double oversample = 1.0;  ///< dynamic sampling: responses generated per response kept
   RewardKind reward = RewardKind::Rule;
   ColocatedOffload offload = ColocatedOffload::Always;
+  TrainerOffload trainer_offload = TrainerOffload::None;
+  /// The engine's share of HBM (vLLM gpu_memory_utilization); 0 = RlCalibration's default for
+  /// the placement (0.6 time-shared, 0.9 on a separate pool).
+  double generator_memory_utilization = 0.0;
   int generator_tp = 0;  ///< 0 = smallest TP whose weights use at most half the engine's memory
   core::Precision generator_precision = core::Precision::BF16;
   parallelism::Layout train_layout;  ///< dp derived from the trainer GPUs
@@ -151,6 +170,13 @@ int pipeline_batches();
 /// the engine's share of HBM.
 int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterSpec& cluster, core::Precision p,
                       const RlCalibration& cal);
+
+/// Routed tokens on the busiest of `ep` expert-parallel ranks over the mean for a released
+/// router with per-expert load CV `cv`: 1 + z_ep cv / sqrt(E / ep) (z_ep: expected maximum of ep
+/// standard normals; the serving model's ep_imbalance without its sampling term, negligible at
+/// training batch sizes), at most what routing every token's copies to one rank allows. 1 for a
+/// dense model or ep 1.
+double expert_load_factor(const workload::ModelSpec& model, int ep, double cv);
 
 /// Predicts one RL step. Pure; emits phases and generator batches to `trace` when given.
 RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& calibration, const RlCalibration& cal,

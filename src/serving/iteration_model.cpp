@@ -89,7 +89,8 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   const bool adp = d.attention_dp > 1;
   layers_ = L / pp;
   moe_layers_ = pc.moe_layers / pp;
-  const double attention = static_cast<double>(pc.attention_per_layer) * layers_;
+  // Every layer's mixer: attention, and the Mamba / gated DeltaNet mixers of hybrid models.
+  const double attention = static_cast<double>(pc.attention + pc.ssm + pc.linear_attention) / pp;
   const double dense_mlp = static_cast<double>(pc.dense_mlp_per_layer) * pc.dense_layers / pp;
   const double shared = static_cast<double>(pc.shared_expert_per_layer + pc.router_per_layer) * moe_layers_;
   if (adp) {
@@ -135,10 +136,17 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
     kv_elems_layer = 2.0 * m.num_kv_heads * hd;
     kv_shard_ = adp ? 1 : std::min(d.tp, std::max(1, m.num_kv_heads));
   }
+  // Attention FLOPs are charged per layer: scale by the share of layers that attend (hybrids).
+  const double attention_share = static_cast<double>(pc.attention_layers) / L;
+  attn_flops_per_pair_ *= attention_share;
+  decode_attn_flops_per_ctx_ *= attention_share;
   int sliding = 0;
   for (int i = 0; i < m.num_layers; ++i) sliding += m.is_sliding_layer(i) ? 1 : 0;
   window_ = m.sliding_window;
-  kv_elems_full_ = kv_elems_layer * (L - sliding) / pp / kv_shard_;
+  // Only attention layers keep a KV cache (a hybrid's Mamba / DeltaNet layers keep a fixed-size
+  // state per sequence instead, not modelled here).
+  const double attention_layers = pc.attention_layers;
+  kv_elems_full_ = kv_elems_layer * (attention_layers - sliding) / pp / kv_shard_;
   kv_elems_window_ = kv_elems_layer * sliding / pp / kv_shard_;
 
   // Memory of one GPU.

@@ -40,6 +40,10 @@ struct GpuCalibration {
   /// eff(d) = eff x [d / (d + c)] / [128 / (128 + c)] for d < 128 (eff is measured at d = 128).
   double attention_head_dim_half = 0.0;
   double flash2_head_dim_half = 0.0;
+  /// State-space scans (Mamba-2 SSD chunk kernels, gated DeltaNet chunk kernels: Triton tl.dot
+  /// kernels): fraction of the BF16 peak their matmul FLOPs reach; their bytes run at the memory
+  /// roofline, the slower of the two sets the time.
+  double ssm_scan_efficiency = 0.20;
   double memory_efficiency = 0.80;                ///< achieved fraction of HBM bandwidth for elementwise kernels
   core::Seconds kernel_overhead = core::us(3.0);  ///< launch + tail per kernel not hidden by the stream
   std::string source;                             ///< the measurements behind these values

@@ -22,6 +22,13 @@ namespace {
 // benchmarks/benchmark_flash_attention.py: flops(mode="bwd") = 2.5 x flops(mode="fwd")).
 constexpr double kAttentionBackwardFlopRatio = 2.5;
 
+// A state-space scan's backward (mamba_ssm ssd_combined.py, _mamba_chunk_scan_combined_bwd)
+// recomputes the forward's chunk states (chunk_state, state_passing: two of its five kernels), then
+// runs gradient kernels for x, B, C, dt and the states, each pass about the forward's size: taken
+// as 2.5 times the forward, the ratio FlashAttention's backward has for the same recompute-then-
+// differentiate structure.
+constexpr double kScanBackwardRatio = 2.5;
+
 // An FP8 cast reads the 16-bit tensor (2 bytes per element) and writes its 8-bit copy (1 byte):
 // 3 bytes of HBM traffic per element, at the memory roofline (Transformer Engine's cast kernels are
 // bandwidth-bound elementwise passes).
@@ -143,7 +150,7 @@ class Costing {
           // The output head and the router stay in 16-bit in FP8 recipes (Transformer Engine).
           const bool keep16 = op.name == "lm_head" || op.name == "router";
           const core::Precision gp = keep16 ? core::Precision::BF16 : p;
-          const double t = gemm_time(op, gp);
+          const double t = gemm_time(op, gp) * (op.expert ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
           c.bwd += Seconds(lora ? t : kGemmBackwardRatio * t);  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (lora && !keep16) {
@@ -176,8 +183,20 @@ class Costing {
           c.bwd += Seconds(attention_bwd);
           break;
         }
+        case OpKind::Scan: {
+          // Roofline of the chunked scan: its matmul FLOPs at ssm_scan_efficiency of the BF16 peak
+          // or its bytes at the elementwise HBM rate, whichever is slower.
+          const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
+          const double t =
+              std::max(op.flops / (peak * gc_.ssm_scan_efficiency * sc_.compute_efficiency), memory_time(op.bytes));
+          c.fwd += Seconds(t);
+          c.bwd += Seconds(kScanBackwardRatio * t);
+          c.dense_params += op.weights;
+          c.weight_bytes += core::Bytes(op.weights * kBytes16);
+          break;
+        }
         case OpKind::Memory: {
-          const double t = memory_time(op.bytes);
+          const double t = memory_time(op.bytes) * (op.name == "expert_act" ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
           c.bwd += Seconds(kElementwiseBackwardRatio * t);
           if (op.name == "activation" || op.name == "expert_act" || op.name == "shared_act") recomputable += t;
@@ -191,7 +210,7 @@ class Costing {
           // applied to the whole exchange, whose time the inter-domain part dominates (the NVLink
           // fan-out inside the destination domain is left out).
           const double bytes = op.bytes * ep_dedup_;
-          const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes);
+          const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes) * job_.expert_load_factor;
           c.ep_fwd += Seconds(t);
           c.ep_bwd += Seconds(t);
           c.ep_bytes += core::Bytes(2.0 * bytes * (l_.ep - 1.0) / l_.ep);
@@ -206,8 +225,13 @@ class Costing {
       const double tokens = static_cast<double>(l_.micro_batch) * static_cast<double>(job_.seq_len) / l_.cp;
       const double act_bytes = tokens * static_cast<double>(job_.model.hidden) * kBytes16;
       if (l_.tp > 1) {
-        const bool moe = job_.model.is_moe_layer(layer) && l_.etp == 1;
-        const double pairs = moe ? 1.0 : 2.0;
+        // One all-gather/reduce-scatter pair per TP-split block: the mixer, and a dense FFN or an
+        // MoE FFN with etp > 1 (FFN-only and mixer-only hybrid layers have one block).
+        const auto& m = job_.model;
+        const workload::FfnKind ffn = m.ffn(layer);
+        const double pairs =
+            (m.mixer(layer) != workload::MixerKind::None ? 1.0 : 0.0) +
+            (ffn == workload::FfnKind::Dense || (ffn == workload::FfnKind::Moe && l_.etp > 1) ? 1.0 : 0.0);
         double t_tp;
         if (l_.sequence_parallel) {
           t_tp = pairs * (comm_time(collectives::Op::AllGather, tp_group(), act_bytes) +
@@ -220,7 +244,7 @@ class Costing {
         c.tp_bwd = Seconds(t_tp * exposed);
         c.tp_bytes = core::Bytes(2.0 * pairs * 2.0 * act_bytes * (l_.tp - 1.0) / l_.tp);
       }
-      if (l_.cp > 1) {
+      if (l_.cp > 1 && job_.model.mixer(layer) == workload::MixerKind::Attention) {
         // Ring attention: cp-1 exchanges of this rank's K and V, overlapped with attention blocks.
         const auto& m = job_.model;
         const double hd = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / m.num_heads;
@@ -265,13 +289,12 @@ class Costing {
     into.cp_bytes += c.cp_bytes;
   }
 
-  // Stage costs. Layers are costed once per distinct kind (dense/MoE x full/sliding).
+  // Stage costs. Layers are costed once per distinct kind (mixer x FFN x full/sliding).
   std::vector<StageCost> stages() const {
     const auto& m = job_.model;
-    std::array<std::optional<LayerCost>, 4> cache;
+    std::array<std::optional<LayerCost>, workload::ModelSpec::kLayerKinds> cache;
     auto layer_cost = [&](int i) -> const LayerCost& {
-      const int key = (m.is_moe_layer(i) ? 2 : 0) + (m.is_sliding_layer(i) ? 1 : 0);
-      auto& slot = cache[static_cast<std::size_t>(key)];
+      auto& slot = cache[static_cast<std::size_t>(m.layer_kind(i))];
       if (!slot) slot = cost_ops(workload::layer_operators(m, i, ctx_), i);
       return *slot;
     };

@@ -44,7 +44,12 @@ struct TrainingJob {
   int lora_rank = 16;
   std::string stack = "megatron";               ///< key into Calibration::stacks
   std::optional<MoeDispatcher> moe_dispatcher;  ///< overrides the stack's dispatcher when set
-  int gpus = 0;                                 ///< GPUs the job uses; 0 = the whole cluster
+  /// Routed tokens on the busiest expert-parallel rank over the mean (1 = balanced). The expert
+  /// GEMMs and the all-to-all of every MoE layer wait for that rank. Pre-training balances its
+  /// router (auxiliary loss, bias updates; the calibration's rows); RL fine-tuning of a released
+  /// model keeps its router as it is (rl::expert_load_factor).
+  double expert_load_factor = 1.0;
+  int gpus = 0;  ///< GPUs the job uses; 0 = the whole cluster
   [[nodiscard]] int job_gpus() const { return gpus > 0 ? gpus : cluster.gpus(); }
 };
 

@@ -28,6 +28,20 @@ std::int64_t logit_width(const ModelSpec& m, std::int64_t padded_vocab) {
 
 }  // namespace
 
+double ssm_scan_flops(const ModelSpec& m, std::int64_t seq_len) {
+  if (!m.ssm) return 0.0;
+  return 7.0 * static_cast<double>(seq_len) * static_cast<double>(m.ssm->inner) * m.ssm->state;
+}
+
+double linear_attention_core_flops(const ModelSpec& m, std::int64_t seq_len) {
+  if (!m.linear) return 0.0;
+  const LinearAttentionSpec& a = *m.linear;
+  const double kd = static_cast<double>(a.key_heads) * a.key_head_dim;
+  const double vd = static_cast<double>(a.value_heads) * a.value_head_dim;
+  const double s = static_cast<double>(seq_len);
+  return 2.0 * s * (a.conv_kernel * (2.0 * kd + vd) + 4.0 * a.value_heads * a.value_head_dim * a.value_head_dim);
+}
+
 std::string_view flop_convention_name(FlopConvention c) {
   switch (c) {
     case FlopConvention::Megatron: return "megatron";
@@ -54,9 +68,25 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int layer, std::int64_t seq_l
   FMSIM_CHECK(layer >= 0 && layer < m.num_layers, "layer index out of range");
   const double s = static_cast<double>(seq_len);
   LayerFlops f;
-  f.attention_linear = core::flops(2.0 * s * static_cast<double>(attention_matmul_weights(m)));
-  const HeadDims d = head_dims(m);
-  f.attention_core = core::flops(2.0 * s * attended_keys(m, layer, seq_len, mask) * m.num_heads * (d.qk + d.v));
+  switch (m.mixer(layer)) {
+    case MixerKind::Attention: {
+      f.attention_linear = core::flops(2.0 * s * static_cast<double>(attention_matmul_weights(m)));
+      const HeadDims d = head_dims(m);
+      f.attention_core = core::flops(2.0 * s * attended_keys(m, layer, seq_len, mask) * m.num_heads * (d.qk + d.v));
+      break;
+    }
+    case MixerKind::Mamba:
+      f.attention_linear = core::flops(2.0 * s * static_cast<double>(ssm_matmul_weights(m)));
+      f.attention_core = core::flops(ssm_scan_flops(m, seq_len));
+      break;
+    case MixerKind::LinearAttention: {
+      f.attention_linear = core::flops(2.0 * s * static_cast<double>(linear_attention_matmul_weights(m)));
+      f.attention_core = core::flops(linear_attention_core_flops(m, seq_len));
+      break;
+    }
+    case MixerKind::None: break;
+  }
+  if (m.ffn(layer) == FfnKind::None) return f;
   if (m.is_moe_layer(layer)) {
     const double routed =
         static_cast<double>(m.moe.top_k) * static_cast<double>(mlp_matmul_weights(m, m.moe.expert_ffn));

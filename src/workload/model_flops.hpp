@@ -47,8 +47,8 @@ struct FlopOptions {
 
 /// Forward FLOPs of one layer for one sequence, by GEMM group.
 struct LayerFlops {
-  core::Flops attention_linear;  ///< q/k/v/o (or MLA) projections
-  core::Flops attention_core;    ///< q·kᵀ and scores·v
+  core::Flops attention_linear;  ///< the mixer's projections: q/k/v/o (or MLA), Mamba in/out, DeltaNet in/out
+  core::Flops attention_core;    ///< q·kᵀ and scores·v; the Mamba scan or the DeltaNet recurrence
   core::Flops mlp;               ///< dense FFN, or top_k routed experts + shared experts
   core::Flops router;            ///< h x E router GEMM (not counted by the Megatron convention)
   /// Everything the Megatron convention counts (all but the router).
@@ -61,8 +61,15 @@ struct LayerFlops {
 double attended_keys(const ModelSpec& model, int layer, std::int64_t seq_len, AttentionMask mask);
 
 /// Forward FLOPs of layer `layer` (0-based) for one sequence of `seq_len` tokens, assuming
-/// perfectly balanced routing (each token reaches exactly top_k experts).
+/// perfectly balanced routing (each token reaches exactly top_k experts). Mamba and gated DeltaNet
+/// mixers follow Megatron-Bridge flop_utils.py (`mamba_layer_flops`, `gdn_layer_flops`): scan
+/// 7·s·d_inner·N; DeltaNet conv 2·s·K·(2·Kd + Vd) and recurrence 8·s·Hv·Dv².
 LayerFlops layer_forward_flops(const ModelSpec& model, int layer, std::int64_t seq_len, AttentionMask mask);
+
+/// Forward FLOPs of one Mamba scan over a sequence (Megatron-Bridge: 7·s·d_inner·N); 0 without SSM.
+double ssm_scan_flops(const ModelSpec& model, std::int64_t seq_len);
+/// Forward FLOPs of one gated DeltaNet's conv and recurrence (Megatron-Bridge gdn_layer_flops).
+double linear_attention_core_flops(const ModelSpec& model, std::int64_t seq_len);
 
 /// Forward FLOPs of the output projection for one sequence: 2·s·h·V (V = padded_vocab if > 0).
 core::Flops logits_forward_flops(const ModelSpec& model, std::int64_t seq_len, std::int64_t padded_vocab = 0);

@@ -1,4 +1,5 @@
-// Transformer architecture description: dense, MoE, MLA and sliding-window variants.
+// Transformer architecture description: dense, MoE, MLA and sliding-window variants, and hybrid
+// models whose layers mix attention with state-space (Mamba) or linear-attention mixers.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,56 @@ struct MlaSpec {
   friend bool operator==(const MlaSpec&, const MlaSpec&) = default;
 };
 
+/// The sequence mixer of one layer.
+enum class MixerKind {
+  Attention,        ///< softmax attention (GQA/MLA, full or sliding)
+  Mamba,            ///< selective state-space model (Mamba-1 or Mamba-2 SSD, by SsmSpec::version)
+  LinearAttention,  ///< gated DeltaNet linear attention (Qwen3-Next `linear_attention`)
+  None,             ///< no mixer: an FFN-only layer (Nemotron-H "-" and "E")
+};
+
+/// The feed-forward part of one layer.
+enum class FfnKind { Dense, Moe, None };
+
+/// One layer of a hybrid model: its mixer and its FFN (Nemotron-H layers hold one of the two,
+/// Jamba and Qwen3-Next layers both).
+struct LayerSpec {
+  MixerKind mixer = MixerKind::Attention;
+  FfnKind ffn = FfnKind::Dense;
+  friend bool operator==(const LayerSpec&, const LayerSpec&) = default;
+};
+
+/// Mamba mixer dimensions. Mamba-2 (Dao & Gu 2024, SSD): in_proj h -> [z, x, B, C, dt] =
+/// 2·d_inner + 2·groups·state + heads, a depthwise conv over x, B, C, per-head A, D and dt bias, a
+/// gated RMSNorm of d_inner and out_proj d_inner -> h. Mamba-1 (Gu & Dao 2023, Jamba): in_proj
+/// h -> 2·d_inner, conv over x, x_proj d_inner -> dt_rank + 2·state, dt_proj dt_rank -> d_inner,
+/// A of d_inner x state, D, out_proj.
+struct SsmSpec {
+  int version = 2;         ///< 1 = Mamba (selective scan), 2 = Mamba-2 (SSD)
+  int num_heads = 0;       ///< Mamba-2 heads (d_inner / head_dim)
+  int head_dim = 0;        ///< Mamba-2 head width P
+  std::int64_t inner = 0;  ///< d_inner (expand · hidden, or heads · head_dim)
+  int state = 0;           ///< state size N (ssm_state_size, mamba_d_state)
+  int groups = 1;          ///< B/C groups (n_groups)
+  int conv_kernel = 4;     ///< depthwise conv width
+  int chunk = 128;         ///< SSD chunk length Q
+  int dt_rank = 0;         ///< Mamba-1 time-step rank
+  bool conv_bias = true;
+  bool proj_bias = false;
+  bool inner_norms = false;  ///< Jamba: RMSNorms on dt, B and C inside the mixer
+  friend bool operator==(const SsmSpec&, const SsmSpec&) = default;
+};
+
+/// Gated DeltaNet dimensions (Yang et al. 2024; Qwen3-Next `linear_*` keys).
+struct LinearAttentionSpec {
+  int key_heads = 0;
+  int value_heads = 0;
+  int key_head_dim = 0;
+  int value_head_dim = 0;
+  int conv_kernel = 4;
+  friend bool operator==(const LinearAttentionSpec&, const LinearAttentionSpec&) = default;
+};
+
 /// One transformer model. Built from a Hugging Face config.json (config::load_model), a shipped
 /// preset (data/models/*.json), or explicit dimensions.
 struct ModelSpec {
@@ -67,18 +118,46 @@ struct ModelSpec {
   int sliding_window = 0;          ///< tokens; 0 = all layers full attention
   int sliding_window_pattern = 0;  ///< every k-th layer is full attention, the rest sliding (GPT-OSS: 2);
                                    ///< num_layers + 1 when every layer slides (Mistral 7B v0.1)
+  /// Per-layer mixer and FFN of a hybrid model; empty = every layer is attention + FFN (MoE by `moe`).
+  std::vector<LayerSpec> layers;
+  std::optional<SsmSpec> ssm;                 ///< Mamba layers' dimensions
+  std::optional<LinearAttentionSpec> linear;  ///< gated DeltaNet layers' dimensions
+  bool attention_output_gate = false;         ///< q_proj also yields a sigmoid output gate (Qwen3-Next)
 
   friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 
   [[nodiscard]] bool is_moe() const { return moe.enabled(); }
+  [[nodiscard]] bool is_hybrid() const { return !layers.empty(); }
+  /// The sequence mixer of layer i.
+  [[nodiscard]] MixerKind mixer(int i) const {
+    return layers.empty() ? MixerKind::Attention : layers[static_cast<std::size_t>(i)].mixer;
+  }
+  /// The FFN of layer i.
+  [[nodiscard]] FfnKind ffn(int i) const {
+    if (!layers.empty()) return layers[static_cast<std::size_t>(i)].ffn;
+    return is_moe_layer(i) ? FfnKind::Moe : FfnKind::Dense;
+  }
+  /// Number of layers with mixer `k`.
+  [[nodiscard]] int count_mixers(MixerKind k) const {
+    int n = 0;
+    for (int i = 0; i < num_layers; ++i) n += mixer(i) == k ? 1 : 0;
+    return n;
+  }
   /// True when layer i (0-based) has a routed-expert FFN.
   [[nodiscard]] bool is_moe_layer(int i) const {
+    if (!layers.empty()) return layers[static_cast<std::size_t>(i)].ffn == FfnKind::Moe;
     return moe.enabled() && i >= moe.first_dense_layers &&
            ((i - moe.first_dense_layers) % (moe.layer_frequency > 0 ? moe.layer_frequency : 1)) == 0;
   }
+  /// Number of distinct layer kinds layer_kind() returns (mixer x FFN x sliding window).
+  static constexpr int kLayerKinds = 4 * 3 * 2;
+  /// Index of layer i's kind: layers of one kind have the same operators, costs and activations.
+  [[nodiscard]] int layer_kind(int i) const {
+    return (static_cast<int>(mixer(i)) * 3 + static_cast<int>(ffn(i))) * 2 + (is_sliding_layer(i) ? 1 : 0);
+  }
   /// True when layer i uses sliding-window attention.
   [[nodiscard]] bool is_sliding_layer(int i) const {
-    return sliding_window > 0 && sliding_window_pattern > 0 &&
+    return mixer(i) == MixerKind::Attention && sliding_window > 0 && sliding_window_pattern > 0 &&
            (i % sliding_window_pattern) != sliding_window_pattern - 1;
   }
 };

@@ -35,26 +35,20 @@ int head_dim_of(const ModelSpec& m) {
 
 // Fraction of keys each query attends to on average, times the sequence length.
 double effective_kv_len(const ModelSpec& model, int layer, double seq) {
-  if (model.is_sliding_layer(layer)) return std::min(static_cast<double>(model.sliding_window), seq);
+  // A window as long as the sequence masks nothing: the layer is plain causal attention.
+  if (model.is_sliding_layer(layer) && model.sliding_window < seq) return static_cast<double>(model.sliding_window);
   return seq / 2.0;  // causal
 }
 
-}  // namespace
-
-std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const ShardContext& ctx) {
-  std::vector<Operator> ops;
-  ops.reserve(16);
+// Attention projections and core of one layer on one GPU.
+void append_attention_operators(const ModelSpec& model, int layer, const ShardContext& ctx,
+                                std::vector<Operator>& ops) {
   const double t = ctx.tp;
-  const double tokens = d(ctx.micro_batch) * d(ctx.seq_len) / ctx.cp;  // tokens of this CP rank
+  const double tokens = d(ctx.micro_batch) * d(ctx.seq_len) / ctx.cp;
   const double h = d(model.hidden);
   const double heads = model.num_heads;
   const double kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads;
   const double hd = head_dim_of(model);
-  // Activation traffic of 16-bit values; with sequence parallelism norms/residuals are split t ways.
-  const double sp = ctx.sequence_parallel ? t : 1.0;
-  const double bytes_per = 2.0;
-
-  // Attention.
   double q_width = heads * hd;
   double v_width = heads * hd;
   double qk_dim = hd;
@@ -72,7 +66,8 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
     ops.push_back(gemm("kv_down", tokens, a.kv_lora_rank + a.qk_rope_head_dim, h));
     ops.push_back(gemm("kv_up", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank));
   } else {
-    ops.push_back(gemm("qkv_proj", tokens, (heads + 2.0 * kv_heads) * hd / t, h));
+    const double gate = model.attention_output_gate ? heads * hd : 0.0;
+    ops.push_back(gemm("qkv_proj", tokens, ((heads + 2.0 * kv_heads) * hd + gate) / t, h));
   }
   {
     Operator att;
@@ -87,10 +82,192 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
     ops.push_back(att);
   }
   ops.push_back(gemm("o_proj", tokens, h, v_width / t));
-  // Norms (2), residual adds (2), RoPE, bias/dropout: ~12 h-wide reads+writes per token.
-  ops.push_back(memory("norms_residuals", 12.0 * tokens * h * bytes_per / sp));
+}
+
+// Mamba mixer of one layer on one GPU: heads (and B/C groups) split over TP.
+void append_ssm_operators(const ModelSpec& model, double tokens, double t, std::vector<Operator>& ops) {
+  const SsmSpec& s = *model.ssm;
+  const double h = d(model.hidden);
+  const double inner = d(s.inner);
+  const double bytes_per = 2.0;
+  double conv_channels = inner;
+  Operator scan;
+  scan.name = "ssm_scan";
+  scan.kind = OpKind::Scan;
+  scan.m = tokens;
+  if (s.version == 1) {
+    ops.push_back(gemm("ssm_in_proj", tokens, 2.0 * inner / t, h));
+    ops.push_back(gemm("ssm_x_proj", tokens, s.dt_rank + 2.0 * s.state, inner / t));
+    ops.push_back(gemm("ssm_dt_proj", tokens, inner / t, s.dt_rank));
+    // Selective scan (Gu & Dao 2023): per token and channel, discretise A and B over N states,
+    // update and read out the state: 9 FLOPs per (channel, state); reads u, delta, z and B, C,
+    // writes y (16-bit).
+    scan.flops = 9.0 * tokens * inner / t * s.state;
+    scan.bytes = tokens * (3.0 * inner / t + 2.0 * s.state + inner / t) * bytes_per;
+    scan.weights = inner / t * (s.state + 1.0);
+  } else {
+    const double bc = 2.0 * s.groups * s.state;
+    conv_channels = inner + bc;
+    ops.push_back(gemm("ssm_in_proj", tokens, (2.0 * inner + bc + s.num_heads) / t, h));
+    // SSD chunked scan (Dao & Gu 2024, ssd_combined.py): per chunk of Q tokens, the C·Bᵀ scores
+    // (2·Q·N per token and group), scores·x (2·Q·P per token and head), chunk states and their
+    // read-out (2·N·P each per token and head); causal masking halves the two Q terms.
+    const double q = s.chunk, n = s.state, p = s.head_dim;
+    const double heads = s.num_heads / t, groups = std::max(1.0, s.groups / t);
+    scan.flops = tokens * (q * n * groups + q * p * heads + 4.0 * n * p * heads);
+    // Bytes of the five unfused kernels (chunk_cumsum, bmm, chunk_state, state_passing, chunk_scan),
+    // which the PyTorch team finds bound by memory bandwidth and latency ("Accelerating Mamba2 with
+    // kernel fusion", pytorch.org/blog, 2025): x and B, C read twice and y written in 16 bits, the
+    // C·Bᵀ chunk scores (G·Q per token, fp32) written and read, and the chunk states (H·P·N per
+    // chunk, fp32) written by chunk_state, read and written by state_passing, read by chunk_scan.
+    scan.bytes = tokens * ((3.0 * inner / t + 4.0 * groups * n) * bytes_per + 2.0 * groups * q * 4.0 +
+                           4.0 * heads * p * n * 4.0 / q);
+    scan.weights = 3.0 * heads;  // A_log, D, dt_bias
+    scan.n = q;
+    scan.k = n;
+  }
+  Operator conv = memory("ssm_conv1d", 2.0 * tokens * conv_channels / t * bytes_per);
+  conv.weights = conv_channels / t * (s.conv_kernel + (s.conv_bias ? 1.0 : 0.0));
+  ops.push_back(conv);
+  ops.push_back(scan);
+  // Gated RMSNorm y·silu(z): reads y and z, writes the out_proj input.
+  Operator norm = memory("ssm_gated_norm", 3.0 * tokens * inner / t * bytes_per);
+  norm.weights = s.version == 2 ? inner / t : 0.0;
+  ops.push_back(norm);
+  ops.push_back(gemm("ssm_out_proj", tokens, h, inner / t));
+}
+
+// Gated DeltaNet mixer of one layer on one GPU: heads split over TP.
+void append_linear_attention_operators(const ModelSpec& model, double tokens, double t, std::vector<Operator>& ops) {
+  const LinearAttentionSpec& a = *model.linear;
+  const double h = d(model.hidden);
+  const double kd = static_cast<double>(a.key_heads) * a.key_head_dim;
+  const double vd = static_cast<double>(a.value_heads) * a.value_head_dim;
+  const double bytes_per = 2.0;
+  ops.push_back(gemm("gdn_in_proj", tokens, (2.0 * kd + 2.0 * vd + 2.0 * a.value_heads) / t, h));
+  Operator conv = memory("gdn_conv1d", 2.0 * tokens * (2.0 * kd + vd) / t * bytes_per);
+  conv.weights = (2.0 * kd + vd) / t * a.conv_kernel;
+  ops.push_back(conv);
+  Operator scan;
+  scan.name = "gdn_recurrence";
+  scan.kind = OpKind::Scan;
+  scan.m = tokens;
+  scan.flops = tokens * 8.0 * a.value_heads / t * a.value_head_dim * a.value_head_dim;
+  scan.bytes = tokens * (2.0 * kd + 2.0 * vd) / t * bytes_per;
+  scan.weights = 2.0 * a.value_heads / t;
+  ops.push_back(scan);
+  Operator norm = memory("gdn_gated_norm", 3.0 * tokens * vd / t * bytes_per);
+  norm.weights = a.value_head_dim / t;
+  ops.push_back(norm);
+  ops.push_back(gemm("gdn_out_proj", tokens, h, vd / t));
+}
+
+// Bytes per token, split by TP, that the FFN of `layer` keeps for backward: its intermediates
+// and FC2's GEMM input; for MoE each routed copy's permuted input too, and the router logits.
+double ffn_saved_bytes(const ModelSpec& model, int layer, double gemm_in, double t) {
+  const double h = d(model.hidden);
+  const double up_mult = model.mlp == MlpKind::SwiGlu ? 2.0 : 1.0;
+  if (!model.is_moe_layer(layer)) return 2.0 * up_mult * d(model.ffn_hidden) + gemm_in * d(model.ffn_hidden);
+  const MoeSpec& moe = model.moe;
+  // Each routed copy: the permuted input (FC1's GEMM input), FC1 output(s), FC2's GEMM input, and
+  // one 16-bit h-wide tensor the routing-probability product keeps for its backward: Megatron-Core
+  // weights the experts' outputs by the probabilities in unpermute (moe_apply_probs_on_input
+  // False) and keeps those outputs; torchtitan's score_before_experts (default True) keeps the
+  // gathered input beside the scaled one the grouped GEMM saves.
+  double b = moe.top_k * (gemm_in * h + 2.0 * h + 2.0 * up_mult * d(moe.expert_ffn) + gemm_in * d(moe.expert_ffn));
+  b += 4.0 * d(moe.num_experts) / t;  // router logits (fp32)
+  if (moe.shared_expert_ffn > 0) b += 2.0 * up_mult * d(moe.shared_expert_ffn) + gemm_in * d(moe.shared_expert_ffn);
+  return b;
+}
+
+// Activations of a hybrid layer (a Mamba or gated DeltaNet mixer, or a mixer or FFN alone), per
+// token: each block keeps its norm input (2h, split by SP) and its first GEMM's input (h); the
+// mixers keep, split by TP:
+// - attention (fused kernel): Q, K, V, the output projection's input and the softmax statistics;
+// - Mamba-2 (mamba_ssm MambaChunkScanCombinedFn saves x, z, B, C, dt, dA_cumsum and the output and
+//   recomputes the chunk states in backward): in_proj's output (2·d + 2·G·N + H), the conv output
+//   (d + 2·G·N), the scan output d in 16 bits, dt and dA_cumsum (H each, fp32), out_proj's input d;
+// - Mamba-1: in_proj's output 2d, conv output d, x_proj output R + 2N, dt d, scan output d,
+//   out_proj's input d;
+// - gated DeltaNet: in_proj's output (2·Kd + 2·Vd + 2·Hv), the conv output (2·Kd + Vd), the
+//   recurrence output Vd, out_proj's input Vd.
+// Selective recompute drops only the attention core's statistics; per-op SAC is taken as selective.
+ActivationBytes hybrid_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx, double gemm_in) {
+  const double t = ctx.tp;
+  const double sp = ctx.sequence_parallel ? t : 1.0;
+  const double tokens = d(ctx.micro_batch) * d(ctx.seq_len) / ctx.cp;
+  const double h = d(model.hidden);
+  const double block_sp = 2.0 * h + gemm_in * h;
+  double split_sp = 0.0, split_tp = 0.0, core = 0.0;
+  switch (model.mixer(layer)) {
+    case MixerKind::Attention: {
+      const double heads = model.num_heads;
+      const double kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads;
+      const double hd = head_dim_of(model);
+      split_sp += block_sp;
+      split_tp += 2.0 * (heads + 2.0 * kv_heads) * hd + gemm_in * heads * hd;
+      core = tokens * heads / t * 4.0 * 2.0;
+      break;
+    }
+    case MixerKind::Mamba: {
+      const SsmSpec& s = *model.ssm;
+      const double inner = d(s.inner);
+      split_sp += block_sp;
+      if (s.version == 1) {
+        split_tp += 2.0 * (2.0 * inner + inner + s.dt_rank + 2.0 * s.state + 2.0 * inner) + gemm_in * inner;
+      } else {
+        const double bc = 2.0 * s.groups * s.state;
+        split_tp += 2.0 * (2.0 * inner + bc + s.num_heads) + 2.0 * (inner + bc) + 2.0 * inner + 8.0 * s.num_heads +
+                    gemm_in * inner;
+      }
+      break;
+    }
+    case MixerKind::LinearAttention: {
+      const LinearAttentionSpec& a = *model.linear;
+      const double kd = static_cast<double>(a.key_heads) * a.key_head_dim;
+      const double vd = static_cast<double>(a.value_heads) * a.value_head_dim;
+      split_sp += block_sp;
+      split_tp += 2.0 * (2.0 * kd + 2.0 * vd + 2.0 * a.value_heads) + 2.0 * (2.0 * kd + vd) + 2.0 * vd + gemm_in * vd;
+      break;
+    }
+    case MixerKind::None: break;
+  }
+  if (model.ffn(layer) != FfnKind::None) {
+    split_sp += block_sp;
+    split_tp += ffn_saved_bytes(model, layer, gemm_in, t);
+  }
+  ActivationBytes out;
+  out.selective = tokens * (split_sp / sp + split_tp / t);
+  out.none = out.selective + core;
+  out.op_sac = out.selective;
+  out.full = tokens * 2.0 * h / sp;
+  return out;
+}
+
+}  // namespace
+
+std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const ShardContext& ctx) {
+  std::vector<Operator> ops;
+  ops.reserve(16);
+  const double t = ctx.tp;
+  const double tokens = d(ctx.micro_batch) * d(ctx.seq_len) / ctx.cp;  // tokens of this CP rank
+  const double h = d(model.hidden);
+  // Activation traffic of 16-bit values; with sequence parallelism norms/residuals are split t ways.
+  const double sp = ctx.sequence_parallel ? t : 1.0;
+  const double bytes_per = 2.0;
+
+  // Sequence mixer.
+  const MixerKind mixer = model.mixer(layer);
+  if (mixer == MixerKind::Attention) append_attention_operators(model, layer, ctx, ops);
+  if (mixer == MixerKind::Mamba) append_ssm_operators(model, tokens, t, ops);
+  if (mixer == MixerKind::LinearAttention) append_linear_attention_operators(model, tokens, t, ops);
+  // Per block (mixer, FFN): its norm, residual add, RoPE/bias: ~6 h-wide reads+writes per token.
+  const double blocks = (mixer != MixerKind::None ? 1.0 : 0.0) + (model.ffn(layer) != FfnKind::None ? 1.0 : 0.0);
+  ops.push_back(memory("norms_residuals", 6.0 * blocks * tokens * h * bytes_per / sp));
 
   // Feed-forward.
+  if (model.ffn(layer) == FfnKind::None) return ops;
+
   const bool swiglu = model.mlp == MlpKind::SwiGlu;
   const double up_mult = swiglu ? 2.0 : 1.0;
   if (model.is_moe_layer(layer)) {
@@ -170,6 +347,9 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
   const double kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads;
   const double hd = head_dim_of(model);
   const double gemm_in = options.fp8_inputs ? 1.0 : 2.0;  // bytes of a saved GEMM input
+  if (model.mixer(layer) != MixerKind::Attention || model.ffn(layer) == FfnKind::None) {
+    return hybrid_activation_bytes(model, layer, ctx, gemm_in);
+  }
   // Bytes saved per token (Korthikanti et al. 2022, Table 2, generalised). Split by sequence
   // parallelism: the two norm inputs (2 x 2h) and the QKV and FC1 inputs (GEMM inputs, h each).
   // Split by TP: Q, K, V, the attention output (the projection's GEMM input), the FFN intermediates.
@@ -190,22 +370,7 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
     split_sp += 2.0 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim);
   }
   const bool swiglu = model.mlp == MlpKind::SwiGlu;
-  const double up_mult = swiglu ? 2.0 : 1.0;
-  if (model.is_moe_layer(layer)) {
-    const MoeSpec& moe = model.moe;
-    const double copies = moe.top_k;
-    // Each routed copy: the permuted input (FC1's GEMM input), FC1 output(s), FC2's GEMM input, and
-    // one 16-bit h-wide tensor the routing-probability product keeps for its backward: Megatron-Core
-    // weights the experts' outputs by the probabilities in unpermute (moe_apply_probs_on_input
-    // False) and keeps those outputs; torchtitan's score_before_experts (default True) keeps the
-    // gathered input beside the scaled one the grouped GEMM saves.
-    split_tp += copies * (gemm_in * h + 2.0 * h + 2.0 * up_mult * d(moe.expert_ffn) + gemm_in * d(moe.expert_ffn));
-    split_tp += 4.0 * d(moe.num_experts) / t;  // router logits (fp32)
-    if (moe.shared_expert_ffn > 0)
-      split_tp += 2.0 * up_mult * d(moe.shared_expert_ffn) + gemm_in * d(moe.shared_expert_ffn);
-  } else {
-    split_tp += 2.0 * up_mult * d(model.ffn_hidden) + gemm_in * d(model.ffn_hidden);
-  }
+  split_tp += ffn_saved_bytes(model, layer, gemm_in, t);
   double core = 0.0;  // attention core, dropped by selective recompute
   if (options.flash_attention) {
     core = tokens * heads / t * 4.0 * 2.0;  // softmax max and sum (fp32)

@@ -13,6 +13,7 @@ enum class OpKind {
   Gemm,         ///< dense matmul: m x k times k x n
   GroupedGemm,  ///< expert matmuls: `groups` GEMMs of m x k times k x n (m = tokens per expert)
   Attention,    ///< fused (flash) attention core: QK^T, softmax, PV
+  Scan,         ///< state-space scan (Mamba-2 SSD chunked scan) or gated DeltaNet recurrence: FLOPs and bytes
   Memory,       ///< memory-bound elementwise work (norms, activations, residuals, RoPE, casts)
   AllToAll,     ///< marker for MoE token dispatch/combine (the bytes; time comes from the network)
 };
@@ -41,7 +42,11 @@ struct ShardContext {
   bool sequence_parallel = true;
 };
 
-/// Forward operators of transformer layer `layer` (0-based) on one GPU.
+/// Forward operators of transformer layer `layer` (0-based) on one GPU. Mamba-2 layers (Megatron-Core
+/// MambaMixer: heads and groups split over TP) run in_proj (column-parallel), the depthwise conv1d,
+/// the SSD chunked scan and the gated RMSNorm, then out_proj (row-parallel); Mamba-1 adds x_proj
+/// and dt_proj. Gated DeltaNet layers run in_proj_qkvz/ba, conv1d, the chunked delta-rule
+/// recurrence, the gated norm and out_proj. FFN-only layers (Nemotron-H "-"/"E") have no mixer.
 /// Assumptions: causal attention computed by a fused kernel (FLOPs = 4*b*s*s_kv*heads*head_dim with
 /// s_kv = s/2 for full causal, min(window, s) for sliding layers), balanced MoE routing (every
 /// expert gets tokens*top_k/experts tokens), Megatron sharding (column-parallel QKV/FC1,

@@ -15,31 +15,45 @@ namespace fmsim::workload {
 ///   Attention sinks (GPT-OSS, 64 per layer) and Qwen2's bias-free output projection are ignored.
 /// - FFN: SwiGLU = gate + up + down (3·h·f), GeLU = up + down (2·h·f); biases when `mlp_bias`.
 /// - Routers: h·E (+E biases when `mlp_bias`). DeepSeek-V3's routing correction bias is ignored.
-/// - Norms: 2 per layer + 1 final; RMSNorm = h, LayerNorm = 2h.
+/// - Norms: one before each mixer and one before each FFN (2 per transformer layer, 1 per
+///   Nemotron-H layer) + 1 final; RMSNorm = h, LayerNorm = 2h.
+/// - Mamba-2 mixers: in_proj h·(2·d_inner + 2·G·N + H), depthwise conv (d_inner + 2·G·N)·(K + 1 bias),
+///   A_log, D and dt_bias (H each), gated RMSNorm d_inner, out_proj d_inner·h (HF NemotronHMamba2Mixer).
+///   Mamba-1 mixers: in_proj 2·d_inner·h, conv d_inner·(K + 1), x_proj d_inner·(R + 2N), dt_proj
+///   R·d_inner + d_inner, A_log d_inner·N, D d_inner, out_proj, and Jamba's dt/B/C RMSNorms (R + 2N).
+/// - Gated DeltaNet mixers: in_proj_qkvz h·(2·Kd + 2·Vd), in_proj_ba h·2·Hv, conv (2·Kd + Vd)·K,
+///   A_log and dt_bias (Hv each), gated RMSNorm Dv, out_proj Vd·h (HF Qwen3NextGatedDeltaNet).
 /// - MTP modules (DeepSeek-V3) are counted in `mtp` and excluded from `total`, matching the
 ///   published "671B" (the 685B checkpoint adds the MTP module).
 struct ParameterCount {
   // Whole model.
-  std::int64_t total = 0;           ///< every parameter of the main model
-  std::int64_t embedding = 0;       ///< token embedding table, plus the learned position table if any
-  std::int64_t lm_head = 0;         ///< output projection; 0 when tied to the embedding
-  std::int64_t attention = 0;       ///< all layers
-  std::int64_t dense_mlp = 0;       ///< all dense-FFN layers
-  std::int64_t routed_experts = 0;  ///< all routed experts of all MoE layers
-  std::int64_t shared_experts = 0;  ///< all shared experts of all MoE layers
-  std::int64_t routers = 0;         ///< all MoE routers
-  std::int64_t norms = 0;           ///< per-layer and final norms
-  std::int64_t mtp = 0;             ///< multi-token-prediction modules; not part of `total`
+  std::int64_t total = 0;             ///< every parameter of the main model
+  std::int64_t embedding = 0;         ///< token embedding table, plus the learned position table if any
+  std::int64_t lm_head = 0;           ///< output projection; 0 when tied to the embedding
+  std::int64_t attention = 0;         ///< all attention layers
+  std::int64_t ssm = 0;               ///< all Mamba mixers
+  std::int64_t linear_attention = 0;  ///< all gated DeltaNet mixers
+  std::int64_t dense_mlp = 0;         ///< all dense-FFN layers
+  std::int64_t routed_experts = 0;    ///< all routed experts of all MoE layers
+  std::int64_t shared_experts = 0;    ///< all shared experts of all MoE layers
+  std::int64_t routers = 0;           ///< all MoE routers
+  std::int64_t norms = 0;             ///< per-layer and final norms
+  std::int64_t mtp = 0;               ///< multi-token-prediction modules; not part of `total`
 
   // One layer.
-  std::int64_t attention_per_layer = 0;
-  std::int64_t dense_mlp_per_layer = 0;      ///< one dense FFN (0 when no layer is dense)
-  std::int64_t expert = 0;                   ///< one routed expert
-  std::int64_t shared_expert_per_layer = 0;  ///< the shared expert(s) of one MoE layer
+  std::int64_t attention_per_layer = 0;         ///< one attention mixer
+  std::int64_t ssm_per_layer = 0;               ///< one Mamba mixer
+  std::int64_t linear_attention_per_layer = 0;  ///< one gated DeltaNet mixer
+  std::int64_t dense_mlp_per_layer = 0;         ///< one dense FFN (0 when no layer is dense)
+  std::int64_t expert = 0;                      ///< one routed expert
+  std::int64_t shared_expert_per_layer = 0;     ///< the shared expert(s) of one MoE layer
   std::int64_t router_per_layer = 0;
-  std::int64_t norms_per_layer = 0;
-  int dense_layers = 0;  ///< layers with a dense FFN
-  int moe_layers = 0;    ///< layers with routed experts
+  std::int64_t norms_per_layer = 0;  ///< the norms of a layer with a mixer and an FFN
+  int dense_layers = 0;              ///< layers with a dense FFN
+  int moe_layers = 0;                ///< layers with routed experts
+  int attention_layers = 0;          ///< layers whose mixer is attention
+  int ssm_layers = 0;                ///< layers whose mixer is Mamba
+  int linear_attention_layers = 0;   ///< layers whose mixer is gated DeltaNet
 
   /// Parameters one token's forward pass multiplies by: `total` minus the (E - top_k) experts it
   /// is not routed to in each MoE layer, minus the embedding lookup tables (an index, not a
@@ -64,6 +78,10 @@ ParameterCount count_parameters(const ModelSpec& model);
 
 /// Weights of the attention GEMMs of one layer (projections only: no biases, no norms).
 std::int64_t attention_matmul_weights(const ModelSpec& model);
+/// Weights of the GEMMs of one Mamba mixer (in_proj, out_proj; Mamba-1 also x_proj and dt_proj).
+std::int64_t ssm_matmul_weights(const ModelSpec& model);
+/// Weights of the GEMMs of one gated DeltaNet mixer (in_proj_qkvz, in_proj_ba, out_proj).
+std::int64_t linear_attention_matmul_weights(const ModelSpec& model);
 /// Weights of one FFN of width `ffn` (gate/up/down GEMMs only).
 std::int64_t mlp_matmul_weights(const ModelSpec& model, std::int64_t ffn);
 

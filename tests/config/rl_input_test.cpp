@@ -80,5 +80,40 @@ TEST(RlInput, ShippedRowBecomesAJob) {
   EXPECT_EQ(it->job->placement, rl::Placement::Colocated);
 }
 
+// A row's recipe_settings cell carries what the run's recipe files set: verl's colocated 7B
+// recipe (R001) offloads the FSDP parameters and optimizer states, shards them over groups of 2
+// GPUs, recomputes activations and gives vLLM 80% of HBM; its rollout TP is 4.
+TEST(RlInput, RecipeSettingsReachTheJob) {
+  const auto rows = load_rl_rows(testing::source_path("validation/rl.csv"), load_catalog());
+  const auto it = std::find_if(rows.begin(), rows.end(), [](const RlRow& r) { return r.id == "R001"; });
+  ASSERT_NE(it, rows.end());
+  ASSERT_TRUE(it->job) << it->skip_reason;
+  EXPECT_EQ(it->job->trainer_offload, rl::TrainerOffload::ParamsOptimizer);
+  EXPECT_DOUBLE_EQ(it->job->generator_memory_utilization, 0.8);
+  EXPECT_EQ(it->job->train_layout.shard_group, 2);
+  EXPECT_EQ(it->job->train_layout.recompute, parallelism::Recompute::Full);
+  EXPECT_EQ(it->job->generator_tp, 4);
+  // NeMo-RL's Qwen3-32B recipe leaves activation checkpointing off.
+  const auto q = std::find_if(rows.begin(), rows.end(), [](const RlRow& r) { return r.id == "R070"; });
+  ASSERT_NE(q, rows.end());
+  ASSERT_TRUE(q->job);
+  EXPECT_EQ(q->job->train_layout.recompute, parallelism::Recompute::None);
+}
+
+// An unknown key or a bad value in recipe_settings names the file, the line and the column.
+TEST(RlInput, BadRecipeSettingNamesFileLineAndColumn) {
+  TempDir dir;
+  const std::string file = dir.path + "/rl.csv";
+  const std::string header =
+      "row_id,row_type,framework,hardware,num_gpus,placement,sync_mode,policy_model,train_layout,prompts_per_step,"
+      "samples_per_prompt,max_response_len,step_time_s,weight_sync_time_s,recipe_settings\n";
+  const std::string row = "R1,rl_step,verl,NVIDIA H100,8,colocated,sync,Qwen3-8B,FSDP2,8,4,1024,10,,";
+  const auto catalog = load_catalog();
+  std::ofstream(file) << header << row << "gen_memory_utilization=0.8; colour=blue\n";
+  testing::expect_input_error([&] { load_rl_rows(file, catalog); }, "rl.csv", 2, "recipe_settings", "colour");
+  std::ofstream(file) << header << row << "trainer_offload=everything\n";
+  testing::expect_input_error([&] { load_rl_rows(file, catalog); }, "rl.csv", 2, "recipe_settings", "params+optimizer");
+}
+
 }  // namespace
 }  // namespace fmsim::config

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "../training/test_fixtures.hpp"
+#include "serving/iteration_model.hpp"
 
 namespace fmsim::rl {
 namespace {
@@ -85,6 +86,67 @@ TEST(RlStep, OffPolicyOverlapsGenerationAndTraining) {
               std::max(gen, train) + phase(r, "weight_sync") + phase(r, "overhead") + phase(r, "pipeline_stall"), 1e-9);
   EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
   EXPECT_DOUBLE_EQ(phase(r, "offload_reload"), 0.0);  // nothing to swap on separate pools
+}
+
+// A trainer that keeps its master parameters and optimizer states in host memory (verl's
+// param_offload + optimizer_offload) loads and offloads them around every training phase: the
+// update moves weights + optimizer states in and out, each log-prob forward (old log-probs,
+// reference) the weights, all at offload_bandwidth; the colocated switch is then only the
+// engine's weights (sleep and wake-up).
+TEST(RlStep, TrainerOffloadMovesStatesAroundEachTrainingPhase) {
+  auto j = base_job();
+  j.trainer_offload = TrainerOffload::ParamsOptimizer;
+  const RlCalibration cal;
+  const auto r = estimate_rl_step(j, testing::test_calibration(), cal, TailEngine{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  const double w = r.train.memory.weights.value(), o = r.train.memory.optimizer.value();
+  EXPECT_NEAR(phase(r, "trainer_offload"), 2.0 * ((w + o) + 2.0 * w) / cal.offload_bandwidth, 1e-9);
+  EXPECT_NEAR(phase(r, "offload_reload"), 2.0 * r.rollout.weights_per_gpu.value() / cal.offload_bandwidth, 1e-9);
+  EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
+  // With gradient buffers too (Megatron grad_offload) the update moves them as well.
+  j.trainer_offload = TrainerOffload::ParamsGradsOptimizer;
+  const auto g = estimate_rl_step(j, testing::test_calibration(), cal, TailEngine{});
+  EXPECT_NEAR(phase(g, "trainer_offload") - phase(r, "trainer_offload"),
+              2.0 * g.train.memory.gradients.value() / cal.offload_bandwidth, 1e-9);
+}
+
+// The engine's share of HBM given by the job (vLLM gpu_memory_utilization in the recipe) reaches
+// the rollout engine instead of the placement's default.
+TEST(RlStep, GeneratorMemoryShareReachesTheEngine) {
+  class ShareEngine final : public RolloutEngine {
+   public:
+    mutable double seen = 0.0;
+    [[nodiscard]] RolloutResult generate(const GeneratorConfig& g, const RolloutRequest& req,
+                                         const RlCalibration& cal) const override {
+      seen = cal.gpu_memory_utilization;
+      return TailEngine{}.generate(g, req, cal);
+    }
+    [[nodiscard]] std::string name() const override { return "share"; }
+  };
+  auto j = base_job();
+  const ShareEngine engine;
+  ASSERT_TRUE(estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, engine).feasible);
+  EXPECT_DOUBLE_EQ(engine.seen, RlCalibration{}.gpu_memory_utilization);
+  j.generator_memory_utilization = 0.8;
+  ASSERT_TRUE(estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, engine).feasible);
+  EXPECT_DOUBLE_EQ(engine.seen, 0.8);
+}
+
+// A released router's uneven expert popularity: the busiest of ep ranks holding E/ep experts
+// carries 1 + z_ep cv / sqrt(E/ep) times the mean routed load (z_ep: expected maximum of ep
+// standard normals). Qwen3-30B-A3B's 128 experts, top 8, over EP 8 with cv 2.14: 1 + z_8 2.14 / 4.
+TEST(RlStep, ExpertLoadFactorOfAReleasedRouter) {
+  auto m = testing::test_model();
+  EXPECT_DOUBLE_EQ(expert_load_factor(m, 8, 2.14), 1.0);  // dense
+  m.moe.num_experts = 128;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn = 768;
+  ASSERT_TRUE(m.is_moe());
+  EXPECT_DOUBLE_EQ(expert_load_factor(m, 1, 2.14), 1.0);  // one rank holds every expert
+  EXPECT_NEAR(expert_load_factor(m, 8, 2.14), 1.0 + serving::expected_max_standard_normal(8) * 2.14 / 4.0, 1e-12);
+  EXPECT_GT(expert_load_factor(m, 16, 2.14), expert_load_factor(m, 8, 2.14));  // fewer experts per rank
+  // At most every token's copies on one rank: min(k, E/ep) x ep / k.
+  EXPECT_LE(expert_load_factor(m, 128, 100.0), 128.0 / 8.0 + 1e-12);
 }
 
 // Equal batches: the pipeline runs at its slower side plus the sync, max(gen, train) + sync,

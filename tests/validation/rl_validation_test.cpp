@@ -21,7 +21,8 @@ TEST(RlValidation, StepAndWeightSyncErrors) {
   // 49 of 65 steps, 22 of 35 syncs).
   EXPECT_GE(j["step_and_sync_coverage_pct"].get<double>(), 70.0);
   EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
-  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 26.0);
+  // Step median 16.2% (the target 15%: not met; docs/models/rl.md says where the error is).
+  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 16.5);
   // The target: weight-sync median at most 25% (24.0% since on-the-fly FP8 quantisation
   // on receive is modelled; R096 vs R095 set requant_per_tensor, so R096 is in-sample).
   EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 25.0);
