@@ -56,9 +56,9 @@ test: test-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer in its own build folder (g++;
-# any report fails the test: -fno-sanitize-recover=all and halt_on_error); meant for CI after
-# `make test` once it runs clean (docs/fuzzing.md). -O1 -g0 and no benchmarks keep its cold build inside CI's budget
-# (docs/fuzzing.md has the measured times). The browser and Slurm tests start other programs
+# any report fails the test: -fno-sanitize-recover=all and halt_on_error); CI runs it after
+# `make test` (.ci/run). -O1 -g0 and no benchmarks keep its cold build inside CI's budget
+# (docs/fuzzing.md has the measured times); speed tests skip themselves there (FMSIM_SANITIZED). The browser and Slurm tests start other programs
 # and are left out; so is the Python extension (it would need libasan preloaded into python3).
 SANITIZE_DIR ?= build-sanitize
 SANITIZE_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \

@@ -19,14 +19,9 @@
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
-#include "config/cluster_loader.hpp"
-#include "config/flag_values.hpp"
-#include "config/reliability_loader.hpp"
 #include "core/error.hpp"
-#include "jobspec/training.hpp"
+#include "jobspec/cluster.hpp"
 #include "orchestration/cluster_metrics.hpp"
-#include "orchestration/fair_share.hpp"
-#include "orchestration/placed_training.hpp"
 #include "orchestration/reservation.hpp"
 #include "orchestration/slurm_config.hpp"
 #include "orchestration/slurm_simulator.hpp"
@@ -40,54 +35,18 @@ namespace {
 namespace orch = fmsim::orchestration;
 using nlohmann::json;
 
+/// The flags resolved by jobspec::resolve_cluster_job, and what to write.
 struct ClusterFlags {
-  std::string cluster = "p5en.48xlarge:128";
-  std::string scheduler = "slurm";
-  std::string slurm_conf;
-  std::string topology_conf;
-  std::string placement;  ///< consecutive | tree | block (overrides TopologyPlugin)
-  std::string policy;     ///< backfill | fifo (overrides SchedulerType)
-  std::string trace;
-  std::vector<std::string> trace_map;
-  double limit_factor = 2.0;
-  int synthetic = 0;
-  std::string arrival = "5m";
-  std::uint64_t seed = 1;
-  double days = 0;
-  std::vector<std::string> compare;
-  std::string node_failure_rate;
-  int spares = 0;
-  std::string detect = "1m", repair = "48h", replace = "10m", restart = "3m";
-  std::string checkpoint;  ///< checkpoint interval for jobs without one
+  jobspec::ClusterFlags job;
   bool json = false;
   std::string report;
   std::string jobs_csv;
   std::string write_trace;
-  std::vector<std::string> queues;  ///< k8s: TEAM=NODES[:BORROW]
-  std::string queueing = "best-effort";
-  bool no_preemption = false;
-  std::string associations;               ///< sacctmgr dump (accounts, users, Fairshare=)
-  std::string reservations_file;          ///< reservation lines (scontrol syntax)
-  std::vector<std::string> reservations;  ///< --reservation LINE, repeatable
-  std::string sigterm_checkpoint;         ///< jobs write a checkpoint on SIGTERM in this long
-  MetricsFlags metrics;                   ///< --metrics-out DIR: the Slurm exporter's series
+  MetricsFlags metrics;  ///< --metrics-out DIR: the Slurm exporter's series
 };
 
-struct Variant {
-  std::string name;
-  orch::SlurmConfig config;
-  orch::SimulationOptions options;
-  int spares = 0;
-};
-
-std::string read_text(const std::string& path, const std::string& flag) { return read_file(path, flag); }
-
-orch::Placement parse_placement(const std::string& text, const std::string& flag) {
-  if (text == "consecutive" || text == "none") return orch::Placement::Consecutive;
-  if (text == "tree") return orch::Placement::Tree;
-  if (text == "block") return orch::Placement::Block;
-  throw core::InputError::flag(flag, fmt::format("'{}' is not allowed; use consecutive, tree or block", text));
-}
+using Variant = jobspec::ClusterPolicy;
+using PlacedTraining = jobspec::PlacedTraining;
 
 std::string placement_name(orch::Placement p) {
   switch (p) {
@@ -96,114 +55,6 @@ std::string placement_name(orch::Placement p) {
     case orch::Placement::Consecutive: break;
   }
   return "topology/none";
-}
-
-/// One --compare entry applied on top of the base: fifo, backfill, consecutive, tree, block,
-/// spares=N, bf_window=MIN, bf_max_job_test=N, multifactor, basic.
-Variant apply_variant(Variant v, const std::string& entry, const orch::ClusterLayout& layout) {
-  v.name = entry;
-  const auto eq = entry.find('=');
-  const std::string key = entry.substr(0, eq);
-  const std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
-  auto int_value = [&](int lo) {
-    try {
-      std::size_t used = 0;
-      const int n = std::stoi(value, &used);
-      if (used == value.size() && n >= lo) return n;
-    } catch (const std::exception&) {}
-    throw core::InputError::flag("--compare",
-                                 fmt::format("{}: '{}' is not a whole number of at least {}", key, value, lo));
-  };
-  if (entry == "fifo")
-    v.config.backfill = false;
-  else if (entry == "backfill")
-    v.config.backfill = true;
-  else if (entry == "basic")
-    v.config.multifactor = false;
-  else if (entry == "multifactor")
-    v.config.multifactor = true;
-  else if (entry == "consecutive" || entry == "tree" || entry == "block") {
-    v.config.placement = parse_placement(entry, "--compare");
-    if (v.config.placement == orch::Placement::Block && layout.block_size == 0)
-      throw core::InputError::flag("--compare", "block placement needs NVLink blocks (an UltraServer cluster)");
-  } else if (key == "spares") {
-    v.spares = int_value(0);
-    v.options.failures.spares = v.spares;
-  } else if (key == "bf_window")
-    v.config.bf_window_s = int_value(1) * 60.0;
-  else if (key == "bf_max_job_test")
-    v.config.bf_max_job_test = int_value(1);
-  else if (key == "bf_interval")
-    v.config.bf_interval_s = int_value(1);
-  else
-    throw core::InputError::flag("--compare",
-                                 fmt::format("'{}' is not a policy; use fifo, backfill, basic, multifactor, "
-                                             "consecutive, tree, block, spares=N, bf_window=MIN, "
-                                             "bf_max_job_test=N or bf_interval=S",
-                                             entry));
-  return v;
-}
-
-/// Training jobs of the workload (trace rows with a model): each distinct (model, layout, batch,
-/// sequence, nodes) gets one step model; its ideal step time (on the best nodes) sets the job's
-/// run time, and the simulator asks for its slowdown on the nodes each start gets.
-struct PlacedTraining {
-  std::unique_ptr<orch::PlacedStepModel> model;
-  std::vector<int> handle;         ///< per job (input order); -1 = not a training job
-  std::vector<double> ideal_step;  ///< per handle, s
-  std::vector<std::string> label;  ///< per handle: model and layout
-};
-
-PlacedTraining attach_training(std::vector<orch::JobSpec>& jobs, const orch::ClusterLayout& layout,
-                               const hardware::ClusterSpec& spec, const ClusterFlags& f, Context& ctx) {
-  PlacedTraining p;
-  p.handle.assign(jobs.size(), -1);
-  std::map<std::string, int> by_key;
-  std::vector<long long> batch_tokens;  // per handle: gbs x seq
-  std::optional<training::Calibration> calibration;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    auto& j = jobs[i];
-    const auto& w = j.training;
-    if (w.model.empty()) continue;
-    if (!p.model) p.model = std::make_unique<orch::PlacedStepModel>(layout, spec);
-    if (!calibration) calibration = jobspec::load_stack_calibration("", "megatron");
-    const std::string key =
-        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", w.model, w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq, j.request.nodes);
-    auto it = by_key.find(key);
-    if (it == by_key.end()) {
-      jobspec::TrainingJobFlags t;  // `fmsim train`'s defaults but for these
-      t.model = w.model;
-      t.cluster = f.cluster;
-      t.gpus = j.request.nodes * layout.gpus_per_node;
-      std::tie(t.tp, t.pp, t.cp, t.ep, t.gbs, t.seq) = std::tie(w.tp, w.pp, w.cp, w.ep, w.gbs, w.seq);
-      training::TrainingJob job;
-      try {
-        job = jobspec::make_training_job(t, ctx.catalog());
-      } catch (const core::InputError& e) {
-        throw core::InputError::flag(
-            f.trace.empty() ? "--trace" : f.trace,
-            fmt::format("job {} ({} on {} nodes): {}: {}", j.id, w.model, j.request.nodes, e.field(), e.message()));
-      }
-      const int h = p.model->add_job(job, *calibration);
-      const double ideal = p.model->ideal_step_time(h);
-      if (ideal <= 0)
-        throw core::InputError::flag(
-            f.trace, fmt::format("job {}: {} with tp {} pp {} cp {} ep {} on {} nodes has no feasible step", j.id,
-                                 w.model, w.tp, w.pp, w.cp, w.ep, j.request.nodes));
-      p.ideal_step.push_back(ideal);
-      p.label.push_back(fmt::format("{} tp{} pp{}{}{} gbs {}", w.model, w.tp, w.pp,
-                                    w.cp > 1 ? fmt::format(" cp{}", w.cp) : "",
-                                    w.ep > 1 ? fmt::format(" ep{}", w.ep) : "", job.layout.global_batch));
-      batch_tokens.push_back(job.layout.global_batch * job.seq_len);
-      it = by_key.emplace(key, h).first;
-    }
-    const int h = it->second;
-    p.handle[i] = h;
-    const double steps = std::ceil(w.tokens / static_cast<double>(batch_tokens[static_cast<std::size_t>(h)]));
-    if (j.run_s <= 0) j.run_s = std::max(1.0, steps * p.ideal_step[static_cast<std::size_t>(h)]);
-    if (j.time_limit_s <= 0) j.time_limit_s = std::ceil(j.run_s * f.limit_factor / 60.0) * 60.0;
-  }
-  return p;
 }
 
 std::string hours(double s) {
@@ -480,157 +331,18 @@ std::string html_report(const std::string& heading, const orch::ClusterLayout& l
   return report::render_html(doc);
 }
 
-void run_cluster(const ClusterFlags& f, Context& ctx) {
-  if (f.scheduler != "slurm" && f.scheduler != "k8s")
-    throw core::InputError::flag("--scheduler", fmt::format("'{}' is not allowed; use slurm or k8s", f.scheduler));
-  const bool k8s = f.scheduler == "k8s";
-  if (!k8s && !f.queues.empty()) throw core::InputError::flag("--queues", "applies to --scheduler k8s only");
-  const auto spec = config::parse_cluster(ctx.catalog(), f.cluster);
-  auto layout = orch::layout_from_cluster(spec);
-  orch::SlurmConfig base;
-  base.placement = layout.block_size > 0 ? orch::Placement::Block : orch::Placement::Tree;
-  std::string conf_note = "Slurm 22.05 defaults";
-  if (!f.slurm_conf.empty()) {
-    const auto file = orch::parse_slurm_conf(read_text(f.slurm_conf, "--slurm-conf"), f.slurm_conf);
-    base = file.config;
-    conf_note = f.slurm_conf;
-    if (!file.node_names.empty()) {
-      if (static_cast<int>(file.node_names.size()) != layout.nodes())
-        throw core::InputError::flag("--slurm-conf",
-                                     fmt::format("{} defines {} nodes but --cluster {} has {}", f.slurm_conf,
-                                                 file.node_names.size(), f.cluster, layout.nodes()));
-      layout.node_names = file.node_names;  // the catalog's switches and blocks, the file's names
-    }
-    if (file.topology_plugin.empty()) base.placement = orch::Placement::Consecutive;
-  }
-  if (!f.topology_conf.empty())
-    orch::apply_topology_conf(layout, read_text(f.topology_conf, "--topology-conf"), f.topology_conf);
-  if (!f.associations.empty())
-    base.associations =
-        orch::FairShareTree::parse_sacctmgr_dump(read_text(f.associations, "--associations"), f.associations);
-  // Reservations (Capacity Blocks add their nodes to the layout, so before the workload).
-  const int cluster_nodes = layout.nodes();  // without Capacity Blocks: what synthetic jobs are sized to
-  {
-    std::string text = f.reservations_file.empty() ? std::string() : read_text(f.reservations_file, "--reservations");
-    const std::string source = f.reservations_file.empty() ? std::string("--reservation") : f.reservations_file;
-    if (!text.empty() && text.back() != '\n') text += '\n';
-    for (const auto& line : f.reservations) text += line + "\n";
-    if (!text.empty()) base.reservations = orch::parse_reservations(text, source, layout);
-  }
-  if (!f.placement.empty()) base.placement = parse_placement(f.placement, "--placement");
-  if (base.placement == orch::Placement::Block && layout.block_size == 0)
-    throw core::InputError::flag("--placement",
-                                 "block placement needs NVLink blocks (an UltraServer cluster or BlockName lines)");
-  if (!f.policy.empty()) {
-    if (f.policy != "fifo" && f.policy != "backfill")
-      throw core::InputError::flag("--policy", fmt::format("'{}' is not allowed; use backfill or fifo", f.policy));
-    base.backfill = f.policy == "backfill";
-  }
-
-  // The workload.
-  std::vector<orch::JobSpec> jobs;
-  std::string workload_note;
-  if (!f.trace.empty() && f.synthetic > 0)
-    throw core::InputError::flag("--synthetic", "give --trace or --synthetic, not both");
-  if (!f.trace.empty()) {
-    orch::TraceOptions topt;
-    topt.gpus_per_node = layout.gpus_per_node;
-    topt.limit_factor = f.limit_factor;
-    topt.max_nodes = layout.nodes();
-    const int part = base.partition_index("");
-    if (part >= 0) topt.max_limit_s = base.partitions[static_cast<std::size_t>(part)].max_time_s;
-    for (const auto& m : f.trace_map) {
-      const auto eq = m.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
-        throw core::InputError::flag("--trace-map", fmt::format("'{}' is not FIELD=COLUMN", m));
-      topt.column_for[m.substr(0, eq)] = m.substr(eq + 1);
-    }
-    jobs = orch::parse_trace_csv(read_text(f.trace, "--trace"), f.trace, topt);
-    workload_note = fmt::format("{} jobs from {}", jobs.size(), f.trace);
-  } else {
-    orch::SyntheticWorkloadSpec w;
-    w.jobs = f.synthetic > 0 ? f.synthetic : 1000;
-    w.mean_interarrival_s = config::parse_duration_flag(f.arrival, "--arrival").value();
-    if (w.mean_interarrival_s <= 0) throw core::InputError::flag("--arrival", "must be more than 0");
-    w.seed = f.seed;
-    jobs = orch::generate_workload(w, cluster_nodes);
-    workload_note = fmt::format(
-        "{} synthetic jobs (pre-training 10%, fine-tuning 30%, evaluation 60%), one every {} on "
-        "average, seed {}",
-        w.jobs, f.arrival, f.seed);
-  }
-  if (!f.checkpoint.empty()) {
-    const double c = config::parse_duration_flag(f.checkpoint, "--checkpoint-interval").value();
-    for (auto& j : jobs)
-      if (j.checkpoint_interval_s <= 0) j.checkpoint_interval_s = c;
-  }
-  auto placed = attach_training(jobs, layout, spec, f, ctx);
-  if (!f.sigterm_checkpoint.empty()) {
-    const double c = config::parse_duration_flag(f.sigterm_checkpoint, "--sigterm-checkpoint").value();
-    for (auto& j : jobs) j.sigterm_checkpoint_s = c;
-  }
-  if (!f.write_trace.empty()) write_file_atomically(f.write_trace, orch::write_trace_csv(jobs), "--write-trace");
-
-  Variant base_variant;
-  base_variant.name = base.backfill ? "backfill" : "fifo";
-  base_variant.config = base;
-  auto& o = base_variant.options;
-  o.horizon_s = f.days > 0 ? f.days * 86400.0 : 0.0;
-  if (f.days < 0) throw core::InputError::flag("--days", "must be 0 (until every job ends) or more");
-  if (!f.node_failure_rate.empty()) {
-    const auto data = config::load_failure_data();
-    o.failures.rate_per_node_hour = config::parse_node_failure_rate(data, f.node_failure_rate, "--node-failure-rate");
-  }
-  if (f.spares < 0) throw core::InputError::flag("--spares", "must be 0 or more");
-  o.failures.spares = f.spares;
-  base_variant.spares = f.spares;
-  o.failures.detect_s = config::parse_duration_flag(f.detect, "--detect").value();
-  o.failures.repair_s = config::parse_duration_flag(f.repair, "--repair").value();
-  o.failures.replace_s = config::parse_duration_flag(f.replace, "--replace").value();
-  o.failures.restart_s = config::parse_duration_flag(f.restart, "--restart").value();
-  o.failures.seed = f.seed;
-  if (k8s) {
-    auto& kq = o.kueue;
-    kq.enabled = true;
-    if (f.queueing != "best-effort" && f.queueing != "strict")
-      throw core::InputError::flag("--queueing",
-                                   fmt::format("'{}' is not allowed; use best-effort or strict", f.queueing));
-    kq.strict_fifo = f.queueing == "strict";
-    kq.reclaim_within_cohort = kq.within_cluster_queue = !f.no_preemption;
-    for (const auto& q : f.queues) {
-      const auto eq = q.find('=');
-      orch::ClusterQueueConfig c;
-      try {
-        if (eq == std::string::npos || eq == 0) throw std::invalid_argument("");
-        c.name = q.substr(0, eq);
-        const std::string rest = q.substr(eq + 1);
-        const auto colon = rest.find(':');
-        std::size_t used = 0;
-        c.nominal_nodes = std::stoi(rest.substr(0, colon), &used);
-        if (used != rest.substr(0, colon).size() || c.nominal_nodes < 0) throw std::invalid_argument("");
-        if (colon != std::string::npos) {
-          c.borrowing_limit = std::stoi(rest.substr(colon + 1), &used);
-          if (used != rest.size() - colon - 1 || c.borrowing_limit < 0) throw std::invalid_argument("");
-        }
-      } catch (const std::exception&) {
-        throw core::InputError::flag("--queues",
-                                     fmt::format("'{}' is not TEAM=NODES or TEAM=NODES:BORROW (whole numbers)", q));
-      }
-      kq.queues.push_back(c);
-    }
-    base_variant.name = "kueue";
-  }
-  o.utilisation_bucket_s = std::max(60.0, (o.horizon_s > 0 ? o.horizon_s : 30 * 86400.0) / 720.0);
-  if (placed.model)
-    o.slowdown = [&placed](int job, const std::vector<int>& nodes) {
-      const int h = placed.handle[static_cast<std::size_t>(job)];
-      if (h < 0) return 1.0;
-      const double t = placed.model->step_time(h, nodes);
-      return t > 0 ? t / placed.ideal_step[static_cast<std::size_t>(h)] : 1.0;
-    };
-
-  std::vector<Variant> variants{base_variant};
-  for (const auto& c : f.compare) variants.push_back(apply_variant(base_variant, c, layout));
+void run_cluster(const ClusterFlags& out, Context& ctx) {
+  const auto& f = out.job;
+  const jobspec::ClusterJob job = jobspec::resolve_cluster_job(f, ctx.catalog());
+  const auto& layout = job.layout;
+  const auto& jobs = job.jobs;
+  const auto& placed = *job.placed;
+  const bool k8s = job.k8s;
+  const std::string& conf_note = job.conf_note;
+  const std::string& workload_note = job.workload_note;
+  if (!out.write_trace.empty()) write_file_atomically(out.write_trace, orch::write_trace_csv(jobs), "--write-trace");
+  const auto& variants = job.policies;
+  const auto& o = variants[0].options;
   std::vector<orch::SimulationResult> results;
   std::vector<orch::ClusterSummary> sums;
   std::vector<double> walls;
@@ -652,14 +364,14 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
   const std::string heading =
       fmt::format("{} x {} ({} GPUs), {}; {}; {}", layout.nodes(), layout.instance_type,
                   layout.nodes() * layout.gpus_per_node, placement_name(c0.placement), sched_text, workload_note);
-  if (!f.jobs_csv.empty()) write_file_atomically(f.jobs_csv, jobs_csv(layout, results[0]), "--jobs-csv");
-  if (!f.report.empty())
-    write_file_atomically(f.report, html_report(heading, layout, variants, sums, results, placed, c0.reservations),
+  if (!out.jobs_csv.empty()) write_file_atomically(out.jobs_csv, jobs_csv(layout, results[0]), "--jobs-csv");
+  if (!out.report.empty())
+    write_file_atomically(out.report, html_report(heading, layout, variants, sums, results, placed, c0.reservations),
                           "--report");
-  const auto metrics = write_cluster_metrics_file(f.metrics, layout, c0, jobs, variants[0].options);
+  const auto metrics = write_cluster_metrics_file(out.metrics, layout, c0, jobs, variants[0].options);
 
-  if (f.json) {
-    json out{{"cluster",
+  if (out.json) {
+    json doc{{"cluster",
               {{"instance_type", layout.instance_type},
                {"nodes", layout.nodes()},
                {"gpus_per_node", layout.gpus_per_node},
@@ -684,7 +396,7 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
                       {"nodes", orch::hostlist(layout, r.nodes)},
                       {"node_count", r.nodes.size()},
                       {"capacity_block", r.capacity_block}});
-    out["reservations"] = resv;
+    doc["reservations"] = resv;
     json policies = json::array();
     for (std::size_t i = 0; i < variants.size(); ++i) {
       json p{{"name", variants[i].name},
@@ -699,9 +411,9 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
       if (i == 0) p["jobs"] = jobs_json(layout, results[i], jobs, placed);
       policies.push_back(p);
     }
-    out["policies"] = policies;
-    if (metrics) out["metrics"] = *metrics;
-    std::cout << out.dump(2) << "\n";
+    doc["policies"] = policies;
+    if (metrics) doc["metrics"] = *metrics;
+    std::cout << doc.dump(2) << "\n";
     return;
   }
   std::cout << "Cluster:   " << layout.nodes() << " x " << layout.instance_type << " ("
@@ -735,8 +447,8 @@ void run_cluster(const ClusterFlags& f, Context& ctx) {
   for (std::size_t i = 0; i < variants.size(); ++i)
     std::cout << fmt::format(" {:.2f} s ({})", walls[i], variants[i].name);
   std::cout << ".\n";
-  if (!f.report.empty()) std::cout << "Wrote " << f.report << "\n";
-  if (!f.jobs_csv.empty()) std::cout << "Wrote " << f.jobs_csv << " (per job, " << variants[0].name << ")\n";
+  if (!out.report.empty()) std::cout << "Wrote " << out.report << "\n";
+  if (!out.jobs_csv.empty()) std::cout << "Wrote " << out.jobs_csv << " (per job, " << variants[0].name << ")\n";
   if (metrics) std::cout << metrics_line(*metrics);
 }
 
@@ -758,66 +470,68 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
       "cluster",
       "Replay a job trace on a shared cluster through a twin of Slurm's scheduler (waits, utilisation, "
       "fragmentation, goodput, cost)");
-  cmd->add_option("--cluster", f->cluster, "Cluster: SYSTEM:COUNT (default p5en.48xlarge:128)")->type_name("SPEC");
-  cmd->add_option("--scheduler", f->scheduler, "slurm (default) or k8s (Kubernetes with Kueue queues)");
-  list_option(cmd, "--queues", f->queues,
+  cmd->add_option("--cluster", f->job.cluster, "Cluster: SYSTEM:COUNT (default p5en.48xlarge:128)")->type_name("SPEC");
+  cmd->add_option("--scheduler", f->job.scheduler, "slurm (default) or k8s (Kubernetes with Kueue queues)");
+  list_option(cmd, "--queues", f->job.queues,
               "k8s: ClusterQueues TEAM=NODES[:BORROW] (nominal quota and borrowing limit "
               "in nodes; default an equal share per team, unlimited borrowing)");
-  cmd->add_option("--queueing", f->queueing, "k8s: best-effort (BestEffortFIFO, default) or strict (StrictFIFO)");
-  cmd->add_flag("--no-preemption", f->no_preemption, "k8s: no reclaiming within the cohort, no priority preemption");
-  cmd->add_option("--slurm-conf", f->slurm_conf,
+  cmd->add_option("--queueing", f->job.queueing, "k8s: best-effort (BestEffortFIFO, default) or strict (StrictFIFO)");
+  cmd->add_flag("--no-preemption", f->job.no_preemption,
+                "k8s: no reclaiming within the cohort, no priority preemption");
+  cmd->add_option("--slurm-conf", f->job.slurm_conf,
                   "slurm.conf: SchedulerType, SchedulerParameters, PriorityType and "
                   "weights, PreemptType/Mode, TopologyPlugin, NodeName and PartitionName lines")
       ->type_name("FILE");
-  cmd->add_option("--topology-conf", f->topology_conf,
+  cmd->add_option("--topology-conf", f->job.topology_conf,
                   "topology.conf (SwitchName or BlockName lines); default: the "
                   "catalog layout (fmsim topology)")
       ->type_name("FILE");
-  cmd->add_option("--placement", f->placement,
+  cmd->add_option("--placement", f->job.placement,
                   "consecutive | tree | block (default: TopologyPlugin, else block for "
                   "UltraServers and tree otherwise)");
-  cmd->add_option("--policy", f->policy, "backfill | fifo (sched/builtin) (default: SchedulerType, else backfill)");
-  cmd->add_option("--trace", f->trace, "Job trace CSV (fmsim, Helios/Acme, Philly or PAI columns; see --trace-map)")
+  cmd->add_option("--policy", f->job.policy, "backfill | fifo (sched/builtin) (default: SchedulerType, else backfill)");
+  cmd->add_option("--trace", f->job.trace, "Job trace CSV (fmsim, Helios/Acme, Philly or PAI columns; see --trace-map)")
       ->type_name("FILE");
-  list_option(cmd, "--trace-map", f->trace_map,
+  list_option(cmd, "--trace-map", f->job.trace_map,
               "FIELD=COLUMN: read a field from another column (fields: id, submit, "
               "nodes, gpus, duration, start, end, time_limit, partition, account, "
               "user, nice, qos, kind, state, segment, checkpoint_interval)");
-  cmd->add_option("--limit-factor", f->limit_factor, "Traces without time limits: limit = duration x this (default 2)");
-  cmd->add_option("--synthetic", f->synthetic, "Generate this many jobs instead of a trace (default 1000)");
-  duration_option(cmd, "--arrival", f->arrival, "Synthetic: mean time between submissions (default 5m)");
-  cmd->add_option("--seed", f->seed, "Synthetic workload and failure seed (default 1)");
-  cmd->add_option("--days", f->days, "Stop after this many days (default: when every job has ended)");
-  list_option(cmd, "--compare", f->compare,
+  cmd->add_option("--limit-factor", f->job.limit_factor,
+                  "Traces without time limits: limit = duration x this (default 2)");
+  cmd->add_option("--synthetic", f->job.synthetic, "Generate this many jobs instead of a trace (default 1000)");
+  duration_option(cmd, "--arrival", f->job.arrival, "Synthetic: mean time between submissions (default 5m)");
+  cmd->add_option("--seed", f->job.seed, "Synthetic workload and failure seed (default 1)");
+  cmd->add_option("--days", f->job.days, "Stop after this many days (default: when every job has ended)");
+  list_option(cmd, "--compare", f->job.compare,
               "Also run these policies: fifo, backfill, basic, multifactor, consecutive, "
               "tree, block, spares=N, bf_window=MIN, bf_max_job_test=N, bf_interval=S");
-  cmd->add_option("--node-failure-rate", f->node_failure_rate,
+  cmd->add_option("--node-failure-rate", f->job.node_failure_rate,
                   "Node failures per 1000 node-days, or a published rate "
                   "(e.g. meta-rsc1); default none")
       ->type_name("RATE");
-  cmd->add_option("--spares", f->spares, "Spare nodes that replace failed ones (HyperPod auto-resume; default 0)");
-  duration_option(cmd, "--detect", f->detect, "Failure detection time (default 1m)");
-  duration_option(cmd, "--repair", f->repair, "Time to repair a failed node (default 48h)");
-  duration_option(cmd, "--replace", f->replace, "Time to swap a spare in (default 10m)");
-  duration_option(cmd, "--restart", f->restart, "Relaunch of a requeued job before it makes progress (default 3m)");
-  cmd->add_option("--associations", f->associations,
+  cmd->add_option("--spares", f->job.spares, "Spare nodes that replace failed ones (HyperPod auto-resume; default 0)");
+  duration_option(cmd, "--detect", f->job.detect, "Failure detection time (default 1m)");
+  duration_option(cmd, "--repair", f->job.repair, "Time to repair a failed node (default 48h)");
+  duration_option(cmd, "--replace", f->job.replace, "Time to swap a spare in (default 10m)");
+  duration_option(cmd, "--restart", f->job.restart, "Relaunch of a requeued job before it makes progress (default 3m)");
+  cmd->add_option("--associations", f->job.associations,
                   "sacctmgr dump of accounts and users with Fairshare= shares, for "
                   "the fair-share factor (Fair Tree; classic with PriorityFlags=NO_FAIR_TREE)")
       ->type_name("FILE");
-  cmd->add_option("--reservations", f->reservations_file,
+  cmd->add_option("--reservations", f->job.reservations_file,
                   "Reservations and Capacity Blocks, one per line in scontrol "
                   "syntax (ReservationName= StartTime= Duration=|EndTime= "
                   "Nodes=|NodeCnt= [CapacityBlock=YES])")
       ->type_name("FILE");
-  cmd->add_option("--reservation", f->reservations,
+  cmd->add_option("--reservation", f->job.reservations,
                   "One reservation line as in --reservations (repeatable); jobs use "
                   "it through the trace's reservation column")
       ->type_name("LINE");
-  duration_option(cmd, "--sigterm-checkpoint", f->sigterm_checkpoint,
+  duration_option(cmd, "--sigterm-checkpoint", f->job.sigterm_checkpoint,
                   "Preempted jobs write a checkpoint on SIGTERM "
                   "taking this long (kept when within KillWait; "
                   "default: they exit without one)");
-  duration_option(cmd, "--checkpoint-interval", f->checkpoint,
+  duration_option(cmd, "--checkpoint-interval", f->job.checkpoint,
                   "Checkpoint interval of jobs that have none (default: "
                   "the trace's, else none: a failure loses the whole run)");
   cmd->add_flag("--json", f->json,

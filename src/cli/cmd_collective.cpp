@@ -9,8 +9,10 @@
 
 #include "cli/commands.hpp"
 #include "collectives/cost_model.hpp"
+#include "collectives/datatype.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/collectives_calibration.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "topology/group.hpp"
@@ -33,17 +35,6 @@ struct CollectiveArgs {
   std::string calibration;
   bool json = false;
 };
-
-/// nccl-tests data types and their sizes.
-int dtype_size(const std::string& dtype) {
-  const std::string d = core::to_lower(dtype);
-  if (d == "int8" || d == "uint8" || d == "fp8" || d == "char") return 1;
-  if (d == "half" || d == "float16" || d == "fp16" || d == "bfloat16" || d == "bf16") return 2;
-  if (d == "float" || d == "float32" || d == "fp32" || d == "int32" || d == "int" || d == "uint32") return 4;
-  if (d == "double" || d == "float64" || d == "fp64" || d == "int64" || d == "uint64") return 8;
-  throw core::InputError::flag(
-      "--dtype", core::unknown_name_message("data type", dtype, {"int8", "half", "bfloat16", "float", "double"}));
-}
 
 core::Bytes parse_size(const std::string& text, const std::string& flag) {
   const auto parsed = core::parse_bytes(text);
@@ -73,7 +64,7 @@ void run_collective(const CollectiveArgs& a, Context& ctx) {
                                  core::unknown_name_message("protocol", a.proto, {"auto", "LL", "LL128", "Simple"}));
   }
   options.protocol = *proto;
-  const int elem = dtype_size(a.dtype);
+  const int elem = collectives::element_bytes(config::word_flag(collectives::kDataTypeWords, a.dtype, "--dtype"));
   const core::Bytes min_b = parse_size(a.min_bytes, "--min-bytes");
   const core::Bytes max_b = parse_size(a.max_bytes, "--max-bytes");
   if (max_b < min_b) throw core::InputError::flag("--max-bytes", "must be at least --min-bytes");

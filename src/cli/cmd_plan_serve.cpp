@@ -74,19 +74,22 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
   for (const auto& r : results) {
     if (!r.feasible || static_cast<int>(t.rows.size()) >= o.top) continue;
     if (best == nullptr) best = &r;
-    const std::string gpus =
-        r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
-    t.rows.push_back({std::to_string(t.rows.size() + 1), r.system, r.layout, r.mode, fmt::format("{:.2f}", r.max_rate),
+    const std::string gpus = r.mode == serving::ServingMode::Disaggregated
+                                 ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus)
+                                 : std::to_string(r.gpus);
+    t.rows.push_back({std::to_string(t.rows.size() + 1), r.system, r.layout,
+                      std::string(serving::kServingModeWords.name(r.mode)), fmt::format("{:.2f}", r.max_rate),
                       fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), fmt::format("{:.0f}", r.ttft_p99 * 1e3),
                       fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour),
                       money(r.cost_per_million_output_tokens)});
   }
   if (best != nullptr) {
     t.highlight_row = 0;
-    plans.add(report::KeyFigures{{{"best", best->system + " " + best->layout + " " + best->mode},
-                                  {"$/M output tokens", money(best->cost_per_million_output_tokens)},
-                                  {"$/hour", money(best->cost_per_hour)},
-                                  {"tok/s per GPU", fmt::format("{:.0f}", best->output_tokens_per_s_per_gpu)}}});
+    plans.add(report::KeyFigures{
+        {{"best", best->system + " " + best->layout + " " + std::string(serving::kServingModeWords.name(best->mode))},
+         {"$/M output tokens", money(best->cost_per_million_output_tokens)},
+         {"$/hour", money(best->cost_per_hour)},
+         {"tok/s per GPU", fmt::format("{:.0f}", best->output_tokens_per_s_per_gpu)}}});
     plans.add(std::move(t));
   } else {
     plans.add(report::Paragraph{"No deployment meets the SLO.", report::ParagraphStyle::Warning});
@@ -258,7 +261,7 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       for (const auto& r : results) {
         plans.push_back({{"system", r.system},
                          {"layout", r.layout},
-                         {"mode", r.mode},
+                         {"mode", std::string(serving::kServingModeWords.name(r.mode))},
                          {"gpus_per_replica", r.gpus_per_replica},
                          {"feasible", r.feasible},
                          {"reason", r.reason},
@@ -308,12 +311,13 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       if (shown >= o.top) break;
       if (!r.feasible) continue;
       ++shown;
-      const std::string gpus =
-          r.mode == "disaggregated" ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus) : std::to_string(r.gpus);
-      t.add({std::to_string(shown), r.system, r.layout, r.mode, fmt::format("{:.2f}", r.max_rate),
-             fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), fmt::format("{:.0f}", r.ttft_p99 * 1e3),
-             fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus, money(r.cost_per_hour),
-             money(r.cost_per_million_output_tokens)});
+      const std::string gpus = r.mode == serving::ServingMode::Disaggregated
+                                   ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus)
+                                   : std::to_string(r.gpus);
+      t.add({std::to_string(shown), r.system, r.layout, std::string(serving::kServingModeWords.name(r.mode)),
+             fmt::format("{:.2f}", r.max_rate), fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu),
+             fmt::format("{:.0f}", r.ttft_p99 * 1e3), fmt::format("{:.1f}", r.tpot_p99 * 1e3), gpus,
+             money(r.cost_per_hour), money(r.cost_per_million_output_tokens)});
     }
     if (shown == 0) {
       std::cout << "No deployment meets the SLO.\n";

@@ -250,6 +250,16 @@ void add_rl_command(CLI::App& app, Context& ctx) {
          "(NeMo-RL, verl); when-needed: only when training and the engine's memory share do not fit together "
          "(TRL colocate without vLLM sleep)")
       ->capture_default_str();
+  cmd->add_option("--trainer-offload", o->trainer_offload,
+                  "What the trainer keeps in host memory between its phases (loaded before and offloaded after "
+                  "each): none, params+optimizer (verl FSDP param_offload + optimizer_offload), "
+                  "params+grads+optimizer (Megatron, with grad_offload)")
+      ->capture_default_str();
+  cmd->add_option("--gen-memory", o->gen_memory,
+                  "Share of HBM the rollout engine takes (vLLM gpu_memory_utilization; default 0.6 colocated, 0.9 "
+                  "on a generator pool)");
+  cmd->add_option("--fsdp-shard", o->fsdp_shard,
+                  "FSDP hybrid sharding: shard states within groups of this many GPUs (verl fsdp_size; default all)");
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();

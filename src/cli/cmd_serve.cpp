@@ -11,15 +11,12 @@
 #include "cli/serving_flags.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
-#include "jobspec/checkpoint.hpp"
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
 #include "observability/prometheus_histogram.hpp"
 #include "serving/vllm_buckets.hpp"
-#include "storage/checkpoint_io.hpp"
 #include "telemetry/serving_metrics.hpp"
 #include "training/comm_adapter.hpp"
-#include "workload/parameter_count.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -29,143 +26,11 @@ struct ServeOptions {
   bool json = false;
   std::string trace, metrics, timeseries;
   MetricsFlags metrics_out;
-  std::string router = "least-outstanding";  ///< --router
-  std::string disagg;                        ///< --disagg P:D
-  std::string kv_transfer = "layer";         ///< --kv-transfer
-  std::string cold_start;                    ///< --cold-start STORAGE
-  std::string kv_offload;                    ///< --kv-offload host|grace|nvme
+  jobspec::ServeFleetFlags fleet;  ///< --router, --disagg, --kv-transfer
+  std::string cold_start;          ///< --cold-start STORAGE
 };
 
-// The KV tier below HBM named by --kv-offload, from the system's facts: host DRAM over PCIe
-// (the calibration's measured host link), Grace LPDDR5X over NVLink-C2C (Grace systems), or the
-// instance's local NVMe (its read/write rate shared by the node's GPUs). Capacity: the replica's
-// share of the node's DRAM (half of it, the rest left to the OS, the engine and staging) or NVMe.
-serving::Deployment::KvOffload kv_offload_tier(const std::string& name, const serving::Deployment& d) {
-  serving::Deployment::KvOffload t;
-  if (name.empty()) return t;
-  const auto& sys = d.cluster.system;
-  const double share = static_cast<double>(d.gpus()) / std::max(1, sys.gpus_per_node);
-  const std::string n = core::to_lower(name);
-  t.tier = n;
-  if (n == "host") {
-    t.capacity = 0.5 * sys.host_memory.value() * share;
-    t.bandwidth = d.gpu_cal.host_link_bandwidth;
-  } else if (n == "grace") {
-    if (sys.cpu.find("Grace") == std::string::npos) {
-      throw core::InputError::flag("--kv-offload", "grace needs a Grace system (p6e-gb200, u-p6e-gb200x36/x72); " +
-                                                       sys.name + " has " + sys.cpu);
-    }
-    t.capacity = 0.5 * sys.host_memory.value() * share;
-    t.bandwidth = d.gpu_cal.grace_link_bandwidth;
-  } else if (n == "nvme") {
-    if (sys.local_nvme_devices <= 0) throw core::InputError::flag("--kv-offload", sys.name + " has no local NVMe");
-    t.capacity = sys.local_nvme_devices * sys.local_nvme_device_size.value() * share;
-    t.bandwidth = std::min(sys.local_nvme_read.value(), sys.local_nvme_write.value()) / std::max(1, sys.gpus_per_node);
-  } else {
-    throw core::InputError::flag("--kv-offload", "unknown tier '" + name + "'; allowed: host, grace, nvme");
-  }
-  if (t.capacity <= 0 || t.bandwidth <= 0)
-    throw core::InputError::flag("--kv-offload", "the catalog has no size or rate for this tier on " + sys.name);
-  return t;
-}
-
-// Loading the weights onto a replica's GPUs before its first token, from a storage tier.
-struct ColdStart {
-  std::string tier;
-  double bytes = 0;  ///< weights of one replica
-  double seconds = 0;
-  std::string bottleneck;
-};
-
-// The storage module's load of a checkpoint holding only the weights, read by every GPU of the
-// replica (each its own shard), from the tier `name` of the catalog.
-ColdStart cold_start(const std::string& name, const serving::Deployment& d, const hardware::Catalog& catalog) {
-  jobspec::CheckpointJobFlags flags;
-  flags.storage = name;
-  flags.bytes_per_param = flags.weight_bytes = serving::stored_bytes(d.weights);
-  jobspec::CheckpointJob job;
-  job.cluster = d.cluster;
-  const double params = static_cast<double>(workload::count_parameters(d.model).total);
-  try {
-    jobspec::resolve_checkpoint_storage(job, params, flags, catalog);
-  } catch (const core::InputError& e) {  // the storage resolver names its own --storage flag
-    std::string msg = e.what();
-    if (const auto at = msg.find("--storage: "); at != std::string::npos) msg = msg.substr(at + 11);
-    throw core::InputError::flag("--cold-start", msg);
-  }
-  storage::CheckpointLayout layout;
-  layout.ranks = d.gpus();
-  layout.nodes = std::max(1, (d.gpus() + d.cluster.gpus_per_node() - 1) / d.cluster.gpus_per_node());
-  layout.data_parallel = 1;
-  layout.tensor_parallel = d.tp;
-  layout.sharding = parallelism::Sharding::None;
-  const auto e = storage::estimate_checkpoint(job.contents, layout, job.tier, job.engine, job.node_network);
-  return {job.tier.name, job.contents.weights().value(), e.load.total.value(), storage::to_string(e.load.bottleneck)};
-}
-
-// How the run is laid out: one replica, a routed fleet, or disaggregated pools.
-struct Topology {
-  int instances = 1;            ///< schedulers (replicas, or prefill + decode instances)
-  int prefill = 0, decode = 0;  ///< disaggregated pools (0 = aggregated)
-  serving::RoutingPolicy router = serving::RoutingPolicy::LeastOutstanding;
-  serving::Disaggregation dis;
-  std::string link;  ///< "NVLink" or the network's name (disaggregated)
-};
-
-Topology resolve_topology(const ServeOptions& o, const serving::Deployment& d) {
-  Topology t;
-  t.instances = o.flags.replicas;
-  const std::string r = core::to_lower(o.router);
-  if (r == "round-robin" || r == "rr")
-    t.router = serving::RoutingPolicy::RoundRobin;
-  else if (r == "least-outstanding" || r == "jsq")
-    t.router = serving::RoutingPolicy::LeastOutstanding;
-  else if (r == "prefix-aware" || r == "prefix")
-    t.router = serving::RoutingPolicy::PrefixAware;
-  else
-    throw core::InputError::flag(
-        "--router", "unknown policy '" + o.router + "'; allowed: round-robin, least-outstanding, prefix-aware");
-  if (o.disagg.empty()) return t;
-  const auto colon = o.disagg.find(':');
-  int p = 0, q = 0;
-  try {
-    std::size_t a = 0, b = 0;
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    p = std::stoi(o.disagg.substr(0, colon), &a);
-    q = std::stoi(o.disagg.substr(colon + 1), &b);
-    if (a != colon || b != o.disagg.size() - colon - 1) throw std::invalid_argument("trailing text");
-  } catch (const std::exception&) {
-    throw core::InputError::flag("--disagg", "'" + o.disagg + "' is not P:D (prefill and decode instances, e.g. 1:3)");
-  }
-  if (p < 1 || q < 1 || p > 1024 || q > 1024) throw core::InputError::flag("--disagg", "P and D must be 1 to 1024");
-  if (o.flags.replicas != 1) throw core::InputError::flag("--replicas", "give --replicas or --disagg, not both");
-  t.prefill = p;
-  t.decode = q;
-  t.instances = p + q;
-  t.dis.prefill_replicas = p;
-  t.dis.decode_replicas = q;
-  const std::string k = core::to_lower(o.kv_transfer);
-  if (k == "layer")
-    t.dis.layer_streaming = true;
-  else if (k == "request")
-    t.dis.layer_streaming = false;
-  else
-    throw core::InputError::flag("--kv-transfer", "unknown '" + o.kv_transfer + "'; allowed: layer, request");
-  // Inside one NVLink domain the KV moves GPU to GPU over NVLink; otherwise over the network
-  // (EFA: one node's NICs shared by its GPUs), each at its one-direction rate.
-  const auto& c = d.cluster;
-  if ((p + q) * d.gpus() <= c.system.nvlink_domain_gpus) {
-    t.dis.link_bandwidth = c.gpu.nvlink_per_direction().value();
-    t.dis.link_latency_s = 0.0;  // microseconds against milliseconds of transfer: left out
-    t.link = "NVLink";
-  } else {
-    t.dis.link_bandwidth =
-        c.system.network_bandwidth.value() * c.fabric.efficiency / std::max(1, c.system.gpus_per_node);
-    t.dis.link_latency_s = c.fabric.latency.value();
-    t.link = c.fabric.name.empty() ? "network" : c.fabric.name;
-  }
-  return t;
-}
+using Topology = jobspec::ServeFleet;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -184,6 +49,11 @@ std::vector<serving::IterationSample> downsample(const std::vector<serving::Iter
   return out;
 }
 
+// The tier's word, "" for none.
+std::string offload_tier_name(const serving::Deployment::KvOffload& t) {
+  return t.tier == serving::KvTier::None ? std::string() : std::string(serving::kKvTierWords.name(t.tier));
+}
+
 nlohmann::json stats_json(const serving::LatencyStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
@@ -194,7 +64,7 @@ nlohmann::json topology_json(const Topology& t) {
     j["mode"] = "disaggregated";
     j["prefill_instances"] = t.prefill;
     j["decode_instances"] = t.decode;
-    j["kv_transfer"] = t.dis.layer_streaming ? "layer" : "request";
+    j["kv_transfer"] = std::string(serving::kKvTransferWords.name(t.dis.transfer));
     j["kv_link"] = t.link;
     j["kv_link_bytes_per_s_per_gpu"] = t.dis.link_bandwidth;
   } else {
@@ -269,7 +139,7 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
           {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
           {"preemptions", r.preemptions},
           {"kv_offload",
-           {{"tier", s.deployment.kv_offload.tier},
+           {{"tier", offload_tier_name(s.deployment.kv_offload)},
             {"capacity_bytes", s.deployment.kv_offload.capacity},
             {"bytes_per_s_per_gpu", s.deployment.kv_offload.bandwidth},
             {"offloads", r.offloads}}},
@@ -302,7 +172,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   if (topo.prefill > 0) {
     fmt::print("pools       disaggregated: {} prefill + {} decode instances; KV over {} at {:.0f} GB/s per GPU, {}\n",
                topo.prefill, topo.decode, topo.link, topo.dis.link_bandwidth / 1e9,
-               topo.dis.layer_streaming ? "streamed layer by layer" : "whole request after its prefill");
+               topo.dis.transfer == serving::KvTransfer::Layer ? "streamed layer by layer"
+                                                               : "whole request after its prefill");
   } else if (replicas > 1) {
     fmt::print("fleet       {} replicas behind a {} router\n", replicas, serving::to_string(topo.router));
   }
@@ -347,10 +218,11 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
       "preemptions {} | {} iterations\n",
       m.batch_mean, 100 * m.kv_usage_mean, 100 * m.kv_usage_max, m.queue_mean, m.queue_max, r.preemptions,
       r.iterations.size());
-  if (!d.kv_offload.tier.empty()) {
+  if (d.kv_offload.tier != serving::KvTier::None) {
     fmt::print(
         "KV offload  {}: {:.0f} GB per replica at {:.0f} GB/s per GPU; {} of the {} preemptions moved there and back\n",
-        d.kv_offload.tier, d.kv_offload.capacity / 1e9, d.kv_offload.bandwidth / 1e9, r.offloads, r.preemptions);
+        offload_tier_name(d.kv_offload), d.kv_offload.capacity / 1e9, d.kv_offload.bandwidth / 1e9, r.offloads,
+        r.preemptions);
   }
   if (r.rejected > 0) fmt::print("            {} requests rejected: larger than the whole KV cache\n", r.rejected);
   const auto& p = r.time_by_part;
@@ -461,33 +333,32 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "fsx-persistent2-1000, ... from the catalog) before the first token")
       ->type_name("STORAGE");
   cmd->add_option(
-         "--kv-offload", opts->kv_offload,
+         "--kv-offload", opts->flags.kv_offload,
          "KV tier below HBM: host (DRAM over PCIe), grace (LPDDR5X over NVLink-C2C on GB200), nvme (local SSDs); "
          "when KV runs out, sequences move there and back instead of being recomputed")
       ->type_name("TIER");
   cmd->add_option(
-         "--router", opts->router,
+         "--router", opts->fleet.router,
          "Fleet router with --replicas: round-robin, least-outstanding (join the shortest queue), prefix-aware "
          "(a prefix group's replica unless overloaded)")
       ->capture_default_str();
   cmd->add_option(
-         "--disagg", opts->disagg,
+         "--disagg", opts->fleet.disagg,
          "Disaggregated prefill/decode: P:D instances of the replica layout (e.g. 1:3), simulated as two pools")
       ->type_name("P:D");
-  cmd->add_option("--kv-transfer", opts->kv_transfer,
+  cmd->add_option("--kv-transfer", opts->fleet.kv_transfer,
                   "Disaggregated KV transfer: layer (streamed behind the prefill) or request (whole, after it)")
       ->capture_default_str();
   cmd->callback([opts, &ctx, cmd]() {
     ServeOptions o = *opts;
     apply_serving_job_file(o.flags, *cmd);
     jobspec::ServingSetup s = jobspec::make_serving_setup(o.flags, ctx.catalog());
-    s.deployment.kv_offload = kv_offload_tier(o.kv_offload, s.deployment);
     const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
     const auto requests = serving::make_requests(s.workload);
     engine::TraceBuffer buffer;
-    const Topology topo = resolve_topology(o, s.deployment);
-    std::optional<ColdStart> cold;
-    if (!o.cold_start.empty()) cold = cold_start(o.cold_start, s.deployment, ctx.catalog());
+    const Topology topo = jobspec::resolve_serve_fleet(o.fleet, o.flags.replicas, s.deployment);
+    std::optional<jobspec::ColdStart> cold;
+    if (!o.cold_start.empty()) cold = jobspec::estimate_cold_start(o.cold_start, s.deployment, ctx.catalog());
     engine::TraceSink* sink = o.trace.empty() ? nullptr : &buffer;
     const auto r =
         topo.prefill > 0     ? serving::simulate_disaggregated(model, model, topo.dis, s.workload, requests, sink)

@@ -9,8 +9,11 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "config/cluster_loader.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "orchestration/cluster_layout.hpp"
+#include "orchestration/node_select.hpp"
+#include "orchestration/slurm_simulator.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -48,24 +51,26 @@ nlohmann::json layout_json(const orchestration::ClusterLayout& layout) {
 }
 
 void run_topology(const TopologyFlags& f, Context& ctx) {
+  const bool slurm = config::word_flag(orchestration::kSchedulerKindWords, f.flavour, "flavour") ==
+                     orchestration::SchedulerKind::Slurm;
   const auto cluster = config::parse_cluster(ctx.catalog(), f.cluster);
   if (f.node_prefix.empty() || std::isdigit(static_cast<unsigned char>(f.node_prefix.back())))
     throw core::InputError::flag("--node-prefix", "must be non-empty and not end in a digit (Slurm host lists)");
   const auto layout = orchestration::layout_from_cluster(cluster, f.node_prefix);
   bool blocks = layout.block_size > 0;
   if (!f.plugin.empty()) {
-    if (f.plugin != "tree" && f.plugin != "block")
+    const auto plugin = config::word_flag(orchestration::kPlacementWords, f.plugin, "--plugin");
+    if (plugin == orchestration::Placement::Consecutive)
       throw core::InputError::flag("--plugin", fmt::format("'{}' is not allowed; use tree or block", f.plugin));
-    blocks = f.plugin == "block";
+    blocks = plugin == orchestration::Placement::Block;
   }
-  if (f.flavour == "k8s" && !f.plugin.empty())
-    throw core::InputError::flag("--plugin", "applies to `fmsim topology slurm` only");
-  if (blocks && f.flavour == "slurm" && layout.block_size == 0)
+  if (!slurm && !f.plugin.empty()) throw core::InputError::flag("--plugin", "applies to `fmsim topology slurm` only");
+  if (blocks && slurm && layout.block_size == 0)
     throw core::InputError::flag("--plugin", fmt::format("block needs NVLink blocks of several nodes; {} has none "
                                                          "(UltraServers such as u-p6e-gb200x72 do)",
                                                          cluster.system.name));
   std::string text;
-  if (f.flavour == "slurm") {
+  if (slurm) {
     text = orchestration::write_topology_conf(layout, blocks);
     text += fmt::format("# slurm.conf: TopologyPlugin=topology/{}\n", blocks ? "block" : "tree");
   } else {
@@ -73,8 +78,9 @@ void run_topology(const TopologyFlags& f, Context& ctx) {
   }
   if (f.json) {
     auto out = layout_json(layout);
-    out["flavour"] = f.flavour;
-    if (f.flavour == "slurm") out["topology_plugin"] = blocks ? "topology/block" : "topology/tree";
+    out["flavour"] = std::string(orchestration::kSchedulerKindWords.name(slurm ? orchestration::SchedulerKind::Slurm
+                                                                               : orchestration::SchedulerKind::Kueue));
+    if (slurm) out["topology_plugin"] = blocks ? "topology/block" : "topology/tree";
     out["text"] = text;
     text = out.dump(2) + "\n";
   }
@@ -92,9 +98,7 @@ void add_topology_command(CLI::App& app, Context& ctx) {
   auto flags = std::make_shared<TopologyFlags>();
   auto* cmd = app.add_subcommand(
       "topology", "Write Slurm's topology.conf or Kubernetes node labels for a cluster from the catalog");
-  cmd->add_option("flavour", flags->flavour, "slurm (topology.conf) or k8s (node labels)")
-      ->required()
-      ->check(CLI::IsMember({"slurm", "k8s"}));
+  cmd->add_option("flavour", flags->flavour, "slurm (topology.conf) or k8s (node labels)")->required();
   cmd->add_option("--cluster", flags->cluster, "Cluster: SYSTEM:COUNT (e.g. p5en.48xlarge:128, u-p6e-gb200x72:8)")
       ->type_name("SPEC");
   cmd->add_option("--plugin", flags->plugin,

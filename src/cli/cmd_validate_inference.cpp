@@ -69,12 +69,20 @@ int trtllm_bench_requests(std::int64_t isl, std::int64_t osl) {
   return 1000;
 }
 
+// The row's engine and scenario words ("" when unknown).
+std::string engine_name(const config::InferenceRow& r) {
+  return r.engine ? std::string(serving::kEngineKindWords.name(*r.engine)) : std::string();
+}
+std::string scenario_name(const config::InferenceRow& r) {
+  return r.scenario ? std::string(config::kBenchmarkScenarioWords.name(*r.scenario)) : std::string();
+}
+
 // Requests to simulate for a row: the benchmark's own count where its protocol states it, else
 // enough that the steady state dominates the ramp-up and drain.
 int requests_for(const config::InferenceRow& r, const serving::EngineProfile& e) {
-  if (r.scenario == "static-batch") return r.concurrency;
-  if (r.scenario == "closed-loop") return std::clamp(5 * r.concurrency, 64, 1250);
-  if (e.name == "trtllm") return trtllm_bench_requests(r.isl, r.osl);
+  if (r.scenario == config::BenchmarkScenario::StaticBatch) return r.concurrency;
+  if (r.scenario == config::BenchmarkScenario::ClosedLoop) return std::clamp(5 * r.concurrency, 64, 1250);
+  if (e.kind == serving::EngineKind::TrtLlm) return trtllm_bench_requests(r.isl, r.osl);
   return std::clamp(3 * e.max_num_seqs, 1000, 6144);
 }
 
@@ -104,9 +112,9 @@ RowResult predict(const config::InferenceRow& row, const serving::ServingCalibra
   d.weights = row.weights;
   d.activations = row.activations;
   d.kv = row.kv;
-  const auto* engine = cal.engine(row.engine);
+  const auto* engine = cal.engine(engine_name(row));
   if (!engine) {
-    out.reason = "no engine profile '" + row.engine + "'";
+    out.reason = "no engine profile '" + engine_name(row) + "'";
     return out;
   }
   d.engine = *engine;
@@ -122,12 +130,12 @@ RowResult predict(const config::InferenceRow& row, const serving::ServingCalibra
   wl.arrival = row.arrival;
   wl.concurrency = std::max(1, row.concurrency);
   wl.num_requests = requests_for(row, d.engine);
-  if (row.scenario == "static-batch") d.engine.max_num_seqs = row.concurrency;
+  if (row.scenario == config::BenchmarkScenario::StaticBatch) d.engine.max_num_seqs = row.concurrency;
   const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
   const auto requests = serving::make_requests(wl);
   auto r = serving::simulate(model, wl, requests);
   double steady_tokens_per_s = 0;
-  if (row.scenario == "closed-loop") {
+  if (row.scenario == config::BenchmarkScenario::ClosedLoop) {
     // Benchmarks measure the steady state: the clients' first requests (all sent at once) are
     // warm-up and the last ones (fewer clients left running) the drain; latencies leave both out,
     // throughput counts every request completing between the c-th and the (N-c)-th completion.
@@ -220,9 +228,9 @@ std::map<std::string, std::vector<RowResult>> group_by(const std::vector<RowResu
   return g;
 }
 
-std::string engine_key(const RowResult& r) { return r.row.engine; }
+std::string engine_key(const RowResult& r) { return engine_name(r.row); }
 std::string gpu_key(const RowResult& r) { return r.row.gpu_text; }
-std::string scenario_key(const RowResult& r) { return r.row.scenario; }
+std::string scenario_key(const RowResult& r) { return scenario_name(r.row); }
 
 }  // namespace
 
@@ -272,8 +280,8 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       out["csv"] = shown;
       nlohmann::json jrows = nlohmann::json::array();
       for (const auto& r : results) {
-        nlohmann::json j{{"id", r.row.id},          {"line", r.row.line},        {"engine", r.row.engine},
-                         {"gpu", r.row.gpu_text},   {"model", r.row.model_text}, {"scenario", r.row.scenario},
+        nlohmann::json j{{"id", r.row.id},          {"line", r.row.line},        {"engine", engine_name(r.row)},
+                         {"gpu", r.row.gpu_text},   {"model", r.row.model_text}, {"scenario", scenario_name(r.row)},
                          {"predicted", r.predicted}};
         if (!r.predicted) j["reason"] = r.reason;
         j["output_tok_s_per_gpu"] = metric_json(r.throughput);
@@ -329,14 +337,14 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
                  {"pred", true},
                  {"err", true}});
     for (const auto& r : results) {
-      std::string scen = r.row.scenario;
+      std::string scen = scenario_name(r.row);
       if (r.row.concurrency > 0) scen += fmt::format(" {}", r.row.concurrency);
-      t.add(
-          {r.row.id, r.row.engine, r.row.gpu_text, r.row.model_text.substr(0, 24), scen, cell(r.throughput.measured, 1),
-           cell(r.throughput.predicted, 1), err_cell(r.throughput), cell(r.ttft.measured, 0), cell(r.ttft.predicted, 0),
-           err_cell(r.ttft), cell(r.tpot.measured, 1), cell(r.tpot.predicted, 1), err_cell(r.tpot),
-           cell(r.e2e.measured, 0), cell(r.e2e.predicted, 0), err_cell(r.e2e)},
-          r.predicted ? "" : "not predicted: " + r.reason);
+      t.add({r.row.id, engine_name(r.row), r.row.gpu_text, r.row.model_text.substr(0, 24), scen,
+             cell(r.throughput.measured, 1), cell(r.throughput.predicted, 1), err_cell(r.throughput),
+             cell(r.ttft.measured, 0), cell(r.ttft.predicted, 0), err_cell(r.ttft), cell(r.tpot.measured, 1),
+             cell(r.tpot.predicted, 1), err_cell(r.tpot), cell(r.e2e.measured, 0), cell(r.e2e.predicted, 0),
+             err_cell(r.e2e)},
+            r.predicted ? "" : "not predicted: " + r.reason);
     }
     if (!args->markdown) {
       t.print(std::cout);

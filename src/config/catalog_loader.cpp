@@ -12,6 +12,7 @@
 #include <cctype>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -542,11 +543,21 @@ Catalog build(const RawCatalog& raw) {
 }  // namespace
 
 hardware::Catalog load_catalog(const std::vector<std::string>& user_files) {
+  // The shipped files are parsed once per process (most of a load's 15 ms is YAML parsing) and
+  // re-applied for each load. yaml-cpp nodes shared between threads are not safe to read at
+  // once, so loads take turns (the shipped-only catalog is cached above this, in cli::Context).
+  static std::mutex turn;
+  const std::lock_guard lock(turn);
+  static const std::vector<YamlDocument> shipped = [] {
+    std::vector<YamlDocument> docs;
+    for (const auto& file : core::embedded_files()) {
+      if (!file.path.starts_with("hardware/") || !file.path.ends_with(".yaml")) continue;
+      docs.push_back(load_yaml_text(file.contents, "data/" + std::string(file.path)));
+    }
+    return docs;
+  }();
   RawCatalog raw;
-  for (const auto& file : core::embedded_files()) {
-    if (!file.path.starts_with("hardware/") || !file.path.ends_with(".yaml")) continue;
-    apply_document(load_yaml_text(file.contents, "data/" + std::string(file.path)), true, raw);
-  }
+  for (const auto& doc : shipped) apply_document(doc, true, raw);
   for (const auto& path : user_files) apply_document(load_yaml_file(path, "--catalog"), false, raw);
   return build(raw);
 }

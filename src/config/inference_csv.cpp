@@ -107,11 +107,11 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     };
     // Engine.
     if (contains(r.engine_text, "tensorrt") || contains(r.engine_text, "nim"))
-      r.engine = "trtllm";
+      r.engine = serving::EngineKind::TrtLlm;
     else if (contains(r.engine_text, "vllm"))
-      r.engine = "vllm";
+      r.engine = serving::EngineKind::Vllm;
     else if (contains(r.engine_text, "sglang"))
-      r.engine = "sglang";
+      r.engine = serving::EngineKind::Sglang;
     else
       fail("unknown engine '" + r.engine_text + "'");
     r.model = model_key(r.model_text);
@@ -154,15 +154,15 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     const std::string sc = core::to_lower(r.scenario_text);
     const auto conc = number(cell("concurrency_or_batch"));
     if (sc.find("offline") != std::string::npos || sc.find("max-throughput") != std::string::npos) {
-      r.scenario = "offline";
+      r.scenario = BenchmarkScenario::Offline;
       r.arrival = serving::ArrivalKind::Offline;
     } else if (sc.find("closed-loop") != std::string::npos) {
-      r.scenario = "closed-loop";
+      r.scenario = BenchmarkScenario::ClosedLoop;
       r.arrival = serving::ArrivalKind::ClosedLoop;
       if (!conc) fail("closed loop without a concurrency");
       r.concurrency = conc ? static_cast<int>(*conc) : 0;
     } else if (sc.find("static batch") != std::string::npos) {
-      r.scenario = "static-batch";
+      r.scenario = BenchmarkScenario::StaticBatch;
       r.arrival = serving::ArrivalKind::Offline;
       if (!conc) fail("static batch without a batch size");
       r.concurrency = conc ? static_cast<int>(*conc) : 0;

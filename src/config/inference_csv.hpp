@@ -6,18 +6,34 @@
 #include <vector>
 
 #include "core/precision.hpp"
+#include "core/vocabulary.hpp"
+#include "serving/calibration.hpp"
 #include "serving/workload.hpp"
 
 namespace fmsim::config {
+
+/// The benchmark protocol a published row was measured under.
+enum class BenchmarkScenario {
+  Offline,      ///< every request queued at once (max-throughput runs)
+  ClosedLoop,   ///< a fixed number of clients, each sending its next request when the last completes
+  StaticBatch,  ///< one batch of the given size, start to finish
+};
+inline constexpr core::Word<BenchmarkScenario> kBenchmarkScenarioWordList[] = {
+    {BenchmarkScenario::Offline, "offline"},
+    {BenchmarkScenario::ClosedLoop, "closed-loop"},
+    {BenchmarkScenario::StaticBatch, "static-batch"},
+};
+inline constexpr core::Vocabulary<BenchmarkScenario> kBenchmarkScenarioWords{"benchmark scenario",
+                                                                             kBenchmarkScenarioWordList};
 
 /// One row of an inference-measurements CSV and what fmsim needs to predict it.
 struct InferenceRow {
   int line = 0;
   std::string id, engine_text, gpu_text, model_text, scenario_text;
   // Mapped configuration (empty reason = predictable).
-  std::string model;   ///< preset key
-  std::string system;  ///< catalog system holding the GPU
-  std::string engine;  ///< engine profile: trtllm, vllm, sglang
+  std::string model;                          ///< preset key
+  std::string system;                         ///< catalog system holding the GPU
+  std::optional<serving::EngineKind> engine;  ///< the engine profile; none when the engine is unknown
   int gpu_count = 1;
   int tp = 1, pp = 1, ep = 1;
   bool attention_dp = false;
@@ -26,7 +42,7 @@ struct InferenceRow {
   core::Precision kv = core::Precision::BF16;
   std::optional<core::Precision> activations;  ///< MXFP4 checkpoints: MXFP8 GEMM inputs
   serving::ArrivalKind arrival = serving::ArrivalKind::Offline;
-  std::string scenario;  ///< "offline", "closed-loop", "static-batch"
+  std::optional<BenchmarkScenario> scenario;  ///< none when the scenario is unknown
   std::int64_t isl = 0, osl = 0;
   int concurrency = 0;  ///< closed-loop clients or static batch size (0 = engine max)
   std::string reason;   ///< why the row cannot be predicted

@@ -569,11 +569,15 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     ffn = mlp;
     f.ffn_hidden = "intermediate_size_mlp";
   }
-  if (!ffn && model_type == "mpt" && hidden) {
+  // Widths are derived only from a positive hidden_size below 2^40 (a product with a wild one
+  // would overflow; without a width the model is refused by name below).
+  const bool sane_hidden = hidden && *hidden > 0 && *hidden <= (std::int64_t{1} << 40);
+  if (!ffn && model_type == "mpt" && sane_hidden) {
     const double ratio = j.number({"expansion_ratio"}, &f.ffn_hidden).value_or(4.0);
-    ffn = static_cast<std::int64_t>(ratio * static_cast<double>(*hidden));
+    const double width = ratio * static_cast<double>(*hidden);
+    if (width >= 1.0 && width < 9.0e18) ffn = static_cast<std::int64_t>(width);
   }
-  if (!ffn && family && family->ffn_multiple > 0 && hidden) ffn = family->ffn_multiple * *hidden;
+  if (!ffn && family && family->ffn_multiple > 0 && sane_hidden) ffn = family->ffn_multiple * *hidden;
 
   m.hidden = required(hidden, "hidden_size (or n_embd, d_model)");
   m.num_layers = to_int(required(layers, "num_hidden_layers (or n_layer, n_layers, num_layers)"), j, f.num_layers);

@@ -23,8 +23,9 @@ int whole(const YamlNode& parent, std::string_view key) {
   return read_sourced(parent[key], true).value.as_int(Bound::Positive);
 }
 
-std::string word(const YamlNode& parent, std::string_view key) {
-  return read_sourced(parent[key], true).value.as_string();
+template <class E>
+E word(const YamlNode& parent, std::string_view key, const core::Vocabulary<E>& words) {
+  return read_sourced(parent[key], true).value.as_word(words);
 }
 
 }  // namespace
@@ -68,7 +69,8 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
                      "gpu_memory_utilization", "graph_memory", "kv_admission", "preemption", "prefix_caching",
                      "allreduce_latency", "cuda_graph_batch_sizes", "memory_fraction_of"});
     serving::EngineProfile e;
-    e.name = name;
+    e.kind = node.key_word(name, serving::kEngineKindWords);
+    e.name = std::string(serving::kEngineKindWords.name(e.kind));
     e.display_name = node["display_name"].as_string();
     e.iteration_overhead_s = seconds(node, "iteration_overhead");
     e.graph_layer_overhead_s = seconds(node, "graph_layer_overhead");
@@ -79,28 +81,11 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     e.chunked_prefill = read_sourced(node["chunked_prefill"], true).value.as_bool();
     e.block_size = whole(node, "block_size");
     e.gpu_memory_utilization = fraction(node, "gpu_memory_utilization");
-    if (node.has("memory_fraction_of")) {
-      const auto of = word(node, "memory_fraction_of");
-      if (of == "free")
-        e.memory_fraction_of_free = true;
-      else if (of != "total")
-        node["memory_fraction_of"].fail("unknown '" + of + "'; allowed: total, free");
-    }
+    if (node.has("memory_fraction_of"))
+      e.memory_fraction_of = word(node, "memory_fraction_of", serving::kMemoryFractionOfWords);
     e.graph_memory_bytes = read_sourced(node["graph_memory"], true).value.as_bytes(Bound::NonNegative).value();
-    const auto adm = word(node, "kv_admission");
-    if (adm == "on-demand")
-      e.admission = serving::KvAdmission::OnDemand;
-    else if (adm == "reserve-full")
-      e.admission = serving::KvAdmission::ReserveFull;
-    else
-      node["kv_admission"].fail("unknown '" + adm + "'; allowed: on-demand, reserve-full");
-    const auto pre = word(node, "preemption");
-    if (pre == "recompute")
-      e.preemption = serving::PreemptionMode::Recompute;
-    else if (pre == "swap")
-      e.preemption = serving::PreemptionMode::Swap;
-    else
-      node["preemption"].fail("unknown '" + pre + "'; allowed: recompute, swap");
+    e.admission = word(node, "kv_admission", serving::kKvAdmissionWords);
+    e.preemption = word(node, "preemption", serving::kPreemptionModeWords);
     e.prefix_caching = read_sourced(node["prefix_caching"], true).value.as_bool();
     e.allreduce_latency_s = seconds(node, "allreduce_latency");
     if (node.has("cuda_graph_batch_sizes")) {
@@ -115,7 +100,8 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
       e.cuda_graph_max_batch = e.cuda_graph_batch_sizes.back();
     }
     e.source = read_sourced(node["iteration_overhead"], true).source;
-    cal.engines[name] = e;
+    if (cal.engines.count(e.name)) node.fail("a second profile of engine '" + e.name + "'");
+    cal.engines[e.name] = e;
   }
   if (root.has("moe")) {
     const YamlNode moe = root["moe"];

@@ -61,6 +61,13 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   j.epochs = o.epochs;
   j.rollout_logprobs = o.rollout_logprobs;
   j.offload = config::word_flag(rl::kColocatedOffloadWords, o.offload, "--offload");
+  j.trainer_offload = config::word_flag(rl::kTrainerOffloadWords, o.trainer_offload, "--trainer-offload");
+  if (o.gen_memory != 0.0 && (o.gen_memory < 0.05 || o.gen_memory > 0.98)) {
+    throw core::InputError::flag("--gen-memory", "must be in [0.05, 0.98] (vLLM gpu_memory_utilization), or 0");
+  }
+  j.generator_memory_utilization = o.gen_memory;
+  if (o.fsdp_shard < 0) throw core::InputError::flag("--fsdp-shard", "must be a GPU count, or 0 for all DP ranks");
+  l.shard_group = o.fsdp_shard;
   j.sync_method = config::word_flag(rl::kSyncMethodWords, o.sync_method, "--sync-method");
   if (o.steps < 1) throw core::InputError::flag("--steps", "must be at least 1");
   j.steps = o.steps;

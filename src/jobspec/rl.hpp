@@ -32,6 +32,9 @@ struct RlFlags {
   int epochs = 1;
   bool rollout_logprobs = false;
   std::string offload = "always";
+  std::string trainer_offload = "none";
+  double gen_memory = 0.0;  ///< vLLM gpu_memory_utilization; 0 = the placement's default
+  int fsdp_shard = 0;       ///< FSDP hybrid shard group (GPUs); 0 = all data-parallel ranks
   std::string sync_method = "nccl-bucketed";
   long long steps = 1;
 };

@@ -3,31 +3,29 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "config/cluster_loader.hpp"
 #include "config/csv.hpp"
 #include "config/model_loader.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/serving_trace.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "jobspec/checkpoint.hpp"
+#include "storage/checkpoint_io.hpp"
+#include "workload/parameter_count.hpp"
 
 namespace fmsim::jobspec {
 
-std::optional<core::Precision> parse_serving_precision(const std::string& word) {
-  const std::string w = core::to_lower(word);
-  if (w == "nvfp4" || w == "mxfp4") return core::Precision::FP4;
-  auto p = core::parse_precision(w);
-  if (p && (*p == core::Precision::BF16 || *p == core::Precision::FP16 || *p == core::Precision::FP8 ||
-            *p == core::Precision::FP4))
-    return p;
-  return std::nullopt;
-}
-
 const serving::EngineProfile& engine_flag(const serving::ServingCalibration& cal, const std::string& name) {
-  if (const auto* e = cal.engine(name)) return *e;
-  throw core::InputError::flag(
-      "--engine", fmt::format("unknown engine '{}'; allowed: {}", name, core::join(cal.engine_names(), ", ")));
+  const auto kind = config::word_flag(serving::kEngineKindWords, name, "--engine");
+  if (const auto* e = cal.engine(std::string(serving::kEngineKindWords.name(kind)))) return *e;
+  throw core::InputError::flag("--engine", fmt::format("the serving calibration has no profile of {}; it has {}", name,
+                                                       core::join(cal.engine_names(), ", ")));
 }
 
 namespace {
@@ -40,21 +38,7 @@ serving::LengthDistribution length_flag(const std::string& flag, double mean, co
   d.mean = mean;
   d.spread = spread;
   d.max = max;
-  const std::string k = core::to_lower(kind);
-  if (k == "fixed")
-    d.kind = serving::LengthKind::Fixed;
-  else if (k == "uniform")
-    d.kind = serving::LengthKind::Uniform;
-  else if (k == "normal")
-    d.kind = serving::LengthKind::Normal;
-  else if (k == "lognormal")
-    d.kind = serving::LengthKind::LogNormal;
-  else if (k == "exponential")
-    d.kind = serving::LengthKind::Exponential;
-  else
-    throw core::InputError::flag(
-        flag + "-dist",
-        fmt::format("unknown distribution '{}'; allowed: fixed, uniform, normal, lognormal, exponential", kind));
+  d.kind = config::word_flag(serving::kLengthKindWords, kind, flag + "-dist");
   if (spread < 0 || (d.kind == serving::LengthKind::Uniform && spread > 1) || spread > 5) {
     throw core::InputError::flag(flag + "-spread", fmt::format("{} out of range (uniform: 0-1, others: 0-5)", spread));
   }
@@ -76,12 +60,9 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   auto& d = s.deployment;
   d.model = config::load_model(f.model);
   d.cluster = config::parse_cluster(catalog, f.cluster);
-  const auto w = parse_serving_precision(f.precision);
-  if (!w)
-    throw core::InputError::flag("--precision",
-                                 fmt::format("unknown '{}'; allowed: bf16, fp16, fp8, fp4, nvfp4, mxfp4", f.precision));
-  d.weights = *w;
-  if (core::to_lower(f.precision) == "mxfp4") d.activations = core::Precision::FP8;  // MXFP4 x MXFP8 (W4A8)
+  const auto format = config::word_flag(serving::kServingFormatWords, f.precision, "--precision");
+  d.weights = serving::stored_precision(format);
+  if (format == serving::ServingFormat::MXFP4) d.activations = core::Precision::FP8;  // MXFP4 x MXFP8 (W4A8)
   if (d.weights == core::Precision::FP8 && d.cluster.gpu.fp8.value() <= 0) {
     throw core::InputError::flag("--precision", fmt::format("{} has no FP8 tensor cores", d.cluster.gpu.display_name));
   }
@@ -89,10 +70,7 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
     d.kv = d.weights == core::Precision::BF16 || d.weights == core::Precision::FP16 ? core::Precision::BF16
                                                                                     : core::Precision::FP8;
   } else {
-    const auto kv = parse_serving_precision(f.kv_dtype);
-    if (!kv)
-      throw core::InputError::flag("--kv-dtype", fmt::format("unknown '{}'; allowed: bf16, fp8, fp4", f.kv_dtype));
-    d.kv = *kv;
+    d.kv = serving::stored_precision(config::word_flag(serving::kServingFormatWords, f.kv_dtype, "--kv-dtype"));
   }
   for (auto [flag, v] :
        {std::pair{"--tp", f.tp}, std::pair{"--pp", f.pp}, std::pair{"--ep", f.ep}, std::pair{"--samples", f.samples},
@@ -105,7 +83,7 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   d.attention_dp = f.dep ? f.tp : 1;
   d.cuda_graphs = !f.no_cuda_graphs;
   const auto cal = config::load_serving_calibration(f.calibration);
-  d.engine = engine_flag(cal, core::to_lower(f.engine));
+  d.engine = engine_flag(cal, f.engine);
   d.gpu_cal = cal.gpu(d.cluster.gpu.architecture);
   d.moe_cal = cal.moe;
   if (f.max_num_seqs > 0) d.engine.max_num_seqs = f.max_num_seqs;
@@ -119,26 +97,9 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
     d.engine.gpu_memory_utilization = f.gpu_memory_utilization;
   }
   if (f.no_prefix_caching) d.engine.prefix_caching = false;
-  if (!f.preemption.empty()) {
-    if (f.preemption == "recompute")
-      d.engine.preemption = serving::PreemptionMode::Recompute;
-    else if (f.preemption == "swap")
-      d.engine.preemption = serving::PreemptionMode::Swap;
-    else
-      throw core::InputError::flag("--preemption", fmt::format("unknown '{}'; allowed: recompute, swap", f.preemption));
-  }
-  const std::string spec = core::to_lower(f.speculative);
-  if (spec == "none")
-    d.speculation.kind = serving::SpeculativeKind::None;
-  else if (spec == "mtp")
-    d.speculation.kind = serving::SpeculativeKind::Mtp;
-  else if (spec == "eagle")
-    d.speculation.kind = serving::SpeculativeKind::Eagle;
-  else if (spec == "draft")
-    d.speculation.kind = serving::SpeculativeKind::DraftModel;
-  else
-    throw core::InputError::flag("--speculative",
-                                 fmt::format("unknown '{}'; allowed: none, mtp, eagle, draft", f.speculative));
+  if (!f.preemption.empty())
+    d.engine.preemption = config::word_flag(serving::kPreemptionModeWords, f.preemption, "--preemption");
+  d.speculation.kind = config::word_flag(serving::kSpeculativeKindWords, f.speculative, "--speculative");
   if (d.speculation.kind != serving::SpeculativeKind::None) {
     if (f.draft_tokens < 1 || f.draft_tokens > 16) throw core::InputError::flag("--draft-tokens", "allowed 1 to 16");
     if (f.acceptance < 0 || f.acceptance >= 1) throw core::InputError::flag("--acceptance", "allowed [0, 1)");
@@ -148,6 +109,8 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
     d.speculation.draft_cost_fraction = f.draft_cost;
   }
   if (auto why = serving::why_invalid(d); !why.empty()) throw core::InputError::flag("--tp", why);
+  if (!f.kv_offload.empty())
+    d.kv_offload = resolve_kv_offload(config::word_flag(serving::kKvTierWords, f.kv_offload, "--kv-offload"), d);
 
   auto& wl = s.workload;
   wl.input = length_flag("--isl", f.isl, f.isl_dist, f.isl_spread, f.max_len);
@@ -175,6 +138,104 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   const auto& sys = d.cluster.system;
   s.price_per_gpu_hour = sys.gpus() > 0 ? sys.price_per_hour_usd / sys.gpus() : 0.0;
   return s;
+}
+
+serving::Deployment::KvOffload resolve_kv_offload(serving::KvTier tier, const serving::Deployment& d) {
+  serving::Deployment::KvOffload t;
+  t.tier = tier;
+  const auto& sys = d.cluster.system;
+  const double share = static_cast<double>(d.gpus()) / std::max(1, sys.gpus_per_node);
+  // Half the node's DRAM for KV: the rest is left to the OS, the engine and staging buffers.
+  constexpr double kHostShareForKv = 0.5;
+  switch (tier) {
+    case serving::KvTier::None: return t;
+    case serving::KvTier::Host:
+      t.capacity = kHostShareForKv * sys.host_memory.value() * share;
+      t.bandwidth = d.gpu_cal.host_link_bandwidth;
+      break;
+    case serving::KvTier::Grace:
+      if (sys.cpu.find("Grace") == std::string::npos) {
+        throw core::InputError::flag("--kv-offload", "grace needs a Grace system (p6e-gb200, u-p6e-gb200x36/x72); " +
+                                                         sys.name + " has " + sys.cpu);
+      }
+      t.capacity = kHostShareForKv * sys.host_memory.value() * share;
+      t.bandwidth = d.gpu_cal.grace_link_bandwidth;
+      break;
+    case serving::KvTier::Nvme:
+      if (sys.local_nvme_devices <= 0) throw core::InputError::flag("--kv-offload", sys.name + " has no local NVMe");
+      t.capacity = sys.local_nvme_devices * sys.local_nvme_device_size.value() * share;
+      t.bandwidth =
+          std::min(sys.local_nvme_read.value(), sys.local_nvme_write.value()) / std::max(1, sys.gpus_per_node);
+      break;
+  }
+  if (t.capacity <= 0 || t.bandwidth <= 0)
+    throw core::InputError::flag("--kv-offload", "the catalog has no size or rate for this tier on " + sys.name);
+  return t;
+}
+
+ServeFleet resolve_serve_fleet(const ServeFleetFlags& o, int replicas, const serving::Deployment& d) {
+  ServeFleet t;
+  t.instances = replicas;
+  t.router = config::word_flag(serving::kRoutingPolicyWords, o.router, "--router");
+  if (o.disagg.empty()) return t;
+  const auto colon = o.disagg.find(':');
+  int p = 0, q = 0;
+  try {
+    std::size_t a = 0, b = 0;
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    p = std::stoi(o.disagg.substr(0, colon), &a);
+    q = std::stoi(o.disagg.substr(colon + 1), &b);
+    if (a != colon || b != o.disagg.size() - colon - 1) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw core::InputError::flag("--disagg", "'" + o.disagg + "' is not P:D (prefill and decode instances, e.g. 1:3)");
+  }
+  if (p < 1 || q < 1 || p > 1024 || q > 1024) throw core::InputError::flag("--disagg", "P and D must be 1 to 1024");
+  if (replicas != 1) throw core::InputError::flag("--replicas", "give --replicas or --disagg, not both");
+  t.prefill = p;
+  t.decode = q;
+  t.instances = p + q;
+  t.dis.prefill_replicas = p;
+  t.dis.decode_replicas = q;
+  t.dis.transfer = config::word_flag(serving::kKvTransferWords, o.kv_transfer, "--kv-transfer");
+  // Inside one NVLink domain the KV moves GPU to GPU over NVLink; otherwise over the network
+  // (EFA: one node's NICs shared by its GPUs), each at its one-direction rate.
+  const auto& c = d.cluster;
+  if ((p + q) * d.gpus() <= c.system.nvlink_domain_gpus) {
+    t.dis.link_bandwidth = c.gpu.nvlink_per_direction().value();
+    t.dis.link_latency_s = 0.0;  // microseconds against milliseconds of transfer: left out
+    t.link = "NVLink";
+  } else {
+    t.dis.link_bandwidth =
+        c.system.network_bandwidth.value() * c.fabric.efficiency / std::max(1, c.system.gpus_per_node);
+    t.dis.link_latency_s = c.fabric.latency.value();
+    t.link = c.fabric.name.empty() ? "network" : c.fabric.name;
+  }
+  return t;
+}
+
+ColdStart estimate_cold_start(const std::string& storage_name, const serving::Deployment& d,
+                              const hardware::Catalog& catalog) {
+  CheckpointJobFlags flags;
+  flags.storage = storage_name;
+  flags.bytes_per_param = flags.weight_bytes = serving::stored_bytes(d.weights);
+  CheckpointJob job;
+  job.cluster = d.cluster;
+  const double params = static_cast<double>(workload::count_parameters(d.model).total);
+  try {
+    resolve_checkpoint_storage(job, params, flags, catalog);
+  } catch (const core::InputError& e) {  // the storage resolver names its own --storage flag
+    std::string msg = e.what();
+    if (const auto at = msg.find("--storage: "); at != std::string::npos) msg = msg.substr(at + 11);
+    throw core::InputError::flag("--cold-start", msg);
+  }
+  storage::CheckpointLayout layout;
+  layout.ranks = d.gpus();
+  layout.nodes = std::max(1, (d.gpus() + d.cluster.gpus_per_node() - 1) / d.cluster.gpus_per_node());
+  layout.data_parallel = 1;
+  layout.tensor_parallel = d.tp;
+  layout.sharding = parallelism::Sharding::None;
+  const auto e = storage::estimate_checkpoint(job.contents, layout, job.tier, job.engine, job.node_network);
+  return {job.tier.name, job.contents.weights().value(), e.load.total.value(), storage::to_string(e.load.bottleneck)};
 }
 
 }  // namespace fmsim::jobspec

@@ -21,18 +21,19 @@ struct ServingFlags {
   std::string cluster = "p5en.48xlarge";
   int tp = 1, pp = 1, ep = 1;
   bool dep = false;
-  std::string precision = "bf16";
-  std::string kv_dtype;  ///< "" = FP8 for FP8/FP4 weights, else BF16
-  std::string engine = "vllm";
+  std::string precision = "bf16";  ///< a word of serving::kServingFormatWords
+  std::string kv_dtype;            ///< "" = FP8 for FP8/FP4 weights, else BF16
+  std::string engine = "vllm";     ///< an engine profile of the serving calibration
   bool no_cuda_graphs = false;
   int max_num_seqs = 0, max_num_batched_tokens = 0, block_size = 0;
   double gpu_memory_utilization = 0;
   bool no_prefix_caching = false;
-  std::string preemption;
+  std::string preemption;  ///< "" = the engine's; else a word of serving::kPreemptionModeWords
+  std::string kv_offload;  ///< "" = none; else a word of serving::kKvTierWords (serve only)
   std::string calibration;
   // Workload.
   double isl = 1024, osl = 1024;
-  std::string isl_dist = "fixed", osl_dist = "fixed";
+  std::string isl_dist = "fixed", osl_dist = "fixed";  ///< words of serving::kLengthKindWords
   double isl_spread = 0.0, osl_spread = 0.0;
   long long max_len = 0;
   double rate = 0;
@@ -44,7 +45,7 @@ struct ServingFlags {
   unsigned long long seed = 1;
   int replicas = 1;
   // Speculative decoding.
-  std::string speculative = "none";
+  std::string speculative = "none";  ///< a word of serving::kSpeculativeKindWords
   int draft_tokens = 3;
   double acceptance = 0.7;
   double draft_cost = 0.05;
@@ -65,7 +66,43 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
 /// The engine profile `name` of `cal`, with did-you-mean on --engine.
 const serving::EngineProfile& engine_flag(const serving::ServingCalibration& cal, const std::string& name);
 
-/// Parses a weight precision word: bf16, fp16, fp8, fp4, nvfp4, mxfp4.
-std::optional<core::Precision> parse_serving_precision(const std::string& word);
+/// The KV tier below HBM `tier` names (--kv-offload), from the system's facts: host DRAM over PCIe
+/// (the calibration's measured host link), Grace LPDDR5X over NVLink-C2C (Grace systems), or the
+/// instance's local NVMe (its read/write rate shared by the node's GPUs). Capacity: the replica's
+/// share of the node's DRAM (half of it, the rest left to the OS, the engine and staging) or NVMe.
+serving::Deployment::KvOffload resolve_kv_offload(serving::KvTier tier, const serving::Deployment& d);
+
+/// How `fmsim serve` lays out its instances: --router, --disagg P:D, --kv-transfer.
+struct ServeFleetFlags {
+  std::string router = "least-outstanding";  ///< a word of serving::kRoutingPolicyWords
+  std::string disagg;                        ///< "" or P:D
+  std::string kv_transfer = "layer";         ///< a word of serving::kKvTransferWords
+};
+
+/// One replica, a routed fleet of replicas, or disaggregated prefill and decode pools.
+struct ServeFleet {
+  int instances = 1;            ///< schedulers (replicas, or prefill + decode instances)
+  int prefill = 0, decode = 0;  ///< disaggregated pools (0 = aggregated)
+  serving::RoutingPolicy router = serving::RoutingPolicy::LeastOutstanding;
+  serving::Disaggregation dis;
+  std::string link;  ///< "NVLink" or the network's name (disaggregated)
+};
+
+/// The fleet of `replicas` replicas of `d` (--replicas) or the disaggregated pools the flags name;
+/// the KV link between pools is NVLink inside one NVLink domain, else the network.
+ServeFleet resolve_serve_fleet(const ServeFleetFlags& flags, int replicas, const serving::Deployment& d);
+
+/// Loading a replica's weights onto its GPUs before the first token, from a storage tier.
+struct ColdStart {
+  std::string tier;
+  double bytes = 0;  ///< weights of one replica
+  double seconds = 0;
+  std::string bottleneck;
+};
+
+/// The storage model's load of a checkpoint holding only the weights of `d`, read by every GPU of
+/// the replica (each its own shard), from the catalog's tier `storage` (--cold-start).
+ColdStart estimate_cold_start(const std::string& storage, const serving::Deployment& d,
+                              const hardware::Catalog& catalog);
 
 }  // namespace fmsim::jobspec

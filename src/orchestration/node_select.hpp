@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "orchestration/cluster_layout.hpp"
 
 namespace fmsim::orchestration {
@@ -79,7 +80,16 @@ struct NodeRequest {
   bool exclusive_topo = false;  ///< --exclusive=topo: its blocks are not shared with other jobs
 };
 
+/// How select/cons_tres picks a job's nodes: in node order (topology/none), within the fewest
+/// leaf switches (topology/tree), or within NVLink blocks (topology/block).
 enum class Placement { Consecutive, Tree, Block };
+/// The words of `fmsim cluster --placement` and --compare.
+inline constexpr core::Word<Placement> kPlacementWordList[] = {
+    {Placement::Consecutive, "consecutive", "none"},
+    {Placement::Tree, "tree"},
+    {Placement::Block, "block"},
+};
+inline constexpr core::Vocabulary<Placement> kPlacementWords{"placement", kPlacementWordList};
 
 /// Chooses nodes from `available` for the request; empty when it cannot be met.
 /// For Placement::Block `blocked` marks blocks already held by an --exclusive=topo job (ignored

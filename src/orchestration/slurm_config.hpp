@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "orchestration/cluster_layout.hpp"
 #include "orchestration/fair_share.hpp"
 #include "orchestration/node_select.hpp"
@@ -32,6 +33,23 @@ struct QosConfig {
   std::vector<std::string> preempt;  ///< QOS this one may preempt
   double grace_time_s = 0;           ///< GraceTime (sacctmgr): under preempt/qos, a victim's grace
 };
+
+/// SchedulerType: the backfill loop on top of the main loop, or the main loop alone (strict FIFO).
+enum class SchedulerType { Backfill, Builtin };
+/// The words of `fmsim cluster --policy` and --compare.
+inline constexpr core::Word<SchedulerType> kSchedulerTypeWordList[] = {
+    {SchedulerType::Backfill, "backfill"},
+    {SchedulerType::Builtin, "fifo", "builtin"},
+};
+inline constexpr core::Vocabulary<SchedulerType> kSchedulerTypeWords{"scheduling policy", kSchedulerTypeWordList};
+/// PriorityType: submit order, or the weighted multifactor sum.
+enum class PriorityType { Basic, Multifactor };
+/// The words of `fmsim cluster --compare`.
+inline constexpr core::Word<PriorityType> kPriorityTypeWordList[] = {
+    {PriorityType::Basic, "basic"},
+    {PriorityType::Multifactor, "multifactor"},
+};
+inline constexpr core::Vocabulary<PriorityType> kPriorityTypeWords{"priority type", kPriorityTypeWordList};
 
 /// What slurmctld's schedulers use. Times in seconds unless named otherwise.
 struct SlurmConfig {

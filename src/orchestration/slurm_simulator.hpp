@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "orchestration/cluster_layout.hpp"
 #include "orchestration/slurm_config.hpp"
 #include "orchestration/workload.hpp"
@@ -43,6 +44,23 @@ struct FailureSettings {
 /// nominal quota reclaims nodes from queues that borrow; within a queue a higher-priority
 /// workload evicts lower ones. Evicted workloads and those hit by node failures are requeued
 /// (their pods restarted from the last checkpoint).
+/// Which scheduler the cluster runs.
+enum class SchedulerKind { Slurm, Kueue };
+/// The words of `fmsim cluster --scheduler`.
+inline constexpr core::Word<SchedulerKind> kSchedulerKindWordList[] = {
+    {SchedulerKind::Slurm, "slurm"},
+    {SchedulerKind::Kueue, "k8s", "kubernetes, kueue"},
+};
+inline constexpr core::Vocabulary<SchedulerKind> kSchedulerKindWords{"scheduler", kSchedulerKindWordList};
+/// A ClusterQueue's queueingStrategy.
+enum class KueueQueueing { BestEffortFifo, StrictFifo };
+/// The words of `fmsim cluster --queueing`.
+inline constexpr core::Word<KueueQueueing> kKueueQueueingWordList[] = {
+    {KueueQueueing::BestEffortFifo, "best-effort", "besteffortfifo"},
+    {KueueQueueing::StrictFifo, "strict", "strictfifo"},
+};
+inline constexpr core::Vocabulary<KueueQueueing> kKueueQueueingWords{"queueing strategy", kKueueQueueingWordList};
+
 struct ClusterQueueConfig {
   std::string name;
   int nominal_nodes = 0;

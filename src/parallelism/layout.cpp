@@ -4,12 +4,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 
 namespace fmsim::parallelism {
+namespace {
+
+// The product of layout degrees, saturated at 2^62 (each degree is an int, so a product of three
+// could overflow even 64 bits; any product that large divides no GPU count anyway).
+std::int64_t product(std::initializer_list<int> degrees) {
+  constexpr std::int64_t kCap = std::int64_t{1} << 62;
+  std::int64_t p = 1;
+  for (const int d : degrees) {
+    if (d <= 0) return 0;
+    p = (p > kCap / d) ? kCap : p * d;
+  }
+  return p;
+}
+
+}  // namespace
 
 Layout with_dp(Layout layout, int gpus) {
-  const int mp = layout.tp * layout.pp * layout.cp;
-  layout.dp = (mp > 0 && gpus % mp == 0) ? gpus / mp : 0;
+  const std::int64_t mp = product({layout.tp, layout.pp, layout.cp});
+  layout.dp = (mp > 0 && gpus % mp == 0) ? static_cast<int>(gpus / mp) : 0;
   return layout;
 }
 
@@ -18,9 +35,12 @@ namespace {
 // The pipeline split: every model chunk needs a layer slot (uneven splits are allowed: Megatron's
 // pipeline_model_parallel_layout and torchtitan put the remainder on some stages).
 std::optional<std::string> why_invalid_split(int layers, const Layout& l) {
-  const int chunks = l.pp * l.vp;
+  const std::int64_t chunks = product({l.pp, l.vp});
   const bool counts = l.first_stage_layers > 0 || l.last_stage_layers > 0;
   if (l.first_stage_layers < 0 || l.last_stage_layers < 0) return "first/last pipeline stage layers must be positive";
+  if (counts && chunks > static_cast<std::int64_t>(layers)) {
+    return fmt::format("pp*vp = {} model chunks is more than the {} layers", chunks, layers);
+  }
   if (counts && (l.embedding_slot || l.loss_slot)) {
     // Megatron-Core's TransformerConfig raises on this combination.
     return "first/last pipeline stage layer counts cannot be combined with the embedding or loss as pipeline slots "
@@ -28,7 +48,7 @@ std::optional<std::string> why_invalid_split(int layers, const Layout& l) {
   }
   if (counts && l.pp == 1) return "first/last pipeline stage layer counts need pipeline parallelism (pp > 1)";
   if (counts) {
-    const int fixed = l.first_stage_layers + l.last_stage_layers;
+    const std::int64_t fixed = std::int64_t{l.first_stage_layers} + l.last_stage_layers;
     const int middle = l.pp - (l.first_stage_layers > 0 ? 1 : 0) - (l.last_stage_layers > 0 ? 1 : 0);
     if (fixed > layers || (middle == 0 && fixed != layers)) {
       return fmt::format("first/last pipeline stages take {} of the {} layers{}", fixed, layers,
@@ -36,7 +56,7 @@ std::optional<std::string> why_invalid_split(int layers, const Layout& l) {
     }
     return std::nullopt;
   }
-  const int slots = layers + (l.embedding_slot ? 1 : 0) + (l.loss_slot ? 1 : 0);
+  const std::int64_t slots = std::int64_t{layers} + (l.embedding_slot ? 1 : 0) + (l.loss_slot ? 1 : 0);
   if (chunks > slots) {
     return fmt::format(
         "pp*vp = {} model chunks but the {} layers{} give only {} pipeline slots, so a chunk would be empty{}", chunks,
@@ -106,7 +126,7 @@ std::optional<std::string> why_invalid(const workload::ModelSpec& model, const L
       l.global_batch < 1) {
     return "tp, pp, vp, cp, ep, etp, micro-batch and global batch must all be at least 1";
   }
-  const int mp = l.tp * l.pp * l.cp;
+  const std::int64_t mp = product({l.tp, l.pp, l.cp});
   if (gpus % mp != 0) return fmt::format("tp*pp*cp = {} does not divide {} GPUs", mp, gpus);
   if (l.dp != gpus / mp) return fmt::format("dp = {} but gpus/(tp*pp*cp) = {}", l.dp, gpus / mp);
   if (model.num_heads % l.tp != 0) {
@@ -121,8 +141,9 @@ std::optional<std::string> why_invalid(const workload::ModelSpec& model, const L
     if (model.moe.num_experts % l.ep != 0) {
       return fmt::format("ep {} does not divide {} experts", l.ep, model.moe.num_experts);
     }
-    if ((l.tp * l.cp * l.dp) % (l.ep * l.etp) != 0) {
-      return fmt::format("ep*etp = {} does not divide tp*cp*dp = {}", l.ep * l.etp, l.tp * l.cp * l.dp);
+    if (product({l.tp, l.cp, l.dp}) % product({l.ep, l.etp}) != 0) {
+      return fmt::format("ep*etp = {} does not divide tp*cp*dp = {}", product({l.ep, l.etp}),
+                         product({l.tp, l.cp, l.dp}));
     }
     if (model.moe.expert_ffn % l.etp != 0) {
       return fmt::format("etp {} does not divide the expert FFN width {}", l.etp, model.moe.expert_ffn);

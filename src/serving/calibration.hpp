@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 
 namespace fmsim::serving {
@@ -46,16 +47,53 @@ struct MoeServingCalibration {
 
 /// What the engine does when the KV cache cannot hold the next token of a running request.
 enum class PreemptionMode { Recompute, Swap };
+/// The words of --preemption and serving.yaml's `preemption` (vLLM's preemption_mode).
+inline constexpr core::Word<PreemptionMode> kPreemptionModeWordList[] = {
+    {PreemptionMode::Recompute, "recompute"},
+    {PreemptionMode::Swap, "swap"},
+};
+inline constexpr core::Vocabulary<PreemptionMode> kPreemptionModeWords{"preemption mode", kPreemptionModeWordList};
 
 /// When the engine reserves KV-cache blocks for a request.
 enum class KvAdmission {
   OnDemand,     ///< block by block as tokens arrive; may preempt (vLLM, SGLang)
   ReserveFull,  ///< prompt + max output at admission, never preempts (TensorRT-LLM GUARANTEED_NO_EVICT)
 };
+/// The words of serving.yaml's `kv_admission`.
+inline constexpr core::Word<KvAdmission> kKvAdmissionWordList[] = {
+    {KvAdmission::OnDemand, "on-demand"},
+    {KvAdmission::ReserveFull, "reserve-full", "guaranteed-no-evict"},
+};
+inline constexpr core::Vocabulary<KvAdmission> kKvAdmissionWords{"KV admission", kKvAdmissionWordList};
+
+/// What an engine's memory fraction (gpu_memory_utilization and its kin) is a fraction of.
+enum class MemoryFractionOf {
+  Total,  ///< the whole HBM, weights included (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static)
+  Free,   ///< the memory left free after weights, workspace and graphs, all of it for the KV cache
+          ///< (TensorRT-LLM's free_gpu_memory_fraction)
+};
+/// The words of serving.yaml's `memory_fraction_of`.
+inline constexpr core::Word<MemoryFractionOf> kMemoryFractionOfWordList[] = {
+    {MemoryFractionOf::Total, "total"},
+    {MemoryFractionOf::Free, "free"},
+};
+inline constexpr core::Vocabulary<MemoryFractionOf> kMemoryFractionOfWords{"memory fraction basis",
+                                                                           kMemoryFractionOfWordList};
+
+/// The inference engines fmsim has profiles for.
+enum class EngineKind { Vllm, Sglang, TrtLlm };
+/// The words of --engine and of serving.yaml's engine keys.
+inline constexpr core::Word<EngineKind> kEngineKindWordList[] = {
+    {EngineKind::Vllm, "vllm"},
+    {EngineKind::Sglang, "sglang"},
+    {EngineKind::TrtLlm, "trtllm", "tensorrt-llm, tensorrt"},
+};
+inline constexpr core::Vocabulary<EngineKind> kEngineKindWords{"engine", kEngineKindWordList};
 
 /// One inference engine's scheduler defaults and fixed per-iteration costs.
 struct EngineProfile {
-  std::string name;  ///< "vllm", "sglang", "trtllm"
+  EngineKind kind = EngineKind::Vllm;
+  std::string name;  ///< kEngineKindWords' name of `kind`: "vllm", "sglang", "trtllm"
   std::string display_name;
   double iteration_overhead_s = 1e-3;     ///< CPU scheduling, input preparation, sampling per iteration (graph replay)
   double graph_layer_overhead_s = 10e-6;  ///< gaps and tails of one layer's kernels replayed from a CUDA graph
@@ -66,13 +104,10 @@ struct EngineProfile {
   int max_num_seqs = 256;             ///< running requests at most
   int max_num_batched_tokens = 8192;  ///< token budget of one iteration (chunked prefill)
   bool chunked_prefill = true;
-  int block_size = 16;                   ///< tokens per KV-cache block
-  double gpu_memory_utilization = 0.90;  ///< fraction of HBM the engine may use
-  /// true: the fraction applies to the memory left free after weights, workspace and graphs, all
-  /// of it for the KV cache (TensorRT-LLM's free_gpu_memory_fraction); false: to the whole HBM,
-  /// weights included (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static).
-  bool memory_fraction_of_free = false;
-  double graph_memory_bytes = 1.0e9;  ///< captured CUDA graphs and their pools, per GPU
+  int block_size = 16;                                            ///< tokens per KV-cache block
+  double gpu_memory_utilization = 0.90;                           ///< fraction of HBM the engine may use
+  MemoryFractionOf memory_fraction_of = MemoryFractionOf::Total;  ///< what gpu_memory_utilization is a fraction of
+  double graph_memory_bytes = 1.0e9;                              ///< captured CUDA graphs and their pools, per GPU
   KvAdmission admission = KvAdmission::OnDemand;
   PreemptionMode preemption = PreemptionMode::Recompute;
   bool prefix_caching = true;

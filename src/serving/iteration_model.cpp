@@ -12,6 +12,35 @@
 namespace fmsim::serving {
 namespace {
 
+// The constants of the model that are not calibration data, each with where it comes from.
+
+// Forward workspace per token, in 16-bit elements, at the token budget (vLLM sizes it by
+// profiling one forward of max_num_batched_tokens, gpu_model_runner.profile_run): the attention
+// side's live tensors counted from the Hugging Face Llama forward (hidden states, residual, norm
+// output, Q, K, V, rotated Q/K, attention output, o_proj output: 8-10 x hidden) doubled for the
+// residual stream held across the layer boundary and allocator rounding, and the MLP's gate, up,
+// activated and down-input tensors (4 x its local width). An estimate of the profiled peak, not a
+// measurement.
+constexpr double kWorkspaceHiddenElems = 16.0;
+constexpr double kWorkspaceFfnElems = 4.0;
+// Logits of the sampled rows are held in FP32 (vLLM's sampler upcasts logits to float32 before
+// sampling), one row per running sequence.
+constexpr double kLogitBytes = 4.0;
+// Unfused elementwise traffic per token per layer, in 16-bit elements read plus written: two
+// RMSNorms (read and write hidden: 4 x hidden), two residual adds (read two, write one: 6 x
+// hidden), RoPE on Q and K (about 2 x hidden) = 12 x hidden; SiLU-and-mul reads gate and up and
+// writes one (3 x the local FFN width).
+constexpr double kElementwiseHiddenElems = 12.0;
+constexpr double kElementwiseFfnElems = 3.0;
+// Elementwise kernels reach 80% of HBM bandwidth: the training calibration's memory_efficiency
+// (data/calibration/training.yaml: H100 ~2.6-2.9 of 3.35 TB/s, Luo et al. 2024,
+// arXiv:2402.13499; B200 ~6.2-6.5 of 8 TB/s).
+constexpr double kElementwiseBandwidthShare = 0.8;
+// MTP/EAGLE drafting: host work per draft token as a share of one engine iteration's
+// (iteration_overhead): the draft head runs inside the same scheduler step (vLLM's EAGLE
+// proposer schedules nothing new and samples top-1 only). An estimate, not a measurement.
+constexpr double kDraftHostShare = 0.2;
+
 double head_dim_of(const workload::ModelSpec& m) {
   return m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / std::max(1, m.num_heads);
 }
@@ -154,10 +183,11 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   memory_.weights = (dense_weights_tp_ + dense_weights_rep_ + expert_weights_) * bytes_per_weight_ +
                     (lm_head_ + (m.tied_embeddings ? 0.0 : lm_head_)) * 2.0;
   const double ffn_local = std::max<double>(m.ffn_hidden / tp, m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / tp : 0.0);
-  memory_.activations = e.max_num_batched_tokens * (16.0 * m.hidden + 4.0 * ffn_local) * 2.0 +
-                        static_cast<double>(e.max_num_seqs) * m.vocab / tp * 4.0;
+  memory_.activations =
+      e.max_num_batched_tokens * (kWorkspaceHiddenElems * m.hidden + kWorkspaceFfnElems * ffn_local) * 2.0 +
+      static_cast<double>(e.max_num_seqs) * m.vocab / tp * kLogitBytes;
   memory_.graphs = d.cuda_graphs ? e.graph_memory_bytes : 0.0;
-  if (e.memory_fraction_of_free) {
+  if (e.memory_fraction_of == MemoryFractionOf::Free) {
     memory_.usable = gpu.hbm_usable.value();
     memory_.kv_cache =
         (memory_.usable - memory_.weights - memory_.activations - memory_.graphs) * e.gpu_memory_utilization;
@@ -286,7 +316,8 @@ IterationModel::LocalCost IterationModel::local_cost(const LocalWork& lw, double
   // Elementwise work: norms, residuals, activation function, RoPE (16-bit, read + write).
   const double ffn_local = m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / static_cast<double>(d_.tp)
                                       : m.ffn_hidden / static_cast<double>(d_.tp);
-  c.other = t * layers_ * (12.0 * m.hidden + 3.0 * ffn_local) * 2.0 / (hbm_ * 0.8);
+  c.other = t * layers_ * (kElementwiseHiddenElems * m.hidden + kElementwiseFfnElems * ffn_local) * 2.0 /
+            (hbm_ * kElementwiseBandwidthShare);
   return c;
 }
 
@@ -390,7 +421,7 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     if (d_.speculation.kind == SpeculativeKind::DraftModel) {
       c.draft = k * d_.speculation.draft_cost_fraction * stage;
     } else {
-      c.draft = k * (stage / layers_total + e.iteration_overhead_s * 0.2);
+      c.draft = k * (stage / layers_total + e.iteration_overhead_s * kDraftHostShare);
     }
   }
   return c;

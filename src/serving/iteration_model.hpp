@@ -11,6 +11,7 @@
 
 #include "collectives/collective.hpp"
 #include "core/precision.hpp"
+#include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "serving/calibration.hpp"
 #include "training/comm_model.hpp"
@@ -18,8 +19,54 @@
 
 namespace fmsim::serving {
 
+/// A served checkpoint's number format as --precision and --kv-dtype name it: the precision its
+/// weights (or KV cache) are stored and multiplied in, and for MXFP4 the MXFP8 activations it runs
+/// with on Blackwell (W4A8); NVFP4 is W4A4.
+enum class ServingFormat { BF16, FP16, FP8, NVFP4, MXFP4 };
+inline constexpr core::Word<ServingFormat> kServingFormatWordList[] = {
+    {ServingFormat::BF16, "bf16"},          {ServingFormat::FP16, "fp16"},   {ServingFormat::FP8, "fp8", "mxfp8"},
+    {ServingFormat::NVFP4, "fp4", "nvfp4"}, {ServingFormat::MXFP4, "mxfp4"},
+};
+inline constexpr core::Vocabulary<ServingFormat> kServingFormatWords{"serving precision", kServingFormatWordList};
+/// The stored precision of a format (NVFP4 and MXFP4 are both FP4).
+constexpr core::Precision stored_precision(ServingFormat f) {
+  switch (f) {
+    case ServingFormat::FP16: return core::Precision::FP16;
+    case ServingFormat::FP8: return core::Precision::FP8;
+    case ServingFormat::NVFP4:
+    case ServingFormat::MXFP4: return core::Precision::FP4;
+    case ServingFormat::BF16: break;
+  }
+  return core::Precision::BF16;
+}
+
 /// Speculative decoding: k draft tokens per step, verified in one target forward pass.
 enum class SpeculativeKind { None, Mtp, Eagle, DraftModel };
+/// The words of --speculative.
+inline constexpr core::Word<SpeculativeKind> kSpeculativeKindWordList[] = {
+    {SpeculativeKind::None, "none", "off"},
+    {SpeculativeKind::Mtp, "mtp"},
+    {SpeculativeKind::Eagle, "eagle"},
+    {SpeculativeKind::DraftModel, "draft", "draft-model"},
+};
+inline constexpr core::Vocabulary<SpeculativeKind> kSpeculativeKindWords{"speculative decoding",
+                                                                         kSpeculativeKindWordList};
+
+/// A KV-cache tier below HBM.
+enum class KvTier {
+  None,   ///< no tier: sequences that no longer fit are preempted
+  Host,   ///< host DRAM over PCIe
+  Grace,  ///< Grace LPDDR5X over NVLink-C2C (Grace systems)
+  Nvme,   ///< the instance's local NVMe
+};
+/// The words of --kv-offload.
+inline constexpr core::Word<KvTier> kKvTierWordList[] = {
+    {KvTier::None, "none"},
+    {KvTier::Host, "host", "dram, cpu"},
+    {KvTier::Grace, "grace", "lpddr5x"},
+    {KvTier::Nvme, "nvme", "ssd, disk"},
+};
+inline constexpr core::Vocabulary<KvTier> kKvTierWords{"KV offload tier", kKvTierWordList};
 
 struct Speculation {
   SpeculativeKind kind = SpeculativeKind::None;
@@ -51,7 +98,7 @@ struct Deployment {
   /// A KV-cache tier below HBM (host DRAM over PCIe, Grace LPDDR5X over NVLink-C2C, local NVMe):
   /// when KV runs out, running sequences move there instead of being preempted and recomputed.
   struct KvOffload {
-    std::string tier;      ///< "" = none
+    KvTier tier = KvTier::None;
     double capacity = 0;   ///< bytes for the replica
     double bandwidth = 0;  ///< bytes/s per GPU, one direction (each GPU moves its own shard)
   } kv_offload;

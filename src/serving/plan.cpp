@@ -34,6 +34,8 @@ bool meets(const IterationModel& model, const WorkloadSpec& base, const Slo& slo
   if (out) *out = s;
   const int expected = requests * std::max(1, base.samples_per_prompt);
   if (s.completed < expected) return false;
+  // A stable rate: the run ends within 20% of the arrival span plus one median request (a queue
+  // that grows for the whole run drains far later). A search criterion, not a model constant.
   const double span = reqs.empty() ? 0.0 : reqs.back().arrival_s;
   if (r.duration_s > 1.2 * span + s.e2e.p50 + 1e-9) return false;
   if (slo.ttft_s > 0 && s.ttft.p99 > slo.ttft_s) return false;
@@ -61,6 +63,7 @@ double max_rate_under_slo(const IterationModel& model, const WorkloadSpec& workl
   if (!sat.fits) return 0.0;
   const double hi0 = summarize(sat, {}, 0.0).requests_per_s;
   if (hi0 <= 0) return 0.0;
+  // Bisection over (1%, 105%) of the saturated rate in 9 halvings: the max rate to ~0.2% of it.
   double lo = 0, hi = hi0 * 1.05;
   ServeSummary best;
   // Smallest rate probed: 1% of saturation; below that the SLO is a property of one request alone.
@@ -114,7 +117,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   PlanResult a;
   a.system = d.cluster.system.name;
   a.layout = layout_name(d);
-  a.mode = "aggregated";
+  a.mode = ServingMode::Aggregated;
   a.gpus_per_replica = g;
   if (model.kv_capacity() <= model.kv_bytes(isl + osl)) {
     a.reason = "weights leave no room for one request's KV cache";
@@ -146,7 +149,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   // runs the largest batch whose step time meets the TPOT SLO; the KV cache moves from one to the
   // other (whole request, over NVLink inside an NVLink domain larger than a node, else the NICs).
   PlanResult p = a;
-  p.mode = "disaggregated";
+  p.mode = ServingMode::Disaggregated;
   p.feasible = false;
   p.reason.clear();
   const double link =
@@ -210,7 +213,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   dis.prefill_replicas = std::max(1, static_cast<int>(std::lround(np * scale)));
   dis.decode_replicas = std::max(1, static_cast<int>(std::lround(nd * scale)));
   dis.link_bandwidth = link / g;
-  dis.layer_streaming = true;
+  dis.transfer = KvTransfer::Layer;
   WorkloadSpec sim = r.workload;
   sim.arrival = ArrivalKind::Poisson;
   sim.rate = (target / p.max_rate) * std::min(dis.prefill_replicas * rate_p, dis.decode_replicas * best_rate_d);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "serving/simulator.hpp"
 
 namespace fmsim::serving {
@@ -29,11 +30,19 @@ struct PlanRequest {
   int pareto_max_concurrency = 512;
 };
 
+/// How a plan serves: one pool of replicas, or disaggregated prefill and decode pools.
+enum class ServingMode { Aggregated, Disaggregated };
+inline constexpr core::Word<ServingMode> kServingModeWordList[] = {
+    {ServingMode::Aggregated, "aggregated", "agg"},
+    {ServingMode::Disaggregated, "disaggregated", "disagg"},
+};
+inline constexpr core::Vocabulary<ServingMode> kServingModeWords{"serving mode", kServingModeWordList};
+
 /// Result of one candidate.
 struct PlanResult {
   std::string system;
   std::string layout;  ///< "tp8 ep8 dep"
-  std::string mode;    ///< "aggregated" or "disaggregated"
+  ServingMode mode = ServingMode::Aggregated;
   int gpus_per_replica = 0;
   bool feasible = false;
   std::string reason;                      ///< why not (does not fit, misses the SLO at any rate)

@@ -360,7 +360,7 @@ class Scheduler {
     double cost = 0;
     const auto& tier = m_.deployment().kv_offload;
     const double gpus = m_.deployment().gpus();
-    if (!tier.tier.empty() && offloaded_ + s.own_bytes <= tier.capacity) {
+    if (tier.tier != KvTier::None && offloaded_ + s.own_bytes <= tier.capacity) {
       // Offload to the tier below HBM; every GPU moves its own shard at the tier's rate.
       cost = s.own_bytes / (tier.bandwidth * gpus);
       offloaded_ += s.own_bytes;
@@ -866,6 +866,10 @@ class Router {
   }
 
  private:
+  // The overload test of SGLang's cache-aware router (sgl-router, policy cache_aware): leave the
+  // prefix's replica when its load exceeds the shortest queue's by more than balance_abs_threshold
+  // and more than balance_rel_threshold times. 32 is sglang_router's first default (later 64);
+  // 1.5 is sgl-model-gateway's default (sglang_router's first was 1.0001).
   static constexpr int kAffinityAbsolute = 32;
   static constexpr double kAffinityRelative = 1.5;
   RoutingPolicy policy_;
@@ -942,7 +946,7 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
     if (dis.link_bandwidth <= 0) return 0.0;
     const double whole =
         static_cast<double>(prefill.kv_bytes(static_cast<double>(q.input_tokens))) / (dis.link_bandwidth * links);
-    if (!dis.layer_streaming) return dis.link_latency_s + whole;
+    if (dis.transfer == KvTransfer::Request) return dis.link_latency_s + whole;
     // Layer by layer behind the prefill: only the last layer's share shows, unless the link is
     // slower than the prefill itself.
     const double compute = prefill.prefill_time(static_cast<int>(std::min<std::int64_t>(q.input_tokens, 1 << 20)));
@@ -1010,14 +1014,7 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   return r;
 }
 
-std::string_view to_string(RoutingPolicy p) {
-  switch (p) {
-    case RoutingPolicy::RoundRobin: return "round-robin";
-    case RoutingPolicy::LeastOutstanding: return "least-outstanding";
-    case RoutingPolicy::PrefixAware: return "prefix-aware";
-  }
-  return "?";
-}
+std::string_view to_string(RoutingPolicy p) { return kRoutingPolicyWords.name(p); }
 
 ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& workload,
                            const std::vector<Request>& requests, int replicas, RoutingPolicy policy,

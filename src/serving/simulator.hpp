@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "engine/trace.hpp"
 #include "serving/iteration_model.hpp"
 #include "serving/workload.hpp"
@@ -96,6 +97,13 @@ enum class RoutingPolicy {
   LeastOutstanding,  ///< join the shortest queue: fewest running + waiting requests
   PrefixAware,       ///< a prefix group's home replica (its cache holds the prefix) unless overloaded, else JSQ
 };
+/// The words of --router.
+inline constexpr core::Word<RoutingPolicy> kRoutingPolicyWordList[] = {
+    {RoutingPolicy::RoundRobin, "round-robin", "rr"},
+    {RoutingPolicy::LeastOutstanding, "least-outstanding", "jsq"},
+    {RoutingPolicy::PrefixAware, "prefix-aware", "prefix"},
+};
+inline constexpr core::Vocabulary<RoutingPolicy> kRoutingPolicyWords{"router policy", kRoutingPolicyWordList};
 std::string_view to_string(RoutingPolicy p);
 
 /// `replicas` copies of one deployment behind a router, simulated together event by event: each
@@ -106,14 +114,24 @@ ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& work
                            const std::vector<Request>& requests, int replicas, RoutingPolicy policy,
                            engine::TraceSink* trace = nullptr);
 
+/// How a request's KV moves from the prefill pool to the decode pool.
+enum class KvTransfer {
+  Layer,    ///< each layer's KV is sent as soon as that layer's prefill is done: only the last layer's share is exposed
+  Request,  ///< the whole request's KV moves after its prefill
+};
+/// The words of --kv-transfer.
+inline constexpr core::Word<KvTransfer> kKvTransferWordList[] = {
+    {KvTransfer::Layer, "layer", "layerwise, streamed"},
+    {KvTransfer::Request, "request", "whole"},
+};
+inline constexpr core::Vocabulary<KvTransfer> kKvTransferWords{"KV transfer", kKvTransferWordList};
+
 /// Disaggregated prefill/decode: a prefill pool computes each prompt and its first token, the KV
 /// moves to a decode pool over a link, which then decodes; both pools queue.
 struct Disaggregation {
   int prefill_replicas = 1;
   int decode_replicas = 1;
-  /// true: the KV of each layer is sent as soon as that layer's prefill is done, so only the last
-  /// layer's share is exposed; false: the whole request's KV moves after its prefill.
-  bool layer_streaming = true;
+  KvTransfer transfer = KvTransfer::Layer;
   double link_bandwidth = 0;  ///< bytes/s between one prefill GPU and one decode GPU (one direction)
   double link_latency_s = 0;  ///< per transfer
 };

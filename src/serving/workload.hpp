@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
+
 namespace fmsim::serving {
 
 /// A distribution of token counts.
@@ -16,6 +18,13 @@ enum class LengthKind {
   LogNormal,    ///< log-normal with median `mean` and sigma `spread` (heavy-tailed reasoning lengths)
   Exponential,  ///< exponential with mean `mean`
 };
+/// The words of --isl-dist and --osl-dist.
+inline constexpr core::Word<LengthKind> kLengthKindWordList[] = {
+    {LengthKind::Fixed, "fixed", "constant"},   {LengthKind::Uniform, "uniform"},
+    {LengthKind::Normal, "normal", "gaussian"}, {LengthKind::LogNormal, "lognormal"},
+    {LengthKind::Exponential, "exponential"},
+};
+inline constexpr core::Vocabulary<LengthKind> kLengthKindWords{"length distribution", kLengthKindWordList};
 
 struct LengthDistribution {
   LengthKind kind = LengthKind::Fixed;

@@ -58,7 +58,9 @@ TEST(CollectiveCli, ForcedAlgorithmIsUsedOnEveryRow) {
   const auto r = run_fmsim({"collective", "--cluster", "p6-b200.48xlarge", "--op", "all_reduce", "--algo", "ring", "-b",
                             "1K", "-e", "1G", "-f", "4", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const json& row : json::parse(r.out)["rows"]) EXPECT_EQ(row["algorithm"], "ring");
+  const json rows = json::parse(r.out)["rows"];  // held: a range-for over a temporary's member dangles
+  ASSERT_FALSE(rows.empty());
+  for (const json& row : rows) EXPECT_EQ(row["algorithm"], "ring");
 }
 
 TEST(CollectiveCli, StridedDataParallelGroupIsSlowerThanTensorParallel) {

@@ -1,7 +1,9 @@
 // fmsim rl and fmsim validate rl, run as a user would.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <stdlib.h>
+#include <map>
 
 #include <filesystem>
 #include <fstream>
@@ -126,6 +128,32 @@ TEST(RlCli, BadFlagsNameTheFlag) {
   r = run_fmsim(with(kJob, {"--tp", "3"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--tp"));
+  r = run_fmsim(with(kJob, {"--trainer-offload", "everything"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--trainer-offload"), HasSubstr("params+optimizer")));
+  r = run_fmsim(with(kJob, {"--gen-memory", "1.5"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--gen-memory"));
+}
+
+// --trainer-offload adds a trainer_offload phase on the critical path (verl's param and optimizer
+// offload), and the colocated switch then moves only the engine's weights; --gen-memory gives the
+// engine more KV cache, hence more sequences at once.
+TEST(RlCli, TrainerOffloadAndEngineMemory) {
+  auto phases = [](const nlohmann::json& j) {
+    std::map<std::string, double> m;
+    for (const auto& p : j["phases"]) m[p["name"].get<std::string>()] = p["time_s"].get<double>();
+    return m;
+  };
+  const auto base = run_fmsim(with(kJob, {"--json"}));
+  const auto off = run_fmsim(with(kJob, {"--json", "--trainer-offload", "params+optimizer", "--gen-memory", "0.8"}));
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const auto b = nlohmann::json::parse(base.out), o = nlohmann::json::parse(off.out);
+  EXPECT_EQ(phases(b).count("trainer_offload"), 0u);
+  EXPECT_GT(phases(o)["trainer_offload"], 0.0);
+  EXPECT_LT(phases(o)["offload_reload"], phases(b)["offload_reload"]);
+  EXPECT_GT(o["rollout_concurrency"].get<int>(), b["rollout_concurrency"].get<int>());
 }
 
 // --plan ranks feasible candidates by step time.

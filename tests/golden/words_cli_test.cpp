@@ -50,4 +50,53 @@ TEST(WordsCli, RefusalsNameTheFlagAndListTheSameWords) {
   }
 }
 
+// Serving words (issue 19): --speculative, --router, --isl-dist/--osl-dist, --preemption,
+// --kv-offload and --engine read through their vocabularies; an alias is the same deployment.
+TEST(WordsCli, ServeAliasesGiveTheSameFiguresAsTheCanonicalWords) {
+  const std::vector<std::string> base = {"serve",          "--model", "llama3.1-8b", "--rate", "20",
+                                         "--num-requests", "60",      "--replicas",  "2",      "--json"};
+  const auto alias =
+      run_fmsim(with(base, {"--speculative", "draft-model", "--router", "jsq", "--isl-dist", "gaussian", "--isl-spread",
+                            "0.2", "--preemption", "SWAP", "--engine", "TensorRT-LLM", "--kv-offload", "dram"}));
+  const auto canonical = run_fmsim(
+      with(base, {"--speculative", "draft", "--router", "least-outstanding", "--isl-dist", "normal", "--isl-spread",
+                  "0.2", "--preemption", "swap", "--engine", "trtllm", "--kv-offload", "host"}));
+  ASSERT_EQ(canonical.exit_code, 0) << canonical.err;
+  EXPECT_EQ(alias.out, canonical.out);
+}
+
+// Each (flag, allowed words): `base flag bogus` exits 2 naming the flag and listing the words.
+void expect_refusals(const std::vector<std::string>& base,
+                     const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [flag, allowed] : cases) {
+    const auto r = run_fmsim(with(base, {flag, "bogus"}));
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_THAT(r.err, HasSubstr(flag + ": unknown")) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(allowed)) << r.err;
+  }
+}
+
+TEST(WordsCli, ServingRefusalsNameTheFlagAndListTheWords) {
+  expect_refusals({"serve", "--model", "llama3.1-8b", "--num-requests", "10"},
+                  {
+                      {"--preemption", "allowed: recompute, swap"},
+                      {"--speculative", "allowed: none (off), mtp, eagle, draft (draft-model)"},
+                      {"--osl-dist", "allowed: fixed (constant), uniform, normal (gaussian), lognormal, exponential"},
+                      {"--router", "allowed: round-robin (rr), least-outstanding (jsq), prefix-aware (prefix)"},
+                      {"--kv-offload", "allowed: none, host (dram, cpu), grace (lpddr5x), nvme (ssd, disk)"},
+                      {"--engine", "allowed: vllm, sglang, trtllm (tensorrt-llm, tensorrt)"},
+                      {"--precision", "allowed: bf16, fp16, fp8 (mxfp8), fp4 (nvfp4), mxfp4"},
+                  });
+}
+
+// Cluster words: --scheduler, --placement, --policy.
+TEST(WordsCli, ClusterRefusalsListTheWords) {
+  expect_refusals({"cluster", "--cluster", "p5en.48xlarge:4", "--synthetic", "5"},
+                  {
+                      {"--scheduler", "allowed: slurm, k8s (kubernetes, kueue)"},
+                      {"--placement", "allowed: consecutive (none), tree, block"},
+                      {"--policy", "allowed: backfill, fifo (builtin)"},
+                  });
+}
+
 }  // namespace

@@ -61,6 +61,20 @@ TEST(PrometheusBackfill, StockPrometheusOpensTheBlocksAndAnswersPromQL) {
   ASSERT_EQ(load.exit_code, 0) << load.all();
   const auto loaded = nlohmann::json::parse(load.out);
   ASSERT_FALSE(loaded["blocks"].empty());
+  // Same input, same output: a second load into another folder reports the same files, counts and
+  // time range; only the block names (promtool draws each ULID at random) and the wall time differ.
+  const auto reload =
+      run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data2").string(), "--json"});
+  ASSERT_EQ(reload.exit_code, 0) << reload.all();
+  auto a = loaded;
+  auto b = nlohmann::json::parse(reload.out);
+  EXPECT_EQ(a["blocks"].size(), b["blocks"].size());
+  for (auto* j : {&a, &b}) {
+    j->erase("blocks");
+    j->erase("data");
+    j->erase("seconds");  // wall time of this machine, not a prediction
+  }
+  EXPECT_EQ(a, b);
   EXPECT_EQ(loaded["min_time_ms"].get<std::int64_t>(), kStart * 1000);
 
   PrometheusLoopbackOptions options;
@@ -122,6 +136,9 @@ TEST(PrometheusCompare, PredictionBesideTheRunsMetricsAndDrift) {
   args.insert(args.end(), {"--gbs", "64", "--json"});
   const auto same = run_fmsim(args);
   ASSERT_EQ(same.exit_code, 0) << same.all();
+  // Same input, same output: the same query against the same Prometheus prints the same bytes.
+  const auto again = run_fmsim(args);
+  EXPECT_EQ(again.out, same.out);
   const auto j = nlohmann::json::parse(same.out);
   EXPECT_EQ(j["no_data"], 0) << j.dump(2);
   for (const auto& row : j["rows"]) {

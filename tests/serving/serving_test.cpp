@@ -171,7 +171,7 @@ TEST(ServingSimulator, KvOffloadTierReplacesRecomputeWithTwoCopies) {
   auto d = overfull_kv_deployment();
   const WorkloadSpec wl = overfull_kv_workload();
   const auto recompute = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
-  d.kv_offload = {"host", 1e12, 55e9};
+  d.kv_offload = {KvTier::Host, 1e12, 55e9};
   const auto offload = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
   EXPECT_GT(offload.preemptions, 0);
   EXPECT_EQ(offload.offloads, offload.preemptions);
@@ -383,9 +383,9 @@ TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
   const auto reqs = make_requests(wl);
   Disaggregation dis;
   dis.link_bandwidth = 1e9;  // a slow link so the transfer shows
-  dis.layer_streaming = false;
+  dis.transfer = KvTransfer::Request;
   const auto whole = simulate_disaggregated(m, m, dis, wl, reqs);
-  dis.layer_streaming = true;
+  dis.transfer = KvTransfer::Layer;
   const auto layered = simulate_disaggregated(m, m, dis, wl, reqs);
   ASSERT_EQ(whole.requests.size(), 1u);
   ASSERT_EQ(layered.requests.size(), 1u);

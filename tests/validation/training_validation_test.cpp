@@ -69,6 +69,9 @@ TEST(TrainingValidation, DerivedRowsFromPublishedTflops) {
 
 // The whole file in under 5 s (issue's speed target).
 TEST(TrainingValidation, WholeFileIsFast) {
+#ifdef FMSIM_SANITIZED
+  GTEST_SKIP() << "speed is checked in the Release build; ASan/UBSan slow every call 2-5x";
+#endif
   const auto j = run_validation();
   EXPECT_LT(j["elapsed_s"].get<double>(), 5.0);
 }
