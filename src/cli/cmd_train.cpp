@@ -59,6 +59,10 @@ std::string layout_line(const training::TrainingJob& job, const training::StepRe
              parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
          (job.model.is_moe() && job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher))
                                                    : std::string()) +
+         (job.task == training::Task::Lora
+              ? fmt::format(" | lora r{} {} base {}", job.lora_rank, training::lora_targets_label(job.lora_targets),
+                            training::kLoraBaseWords.name(job.lora_base))
+              : std::string()) +
          pipeline_split_note(l);
 }
 
@@ -89,7 +93,13 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"decoder_last_pipeline_num_layers",
            l.last_stage_layers > 0 ? nlohmann::json(l.last_stage_layers) : nlohmann::json()},
           {"moe_dispatcher", job.model.is_moe() && job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher))
-                                                                      : nlohmann::json()}};
+                                                                      : nlohmann::json()},
+          {"task", training::kTaskWords.name(job.task)},
+          {"lora", job.task == training::Task::Lora
+                       ? nlohmann::json{{"rank", job.lora_rank},
+                                        {"targets", training::lora_targets_label(job.lora_targets)},
+                                        {"base", training::kLoraBaseWords.name(job.lora_base)}}
+                       : nlohmann::json()}};
 }
 
 void print_step(const training::TrainingJob& job, const training::StepResult& r) {

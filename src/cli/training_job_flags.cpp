@@ -61,11 +61,22 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_option("--stack", f.stack, "Software stack calibration: " + parallelism::kStackWords.allowed())
       ->capture_default_str();
   cmd.add_option("--task", f.task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
-  cmd.add_option("--lora-rank", f.lora_rank,
-                 "With --task lora: adapter rank on every linear layer but the router and the head")
+  cmd.add_option("--lora-rank", f.lora_rank, "With --task lora: adapter rank")
       ->check(whole_number(1, 65536))
       ->capture_default_str();
+  cmd.add_option("--lora-targets", f.lora_targets,
+                 "With --task lora: modules with adapters, comma-separated PEFT or Megatron names,\n"
+                 "e.g. q_proj,v_proj or linear_qkv,linear_proj; words: " +
+                     training::kLoraModuleWords.allowed())
+      ->capture_default_str();
+  cmd.add_option("--lora-base", f.lora_base,
+                 "With --task lora: frozen weights' storage: bf16, fp8, or nf4 (QLoRA: 4-bit NormalFloat,\n"
+                 "dequantised for each GEMM)")
+      ->capture_default_str();
   cmd.add_flag("--no-sp", f.no_sp, "Disable sequence parallelism");
+  cmd.add_flag("--mtp", f.mtp,
+               "Train the model's multi-token-prediction modules (DeepSeek-V3 pretraining: one more block,\n"
+               "projection and loss on the last pipeline stage)");
   cmd.add_option("--power-limit", f.power_limit, "GPU power cap, e.g. 500W (default: TDP)");
   cmd.add_flag("--tp-overlap", f.tp_overlap, "Overlap TP communication with GEMMs (userbuffers / async TP)");
   cmd.add_option("--moe-dispatcher", f.moe_dispatcher,

@@ -170,6 +170,10 @@ void apply_recipe_settings(const std::string& text, rl::RlJob& job, const std::s
       const auto v = number(value);
       if (!v || *v < 1.0) throw bad("a positive GPU count");
       job.train_layout.shard_group = static_cast<int>(*v);
+    } else if (key == "oversample") {
+      const auto v = number(value);
+      if (!v || *v < 1.0 || *v > 16.0) throw bad("responses generated per response kept, in [1, 16]");
+      job.oversample = *v;
     } else if (key == "mini_batch_prompts") {
       const auto v = number(value);
       if (!v || *v < 1.0) throw bad("a positive prompt count");
@@ -178,7 +182,7 @@ void apply_recipe_settings(const std::string& text, rl::RlJob& job, const std::s
       throw core::InputError(
           file, line, "recipe_settings",
           fmt::format("unknown key '{}' (allowed: gen_memory_utilization, recompute, trainer_offload, fsdp_shard, "
-                      "mini_batch_prompts)",
+                      "oversample, mini_batch_prompts)",
                       key));
     }
   }

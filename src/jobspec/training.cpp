@@ -24,7 +24,7 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
   const auto doc = config::load_yaml_file(o.job_file, o.job_file_flag);
   const auto root = doc.node();
   root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
-                   "recompute", "stack", "task"});
+                   "recompute", "stack", "task", "lora"});
   if (const auto k = root.find("kind"); k && k->as_string() != "TrainingJob") k->fail("expected kind: TrainingJob");
   auto flag_given = [&](const char* name) { return given(name); };
   if (const auto n = root.find("model"); n && !flag_given("--model")) o.model = n->as_string();
@@ -40,6 +40,14 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
     o.recompute = n->as_word_name(parallelism::kRecomputeWords);
   if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
   if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_word_name(training::kTaskWords);
+  if (const auto lora = root.find("lora")) {
+    lora->check_keys({"rank", "targets", "base"});
+    if (const auto n = lora->find("rank"); n && !flag_given("--lora-rank"))
+      o.lora_rank = n->as_int(config::Bound::Positive);
+    if (const auto n = lora->find("targets"); n && !flag_given("--lora-targets")) o.lora_targets = n->as_string();
+    if (const auto n = lora->find("base"); n && !flag_given("--lora-base"))
+      o.lora_base = n->as_word_name(training::kLoraBaseWords);
+  }
   if (const auto p = root.find("parallelism")) {
     p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "expert_tp", "sequence_parallel", "sharding", "shard_group",
                    "tp_overlap", "moe_dispatcher", "account_for_embedding_in_pipeline_split",
@@ -107,6 +115,20 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   job.stack = o.stack;
   job.task = config::word_flag(training::kTaskWords, o.task, "--task");
   job.lora_rank = o.lora_rank;
+  job.lora_targets = 0;
+  for (const training::LoraModules m :
+       config::word_list_flag(training::kLoraModuleWords, o.lora_targets, "--lora-targets")) {
+    job.lora_targets |= static_cast<unsigned>(m);
+  }
+  if (job.lora_targets == 0) {
+    throw core::InputError::flag("--lora-targets", "expected one or more of: " + training::kLoraModuleWords.allowed());
+  }
+  job.train_mtp = o.mtp;
+  job.lora_base = config::word_flag(training::kLoraBaseWords, o.lora_base, "--lora-base");
+  if (job.task != training::Task::Lora && (o.lora_base != "bf16" || o.lora_targets != "all-linear")) {
+    throw core::InputError::flag(o.lora_base != "bf16" ? "--lora-base" : "--lora-targets",
+                                 "applies to --task lora only (the task is " + o.task + ")");
+  }
   job.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   auto& l = job.layout;
   l.tp = o.tp;

@@ -37,7 +37,10 @@ struct TrainingJobFlags {
   std::string stack = "megatron";
   std::string task = "pretrain";
   int lora_rank = 16;
+  std::string lora_targets = "all-linear";  ///< comma-separated LoraModules words
+  std::string lora_base = "bf16";           ///< frozen weights: bf16, fp8, nf4 (QLoRA)
   bool no_sp = false;
+  bool mtp = false;         ///< train the model's multi-token-prediction modules
   std::string power_limit;  ///< "" = TDP
   bool tp_overlap = false;
   std::string moe_dispatcher;  ///< "" = the stack's (alltoall or deduplicated)

@@ -56,9 +56,9 @@ struct RlCalibration {
   /// data, without a load balancer: the serving calibration's moe.expert_load_cv (TensorRT-LLM
   /// tech blog 4: DeepSeek-R1 on 32 GB200, per-rank load std/mean 0.48 and (max - mean)/mean
   /// 1.564 over EP 32), which the commands copy from data/calibration/serving.yaml. RL keeps the
-  /// router as released (NeMo-RL: freeze_moe_router, moe_router_load_balancing_type none;
-  /// Megatron's default aux-loss coefficient 0 in verl), so dropless training waits for the
-  /// busiest EP rank as inference does.
+  /// router as released (NeMo-RL: freeze_moe_router, moe_router_load_balancing_type none; in
+  /// verl, RL's learning rates of 1e-6 hardly move it whatever its auxiliary loss), so dropless
+  /// training waits for the busiest EP rank as inference does.
   double expert_load_cv = 2.14;
 
   // ---- framework

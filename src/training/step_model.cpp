@@ -64,6 +64,28 @@ constexpr double kOptimizerKernels = 10.0;
 // work does: of three parts, one forward and two backward (kGemmBackwardRatio).
 constexpr double kLayerWorkParts = 1.0 + kGemmBackwardRatio;
 
+// LoRA adapters are trainable parameters with full mixed-precision state: a 16-bit weight and
+// gradient and Adam's fp32 master weight, m and v (2 + 2 + 12 bytes per parameter).
+constexpr double kAdapterStateBytes = 2.0 + 2.0 + 12.0;
+
+// The LoRA target group of a GEMM operator (workload/operators.cpp names); 0 for the output head
+// and the router, which never carry adapters.
+unsigned lora_module_of(std::string_view op) {
+  using M = LoraModules;
+  auto bits = [](M m) { return static_cast<unsigned>(m); };
+  for (std::string_view q : {"qkv_proj", "q_proj", "q_down", "q_up", "kv_down", "kv_up"})
+    if (op == q) return bits(M::Qkv);
+  if (op == "o_proj") return bits(M::Proj);
+  for (std::string_view f : {"fc1", "expert_fc1", "shared_fc1"})
+    if (op == f) return bits(M::Fc1);
+  for (std::string_view f : {"fc2", "expert_fc2", "shared_fc2"})
+    if (op == f) return bits(M::Fc2);
+  for (std::string_view f : {"ssm_in_proj", "ssm_x_proj", "ssm_dt_proj", "gdn_in_proj"})
+    if (op == f) return bits(M::MixerIn);
+  if (op == "ssm_out_proj" || op == "gdn_out_proj") return bits(M::MixerOut);
+  return 0;
+}
+
 // Per micro-batch times of one layer on one GPU.
 struct LayerCost {
   Seconds fwd{};               // forward kernels
@@ -154,6 +176,17 @@ class Costing {
           c.fwd += Seconds(t);
           c.bwd += Seconds(lora ? t : kGemmBackwardRatio * t);  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (lora && !keep16) {
+            // A frozen base stored narrower than the GEMM's inputs is dequantised for the forward
+            // GEMM and again for the backward's input-gradient GEMM: read the stored weight, write
+            // its 16-bit copy (bitsandbytes' NF4 path; an FP8 base feeds FP8 GEMMs directly).
+            const LoraBase base = job_.lora_base;
+            if (base == LoraBase::Nf4 || (base == LoraBase::Fp8 && gp != core::Precision::FP8)) {
+              const double dequant = memory_time(op.weights * (lora_base_bytes(base) + kBytes16));
+              c.fwd += Seconds(dequant);
+              c.bwd += Seconds(dequant);
+            }
+          }
+          if (lora && !keep16 && (job_.lora_targets & lora_module_of(op.name)) != 0) {
             // Adapters A (k x r) and B (r x n) beside the frozen weight: r (k + n) / (k n) of its
             // FLOPs forward, twice that backward (input and weight gradients), two small GEMMs each way.
             const double r = std::max(1, job_.lora_rank);
@@ -169,7 +202,7 @@ class Costing {
             c.bwd += Seconds(memory_time(kFp8CastBytesPerElement * op.m * op.n));
           }
           (op.expert ? c.expert_params : c.dense_params) += op.weights;
-          c.weight_bytes += core::Bytes(op.weights * kBytes16);
+          c.weight_bytes += core::Bytes(op.weights * (lora && !keep16 ? lora_base_bytes(job_.lora_base) : kBytes16));
           break;
         }
         case OpKind::Attention: {
@@ -300,6 +333,13 @@ class Costing {
     };
     const LayerCost embed = cost_ops(workload::embedding_operators(m, ctx_), -1);
     const LayerCost head = cost_ops(workload::head_operators(m, ctx_), -1);
+    // Multi-token prediction: per module one more block of the last layer's kind and its own
+    // projection, head and loss, after the main head on the last stage.
+    LayerCost mtp;
+    for (int k = 0; job_.train_mtp && k < m.mtp_layers; ++k) {
+      accumulate(mtp, layer_cost(m.num_layers - 1));
+      accumulate(mtp, cost_ops(workload::mtp_operators(m, ctx_), -1));
+    }
 
     std::vector<StageCost> out(static_cast<std::size_t>(l_.pp));
     for (int s = 0; s < l_.pp; ++s) {
@@ -318,6 +358,7 @@ class Costing {
         }
         if (s == 0 && c == 0) accumulate(chunk, embed);
         if (s == l_.pp - 1 && c == l_.vp - 1) accumulate(chunk, head);
+        if (s == l_.pp - 1 && c == l_.vp - 1) accumulate(chunk, mtp);
         sc.chunk_fwd[static_cast<std::size_t>(c)] = chunk.forward_total();
         sc.chunk_bwd[static_cast<std::size_t>(c)] = chunk.backward_total();
         accumulate(sc.sum, chunk);
@@ -455,11 +496,24 @@ bool prepare(const TrainingJob& job, StepResult& r) {
   }
   r.feasible = true;
   r.micro_batches = l.micro_batches();
-  r.memory = parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l));
+  r.memory =
+      parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l, job.lora_base));
   r.memory_capacity =
       job.cluster.gpu.hbm_usable.value() > 0 ? job.cluster.gpu.hbm_usable : job.cluster.gpu.hbm_capacity;
   r.fits_memory = r.memory.total() <= r.memory_capacity;
   return true;
+}
+
+// LoRA adapters of the peak stage: weights, gradients and optimizer states (replicated over DP).
+void add_adapter_memory(const TrainingJob& job, const std::vector<StageCost>& stages, StepResult& r) {
+  if (job.task != Task::Lora || stages.empty()) return;
+  const auto stage =
+      static_cast<std::size_t>(std::clamp<int>(r.memory.peak_stage, 0, static_cast<int>(stages.size()) - 1));
+  const double adapters = stages[stage].sum.adapter_params;
+  r.memory.weights += core::Bytes(adapters * kBytes16);
+  r.memory.gradients += core::Bytes(adapters * kBytes16);
+  r.memory.optimizer += core::Bytes(adapters * (kAdapterStateBytes - 2.0 * kBytes16));
+  r.fits_memory = r.memory.total() <= r.memory_capacity;
 }
 
 void finish(const TrainingJob& job, StepResult& r) {
@@ -468,7 +522,9 @@ void finish(const TrainingJob& job, StepResult& r) {
   const double tokens = static_cast<double>(l.global_batch) * static_cast<double>(job.seq_len);
   const int gpus = job.job_gpus();
   r.tokens_per_s_per_gpu = tokens / (r.step_time.value() * gpus);
-  r.model_flops_per_step = workload::model_flops_per_step(job.model, l.global_batch, job.seq_len).value();
+  workload::FlopOptions flops;
+  flops.include_mtp = job.train_mtp;  // Megatron-Bridge counts the MTP modules it trains
+  r.model_flops_per_step = workload::model_flops_per_step(job.model, l.global_batch, job.seq_len, flops).value();
   r.model_tflops_per_gpu = r.model_flops_per_step / (r.step_time.value() * gpus) / 1e12;
   const double peak = job.cluster.gpu.peak(l.precision).value() > 0 ? job.cluster.gpu.peak(l.precision).value()
                                                                     : job.cluster.gpu.bf16.value();
@@ -529,7 +585,8 @@ const StackCalibration& Calibration::stack(const std::string& name) const {
   return it->second;
 }
 
-parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout) {
+parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout,
+                                          LoraBase lora_base) {
   auto o = parallelism::stack_memory_options(stack);
   if (layout.bf16_grad_reduce && o.state.gradients > 2.0) {
     // 16-bit gradient reduction: the optimizer then keeps its own fp32 copy of its shard.
@@ -540,7 +597,9 @@ parallelism::MemoryOptions memory_options(const std::string& stack, Task task, c
     // Frozen base weights: no gradients, optimizer states or master weights for them.
     o.state.gradients = 0.0;
     o.state.optimizer = 0.0;
-    if (o.state.weights > 2.0) o.state.weights = 2.0;
+    // The frozen weights in their stored form; an FP8 or NF4 base needs no separate FP8 cache.
+    o.state.weights = std::min(o.state.weights, lora_base_bytes(lora_base));
+    if (lora_base != LoraBase::Bf16) o.state.fp8_extra = 0.0;
   }
   return o;
 }
@@ -550,6 +609,7 @@ StepResult estimate_step(const TrainingJob& job, const Calibration& calibration,
   if (!prepare(job, r)) return r;
   Costing costing(job, calibration, comm);
   const auto stages = costing.stages();
+  add_adapter_memory(job, stages, r);
   analytical(job, costing, stages, r);
   finish(job, r);
   return r;
@@ -561,6 +621,7 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
   if (!prepare(job, r)) return r;
   Costing costing(job, calibration, comm);
   const auto stages = costing.stages();
+  add_adapter_memory(job, stages, r);
   // The analytical pass fills the breakdown's per-component figures; the event simulation
   // replaces the pipeline part (compute + exposed comm + bubble) by the played schedule.
   analytical(job, costing, stages, r);

@@ -32,6 +32,74 @@ inline constexpr core::Word<Task> kTaskWordList[] = {
 };
 inline constexpr core::Vocabulary<Task> kTaskWords{"task", kTaskWordList};
 
+/// Groups of linear layers that carry LoRA adapters (bits of TrainingJob::lora_targets).
+enum class LoraModules : unsigned {
+  Qkv = 1,        ///< q/k/v projections (MLA's down/up projections): PEFT q_proj, k_proj, v_proj; Megatron linear_qkv
+  Proj = 2,       ///< attention output projection: PEFT o_proj; Megatron linear_proj
+  Fc1 = 4,        ///< FFN gate and up (experts' too): PEFT gate_proj, up_proj; Megatron linear_fc1
+  Fc2 = 8,        ///< FFN down (experts' too): PEFT down_proj; Megatron linear_fc2
+  MixerIn = 16,   ///< Mamba / gated DeltaNet input projections (in_proj, x_proj, dt_proj)
+  MixerOut = 32,  ///< Mamba / gated DeltaNet out_proj
+  Attention = Qkv | Proj,
+  Mlp = Fc1 | Fc2,
+  AllLinear = Qkv | Proj | Fc1 | Fc2 | MixerIn | MixerOut,  ///< PEFT "all-linear": every linear but the head and router
+};
+
+/// The words of --lora-targets (a comma-separated list) and `lora.targets:` in job files: Hugging
+/// Face PEFT module names and Megatron-Bridge's.
+inline constexpr core::Word<LoraModules> kLoraModuleWordList[] = {
+    {LoraModules::AllLinear, "all-linear", "all, all_linear"},
+    {LoraModules::Attention, "attention", "attn"},
+    {LoraModules::Mlp, "mlp", "ffn"},
+    {LoraModules::Qkv, "qkv", "q_proj, k_proj, v_proj, linear_qkv, query_key_value"},
+    {LoraModules::Proj, "o", "o_proj, linear_proj, dense, out_proj_attention"},
+    {LoraModules::Fc1, "fc1", "gate_proj, up_proj, linear_fc1, gate_up_proj"},
+    {LoraModules::Fc2, "fc2", "down_proj, linear_fc2"},
+    {LoraModules::MixerIn, "in_proj", "mixer_in, x_proj, dt_proj"},
+    {LoraModules::MixerOut, "out_proj", "mixer_out"},
+};
+inline constexpr core::Vocabulary<LoraModules> kLoraModuleWords{"LoRA target module", kLoraModuleWordList};
+
+/// Names of the single-module groups set in `targets` ("qkv,o,fc1,fc2"), or "all-linear".
+[[nodiscard]] inline std::string lora_targets_label(unsigned targets) {
+  if (targets == static_cast<unsigned>(LoraModules::AllLinear)) return "all-linear";
+  std::string out;
+  for (const LoraModules m : {LoraModules::Qkv, LoraModules::Proj, LoraModules::Fc1, LoraModules::Fc2,
+                              LoraModules::MixerIn, LoraModules::MixerOut}) {
+    if ((targets & static_cast<unsigned>(m)) == 0) continue;
+    if (!out.empty()) out += ",";
+    out += kLoraModuleWords.name(m);
+  }
+  return out;
+}
+
+/// Storage of the frozen base weights under LoRA.
+enum class LoraBase {
+  Bf16,  ///< 16-bit frozen weights (LoRA)
+  Fp8,   ///< FP8 frozen weights: used directly by FP8 GEMMs, cast up for 16-bit ones
+  Nf4,   ///< QLoRA: 4-bit NormalFloat with double-quantised block scales, dequantised per GEMM
+};
+
+/// The words of --lora-base, `lora.base:` in job files.
+inline constexpr core::Word<LoraBase> kLoraBaseWordList[] = {
+    {LoraBase::Bf16, "bf16", "16-bit, fp16"},
+    {LoraBase::Fp8, "fp8", "float8, e4m3"},
+    {LoraBase::Nf4, "nf4", "qlora, 4bit, 4-bit"},
+};
+inline constexpr core::Vocabulary<LoraBase> kLoraBaseWords{"LoRA base precision", kLoraBaseWordList};
+
+/// Bytes per frozen base parameter. NF4 (Dettmers et al. 2023, QLoRA, arXiv:2305.14314, §3
+/// "Double Quantization"): 4 bits plus an 8-bit absmax per 64-weight block and an fp32 scale per
+/// 256 blocks, 4 + 8/64 + 32/(64·256) = 4.127 bits.
+[[nodiscard]] constexpr double lora_base_bytes(LoraBase b) {
+  switch (b) {
+    case LoraBase::Fp8: return 1.0;
+    case LoraBase::Nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+    case LoraBase::Bf16: break;
+  }
+  return 2.0;
+}
+
 /// Everything that defines one training step.
 struct TrainingJob {
   workload::ModelSpec model;
@@ -39,9 +107,17 @@ struct TrainingJob {
   parallelism::Layout layout;  ///< dp filled in (parallelism::with_dp)
   std::int64_t seq_len = 4096;
   Task task = Task::Pretrain;
-  /// LoRA: rank of the adapters on every linear layer but the router and the output head
-  /// (Megatron-Bridge's linear_qkv, linear_proj, linear_fc1, linear_fc2; PEFT's all-linear).
+  /// LoRA: rank of the adapters on the `lora_targets` modules (default every linear layer but the
+  /// router and the output head: Megatron-Bridge's linear_qkv, linear_proj, linear_fc1, linear_fc2;
+  /// PEFT's all-linear).
   int lora_rank = 16;
+  unsigned lora_targets = static_cast<unsigned>(LoraModules::AllLinear);  ///< LoraModules bits with adapters
+  LoraBase lora_base = LoraBase::Bf16;                                    ///< frozen weights' storage
+  /// Train the model's multi-token-prediction modules (DeepSeek-V3's one, as its pretraining and
+  /// Megatron-Bridge's DeepSeek-V3 recipes with mtp_num_layers 1 do): each adds a block of the last
+  /// layer's kind, eh_proj and a loss on the last pipeline stage. Off by default (fine-tuning and
+  /// RL drop them).
+  bool train_mtp = false;
   std::string stack = "megatron";               ///< key into Calibration::stacks
   std::optional<MoeDispatcher> moe_dispatcher;  ///< overrides the stack's dispatcher when set
   /// Routed tokens on the busiest expert-parallel rank over the mean (1 = balanced). The expert
@@ -93,7 +169,8 @@ struct StepResult {
 
 /// The memory conventions of a job: its stack's (parallelism::stack_memory_options), 16-bit
 /// gradient reduction when the layout asks for it, and LoRA's frozen base weights.
-parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout);
+parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout,
+                                          LoraBase lora_base = LoraBase::Bf16);
 
 /// Analytical step time: closed-form pipeline schedule over per-stage micro-batch costs.
 /// Microseconds per call; the planner's path.

@@ -337,6 +337,20 @@ std::vector<Operator> head_operators(const ModelSpec& model, const ShardContext&
   return ops;
 }
 
+std::vector<Operator> mtp_operators(const ModelSpec& model, const ShardContext& ctx) {
+  const double tokens = d(ctx.micro_batch) * d(ctx.seq_len) / ctx.cp;
+  const double h = d(model.hidden);
+  const double sp = ctx.sequence_parallel ? ctx.tp : 1.0;
+  std::vector<Operator> ops;
+  ops.push_back(memory("mtp_norms", 2.0 * 2.0 * tokens * h * 2.0 / sp));
+  ops.push_back(gemm("mtp_eh_proj", tokens, h / ctx.tp, 2.0 * h));
+  for (Operator& op : head_operators(model, ctx)) {
+    if (op.name == "lm_head") op.weights = 0;  // shared with the main model's output head
+    ops.push_back(op);
+  }
+  return ops;
+}
+
 ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx,
                                        const ActivationOptions& options) {
   const double t = ctx.tp;

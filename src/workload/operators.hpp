@@ -59,6 +59,11 @@ std::vector<Operator> embedding_operators(const ModelSpec& model, const ShardCon
 /// Output head and loss (last pipeline stage): vocab-parallel GEMM, softmax and cross-entropy.
 std::vector<Operator> head_operators(const ModelSpec& model, const ShardContext& ctx);
 
+/// One multi-token-prediction module's own operators beyond its transformer block (DeepSeek-V3
+/// §2.2): the norms of the hidden state and of the next token's embedding, the 2h -> h projection
+/// (eh_proj, column-parallel), and its output head (shared weights) with the loss.
+std::vector<Operator> mtp_operators(const ModelSpec& model, const ShardContext& ctx);
+
 /// Bytes of activations one layer stores for backward, per micro-batch on one GPU, by what the
 /// recompute policy keeps (Korthikanti et al. 2022, Table 2: 34 s b h / t + 5 a s^2 b / t bytes
 /// per layer without recompute, with sequence parallelism; generalised to GQA, SwiGLU and MoE).

@@ -3,6 +3,7 @@
 
 #include "test_fixtures.hpp"
 #include "training/step_model.hpp"
+#include "workload/model_flops.hpp"
 
 namespace fmsim::training {
 namespace {
@@ -85,6 +86,24 @@ TEST(HybridStep, ScanEfficiencyBoundsTheScan) {
   EXPECT_GT(slow, fast);
   const auto r = estimate_step(j, cal, free_network());
   EXPECT_TRUE(r.feasible);
+}
+
+// DeepSeek-V3's multi-token prediction (§2.2): each module is one more transformer block, a 2h -> h
+// projection and a second output head and loss, all after the main head on the last stage. On
+// the 16-layer test model with one module, training it costs more than one extra layer (1/16 of
+// the layers' time) and MFU counts its FLOPs as Megatron-Bridge does (include_mtp).
+TEST(HybridStep, MtpModulesAddABlockAndAHeadOnTheLastStage) {
+  const auto cal = test_calibration();
+  auto j = test_job(1, layout(1, 8));
+  j.model.mtp_layers = 1;
+  const auto off = estimate_step(j, cal, free_network());
+  j.train_mtp = true;
+  const auto on = estimate_step(j, cal, free_network());
+  EXPECT_GT(on.breakdown.compute.value() - off.breakdown.compute.value(), off.breakdown.compute.value() / 17.0);
+  workload::FlopOptions o;
+  o.include_mtp = true;
+  EXPECT_DOUBLE_EQ(on.model_flops_per_step, workload::model_flops_per_step(j.model, 8, j.seq_len, o).value());
+  EXPECT_GT(on.model_flops_per_step, off.model_flops_per_step);
 }
 
 }  // namespace
