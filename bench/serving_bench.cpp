@@ -63,7 +63,7 @@ void BM_IterationCost(benchmark::State& state) {
   w.prefill_seqs = 1;
   w.prefill_attn_full = w.prefill_attn_window = 2048.0 * 1024;
   w.sampled = 129;
-  for (auto _ : state) benchmark::DoNotOptimize(model.iteration(w).total());
+  for (auto _ : state) benchmark::DoNotOptimize(model.iteration(w).total().value());
 }
 BENCHMARK(BM_IterationCost);
 

@@ -85,7 +85,7 @@ void compare(const CompareFlags& f, const CLI::App& cmd, Context& ctx) {
       f.at.empty()
           ? std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                 .count()
-          : parse_unix_time(f.at, "--at");
+          : config::parse_unix_time(f.at, "--at");
   std::optional<double> tolerance;
   if (!f.tolerance.empty()) {
     std::string t = f.tolerance;

@@ -19,6 +19,7 @@
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/process.hpp"
+#include "config/flag_values.hpp"
 #include "config/openmetrics_reader.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
@@ -155,7 +156,7 @@ void serve(const ServeFlags& f) {
                                                          f.listen));
   }
   const std::string host = f.listen.substr(0, colon);
-  const std::int64_t begin = f.from.empty() ? recording->first_timestamp_s : parse_unix_time(f.from, "--from");
+  const std::int64_t begin = f.from.empty() ? recording->first_timestamp_s : config::parse_unix_time(f.from, "--from");
   const std::int64_t end = recording->last_timestamp_s;
   const auto started = std::chrono::steady_clock::now();
   const double speed = f.speed;

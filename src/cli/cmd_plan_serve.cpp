@@ -11,36 +11,21 @@
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
 #include "cli/text_table.hpp"
-#include "config/cluster_loader.hpp"
-#include "config/serving_calibration.hpp"
+#include "cli/training_job_flags.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "jobspec/plan_serve.hpp"
 #include "report/document.hpp"
 #include "serving/plan.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::cli {
 namespace {
 
 struct PlanServeOptions {
-  jobspec::ServingFlags flags;
-  std::string families = "p5.48xlarge,p5en.48xlarge,p6-b200.48xlarge,u-p6e-gb200x72";
-  int top = 10;
+  jobspec::PlanServeFlags plan;
   bool json = false;
-  bool no_disagg = false;
-  int probe_requests = 300;
   std::string report;  ///< --report FILE.html
 };
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 std::string money(double v) { return v > 0 ? fmt::format("${:.3f}", v) : "-"; }
 
@@ -52,7 +37,7 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
                               const std::vector<serving::ParetoPoint>& points,
                               const std::vector<serving::ParetoPoint>& front, const std::string& command) {
   report::Document doc;
-  doc.title = fmt::format("Serving plan: {}", o.flags.model);
+  doc.title = fmt::format("Serving plan: {}", o.plan.serving.model);
   doc.subtitle = fmt::format("{} | SLO p99 TTFT {} TPOT {}{}", serving::describe(req.workload),
                              req.slo.ttft_s > 0 ? fmt::format("{:.0f} ms", req.slo.ttft_s * 1e3) : "-",
                              req.slo.tpot_s > 0 ? fmt::format("{:.0f} ms", req.slo.tpot_s * 1e3) : "-",
@@ -72,7 +57,7 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
               "$/M output tokens"};
   const serving::PlanResult* best = nullptr;
   for (const auto& r : results) {
-    if (!r.feasible || static_cast<int>(t.rows.size()) >= o.top) continue;
+    if (!r.feasible || static_cast<int>(t.rows.size()) >= o.plan.top) continue;
     if (best == nullptr) best = &r;
     const std::string gpus = r.mode == serving::ServingMode::Disaggregated
                                  ? fmt::format("{}P+{}D", r.prefill_gpus, r.decode_gpus)
@@ -171,89 +156,34 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       "                   --rate 500 --slo-ttft 2s --slo-tpot 50ms\n"
       "  fmsim plan-serve --model deepseek-v3 --precision fp4 --families u-p6e-gb200x72,p6-b200.48xlarge \\\n"
       "                   --engine trtllm --isl 2048 --osl 1024 --slo-tpot 50ms --json");
-  add_serving_flags(*cmd, opts->flags);
-  cmd->add_option("--families", opts->families, "Comma-separated systems to search")->capture_default_str();
-  cmd->add_option("--top", opts->top, "Plans to print")->capture_default_str();
-  cmd->add_option("--probe-requests", opts->probe_requests, "Requests simulated per rate probe")->capture_default_str();
-  cmd->add_flag("--no-disagg", opts->no_disagg, "Only aggregated deployments");
+  add_serving_flags(*cmd, opts->plan.serving);
+  cmd->add_option("--families", opts->plan.families, "Comma-separated systems to search")->capture_default_str();
+  cmd->add_option("--top", opts->plan.top, "Plans to print")->capture_default_str();
+  cmd->add_option("--probe-requests", opts->plan.probe_requests, "Requests simulated per rate probe")
+      ->capture_default_str();
+  cmd->add_flag("--no-disagg", opts->plan.no_disagg, "Only aggregated deployments");
   cmd->add_flag("--json", opts->json, "Machine-readable output");
   cmd->add_option("--report", opts->report,
                   "Write an offline HTML report: the cheapest plans and the throughput-vs-interactivity Pareto chart")
       ->type_name("FILE.html");
   cmd->callback([opts, &ctx, cmd]() {
     PlanServeOptions o = *opts;
-    apply_serving_job_file(o.flags, *cmd);
-    if (o.top < 1) throw core::InputError::flag("--top", "must be at least 1");
-    if (o.probe_requests < 20 || o.probe_requests > 100000)
-      throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
-    const auto families = split_list(o.families);
-    if (families.empty()) throw core::InputError::flag("--families", "give at least one system");
-    const bool fixed_tp = cmd->get_option("--tp")->count() > 0;
-    const bool fixed_ep = cmd->get_option("--ep")->count() > 0;
-    const bool fixed_dep = cmd->get_option("--dep")->count() > 0;
-    if (o.flags.rate > 0 && o.flags.concurrency > 0)
-      throw core::InputError::flag("--concurrency", "plan-serve takes --rate (the fleet's load)");
-    const auto cal = config::load_serving_calibration(o.flags.calibration);
-
-    serving::PlanRequest req;
-    std::vector<serving::PlanResult> results;
-    std::vector<serving::ParetoPoint> points;
-    std::vector<std::string> skipped;
-    for (const auto& fam : families) {
-      jobspec::ServingFlags f = o.flags;
-      f.cluster = fam;
-      f.rate = 0;
-      f.concurrency = 0;
-      if (!fixed_tp) f.tp = 1;
-      if (!fixed_ep) f.ep = 1;
-      if (!fixed_dep) f.dep = false;
-      jobspec::ServingSetup s;
-      try {
-        s = jobspec::make_serving_setup(f, ctx.catalog());
-      } catch (const core::InputError& e) {
-        // Only the family's own incompatibilities (no FP8 on the GPU, layout too wide) skip it; a
-        // bad model, engine or length is the user's error.
-        const std::string what = e.what();
-        if (what.find("--precision") == std::string::npos && what.find("--tp") == std::string::npos) throw;
-        skipped.push_back(fam + ": " + what);
-        continue;
-      }
-      req.workload = s.workload;
-      req.slo = s.slo;
-      req.target_rate = o.flags.rate;
-      req.requests_per_probe = o.probe_requests;
-      req.disaggregated = !o.no_disagg;
-      const auto comm = training::make_comm_cost(s.deployment.cluster);
-      auto layouts = serving::candidate_layouts(s.deployment);
-      std::erase_if(layouts, [&](const serving::Deployment& d) {
-        return (fixed_tp && d.tp != o.flags.tp) || (fixed_ep && d.ep != o.flags.ep) ||
-               (fixed_dep && (d.attention_dp > 1) != o.flags.dep);
-      });
-      for (const auto& d : layouts) {
-        const serving::PlanCandidate c{d, s.price_per_gpu_hour};
-        for (auto& r : serving::evaluate(c, req, comm)) results.push_back(std::move(r));
-        const serving::IterationModel probe(d, comm);
-        if (probe.kv_capacity() > probe.kv_bytes(req.workload.input.mean + req.workload.output.mean)) {
-          for (auto& p : serving::pareto_sweep(c, req, comm)) points.push_back(std::move(p));
-        }
-      }
-    }
-    // Cheapest first: cost per hour for the target rate, else cost per million output tokens.
-    std::stable_sort(results.begin(), results.end(), [&](const serving::PlanResult& a, const serving::PlanResult& b) {
-      if (a.feasible != b.feasible) return a.feasible;
-      if (req.target_rate > 0 && a.cost_per_hour != b.cost_per_hour) return a.cost_per_hour < b.cost_per_hour;
-      return a.cost_per_million_output_tokens < b.cost_per_million_output_tokens;
-    });
-    const auto front = serving::pareto_front(points);
+    apply_serving_job_file(o.plan.serving, *cmd);
+    const auto plan = jobspec::plan_serving(o.plan, given_on(*cmd), ctx.catalog());
+    const auto& req = plan.request;
+    const auto& results = plan.results;
+    const auto& points = plan.points;
+    const auto& front = plan.front;
+    const auto& skipped = plan.skipped;
     if (!o.report.empty()) {
-      std::string command = "fmsim plan-serve --model " + o.flags.model + " --families " + o.families;
-      if (o.flags.rate > 0) command += fmt::format(" --rate {:g}", o.flags.rate);
+      std::string command = "fmsim plan-serve --model " + o.plan.serving.model + " --families " + o.plan.families;
+      if (o.plan.serving.rate > 0) command += fmt::format(" --rate {:g}", o.plan.serving.rate);
       write_file_atomically(o.report, plan_serve_report(o, req, results, points, front, command), "--report");
     }
 
     if (o.json) {
       nlohmann::json j;
-      j["model"] = o.flags.model;
+      j["model"] = o.plan.serving.model;
       j["workload"] = serving::describe(req.workload);
       j["target_rate"] = req.target_rate;
       j["slo"] = {{"ttft_p99_s", req.slo.ttft_s}, {"tpot_p99_s", req.slo.tpot_s}};
@@ -290,7 +220,7 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       std::cout << j.dump(2) << "\n";
       return;
     }
-    std::cout << fmt::format("fmsim plan-serve: {} | {} | SLO p99 TTFT {} TPOT {}{}\n\n", o.flags.model,
+    std::cout << fmt::format("fmsim plan-serve: {} | {} | SLO p99 TTFT {} TPOT {}{}\n\n", o.plan.serving.model,
                              serving::describe(req.workload),
                              req.slo.ttft_s > 0 ? fmt::format("{:.0f} ms", req.slo.ttft_s * 1e3) : "-",
                              req.slo.tpot_s > 0 ? fmt::format("{:.0f} ms", req.slo.tpot_s * 1e3) : "-",
@@ -308,7 +238,7 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
                  {"$/M output tok", true}});
     int shown = 0;
     for (const auto& r : results) {
-      if (shown >= o.top) break;
+      if (shown >= o.plan.top) break;
       if (!r.feasible) continue;
       ++shown;
       const std::string gpus = r.mode == serving::ServingMode::Disaggregated

@@ -300,12 +300,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
     const auto serving_cal = config::load_serving_calibration();
     rl::RlCalibration cal;
     cal.expert_load_cv = serving_cal.moe.expert_load_cv;  // one measurement for serving and RL training
-    if (serving_cal.engine(o->engine) == nullptr) {
-      std::string names;
-      for (const auto& n : serving_cal.engine_names()) names += (names.empty() ? "" : ", ") + n;
-      throw core::InputError::flag("--engine", "'" + o->engine + "' is not an engine profile; allowed: " + names);
-    }
-    const rl::ServingRolloutEngine engine(serving_cal, o->engine);
+    const rl::ServingRolloutEngine engine(serving_cal, jobspec::engine_flag(serving_cal, o->engine).name);
     if (!o->test_time.empty()) {
       run_test_time(*o, job, cal, engine);
       return;

@@ -98,11 +98,11 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
           {"fits", r.fits},
           {"reason", r.reason},
           {"memory_per_gpu_bytes",
-           {{"weights", r.memory.weights},
-            {"activations", r.memory.activations},
-            {"graphs", r.memory.graphs},
-            {"kv_cache", r.memory.kv_cache},
-            {"usable", r.memory.usable}}},
+           {{"weights", r.memory.weights.value()},
+            {"activations", r.memory.activations.value()},
+            {"graphs", r.memory.graphs.value()},
+            {"kv_cache", r.memory.kv_cache.value()},
+            {"usable", r.memory.usable.value()}}},
           {"kv_capacity_tokens", r.memory.token_capacity},
           {"completed_requests", m.completed},
           {"rejected_requests", r.rejected},
@@ -145,15 +145,15 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
             {"offloads", r.offloads}}},
           {"iterations", r.iterations.size()},
           {"time_by_part_s",
-           {{"linear", p.linear},
-            {"experts", p.experts},
-            {"attention", p.attention},
-            {"other", p.other},
-            {"tp_comm", p.tp_comm},
-            {"ep_comm", p.ep_comm},
-            {"pp_comm", p.pp_comm},
-            {"overhead", p.overhead},
-            {"draft", p.draft}}},
+           {{"linear", p.linear.value()},
+            {"experts", p.experts.value()},
+            {"attention", p.attention.value()},
+            {"other", p.other.value()},
+            {"tp_comm", p.tp_comm.value()},
+            {"ep_comm", p.ep_comm.value()},
+            {"pp_comm", p.pp_comm.value()},
+            {"overhead", p.overhead.value()},
+            {"draft", p.draft.value()}}},
           {"cost_usd",
            {{"per_gpu_hour", s.price_per_gpu_hour},
             {"per_million_output_tokens", m.cost_per_million_output_tokens},
@@ -181,8 +181,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   fmt::print(
       "memory/GPU  weights {:.1f} GiB | activations {:.1f} GiB | graphs {:.1f} GiB | KV cache {:.1f} GiB of {:.1f} GiB "
       "usable = {:.0f}k tokens per replica\n",
-      mem.weights / kGiB, mem.activations / kGiB, mem.graphs / kGiB, std::max(0.0, mem.kv_cache) / kGiB,
-      mem.usable / kGiB, mem.token_capacity / 1e3);
+      mem.weights.value() / kGiB, mem.activations.value() / kGiB, mem.graphs.value() / kGiB,
+      std::max(0.0, mem.kv_cache.value()) / kGiB, mem.usable.value() / kGiB, mem.token_capacity / 1e3);
   if (!r.fits) {
     fmt::print("\nDOES NOT FIT: {}\n", r.reason);
     return;
@@ -226,13 +226,13 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   }
   if (r.rejected > 0) fmt::print("            {} requests rejected: larger than the whole KV cache\n", r.rejected);
   const auto& p = r.time_by_part;
-  const double tot = p.total() > 0 ? p.total() : 1.0;
+  const double tot = p.total().value() > 0 ? p.total().value() : 1.0;
+  auto pct = [&](core::Seconds part) { return 100 * part.value() / tot; };
   fmt::print(
       "GPU time    linear {:.0f}% | experts {:.0f}% | attention {:.0f}% | other {:.0f}% | TP comm {:.0f}% | EP comm "
       "{:.0f}% | PP {:.0f}% | overhead {:.0f}%{}\n",
-      100 * p.linear / tot, 100 * p.experts / tot, 100 * p.attention / tot, 100 * p.other / tot, 100 * p.tp_comm / tot,
-      100 * p.ep_comm / tot, 100 * p.pp_comm / tot, 100 * p.overhead / tot,
-      p.draft > 0 ? fmt::format(" | drafting {:.0f}%", 100 * p.draft / tot) : "");
+      pct(p.linear), pct(p.experts), pct(p.attention), pct(p.other), pct(p.tp_comm), pct(p.ep_comm), pct(p.pp_comm),
+      pct(p.overhead), p.draft.value() > 0 ? fmt::format(" | drafting {:.0f}%", pct(p.draft)) : "");
   if (s.price_per_gpu_hour > 0) {
     fmt::print(
         "cost        ${:.3f} per million output tokens, ${:.3f} per million total tokens (at ${:.2f} per GPU-hour, "

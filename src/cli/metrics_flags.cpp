@@ -17,15 +17,6 @@
 #include "telemetry/cluster_metrics.hpp"
 
 namespace fmsim::cli {
-namespace {
-
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-}  // namespace
 
 void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
   cmd.add_option("--metrics-out", flags.out,
@@ -56,27 +47,6 @@ void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
       ->type_name("NAME");
 }
 
-std::int64_t parse_unix_time(const std::string& text, const std::string& flag) {
-  const std::string t = trimmed(text);
-  if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos && t.size() <= 12) {
-    return std::stoll(t);
-  }
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  char z = 0;
-  const int n = std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &z);
-  const bool date_only = std::sscanf(t.c_str(), "%4d-%2d-%2d", &y, &mo, &d) == 3 && t.size() == 10;
-  if (!(date_only || (n == 7 && z == 'Z' && t.size() == 20)) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-      mi > 59 || s > 59 || y < 1970) {
-    throw core::InputError::flag(flag, fmt::format("\"{}\" is not a time; use ISO 8601 UTC (2026-01-01T00:00:00Z, "
-                                                   "2026-01-01) or Unix seconds",
-                                                   text));
-  }
-  if (date_only) h = mi = s = 0;
-  const auto days = std::chrono::sys_days(std::chrono::year(y) / std::chrono::month(static_cast<unsigned>(mo)) /
-                                          std::chrono::day(static_cast<unsigned>(d)));
-  return days.time_since_epoch().count() * 86400LL + h * 3600LL + mi * 60LL + s;
-}
-
 std::string format_unix_time(std::int64_t unix_s) {
   const std::int64_t days = unix_s >= 0 ? unix_s / 86400 : (unix_s - 86399) / 86400;
   const std::int64_t rest = unix_s - days * 86400;
@@ -84,34 +54,6 @@ std::string format_unix_time(std::int64_t unix_s) {
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
                      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), rest / 3600, rest / 60 % 60,
                      rest % 60);
-}
-
-telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, const std::string& default_job) {
-  telemetry::SeriesOptions o;
-  o.job = flags.job.empty() ? default_job : flags.job;
-  const double res = config::parse_duration_flag(flags.resolution, "--metrics-resolution").value();
-  if (res < 1.0 || res != std::floor(res)) {
-    throw core::InputError::flag(
-        "--metrics-resolution", fmt::format("\"{}\" must be a whole number of seconds, at least 1s", flags.resolution));
-  }
-  o.resolution_s = static_cast<std::int64_t>(res);
-  const std::string hb = trimmed(flags.heartbeat);
-  const double heartbeat =
-      hb == "0" ? 0.0 : config::parse_duration_flag(flags.heartbeat, "--metrics-heartbeat").value();
-  if (heartbeat != 0.0 && heartbeat < res) {
-    throw core::InputError::flag("--metrics-heartbeat",
-                                 fmt::format("\"{}\" is shorter than --metrics-resolution {}; use 0 "
-                                             "(changes only) or at least the resolution",
-                                             flags.heartbeat, flags.resolution));
-  }
-  o.heartbeat_s = static_cast<std::int64_t>(heartbeat);
-  o.start_unix_s = parse_unix_time(flags.start, "--metrics-start");
-  o.granularity = flags.per_gpu ? telemetry::Granularity::Gpu : telemetry::Granularity::Node;
-  if (flags.format != "openmetrics" && flags.format != "tsdb") {
-    throw core::InputError::flag("--metrics-format",
-                                 fmt::format("unknown format '{}'; allowed: openmetrics, tsdb", flags.format));
-  }
-  return o;
 }
 
 namespace {
@@ -154,7 +96,7 @@ nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& 
   if (ec || !fs::is_directory(dir)) {
     throw core::InputError::flag("--metrics-out", fmt::format("cannot create directory \"{}\": {}", dir, ec.message()));
   }
-  if (flags.format == "tsdb") return write_block(dir, write);
+  if (jobspec::resolve_metrics_format(flags) == observability::MetricsFormat::Tsdb) return write_block(dir, write);
   const fs::path path = fs::path(dir) / file;
   const fs::path partial = fs::path(dir) / ("." + file + ".partial");
   const auto t0 = std::chrono::steady_clock::now();
@@ -210,7 +152,7 @@ std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& fla
 }
 
 std::string metrics_line(const nlohmann::json& m) {
-  if (m.value("format", "") == "tsdb") {
+  if (observability::kMetricsFormatWords.parse(m.value("format", "")) == observability::MetricsFormat::Tsdb) {
     const auto block = std::filesystem::path(m["file"].get<std::string>());
     return fmt::format(
         "Metrics: {}: Prometheus TSDB block, {} series, {} samples, {} ({:.2f} s); open it with "

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jobspec/metrics.hpp"
 #include "observability/openmetrics.hpp"
 #include "orchestration/cluster_layout.hpp"
 #include "orchestration/slurm_simulator.hpp"
@@ -16,23 +17,10 @@
 
 namespace fmsim::cli {
 
-struct MetricsFlags {
-  std::string out;                             ///< --metrics-out DIR ("" = no metrics)
-  bool per_gpu = false;                        ///< --metrics-per-gpu
-  std::string resolution = "1m";               ///< --metrics-resolution
-  std::string heartbeat = "4m";                ///< --metrics-heartbeat ("0" = changes only)
-  std::string start = "2026-01-01T00:00:00Z";  ///< --metrics-start (ISO 8601 UTC or Unix seconds)
-  std::string job;                             ///< --job-name (alias --metrics-job) (default: set by the command)
-  std::string format = "openmetrics";          ///< --metrics-format: openmetrics (text) or tsdb (a Prometheus block)
-};
+using jobspec::MetricsFlags;
+using jobspec::resolve_metrics_options;
 
 void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags);
-
-/// The options the flags ask for; InputError naming the flag on a bad value.
-telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, const std::string& default_job);
-
-/// "2026-01-01T00:00:00Z" or "1767225600" -> Unix seconds; InputError naming `flag` otherwise.
-std::int64_t parse_unix_time(const std::string& text, const std::string& flag);
 
 /// Unix seconds -> "2026-01-01T00:00:00Z".
 std::string format_unix_time(std::int64_t unix_s);

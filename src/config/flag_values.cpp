@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include "core/error.hpp"
 
 namespace fmsim::config {
@@ -35,6 +38,37 @@ core::Seconds parse_duration_flag(const std::string& text, const std::string& fl
   if (v.value->value() > kTenYears)
     throw core::InputError::flag(flag, "'" + text + "' is too long; allowed: 0 to 10 years (3.16e8 s)");
   return *v.value;
+}
+
+namespace {
+
+std::string without_blanks_around(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+}  // namespace
+
+std::int64_t parse_unix_time(const std::string& text, const std::string& flag) {
+  const std::string t = without_blanks_around(text);
+  if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos && t.size() <= 12) {
+    return std::stoll(t);
+  }
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  char z = 0;
+  const int n = std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &z);
+  const bool date_only = std::sscanf(t.c_str(), "%4d-%2d-%2d", &y, &mo, &d) == 3 && t.size() == 10;
+  if (!(date_only || (n == 7 && z == 'Z' && t.size() == 20)) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
+      mi > 59 || s > 59 || y < 1970) {
+    throw core::InputError::flag(flag, fmt::format("\"{}\" is not a time; use ISO 8601 UTC (2026-01-01T00:00:00Z, "
+                                                   "2026-01-01) or Unix seconds",
+                                                   text));
+  }
+  if (date_only) h = mi = s = 0;
+  const auto days = std::chrono::sys_days(std::chrono::year(y) / std::chrono::month(static_cast<unsigned>(mo)) /
+                                          std::chrono::day(static_cast<unsigned>(d)));
+  return days.time_since_epoch().count() * 86400LL + h * 3600LL + mi * 60LL + s;
 }
 
 }  // namespace fmsim::config

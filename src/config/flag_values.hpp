@@ -3,6 +3,7 @@
 // years).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/units.hpp"
@@ -14,5 +15,8 @@ double parse_count_flag(const std::string& text, const std::string& flag);
 core::Bytes parse_bytes_flag(const std::string& text, const std::string& flag);
 core::BytesPerSecond parse_bandwidth_flag(const std::string& text, const std::string& flag);
 core::Seconds parse_duration_flag(const std::string& text, const std::string& flag);
+/// A wall-clock time: ISO 8601 UTC ("2026-01-01T00:00:00Z", "2026-01-01") or Unix seconds, as
+/// Unix seconds; InputError naming `flag` otherwise.
+std::int64_t parse_unix_time(const std::string& text, const std::string& flag);
 
 }  // namespace fmsim::config

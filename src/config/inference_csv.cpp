@@ -11,6 +11,7 @@
 #include "config/csv.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "serving/plan.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -146,7 +147,7 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     r.instances = whole("num_instances", 1);
     const std::string adp = core::to_lower(cell("attn_dp"));
     r.attention_dp = adp == "yes" || adp == "true" || (number(adp) && *number(adp) > 1);
-    if (cell("serving_mode") != "agg")
+    if (serving::kServingModeWords.parse(cell("serving_mode")) != serving::ServingMode::Aggregated)
       fail("serving mode '" + cell("serving_mode") + "' (only aggregated rows are predicted)");
     r.isl = static_cast<std::int64_t>(number(cell("isl")).value_or(0));
     r.osl = static_cast<std::int64_t>(number(cell("osl")).value_or(0));

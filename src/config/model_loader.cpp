@@ -123,8 +123,8 @@ void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error
     positive(m.ssm->state, f.ssm_state);
     positive(m.ssm->conv_kernel, f.ssm_conv);
     if (m.ssm->version == 2) {
-      positive(m.ssm->num_heads, f.ssm_heads);
       positive(m.ssm->head_dim, f.ssm_head_dim);
+      positive(m.ssm->num_heads, f.ssm_heads);
       positive(m.ssm->groups, f.ssm_groups);
       positive(m.ssm->chunk, f.ssm_chunk);
       if (static_cast<std::int64_t>(m.ssm->num_heads) * m.ssm->head_dim != m.ssm->inner) {
@@ -399,7 +399,7 @@ void parse_hybrid(const JsonFields& j, const std::string& model_type, ModelSpec&
       layers.push_back({w->mixer, *w->ffn});
     }
   } else if (const json* blocks = j.find({"layers_block_type"}, &key); blocks && model_type != "jamba") {
-    if (!blocks->is_array()) throw j.error(key, "expected a list of " + allowed_words(kBlockWords));
+    if (!blocks->is_array()) throw j.error(key, "expected a list of \"mamba\", \"attention\", \"mlp\", \"moe\"");
     for (const json& b : *blocks) {
       const PatternWord* w = b.is_string() ? find_word(kBlockWords, b.get<std::string>()) : nullptr;
       if (!w || w->word.size() == 1)

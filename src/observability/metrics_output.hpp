@@ -8,7 +8,18 @@
 #include <utility>
 #include <vector>
 
+#include "core/vocabulary.hpp"
+
 namespace fmsim::observability {
+
+/// Which of the two outputs: OpenMetrics text, or a Prometheus TSDB block.
+enum class MetricsFormat { OpenMetrics, Tsdb };
+/// The words of --metrics-format.
+inline constexpr core::Word<MetricsFormat> kMetricsFormatWordList[] = {
+    {MetricsFormat::OpenMetrics, "openmetrics", "om"},
+    {MetricsFormat::Tsdb, "tsdb", "block"},
+};
+inline constexpr core::Vocabulary<MetricsFormat> kMetricsFormatWords{"metrics format", kMetricsFormatWordList};
 
 /// OpenMetrics metric types fmsim writes.
 enum class SeriesType { Gauge, Counter, Histogram };

@@ -102,6 +102,9 @@ ClusterLayout layout_from_cluster(const hardware::ClusterSpec& cluster, const st
     layout.block_size = cluster.system.nodes;
     for (int i = 0; i < n; ++i) layout.node_block[static_cast<std::size_t>(i)] = i / layout.block_size;
   }
+  // 16 nodes per leaf and 16 leaves per spine when the catalog gives no radix: an assumption (AWS
+  // does not publish the UltraCluster switch radix; docs/models/orchestration.md); --topology-conf
+  // replaces it with a real topology.conf.
   int leaf_size = cluster.nodes_per_leaf > 0 ? cluster.nodes_per_leaf : (ultraserver ? cluster.system.nodes : 16);
   leaf_size = std::max(1, std::min(leaf_size, n));
   const int leaves = (n + leaf_size - 1) / leaf_size;

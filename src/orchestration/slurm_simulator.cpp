@@ -175,8 +175,8 @@ class Simulator {
       j.limit_s =
           s.time_limit_s > 0 ? s.time_limit_s : (part.default_time_s > 0 ? part.default_time_s : part.max_time_s);
       if (part.max_time_s > 0 && j.limit_s > part.max_time_s)
-        j.limit_s = part.max_time_s;  // Slurm rejects or caps; we cap
-      if (j.limit_s <= 0) j.limit_s = 365 * 86400.0;
+        j.limit_s = part.max_time_s;                  // Slurm rejects or caps; we cap
+      if (j.limit_s <= 0) j.limit_s = 365 * 86400.0;  // no limit anywhere (Slurm's INFINITE): a year stands for it
       j.remaining_s = s.run_s;
       j.eligible_s = s.submit_s;
       if (!s.reservation.empty()) {

@@ -6,6 +6,10 @@
 
 namespace fmsim::orchestration {
 
+// An illustrative mix of a shared training cluster, not fitted to any trace (docs/models/
+// orchestration.md, "Synthetic workloads"): Helios (Hu et al., SC'21) and Philly (Jeon et al.,
+// ATC'19) both report that most jobs are small and short while a few large, long jobs hold most of
+// the GPU time, which the three classes keep. A recorded trace (--trace) replaces it.
 std::vector<JobClass> default_job_mix(int cluster_nodes) {
   auto sizes = [&](std::vector<int> wanted) {
     std::vector<int> out;

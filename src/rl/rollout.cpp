@@ -46,12 +46,12 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   }
   const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
   const auto& mem = model.memory();
-  r.weights_per_gpu = core::Bytes(mem.weights);
-  if (mem.kv_cache <= 0.0) {
+  r.weights_per_gpu = mem.weights;
+  if (mem.kv_cache.value() <= 0.0) {
     r.reason = fmt::format(
         "the weights ({:.1f} GB per GPU) leave no KV cache within gpu_memory_utilization {}; "
         "raise the generation TP",
-        mem.weights / 1e9, cal.gpu_memory_utilization);
+        mem.weights.value() / 1e9, cal.gpu_memory_utilization);
     return r;
   }
 
@@ -82,7 +82,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     w.decode_ctx_full = r.concurrency * (static_cast<double>(req.prompt_len) + mean_len / 2.0);
     w.decode_ctx_window = w.decode_ctx_full;
     w.sampled = r.concurrency;
-    r.full_rate_tokens_per_s = replicas * r.concurrency / model.iteration(w).total();
+    r.full_rate_tokens_per_s = replicas * r.concurrency / model.iteration(w).total().value();
     serving::BatchWork p;
     p.prefill_tokens = d.engine.max_num_batched_tokens;
     p.prefill_seqs =
@@ -90,7 +90,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     p.prefill_attn_full = static_cast<double>(p.prefill_tokens) * static_cast<double>(req.prompt_len) / 2.0;
     p.prefill_attn_window = p.prefill_attn_full;
     p.sampled = p.prefill_seqs;
-    r.prefill_tokens_per_s = replicas * p.prefill_tokens / model.iteration(p).total();
+    r.prefill_tokens_per_s = replicas * p.prefill_tokens / model.iteration(p).total().value();
   }
   if (n == 0) {
     r.feasible = true;
@@ -141,7 +141,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   if (seg.batch > 0) r.segments.push_back(seg);
   r.busy_fraction = sim.duration_s > 0.0 ? busy / (r.concurrency * sim.duration_s) : 0.0;
   r.busy_fraction = std::min(1.0, r.busy_fraction);
-  r.peak_kv_per_gpu = core::Bytes(kv_peak * std::max(0.0, mem.kv_cache));
+  r.peak_kv_per_gpu = core::Bytes(kv_peak * std::max(0.0, mem.kv_cache.value()));
   r.feasible = true;
   return r;
 }

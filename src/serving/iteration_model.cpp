@@ -180,25 +180,26 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
 
   // Memory of one GPU.
   const auto& e = d.engine;
-  memory_.weights = (dense_weights_tp_ + dense_weights_rep_ + expert_weights_) * bytes_per_weight_ +
-                    (lm_head_ + (m.tied_embeddings ? 0.0 : lm_head_)) * 2.0;
+  memory_.weights = core::Bytes((dense_weights_tp_ + dense_weights_rep_ + expert_weights_) * bytes_per_weight_ +
+                                (lm_head_ + (m.tied_embeddings ? 0.0 : lm_head_)) * 2.0);
   const double ffn_local = std::max<double>(m.ffn_hidden / tp, m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / tp : 0.0);
   memory_.activations =
-      e.max_num_batched_tokens * (kWorkspaceHiddenElems * m.hidden + kWorkspaceFfnElems * ffn_local) * 2.0 +
-      static_cast<double>(e.max_num_seqs) * m.vocab / tp * kLogitBytes;
-  memory_.graphs = d.cuda_graphs ? e.graph_memory_bytes : 0.0;
+      core::Bytes(e.max_num_batched_tokens * (kWorkspaceHiddenElems * m.hidden + kWorkspaceFfnElems * ffn_local) * 2.0 +
+                  static_cast<double>(e.max_num_seqs) * m.vocab / tp * kLogitBytes);
+  memory_.graphs = core::Bytes(d.cuda_graphs ? e.graph_memory_bytes : 0.0);
   if (e.memory_fraction_of == MemoryFractionOf::Free) {
-    memory_.usable = gpu.hbm_usable.value();
+    memory_.usable = gpu.hbm_usable;
     memory_.kv_cache =
         (memory_.usable - memory_.weights - memory_.activations - memory_.graphs) * e.gpu_memory_utilization;
   } else {
-    memory_.usable = gpu.hbm_usable.value() * e.gpu_memory_utilization;
+    memory_.usable = gpu.hbm_usable * e.gpu_memory_utilization;
     memory_.kv_cache = memory_.usable - memory_.weights - memory_.activations - memory_.graphs;
   }
-  memory_.kv_bytes_per_token = (kv_elems_full_ + kv_elems_window_) * bytes_per_kv_;
-  memory_.kv_bytes_per_token_window = kv_elems_window_ * bytes_per_kv_;
-  kv_capacity_ = std::max(0.0, memory_.kv_cache) * (adp ? d.attention_dp : 1);
-  memory_.token_capacity = memory_.kv_bytes_per_token > 0 ? kv_capacity_ / memory_.kv_bytes_per_token : 0.0;
+  memory_.kv_bytes_per_token = core::Bytes((kv_elems_full_ + kv_elems_window_) * bytes_per_kv_);
+  memory_.kv_bytes_per_token_window = core::Bytes(kv_elems_window_ * bytes_per_kv_);
+  kv_capacity_ = std::max(0.0, memory_.kv_cache.value()) * (adp ? d.attention_dp : 1);
+  memory_.token_capacity =
+      memory_.kv_bytes_per_token.value() > 0 ? kv_capacity_ / memory_.kv_bytes_per_token.value() : 0.0;
 
   // Communication tables: time at 2^i tokens.
   for (std::size_t i = 0; i < ar_table_.size(); ++i) {
@@ -300,8 +301,9 @@ IterationModel::LocalCost IterationModel::local_cost(const LocalWork& lw, double
   // Dense GEMMs: every GPU multiplies its tp slice by all tokens, or (attention DP) its full
   // weights by its own rank's tokens. A GEMM of m token rows runs at g(m) = m / (m + gemm_half_dim)
   // of its large-shape rate.
-  c.linear = roofline(2.0 * t * dense_weights_tp_, peak_gemm_ * g(t), dense_weights_tp_ * bpw, weight_bw) +
-             roofline(2.0 * t * dense_weights_rep_, peak_gemm_ * g(t), dense_weights_rep_ * bpw, weight_bw);
+  c.linear =
+      core::Seconds(roofline(2.0 * t * dense_weights_tp_, peak_gemm_ * g(t), dense_weights_tp_ * bpw, weight_bw) +
+                    roofline(2.0 * t * dense_weights_rep_, peak_gemm_ * g(t), dense_weights_rep_ * bpw, weight_bw));
   // Attention: prefill is compute-bound flash attention; decode streams the KV cache.
   const double full_frac =
       kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
@@ -311,13 +313,13 @@ IterationModel::LocalCost IterationModel::local_cost(const LocalWork& lw, double
   const double decode_kv = lw.decode_ctx_full * kv_elems_full_ + lw.decode_ctx_window * kv_elems_window_;
   const double decode_ctx = lw.decode_ctx_full * full_frac + lw.decode_ctx_window * win_frac;
   const double decode_flops = decode_attn_flops_per_ctx_ * decode_ctx * lw.per_seq * layers_ / heads_share;
-  c.attention = prefill_flops / peak_attn_ +
-                roofline(decode_flops, peak_attn_, decode_kv * bytes_per_kv_, hbm_ * cal.kv_read_efficiency);
+  c.attention = core::Seconds(prefill_flops / peak_attn_ + roofline(decode_flops, peak_attn_, decode_kv * bytes_per_kv_,
+                                                                    hbm_ * cal.kv_read_efficiency));
   // Elementwise work: norms, residuals, activation function, RoPE (16-bit, read + write).
   const double ffn_local = m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / static_cast<double>(d_.tp)
                                       : m.ffn_hidden / static_cast<double>(d_.tp);
-  c.other = t * layers_ * (kElementwiseHiddenElems * m.hidden + kElementwiseFfnElems * ffn_local) * 2.0 /
-            (hbm_ * kElementwiseBandwidthShare);
+  c.other = core::Seconds(t * layers_ * (kElementwiseHiddenElems * m.hidden + kElementwiseFfnElems * ffn_local) * 2.0 /
+                          (hbm_ * kElementwiseBandwidthShare));
   return c;
 }
 
@@ -352,7 +354,7 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
   if (per_rank) {
     const int padded = graph ? graph_batch(static_cast<int>(max_rank_decode * per_seq)) : 0;
     tokens = 0;
-    double worst = -1;
+    core::Seconds worst(-1);
     for (const auto& r : ranks) {
       LocalWork lw{(graph ? padded : r.decode_seqs * per_seq) + static_cast<double>(r.prefill_tokens),
                    r.decode_ctx_full,
@@ -382,7 +384,7 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
   // LM head (BF16) for the tokens that are sampled.
   const double sampled = std::max(1.0, w.sampled * per_seq);
   const double peak16 = d_.cluster.gpu.bf16.value() * d_.cluster.gpu.power_clock_factor() * cal.gemm_efficiency_bf16;
-  c.linear += roofline(2.0 * sampled * lm_head_, peak16 * g(sampled), lm_head_ * 2.0, weight_bw) / d_.pp;
+  c.linear += core::Seconds(roofline(2.0 * sampled * lm_head_, peak16 * g(sampled), lm_head_ * 2.0, weight_bw) / d_.pp);
   // Routed experts: tokens x top_k (token, expert) pairs; only experts that receive at least one
   // token are read: E_local (1 - (1 - k/E)^T). The busiest EP rank sets the pace: it carries
   // (1 + imbalance) times the mean load (ep_imbalance).
@@ -392,16 +394,17 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     const double active = 1.0 - std::pow(1.0 - k / E, tokens);
     // Each expert multiplies tokens x k / E rows: few rows per expert under-fill the MMA tiles.
     const double rows = tokens * k / E * (1.0 + imbalance);
-    c.experts = roofline(2.0 * rows * expert_weights_, peak_gemm_ * g(rows), expert_weights_ * active * bpw, weight_bw);
+    c.experts = core::Seconds(
+        roofline(2.0 * rows * expert_weights_, peak_gemm_ * g(rows), expert_weights_ * active * bpw, weight_bw));
   }
   // Communication. The dispatch/combine of the busiest EP rank (it receives (1 + imbalance) times
   // the mean) after the busiest attention rank has sent its tokens.
-  c.tp_comm = 2.0 * layers_ * interpolate(ar_table_, tokens);
-  c.ep_comm = moe_layers_ * interpolate(a2a_table_, std::max(busiest_tokens, tokens / adp * (1.0 + imbalance)));
-  double stage = c.total();
+  c.tp_comm = core::Seconds(2.0 * layers_ * interpolate(ar_table_, tokens));
+  c.ep_comm =
+      core::Seconds(moe_layers_ * interpolate(a2a_table_, std::max(busiest_tokens, tokens / adp * (1.0 + imbalance))));
+  double stage = c.total().value();
   if (d_.pp > 1) {
-    c.pp_comm =
-        (d_.pp - 1.0) * comm_(collectives::Op::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0)).value();
+    c.pp_comm = (d_.pp - 1.0) * comm_(collectives::Op::SendRecv, {2, d_.tp}, core::Bytes(tokens * m.hidden * 2.0));
     // Without micro-batch pipelining a token crosses every stage in turn.
     const double scale = d_.pp;
     c.linear *= scale;
@@ -413,21 +416,22 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     stage *= scale;
   }
   const double layers_total = m.num_layers;
-  c.overhead = e.iteration_overhead_s + layers_total * (graph ? e.graph_layer_overhead_s : e.eager_layer_overhead_s);
+  c.overhead = core::Seconds(e.iteration_overhead_s +
+                             layers_total * (graph ? e.graph_layer_overhead_s : e.eager_layer_overhead_s));
   // Drafting: MTP/EAGLE run one extra layer (+ LM head) per draft token; a draft model costs a
   // fraction of the target's decode step.
   if (d_.speculation.kind != SpeculativeKind::None) {
     const double k = d_.speculation.draft_tokens;
     if (d_.speculation.kind == SpeculativeKind::DraftModel) {
-      c.draft = k * d_.speculation.draft_cost_fraction * stage;
+      c.draft = core::Seconds(k * d_.speculation.draft_cost_fraction * stage);
     } else {
-      c.draft = k * (stage / layers_total + e.iteration_overhead_s * kDraftHostShare);
+      c.draft = core::Seconds(k * (stage / layers_total + e.iteration_overhead_s * kDraftHostShare));
     }
   }
   return c;
 }
 
-double IterationModel::prefill_time(int tokens) const {
+core::Seconds IterationModel::prefill_time(int tokens) const {
   BatchWork w;
   w.prefill_tokens = tokens;
   w.prefill_seqs = 1;
@@ -438,7 +442,7 @@ double IterationModel::prefill_time(int tokens) const {
   return iteration(w).total();
 }
 
-double IterationModel::decode_step_time(int batch, double mean_context) const {
+core::Seconds IterationModel::decode_step_time(int batch, double mean_context) const {
   BatchWork w;
   w.decode_seqs = batch;
   w.decode_ctx_full = batch * mean_context;

@@ -11,6 +11,7 @@
 
 #include "collectives/collective.hpp"
 #include "core/precision.hpp"
+#include "core/units.hpp"
 #include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "serving/calibration.hpp"
@@ -121,32 +122,32 @@ struct BatchWork {
   int sampled = 0;                 ///< tokens needing logits (decodes + finishing prefills)
 };
 
-/// Where an iteration's time goes (seconds).
+/// Where an iteration's time goes.
 struct IterationCost {
-  double linear = 0;     ///< dense GEMMs (attention projections, dense FFN, shared experts, LM head)
-  double experts = 0;    ///< routed-expert GEMMs
-  double attention = 0;  ///< attention core (prefill flash attention, decode KV reads)
-  double other = 0;      ///< elementwise / norms / embedding
-  double tp_comm = 0;    ///< all-reduces (or attention-DP gathers)
-  double ep_comm = 0;    ///< MoE dispatch/combine all-to-all
-  double pp_comm = 0;
-  double overhead = 0;  ///< CPU scheduling, sampling, launches
-  double draft = 0;     ///< speculative drafting
-  [[nodiscard]] double total() const {
+  core::Seconds linear{};     ///< dense GEMMs (attention projections, dense FFN, shared experts, LM head)
+  core::Seconds experts{};    ///< routed-expert GEMMs
+  core::Seconds attention{};  ///< attention core (prefill flash attention, decode KV reads)
+  core::Seconds other{};      ///< elementwise / norms / embedding
+  core::Seconds tp_comm{};    ///< all-reduces (or attention-DP gathers)
+  core::Seconds ep_comm{};    ///< MoE dispatch/combine all-to-all
+  core::Seconds pp_comm{};
+  core::Seconds overhead{};  ///< CPU scheduling, sampling, launches
+  core::Seconds draft{};     ///< speculative drafting
+  [[nodiscard]] core::Seconds total() const {
     return linear + experts + attention + other + tp_comm + ep_comm + pp_comm + overhead + draft;
   }
 };
 
-/// Memory of one GPU of the replica (bytes).
+/// Memory of one GPU of the replica.
 struct ServingMemory {
-  double weights = 0;
-  double activations = 0;  ///< forward workspace at the token budget
-  double graphs = 0;
-  double usable = 0;    ///< HBM usable x gpu_memory_utilization
-  double kv_cache = 0;  ///< what is left for KV blocks (may be <= 0: does not fit)
-  double kv_bytes_per_token =
-      0;  ///< KV bytes of one token of one sequence on this GPU, all its layers (full attention)
-  double kv_bytes_per_token_window = 0;  ///< of which on sliding-window layers (capped at the window)
+  core::Bytes weights{};
+  core::Bytes activations{};  ///< forward workspace at the token budget
+  core::Bytes graphs{};
+  core::Bytes usable{};    ///< HBM usable x gpu_memory_utilization
+  core::Bytes kv_cache{};  ///< what is left for KV blocks (may be <= 0: does not fit)
+  /// KV of one token of one sequence on this GPU, all its layers (full attention).
+  core::Bytes kv_bytes_per_token{};
+  core::Bytes kv_bytes_per_token_window{};  ///< of which on sliding-window layers (capped at the window)
   /// Tokens (full context) the replica's KV cache holds.
   double token_capacity = 0;
 };
@@ -162,10 +163,10 @@ class IterationModel {
   /// Expected excess load of the busiest EP rank over the mean, as a fraction, when `tokens` tokens
   /// are routed: multinomial routing plus unequal expert popularity (MoeServingCalibration).
   [[nodiscard]] double ep_imbalance(double tokens) const;
-  /// Seconds of one iteration prefilling `tokens` prompt tokens of one sequence from scratch.
-  [[nodiscard]] double prefill_time(int tokens) const;
-  /// Seconds of one decode iteration of `batch` sequences whose context is `mean_context` tokens on average.
-  [[nodiscard]] double decode_step_time(int batch, double mean_context) const;
+  /// One iteration prefilling `tokens` prompt tokens of one sequence from scratch.
+  [[nodiscard]] core::Seconds prefill_time(int tokens) const;
+  /// One decode iteration of `batch` sequences whose context is `mean_context` tokens on average.
+  [[nodiscard]] core::Seconds decode_step_time(int batch, double mean_context) const;
   [[nodiscard]] const ServingMemory& memory() const { return memory_; }
   [[nodiscard]] const Deployment& deployment() const { return d_; }
   /// KV bytes (replica, whole context) of one sequence of `ctx` tokens, in whole blocks.
@@ -182,8 +183,8 @@ class IterationModel {
     double tokens, decode_ctx_full, decode_ctx_window, prefill_attn_full, prefill_attn_window, per_seq;
   };
   struct LocalCost {
-    double linear = 0, attention = 0, other = 0;
-    [[nodiscard]] double total() const { return linear + attention + other; }
+    core::Seconds linear{}, attention{}, other{};
+    [[nodiscard]] core::Seconds total() const { return linear + attention + other; }
   };
   /// Dense GEMMs, attention and elementwise work of one GPU; `heads_share`: ways the heads are split.
   [[nodiscard]] LocalCost local_cost(const LocalWork& lw, double heads_share) const;

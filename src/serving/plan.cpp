@@ -178,7 +178,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
     w.decode_ctx_full = b * ctx;
     w.decode_ctx_window = b * (d.model.sliding_window > 0 ? std::min<double>(ctx, d.model.sliding_window) : ctx);
     w.sampled = b;
-    const double step = model.iteration(w).total() / d.speculation.tokens_per_step();
+    const double step = model.iteration(w).total().value() / d.speculation.tokens_per_step();
     if (r.slo.tpot_s > 0 && step > r.slo.tpot_s) break;
     const double rate = b / step / osl;
     if (rate > best_rate_d) best_rate_d = rate, best_step = step;

@@ -180,7 +180,7 @@ class Scheduler {
     if (capacity_ <= m_.kv_bytes(1.0)) {
       r.fits = false;
       r.reason = fmt::format("weights and workspace leave no room for a KV cache ({:.1f} GiB weights per GPU)",
-                             m_.memory().weights / (1024.0 * 1024 * 1024));
+                             m_.memory().weights.value() / (1024.0 * 1024 * 1024));
       return false;
     }
     return true;
@@ -585,7 +585,7 @@ class Scheduler {
       }
       const IterationCost cost = ranks_ > 1 ? m_.iteration(w, rank_work_) : m_.iteration(w);
       add_parts(cost);
-      const double dt = cost.total() + extra;
+      const double dt = cost.total().value() + extra;
       const double start = now;
       now += dt;
       // 4. Apply: tokens come out at the end of the iteration.
@@ -949,7 +949,8 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
     if (dis.transfer == KvTransfer::Request) return dis.link_latency_s + whole;
     // Layer by layer behind the prefill: only the last layer's share shows, unless the link is
     // slower than the prefill itself.
-    const double compute = prefill.prefill_time(static_cast<int>(std::min<std::int64_t>(q.input_tokens, 1 << 20)));
+    const double compute =
+        prefill.prefill_time(static_cast<int>(std::min<std::int64_t>(q.input_tokens, 1 << 20))).value();
     return dis.link_latency_s + std::max(whole / layers, whole - compute);
   };
   struct Ready {

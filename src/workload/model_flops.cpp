@@ -130,12 +130,14 @@ core::Flops model_flops_per_step(const ModelSpec& m, std::int64_t global_batch, 
     case FlopConvention::SixN: return core::flops(6.0 * static_cast<double>(count_parameters(m).active) * tokens);
     case FlopConvention::PaLM: {
       const HeadDims d = head_dims(m);
-      // 12·l·H·Q·s per token for equal q/k and v head widths.
-      const double attention = 6.0 * m.num_layers * m.num_heads * (d.qk + d.v) * static_cast<double>(seq_len);
+      // 12·l·H·Q·s per token for equal q/k and v head widths, l = the attention layers.
+      const double attention =
+          6.0 * m.count_mixers(MixerKind::Attention) * m.num_heads * (d.qk + d.v) * static_cast<double>(seq_len);
       return core::flops((6.0 * static_cast<double>(count_parameters(m).active) + attention) * tokens);
     }
     case FlopConvention::Mpt: {
-      const double attention = 12.0 * m.num_layers * static_cast<double>(m.hidden) * static_cast<double>(seq_len);
+      const double attention =
+          12.0 * m.count_mixers(MixerKind::Attention) * static_cast<double>(m.hidden) * static_cast<double>(seq_len);
       return core::flops((6.0 * static_cast<double>(count_parameters(m).active) + attention) * tokens);
     }
   }

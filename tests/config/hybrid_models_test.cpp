@@ -131,6 +131,12 @@ TEST(HybridModels, MegatronFlopsMatchMegatronBridgeHybridFormula) {
   const double mamba = 2 * s * h * (2 * d + 2 * G * N + H) + 7 * s * d * N + 2 * s * d * h;
   const double expected = 3 * (10 * attn + 54 * mlp + 54 * mamba + 2 * s * h * V);
   EXPECT_NEAR(workload::model_flops_per_step(m, 1, 8192).value() / expected, 1.0, 1e-12);
+  // PaLM (Chowdhery et al. 2022, App. B): 6N + 12·l·H·Q·s per token, l the 10 attention layers.
+  workload::FlopOptions palm;
+  palm.convention = workload::FlopConvention::PaLM;
+  const double n = static_cast<double>(workload::count_parameters(m).active);
+  EXPECT_NEAR(workload::model_flops_per_token(m, 8192, palm).value() / (6 * n + 12.0 * 10 * 64 * 128 * 8192), 1.0,
+              1e-12);
 }
 
 TEST(HybridModels, BadPatternsNameTheField) {

@@ -37,11 +37,11 @@ Deployment test_deployment() {
 TEST(ServingIteration, KvBytesPerTokenIsTwoKvHeadsTimesHeadDimTimesLayers) {
   // GQA: K and V, 8 KV heads x 128 dims x 16 layers x 2 bytes (BF16) = 65,536 bytes per token.
   const IterationModel m(test_deployment(), no_comm());
-  EXPECT_DOUBLE_EQ(m.memory().kv_bytes_per_token, 2.0 * 8 * 128 * 16 * 2);
+  EXPECT_DOUBLE_EQ(m.memory().kv_bytes_per_token.value(), 2.0 * 8 * 128 * 16 * 2);
   // Paged: 17 tokens occupy two 16-token blocks.
   EXPECT_DOUBLE_EQ(m.kv_bytes(17), 32 * 65536.0);
   // Capacity = memory left after weights and workspace, in tokens.
-  EXPECT_NEAR(m.memory().token_capacity, m.memory().kv_cache / 65536.0, 1e-6);
+  EXPECT_NEAR(m.memory().token_capacity, m.memory().kv_cache.value() / 65536.0, 1e-6);
 }
 
 TEST(ServingIteration, Fp8KvCacheHalvesTheBytesAndDoublesTheCapacityLeft) {
@@ -49,7 +49,7 @@ TEST(ServingIteration, Fp8KvCacheHalvesTheBytesAndDoublesTheCapacityLeft) {
   const IterationModel bf16(d, no_comm());
   d.kv = core::Precision::FP8;
   const IterationModel fp8(d, no_comm());
-  EXPECT_DOUBLE_EQ(fp8.memory().kv_bytes_per_token, bf16.memory().kv_bytes_per_token / 2);
+  EXPECT_DOUBLE_EQ(fp8.memory().kv_bytes_per_token.value(), bf16.memory().kv_bytes_per_token.value() / 2);
   EXPECT_NEAR(fp8.memory().token_capacity, 2 * bf16.memory().token_capacity, 1.0);
 }
 
@@ -66,7 +66,7 @@ TEST(ServingIteration, BatchOneDecodeStreamsTheWeightsAtTheReadEfficiency) {
   const double layer = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3.0 * 4096 * 14336;  // QKV, O, SwiGLU MLP
   const double lm_head = 128256.0 * 4096;
   const double bw = d.cluster.gpu.hbm_bandwidth.value() * d.gpu_cal.weight_read_efficiency;
-  EXPECT_NEAR(c.linear, (16 * layer + lm_head) * 2.0 / bw, 0.02 * c.linear);
+  EXPECT_NEAR(c.linear.value(), (16 * layer + lm_head) * 2.0 / bw, 0.02 * c.linear.value());
 }
 
 TEST(ServingIteration, PrefillIsComputeBound) {
@@ -83,8 +83,8 @@ TEST(ServingIteration, PrefillIsComputeBound) {
   const double layer = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3.0 * 4096 * 14336;
   const double peak = d.cluster.gpu.bf16.value() * d.cluster.gpu.power_clock_factor() * d.gpu_cal.gemm_efficiency_bf16;
   const double g = 4096.0 / (4096.0 + d.gpu_cal.gemm_half_dim);
-  EXPECT_NEAR(c.linear, 2.0 * 16 * layer * 4096 / (peak * g), 0.02 * c.linear);
-  EXPECT_GT(c.attention, 0.0);
+  EXPECT_NEAR(c.linear.value(), 2.0 * 16 * layer * 4096 / (peak * g), 0.02 * c.linear.value());
+  EXPECT_GT(c.attention.value(), 0.0);
 }
 
 TEST(ServingSpeculation, ExpectedTokensPerStepIsAGeometricSum) {
@@ -150,7 +150,7 @@ Deployment overfull_kv_deployment() {
   auto d = test_deployment();
   d.engine.gpu_memory_utilization = 0.0;
   IterationModel probe(d, no_comm());
-  const double fixed = probe.memory().weights + probe.memory().activations;
+  const double fixed = (probe.memory().weights + probe.memory().activations).value();
   d.engine.gpu_memory_utilization = (fixed + 40000 * 65536.0) / d.cluster.gpu.hbm_usable.value();
   return d;
 }
@@ -301,7 +301,7 @@ TEST(ServingMoe, AttentionDpBusiestRankSetsThePace) {
   const auto busiest = m.iteration(w, ranks);
   EXPECT_GT(busiest.attention, 1.9 * spread.attention);
   EXPECT_GT(busiest.linear, 1.5 * spread.linear);
-  EXPECT_NEAR(busiest.experts, spread.experts, 1e-9);
+  EXPECT_NEAR(busiest.experts.value(), spread.experts.value(), 1e-9);
 }
 
 TEST(ServingMoe, AttentionDpLimitsApplyPerRank) {
@@ -360,7 +360,7 @@ TEST(ServingFleet, JoinTheShortestQueueCutsTheTtftTailOfUnevenRequests) {
   wl.input = {LengthKind::LogNormal, 1024, 1.0, 16384};
   wl.output = {LengthKind::LogNormal, 256, 1.0, 4096};
   // Rate: about half of what 4 replicas sustain.
-  const double step = m.decode_step_time(64, 1500);
+  const double step = m.decode_step_time(64, 1500).value();
   wl.rate = 0.5 * 4 * 64 / (step * 400);
   const auto reqs2 = make_requests(wl);
   const auto rr = summarize(simulate_fleet(m, wl, reqs2, 4, RoutingPolicy::RoundRobin), {}, 0);
@@ -391,10 +391,10 @@ TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
   ASSERT_EQ(layered.requests.size(), 1u);
   EXPECT_EQ(whole.requests[0].output_tokens, 16);
   EXPECT_EQ(whole.gpus, 2);
-  EXPECT_NEAR(whole.requests[0].ttft(), m.prefill_time(2048), 1e-9);
+  EXPECT_NEAR(whole.requests[0].ttft(), m.prefill_time(2048).value(), 1e-9);
   EXPECT_NEAR(layered.requests[0].ttft(), whole.requests[0].ttft(), 1e-12);
   const double t = m.kv_bytes(2048) / 1e9;
-  const double exposed = std::max(t / 16.0, t - m.prefill_time(2048));
+  const double exposed = std::max(t / 16.0, t - m.prefill_time(2048).value());
   EXPECT_NEAR(whole.requests[0].e2e() - layered.requests[0].e2e(), t - exposed, 1e-9);
 }
 

@@ -1,0 +1,53 @@
+// --metrics-out and its companions resolved (see metrics.hpp).
+#include "jobspec/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "config/flag_values.hpp"
+#include "config/words.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
+namespace fmsim::jobspec {
+namespace {
+
+std::string without_blanks_around(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+}  // namespace
+
+telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, const std::string& default_job) {
+  telemetry::SeriesOptions o;
+  o.job = flags.job.empty() ? default_job : flags.job;
+  const double res = config::parse_duration_flag(flags.resolution, "--metrics-resolution").value();
+  if (res < 1.0 || res != std::floor(res)) {
+    throw core::InputError::flag(
+        "--metrics-resolution", fmt::format("\"{}\" must be a whole number of seconds, at least 1s", flags.resolution));
+  }
+  o.resolution_s = static_cast<std::int64_t>(res);
+  const std::string hb = without_blanks_around(flags.heartbeat);
+  const double heartbeat =
+      hb == "0" ? 0.0 : config::parse_duration_flag(flags.heartbeat, "--metrics-heartbeat").value();
+  if (heartbeat != 0.0 && heartbeat < res) {
+    throw core::InputError::flag("--metrics-heartbeat",
+                                 fmt::format("\"{}\" is shorter than --metrics-resolution {}; use 0 "
+                                             "(changes only) or at least the resolution",
+                                             flags.heartbeat, flags.resolution));
+  }
+  o.heartbeat_s = static_cast<std::int64_t>(heartbeat);
+  o.start_unix_s = config::parse_unix_time(flags.start, "--metrics-start");
+  o.granularity = flags.per_gpu ? telemetry::Granularity::Gpu : telemetry::Granularity::Node;
+  resolve_metrics_format(flags);
+  return o;
+}
+
+observability::MetricsFormat resolve_metrics_format(const MetricsFlags& flags) {
+  return config::word_flag(observability::kMetricsFormatWords, flags.format, "--metrics-format");
+}
+
+}  // namespace fmsim::jobspec

@@ -1,0 +1,93 @@
+// `fmsim plan-serve`'s flags resolved and its search run (see plan_serve.hpp).
+#include "jobspec/plan_serve.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "config/serving_calibration.hpp"
+#include "core/error.hpp"
+#include "serving/iteration_model.hpp"
+#include "training/comm_adapter.hpp"
+
+namespace fmsim::jobspec {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const hardware::Catalog& catalog) {
+  if (o.top < 1) throw core::InputError::flag("--top", "must be at least 1");
+  if (o.probe_requests < 20 || o.probe_requests > 100000)
+    throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
+  const auto families = split_list(o.families);
+  if (families.empty()) throw core::InputError::flag("--families", "give at least one system");
+  const bool fixed_tp = given("--tp");
+  const bool fixed_ep = given("--ep");
+  const bool fixed_dep = given("--dep");
+  if (o.serving.rate > 0 && o.serving.concurrency > 0)
+    throw core::InputError::flag("--concurrency", "plan-serve takes --rate (the fleet's load)");
+  (void)config::load_serving_calibration(o.serving.calibration);  // a bad --calibration fails before the search
+
+  ServingPlan plan;
+  auto& req = plan.request;
+  for (const auto& fam : families) {
+    ServingFlags f = o.serving;
+    f.cluster = fam;
+    f.rate = 0;
+    f.concurrency = 0;
+    if (!fixed_tp) f.tp = 1;
+    if (!fixed_ep) f.ep = 1;
+    if (!fixed_dep) f.dep = false;
+    ServingSetup s;
+    try {
+      s = make_serving_setup(f, catalog);
+    } catch (const core::InputError& e) {
+      // Only the family's own incompatibilities (no FP8 on the GPU, layout too wide) skip it; a
+      // bad model, engine or length is the user's error.
+      const std::string what = e.what();
+      if (what.find("--precision") == std::string::npos && what.find("--tp") == std::string::npos) throw;
+      plan.skipped.push_back(fam + ": " + what);
+      continue;
+    }
+    req.workload = s.workload;
+    req.slo = s.slo;
+    req.target_rate = o.serving.rate;
+    req.requests_per_probe = o.probe_requests;
+    req.disaggregated = !o.no_disagg;
+    const auto comm = training::make_comm_cost(s.deployment.cluster);
+    auto layouts = serving::candidate_layouts(s.deployment);
+    std::erase_if(layouts, [&](const serving::Deployment& d) {
+      return (fixed_tp && d.tp != o.serving.tp) || (fixed_ep && d.ep != o.serving.ep) ||
+             (fixed_dep && (d.attention_dp > 1) != o.serving.dep);
+    });
+    for (const auto& d : layouts) {
+      const serving::PlanCandidate c{d, s.price_per_gpu_hour};
+      for (auto& r : serving::evaluate(c, req, comm)) plan.results.push_back(std::move(r));
+      const serving::IterationModel probe(d, comm);
+      if (probe.kv_capacity() > probe.kv_bytes(req.workload.input.mean + req.workload.output.mean)) {
+        for (auto& p : serving::pareto_sweep(c, req, comm)) plan.points.push_back(std::move(p));
+      }
+    }
+  }
+  // Cheapest first: cost per hour for the target rate, else cost per million output tokens.
+  std::stable_sort(plan.results.begin(), plan.results.end(),
+                   [&](const serving::PlanResult& a, const serving::PlanResult& b) {
+                     if (a.feasible != b.feasible) return a.feasible;
+                     if (req.target_rate > 0 && a.cost_per_hour != b.cost_per_hour)
+                       return a.cost_per_hour < b.cost_per_hour;
+                     return a.cost_per_million_output_tokens < b.cost_per_million_output_tokens;
+                   });
+  plan.front = serving::pareto_front(plan.points);
+  return plan;
+}
+
+}  // namespace fmsim::jobspec
