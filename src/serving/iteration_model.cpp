@@ -197,6 +197,28 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   }
   memory_.kv_bytes_per_token = core::Bytes((kv_elems_full_ + kv_elems_window_) * bytes_per_kv_);
   memory_.kv_bytes_per_token_window = core::Bytes(kv_elems_window_ * bytes_per_kv_);
+  // A hybrid's recurrent layers keep a fixed state per sequence instead of a KV cache: the SSM
+  // state (heads x head_dim x state, fp32: Nemotron-H's mamba_ssm_cache_dtype) and the conv
+  // window (K - 1 inputs, 16-bit), split over TP; the engine reserves one per running sequence.
+  {
+    double per_seq = 0.0;
+    if (m.ssm) {
+      const auto& s = *m.ssm;
+      const double conv = (s.version == 2 ? s.inner + 2.0 * s.groups * s.state : static_cast<double>(s.inner)) *
+                          (s.conv_kernel - 1) * 2.0;
+      const double state = static_cast<double>(s.inner) * s.state * 4.0;
+      per_seq += pc.ssm_layers * (conv + state);
+    }
+    if (m.linear) {
+      const auto& a = *m.linear;
+      const double conv = (2.0 * a.key_heads * a.key_head_dim + static_cast<double>(a.value_heads) * a.value_head_dim) *
+                          (a.conv_kernel - 1) * 2.0;
+      const double state = static_cast<double>(a.value_heads) * a.key_head_dim * a.value_head_dim * 4.0;
+      per_seq += pc.linear_attention_layers * (conv + state);
+    }
+    ssm_state_bytes_ = per_seq / pp / tp;
+    memory_.kv_cache -= core::Bytes(static_cast<double>(e.max_num_seqs) * ssm_state_bytes_);
+  }
   kv_capacity_ = std::max(0.0, memory_.kv_cache.value()) * (adp ? d.attention_dp : 1);
   memory_.token_capacity =
       memory_.kv_bytes_per_token.value() > 0 ? kv_capacity_ / memory_.kv_bytes_per_token.value() : 0.0;
@@ -381,6 +403,11 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
   c.linear = local.linear;
   c.attention = local.attention;
   c.other = local.other;
+  // Recurrent state: each decode step reads and writes it, each prefill chunk writes it.
+  if (ssm_state_bytes_ > 0) {
+    const double seqs = (2.0 * w.decode_seqs + w.prefill_seqs) / std::max(1.0, adp);
+    c.other += core::Seconds(seqs * ssm_state_bytes_ / (hbm_ * cal.weight_read_efficiency));
+  }
   // LM head (BF16) for the tokens that are sampled.
   const double sampled = std::max(1.0, w.sampled * per_seq);
   const double peak16 = d_.cluster.gpu.bf16.value() * d_.cluster.gpu.power_clock_factor() * cal.gemm_efficiency_bf16;

@@ -193,6 +193,7 @@ class IterationModel {
   training::CommCostFn comm_;
   ServingMemory memory_;
   double kv_capacity_ = 0;
+  double ssm_state_bytes_ = 0;  ///< a hybrid's Mamba / DeltaNet state per sequence on this GPU (all its layers)
   // Per GPU, per stage, summed over its layers.
   double layers_ = 0;  ///< layers per pipeline stage
   double moe_layers_ = 0;

@@ -32,13 +32,7 @@ workload::ModelSpec mamba_model() {
     m.layers.push_back(i % 2 == 0 ? workload::LayerSpec{workload::MixerKind::Mamba, workload::FfnKind::None}
                                   : workload::LayerSpec{workload::MixerKind::None, workload::FfnKind::Dense});
   }
-  workload::SsmSpec s;
-  s.num_heads = 128;
-  s.head_dim = 64;
-  s.inner = 8192;
-  s.state = 128;
-  s.groups = 8;
-  m.ssm = s;
+  m.ssm = testing::test_mamba2();
   return m;
 }
 

@@ -40,6 +40,18 @@ inline workload::ModelSpec test_model() {
   return m;
 }
 
+/// Mamba-2 mixers of Nemotron-H 8B's size: 128 heads x 64 (d = 8192), state 128, 8 groups, conv 4.
+inline workload::SsmSpec test_mamba2() {
+  workload::SsmSpec s;
+  s.num_heads = 128;
+  s.head_dim = 64;
+  s.inner = 8192;
+  s.state = 128;
+  s.groups = 8;
+  s.conv_kernel = 4;
+  return s;
+}
+
 inline training::Calibration test_calibration() {
   training::Calibration cal;
   training::GpuCalibration g;
