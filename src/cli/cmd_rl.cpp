@@ -35,7 +35,7 @@ struct RlOptions : jobspec::RlFlags {
 nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& p : r.phases) {
-    phases.push_back({{"name", p.name},
+    phases.push_back({{"name", std::string(rl::kPhaseWords.name(p.phase))},
                       {"time_s", p.time.value()},
                       {"exposed_s", p.exposed.value()},
                       {"gpus", p.gpus},
@@ -106,8 +106,9 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
   TextTable t(
       {{"PHASE"}, {"TIME s", true}, {"EXPOSED s", true}, {"GPUS", true}, {"UTIL %", true}, {"MEM/GPU GiB", true}});
   for (const auto& p : r.phases) {
-    t.add({p.name, fmt::format("{:.2f}", p.time.value()), fmt::format("{:.2f}", p.exposed.value()),
-           std::to_string(p.gpus), fmt::format("{:.0f}", 100.0 * p.utilisation), gib(p.memory_per_gpu)});
+    t.add({std::string(rl::kPhaseWords.name(p.phase)), fmt::format("{:.2f}", p.time.value()),
+           fmt::format("{:.2f}", p.exposed.value()), std::to_string(p.gpus),
+           fmt::format("{:.0f}", 100.0 * p.utilisation), gib(p.memory_per_gpu)});
   }
   t.print(std::cout, "  ");
   std::cout << fmt::format("\n  step time          {:.2f} s   (trainer waits {:.2f} s for samples)\n",
@@ -332,11 +333,8 @@ void add_rl_command(CLI::App& app, Context& ctx) {
                    {"UTIL %", true}});
       int rank = 1;
       for (const auto& p : plans) {
-        double rollout = 0.0, update = 0.0;
-        for (const auto& ph : p.result.phases) {
-          if (ph.name == "rollout") rollout = ph.time.value();
-          if (ph.name == "policy_update") update = ph.time.value();
-        }
+        const double rollout = rl::phase_time(p.result, rl::Phase::Rollout).value();
+        const double update = rl::phase_time(p.result, rl::Phase::PolicyUpdate).value();
         const auto& l = p.result.train_layout;
         t.add({std::to_string(rank++), rl::to_string(p.job.placement), rl::to_string(p.job.synchrony),
                std::to_string(p.result.generator_gpus), std::to_string(p.result.generator_tp),

@@ -61,8 +61,8 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
   const rl::ServingRolloutEngine engine(serving_cal, "vllm");
   auto& results = v.results;
   for (const auto& row : v.rows) {
-    if (row.row_type == "rl_step") ++v.step_rows;
-    if (row.row_type == "weight_sync") ++v.sync_rows;
+    if (row.row_type == config::RlRowType::RlStep) ++v.step_rows;
+    if (row.row_type == config::RlRowType::WeightSync) ++v.sync_rows;
     if (row.sync_job && row.measured_sync_s) {
       const auto r = rl::estimate_weight_sync(*row.sync_job, cal, training::make_comm_cost(row.sync_job->cluster));
       v.checks.push_back({row.id, "weight_sync", "sync", *row.measured_sync_s, r.total.value()});
@@ -88,9 +88,7 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
     ++v.step_predicted;
     v.checks.push_back({row.id, "step", "step", *row.measured_step_s, r.step_time.value()});
     const bool async = row.job->synchrony != rl::Synchrony::OnPolicy;
-    double update = 0.0;
-    for (const auto& p : r.phases)
-      if (p.name == "policy_update") update = p.time.value();
+    const double update = rl::phase_time(r, rl::Phase::PolicyUpdate).value();
     if (row.measured_gen_s && *row.measured_gen_s > 0.0) {
       v.checks.push_back({row.id, "phase", async ? "trainer wait" : "generation", *row.measured_gen_s,
                           async ? r.trainer_wait.value() : r.rollout.makespan.value()});
@@ -168,7 +166,7 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
       nlohmann::json steps = nlohmann::json::array();
       for (const auto& [id, r] : v.results) {
         nlohmann::json phases = nlohmann::json::object();
-        for (const auto& p : r.phases) phases[p.name] = p.time.value();
+        for (const auto& p : r.phases) phases[std::string(rl::kPhaseWords.name(p.phase))] = p.time.value();
         steps.push_back({{"row_id", id},
                          {"step_time_s", r.step_time.value()},
                          {"phases", phases},

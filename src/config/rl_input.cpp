@@ -244,7 +244,10 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     row.line = table.line(ri);
     row.id = cell("row_id");
     row.source = cell("source");
-    row.row_type = cell("row_type");
+    const std::string type_text = cell("row_type");
+    const auto type = kRlRowTypeWords.parse(type_text);
+    if (!type) throw core::InputError(path, row.line, "row_type", kRlRowTypeWords.error(type_text));
+    row.row_type = *type;
     row.framework = cell("framework");
     row.hardware = cell("hardware");
     row.model_text = cell("policy_model");
@@ -263,8 +266,9 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
       row.skip_reason = std::move(why);
       rows.push_back(row);
     };
-    if (row.row_type != "rl_step" && row.row_type != "weight_sync") {
-      skip("row type " + row.row_type + " is not predicted (no time of a step or a sync)");
+    if (row.row_type != RlRowType::RlStep && row.row_type != RlRowType::WeightSync) {
+      skip("row type " + std::string(kRlRowTypeWords.name(row.row_type)) +
+           " is not predicted (no time of a step or a sync)");
       continue;
     }
     if (system.empty()) {
@@ -280,7 +284,7 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     const auto rollout_tp = number(cell("rollout_tp"));
     const std::string precision = core::to_lower(cell("precision"));
 
-    if (row.row_type == "weight_sync") {
+    if (row.row_type == RlRowType::WeightSync) {
       rl::WeightSyncJob ws;
       ws.model = model;
       ws.generator_precision = contains(precision, "fp8") ? core::Precision::FP8 : core::Precision::BF16;

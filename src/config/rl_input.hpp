@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 #include "hardware/catalog.hpp"
 #include "rl/lengths.hpp"
 #include "rl/rl_step.hpp"
@@ -34,10 +35,35 @@ struct RlRowDefaults {
   double length_sigma = 0.8;  ///< lognormal shape of response lengths
 };
 
+/// What a row of validation/rl.csv measured (validation/README.md, "Row types"); rl_step and
+/// weight_sync rows are predicted.
+enum class RlRowType {
+  RlStep,             ///< a whole step, with a phase breakdown where published
+  RlComponent,        ///< one phase only
+  WeightSync,         ///< a trainer-to-generator weight update
+  TrainerMicrobench,  ///< the trainer only
+  RunTotal,           ///< wall-clock of a whole run
+  RlThroughput,       ///< samples/GPU/s only
+  RelativeOnly,       ///< only a ratio was published
+  TestTimeCompute,    ///< tokens per problem or best-of-n cost
+};
+inline constexpr core::Word<RlRowType> kRlRowTypeWordList[] = {
+    {RlRowType::RlStep, "rl_step"},
+    {RlRowType::RlComponent, "rl_component"},
+    {RlRowType::WeightSync, "weight_sync"},
+    {RlRowType::TrainerMicrobench, "trainer_microbench"},
+    {RlRowType::RunTotal, "run_total"},
+    {RlRowType::RlThroughput, "rl_throughput"},
+    {RlRowType::RelativeOnly, "relative_only"},
+    {RlRowType::TestTimeCompute, "test_time_compute"},
+};
+inline constexpr core::Vocabulary<RlRowType> kRlRowTypeWords{"rl.csv row type", kRlRowTypeWordList};
+
 /// One row of validation/rl.csv and what the model needs to predict it.
 struct RlRow {
   int line = 0;
-  std::string id, source, row_type, framework, hardware, model_text, placement_text, sync_text, notes;
+  RlRowType row_type = RlRowType::RlStep;
+  std::string id, source, framework, hardware, model_text, placement_text, sync_text, notes;
   std::optional<double> measured_step_s, measured_gen_s, measured_train_s, measured_sync_s,
       measured_tokens_per_s_per_gpu;
   /// The job when the row can be predicted (rl_step: the whole step; weight_sync: the sync).

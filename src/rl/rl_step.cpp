@@ -65,6 +65,8 @@ double expert_load_factor(const workload::ModelSpec& model, int ep, double cv) {
 
 namespace {
 
+std::string word(Phase p) { return std::string(kPhaseWords.name(p)); }
+
 void emit(engine::TraceSink* trace, const std::string& thread, const std::string& name, double start, double dur,
           std::vector<std::pair<std::string, std::string>> args = {}) {
   if (!trace || dur <= 0.0) return;
@@ -293,32 +295,32 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   const auto mem_gen =
       r.rollout.weights_per_gpu + r.rollout.peak_kv_per_gpu + (colocated ? r.train.memory.weights : core::Bytes(0.0));
   const auto mem_train = r.train.memory.total();
-  auto add = [&](const std::string& name, double t, double exposed, int on_gpus, double busy, core::Bytes mem) {
+  auto add = [&](Phase phase, double t, double exposed, int on_gpus, double busy, core::Bytes mem) {
     if (t <= 0.0) return;
-    r.phases.push_back(PhaseResult{name, core::Seconds(t), core::Seconds(exposed), on_gpus, busy * on_gpus / g, mem});
+    r.phases.push_back(PhaseResult{phase, core::Seconds(t), core::Seconds(exposed), on_gpus, busy * on_gpus / g, mem});
   };
   // Overlapped pools: the longer of generation (+ reward) and training is on the critical path,
   // the other is hidden behind it.
   const bool gen_critical = !overlapped || gen_phase >= train_phase;
   const bool train_critical = !overlapped || gen_phase < train_phase;
   const double gen_time = job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time;
-  add("rollout", gen_time, gen_critical ? gen_time : 0.0, r.generator_gpus,
+  add(Phase::Rollout, gen_time, gen_critical ? gen_time : 0.0, r.generator_gpus,
       job.synchrony == Synchrony::FullyAsync ? 1.0 : r.rollout.busy_fraction, mem_gen);
-  add("reward", reward, gen_critical ? reward : 0.0, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0,
+  add(Phase::Reward, reward, gen_critical ? reward : 0.0, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0,
       mem_train);
-  auto add_train = [&](const std::string& name, double t) {
-    add(name, t, train_critical ? t : 0.0, r.trainer_gpus, 1.0, mem_train);
+  auto add_train = [&](Phase phase, double t) {
+    add(phase, t, train_critical ? t : 0.0, r.trainer_gpus, 1.0, mem_train);
   };
-  add_train("old_log_prob", old_lp);
-  add_train("reference", ref);
-  add_train("critic_values", critic_fwd);
-  add_train("policy_update", update);
-  add_train("critic_update", critic_update);
-  add("weight_sync", r.sync.total.value(), r.sync.total.value(), gpus, 1.0, r.rollout.weights_per_gpu);
-  add_train("trainer_offload", trainer_offload);
-  add("offload_reload", switch_time, switch_time, gpus, 1.0, mem_train);
-  add("pipeline_stall", stall, stall, 0, 0.0, core::Bytes(0.0));
-  add("overhead", overhead, overhead, 0, 0.0, core::Bytes(0.0));
+  add_train(Phase::OldLogProb, old_lp);
+  add_train(Phase::Reference, ref);
+  add_train(Phase::CriticValues, critic_fwd);
+  add_train(Phase::PolicyUpdate, update);
+  add_train(Phase::CriticUpdate, critic_update);
+  add(Phase::WeightSync, r.sync.total.value(), r.sync.total.value(), gpus, 1.0, r.rollout.weights_per_gpu);
+  add_train(Phase::TrainerOffload, trainer_offload);
+  add(Phase::OffloadReload, switch_time, switch_time, gpus, 1.0, mem_train);
+  add(Phase::PipelineStall, stall, stall, 0, 0.0, core::Bytes(0.0));
+  add(Phase::Overhead, overhead, overhead, 0, 0.0, core::Bytes(0.0));
   double busy = 0.0;
   for (const auto& p : r.phases) busy += p.utilisation * p.time.value();
   r.gpu_utilisation = step > 0.0 ? std::min(1.0, busy / step) : 0.0;
@@ -334,32 +336,39 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     double t = 0.0;
     const std::string gen_thread = colocated ? "all GPUs" : fmt::format("generators ({} GPUs)", r.generator_gpus);
     const std::string train_thread = colocated ? "all GPUs" : fmt::format("trainers ({} GPUs)", r.trainer_gpus);
-    emit(trace, gen_thread, "rollout", 0.0, gen_time,
+    emit(trace, gen_thread, word(Phase::Rollout), 0.0, gen_time,
          {{"responses", std::to_string(r.responses)}, {"replicas", std::to_string(r.generator_replicas)}});
     for (const auto& s : r.rollout.segments) {
       emit(trace, "generator replica (longest response)", fmt::format("batch {}", s.batch), s.start_s,
            s.end_s - s.start_s, {{"batch", std::to_string(s.batch)}});
     }
-    emit(trace, gen_thread, "reward", gen_time, reward);
+    emit(trace, gen_thread, word(Phase::Reward), gen_time, reward);
     t = overlapped ? 0.0 : gen_phase;
     if (colocated) {
-      emit(trace, train_thread, "offload_reload", t, switch_time);
+      emit(trace, train_thread, word(Phase::OffloadReload), t, switch_time);
       t += switch_time;
     }
-    for (const auto& [name, dur] : std::vector<std::pair<std::string, double>>{{"old_log_prob", old_lp},
-                                                                               {"reference", ref},
-                                                                               {"critic_values", critic_fwd},
-                                                                               {"policy_update", update},
-                                                                               {"critic_update", critic_update},
-                                                                               {"trainer_offload", trainer_offload}}) {
-      emit(trace, train_thread, name, t, dur);
+    for (const auto& [phase, dur] : std::vector<std::pair<Phase, double>>{{Phase::OldLogProb, old_lp},
+                                                                          {Phase::Reference, ref},
+                                                                          {Phase::CriticValues, critic_fwd},
+                                                                          {Phase::PolicyUpdate, update},
+                                                                          {Phase::CriticUpdate, critic_update},
+                                                                          {Phase::TrainerOffload, trainer_offload}}) {
+      emit(trace, train_thread, word(phase), t, dur);
       t += dur;
     }
     const double sync_at = overlapped ? std::max(gen_phase, train_phase) : t;
-    emit(trace, "weight sync", "weight_sync", sync_at, r.sync.total.value(),
+    emit(trace, "weight sync", word(Phase::WeightSync), sync_at, r.sync.total.value(),
          {{"path", r.sync.path}, {"method", to_string(job.sync_method)}});
   }
   return r;
+}
+
+core::Seconds phase_time(const RlStepResult& r, Phase phase) {
+  for (const auto& p : r.phases) {
+    if (p.phase == phase) return p.time;
+  }
+  return core::Seconds(0.0);
 }
 
 namespace {

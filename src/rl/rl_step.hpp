@@ -123,8 +123,40 @@ struct RlJob {
   [[nodiscard]] int job_gpus() const { return gpus > 0 ? gpus : cluster.gpus(); }
 };
 
+/// The phases of one RL step, in the order a step reports them. The names are the timers of the
+/// RL frameworks (verl's timing_s/old_log_prob, timing_s/update_actor as policy_update, ...).
+enum class Phase {
+  Rollout,         ///< generation of the responses
+  Reward,          ///< rule or reward-model scoring
+  OldLogProb,      ///< the policy's log-probs of the responses before the update
+  Reference,       ///< the reference model's log-probs (KL term)
+  CriticValues,    ///< the critic's values (PPO)
+  PolicyUpdate,    ///< forward, backward and optimizer step of the policy
+  CriticUpdate,    ///< the critic's update (PPO)
+  WeightSync,      ///< trainer -> generator weights
+  TrainerOffload,  ///< the trainer's own host offload around its phases
+  OffloadReload,   ///< colocated: the switch between engine and trainer in GPU memory
+  PipelineStall,   ///< off-policy: what the pipeline's ramp adds per step
+  Overhead,        ///< the rest of a step (data, logging, scheduling)
+};
+inline constexpr core::Word<Phase> kPhaseWordList[] = {
+    {Phase::Rollout, "rollout"},
+    {Phase::Reward, "reward"},
+    {Phase::OldLogProb, "old_log_prob"},
+    {Phase::Reference, "reference"},
+    {Phase::CriticValues, "critic_values"},
+    {Phase::PolicyUpdate, "policy_update"},
+    {Phase::CriticUpdate, "critic_update"},
+    {Phase::WeightSync, "weight_sync"},
+    {Phase::TrainerOffload, "trainer_offload"},
+    {Phase::OffloadReload, "offload_reload"},
+    {Phase::PipelineStall, "pipeline_stall"},
+    {Phase::Overhead, "overhead"},
+};
+inline constexpr core::Vocabulary<Phase> kPhaseWords{"RL phase", kPhaseWordList};
+
 struct PhaseResult {
-  std::string name;          ///< rollout, reward, old_log_prob, reference, critic_values, policy_update, ...
+  Phase phase = Phase::Rollout;
   core::Seconds time{};      ///< duration of the phase itself
   core::Seconds exposed{};   ///< what it adds to the step (0 when hidden behind another pool's work)
   int gpus = 0;              ///< GPUs working in the phase
@@ -181,6 +213,9 @@ double expert_load_factor(const workload::ModelSpec& model, int ep, double cv);
 /// Predicts one RL step. Pure; emits phases and generator batches to `trace` when given.
 RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& calibration, const RlCalibration& cal,
                               const RolloutEngine& engine, engine::TraceSink* trace = nullptr);
+
+/// The duration of `phase` in `r`; 0 when the step has no such phase.
+core::Seconds phase_time(const RlStepResult& r, Phase phase);
 
 /// One candidate of the placement search.
 struct RlPlanCandidate {

@@ -65,6 +65,20 @@ TEST(RlInput, MissingColumnNamesFileLineAndColumn) {
   testing::expect_input_error([&] { load_rl_rows(file, catalog); }, "rl.csv", 1, "num_gpus", "missing column");
 }
 
+// A row type outside validation/README.md's list fails naming the file, its line and the column,
+// and lists the row types there are.
+TEST(RlInput, UnknownRowTypeNamesFileLineAndWords) {
+  TempDir dir;
+  const std::string file = dir.path + "/rl.csv";
+  std::ofstream(file) << "row_id,row_type,hardware,num_gpus,policy_model,step_time_s,weight_sync_time_s,placement,"
+                         "sync_mode,prompts_per_step,samples_per_prompt\n"
+                         "R1,run_total,H100,8,Llama-3.1-8B,,,colocated,on-policy,,\n"
+                         "R2,rl_stepp,H100,8,Llama-3.1-8B,10,,colocated,on-policy,64,8\n";
+  const auto catalog = load_catalog();
+  testing::expect_input_error([&] { load_rl_rows(file, catalog); }, "rl.csv", 3, "row_type",
+                              "unknown rl.csv row type 'rl_stepp'; allowed: rl_step, rl_component, weight_sync");
+}
+
 // The shipped rows: NeMo-RL's Llama 8B row becomes a colocated GRPO job on 16 H100 with 2,048
 // responses of mean 1,019 tokens trained in 4 mini-batches of 512 (G-GBS / T-GBS).
 TEST(RlInput, ShippedRowBecomesAJob) {

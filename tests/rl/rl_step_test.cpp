@@ -45,7 +45,7 @@ RlJob base_job() {
 
 double phase(const RlStepResult& r, const std::string& name) {
   for (const auto& p : r.phases)
-    if (p.name == name) return p.time.value();
+    if (kPhaseWords.name(p.phase) == name) return p.time.value();
   return 0.0;
 }
 
