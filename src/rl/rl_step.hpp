@@ -99,7 +99,11 @@ struct RlJob {
   std::int64_t prompt_len = 512;
   LengthDistribution lengths;
   Placement placement = Placement::Colocated;
-  int generator_gpus = 0;  ///< disaggregated: 0 = half of the GPUs
+  /// Disaggregated: GPUs of the generator pool; 0 = half of the GPUs, the split of the published
+  /// disaggregated recipes (28 of the 31 rows of validation/rl.csv that state their split, among
+  /// them verl's fully-async R002-R012, 16+16 to 64+64, and NeMo-RL's *-async-1off R062-R093, 4+4
+  /// to 256+256). A default of the job, not a calibration: `fmsim rl --plan` searches 1/4..3/4.
+  int generator_gpus = 0;
   Synchrony synchrony = Synchrony::OnPolicy;
   int staleness = 1;        ///< k of k-step off-policy
   double oversample = 1.0;  ///< dynamic sampling: responses generated per response kept
@@ -195,7 +199,10 @@ struct RlStepResult {
 core::Seconds pipelined_step(int k, const std::vector<double>& gen, const std::vector<double>& train, double sync);
 
 /// Batches of drawn lengths an off-policy step runs through pipelined_step: 8, the same draws
-/// for every k, so that k changes the schedule and not the sample.
+/// for every k, so that k changes the schedule and not the sample. A setting of the simulation
+/// (the sample of batches the pipeline is run over), not a physical constant: several times the
+/// staleness of the one-step-off recipes in validation/rl.csv (k = 1), so the pipeline fills and
+/// drains, and few enough to keep a placement search in milliseconds.
 int pipeline_batches();
 
 /// The smallest power-of-two TP (up to the NVLink domain) whose weights take at most half of

@@ -25,7 +25,7 @@ TtcResult estimate_test_time(const TtcJob& job, const RlCalibration& cal, const 
   double verifier_tokens = 0.0;
   if (job.method == TtcMethod::BestOfN) verifier_tokens = generated + static_cast<double>(n * job.prompt_len);
   if (job.method == TtcMethod::VerifierSearch)
-    verifier_tokens = generated + static_cast<double>(n * job.search_steps * 16);
+    verifier_tokens = generated + static_cast<double>(n * job.search_steps * job.verifier_tokens_per_step);
   r.tokens_per_query = generated + verifier_tokens;
   const int gpus = job.generator.tp * job.generator.replicas;
   // The verifier reads its tokens as prefill on the same pool (a scorer of the policy's size).

@@ -35,6 +35,11 @@ struct TtcJob {
   TtcMethod method = TtcMethod::SelfConsistency;
   int n = 8;             ///< samples or beams
   int search_steps = 8;  ///< VerifierSearch: reasoning steps per beam
+  /// VerifierSearch: tokens the process-reward model reads per beam per step on top of the step's
+  /// own text (the step separator and the scoring template around it). A setting of the search
+  /// model, not a measured constant: no row of validation/rl.csv publishes a verifier's token
+  /// count or time, so it stays a round assumption of a few template tokens.
+  int verifier_tokens_per_step = 16;
   std::int64_t prompt_len = 512;
   LengthDistribution lengths;
   std::int64_t queries = 256;  ///< queries served concurrently (the batch the pool sees)
