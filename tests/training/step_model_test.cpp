@@ -329,8 +329,9 @@ TEST(StepModel, RecomputeModulesTradeMemoryForTime) {
   const int best = largest_fitting_micro_batch(none, 4096);
   ASSERT_GT(best, 0);
   const auto fits = [&](int mbs) {
-    auto j = none;
+    auto j = none;  // pp 1: one micro-batch in flight whatever the global batch
     j.layout.micro_batch = mbs;
+    j.layout.global_batch = static_cast<std::int64_t>(mbs) * j.layout.dp;
     return estimate_step(j, cal, free_network()).fits_memory;
   };
   EXPECT_TRUE(fits(best));
