@@ -35,6 +35,20 @@ std::string job_line(const training::TrainingJob& job) {
                      c.gpu.display_name, job.job_gpus());
 }
 
+// How the layers split over the pipeline when not evenly by count: " | pipeline slots embedding+loss"
+// (Megatron's account_for_*_in_pipeline_split) or " | first stage N layers, last stage M".
+static std::string pipeline_split_note(const parallelism::Layout& l) {
+  std::string out;
+  if (l.embedding_slot || l.loss_slot) {
+    out += fmt::format(" | pipeline slots {}", l.embedding_slot && l.loss_slot ? "embedding+loss"
+                                               : l.embedding_slot              ? "embedding"
+                                                                               : "loss");
+  }
+  if (l.first_stage_layers > 0) out += fmt::format(" | first stage {} layers", l.first_stage_layers);
+  if (l.last_stage_layers > 0) out += fmt::format(" | last stage {} layers", l.last_stage_layers);
+  return out;
+}
+
 std::string layout_line(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& l = job.layout;
   return fmt::format(
@@ -48,7 +62,8 @@ std::string layout_line(const training::TrainingJob& job, const training::StepRe
          (job.task == training::Task::Lora
               ? fmt::format(" | lora r{} {} base {}", job.lora_rank, training::lora_targets_label(job.lora_targets),
                             training::kLoraBaseWords.name(job.lora_base))
-              : std::string());
+              : std::string()) +
+         pipeline_split_note(l);
 }
 
 nlohmann::json layout_json(const training::TrainingJob& job, const training::StepResult& r) {
@@ -71,6 +86,12 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"recompute", parallelism::to_string(l.recompute)},
           {"sharding", parallelism::to_string(l.sharding)},
           {"stack", job.stack},
+          {"account_for_embedding_in_pipeline_split", l.embedding_slot},
+          {"account_for_loss_in_pipeline_split", l.loss_slot},
+          {"decoder_first_pipeline_num_layers",
+           l.first_stage_layers > 0 ? nlohmann::json(l.first_stage_layers) : nlohmann::json()},
+          {"decoder_last_pipeline_num_layers",
+           l.last_stage_layers > 0 ? nlohmann::json(l.last_stage_layers) : nlohmann::json()},
           {"moe_dispatcher", job.model.is_moe() && job.moe_dispatcher ? nlohmann::json(to_string(*job.moe_dispatcher))
                                                                       : nlohmann::json()},
           {"task", training::kTaskWords.name(job.task)},

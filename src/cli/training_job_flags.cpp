@@ -25,7 +25,25 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
       ->capture_default_str();
   cmd.add_option("--cp", f.cp, "Context-parallel size")->check(positive(f.cp))->capture_default_str();
   cmd.add_option("--ep", f.ep, "Expert-parallel size (MoE)")->check(positive(f.ep))->capture_default_str();
-  cmd.add_option("--etp", f.etp, "Expert tensor-parallel size (MoE)")->check(positive(f.etp))->capture_default_str();
+  cmd.add_option("--etp,--expert-tp", f.etp,
+                 "Expert tensor-parallel size (MoE; Megatron's expert_tensor_parallel_size). Expert layers fold\n"
+                 "their own etp x ep x expert-dp over the tp x cp x dp ranks: ep*etp must divide tp*cp*dp")
+      ->check(positive(f.etp))
+      ->capture_default_str();
+  cmd.add_flag_callback(
+      "--account-for-embedding-in-pipeline-split", [&f] { f.embedding_slot = 1; },
+      "Count the embedding as one layer slot of the first pipeline stage (Megatron-Core). Default: on,\n"
+      "with the loss, when the layers do not split evenly over pp*vp chunks but layers + 2 do\n"
+      "(Llama 3.1 405B: 126 + 2 = 128 slots for --pp 16 --vp 8)");
+  cmd.add_flag_callback(
+      "--account-for-loss-in-pipeline-split", [&f] { f.loss_slot = 1; },
+      "Count the loss (output head) as one layer slot of the last pipeline stage (Megatron-Core)");
+  cmd.add_option("--decoder-first-pipeline-num-layers", f.first_stage_layers,
+                 "Layers on the first pipeline stage (Megatron); the other stages share the rest")
+      ->check(positive(f.first_stage_layers));
+  cmd.add_option("--decoder-last-pipeline-num-layers", f.last_stage_layers,
+                 "Layers on the last pipeline stage (Megatron); the other stages share the rest")
+      ->check(positive(f.last_stage_layers));
   cmd.add_option("--mbs", f.mbs, "Micro-batch size (sequences)")->check(positive(f.mbs))->capture_default_str();
   cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(positive(f.gbs));
   cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(positive(f.seq))->capture_default_str();

@@ -20,6 +20,8 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
   auto o = parallelism::stack_memory_options(stack);
   const std::string fw = core::to_lower(r.framework);
   const std::string notes = core::to_lower(r.precision + " " + r.optimizer + " " + r.sharding);
+  // Only NeMo / Megatron-Bridge recipes fuse the loss with Transformer Engine.
+  if (!has(fw, "nemo") && !has(fw, "bridge")) o.fused_cross_entropy = false;
   if (has(fw, "deepspeed") || has(fw, "nanotron")) {
     // DeepSpeed ZeRO-1/2 and nanotron's ZeRO-1: 16-bit parameters and gradients; the sharded
     // optimizer keeps fp32 master weights, Adam m and v and an fp32 gradient partition (16/d).
@@ -33,6 +35,8 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
       o.state.optimizer = 12.0;
     }
   }
+  // DeepSpeed's pipeline engine keeps the stage outputs of the micro-batches in flight.
+  o.keeps_pipeline_outputs = has(fw, "megatron-deepspeed") || has(fw, "deepspeed pp engine");
   if (has(fw, "megatron-deepspeed") || has(fw, "korthikanti")) {
     o.flash_attention = false;  // 2021-2022 Megatron kernels: fused softmax over the full s x s scores
   }

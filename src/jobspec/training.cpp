@@ -49,8 +49,10 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
       o.lora_base = n->as_word_name(training::kLoraBaseWords);
   }
   if (const auto p = root.find("parallelism")) {
-    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "sequence_parallel", "sharding", "shard_group", "tp_overlap",
-                   "moe_dispatcher"});
+    p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "expert_tp", "sequence_parallel", "sharding", "shard_group",
+                   "tp_overlap", "moe_dispatcher", "account_for_embedding_in_pipeline_split",
+                   "account_for_loss_in_pipeline_split", "decoder_first_pipeline_num_layers",
+                   "decoder_last_pipeline_num_layers"});
     auto set = [&](const char* key, const char* flag, int& into) {
       if (const auto n = p->find(key); n && !flag_given(flag)) into = n->as_int(config::Bound::Positive);
     };
@@ -60,6 +62,15 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
     set("cp", "--cp", o.cp);
     set("ep", "--ep", o.ep);
     set("etp", "--etp", o.etp);
+    set("expert_tp", "--etp", o.etp);
+    set("decoder_first_pipeline_num_layers", "--decoder-first-pipeline-num-layers", o.first_stage_layers);
+    set("decoder_last_pipeline_num_layers", "--decoder-last-pipeline-num-layers", o.last_stage_layers);
+    if (const auto n = p->find("account_for_embedding_in_pipeline_split");
+        n && !flag_given("--account-for-embedding-in-pipeline-split"))
+      o.embedding_slot = n->as_bool() ? 1 : 0;
+    if (const auto n = p->find("account_for_loss_in_pipeline_split");
+        n && !flag_given("--account-for-loss-in-pipeline-split"))
+      o.loss_slot = n->as_bool() ? 1 : 0;
     if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group"))
       o.shard_group = n->as_int(config::Bound::NonNegative);
     if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) o.no_sp = !n->as_bool();
@@ -131,6 +142,11 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   l.cp = o.cp;
   l.ep = o.ep;
   l.etp = o.etp;
+  l.first_stage_layers = o.first_stage_layers;
+  l.last_stage_layers = o.last_stage_layers;
+  l.embedding_slot = o.embedding_slot == 1;
+  l.loss_slot = o.loss_slot == 1;
+  if (o.embedding_slot < 0 && o.loss_slot < 0) l = parallelism::with_recipe_pipeline_split(l, job.model.num_layers);
   l.micro_batch = o.mbs;
   l.sequence_parallel = !o.no_sp && o.tp > 1;
   l.overlap_tp_comm = o.tp_overlap;

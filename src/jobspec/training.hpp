@@ -22,6 +22,10 @@ struct TrainingJobFlags {
   std::string cluster = "p5.48xlarge:1";
   int gpus = 0;  ///< 0 = the whole cluster
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 1;
+  /// Embedding / loss as pipeline slots: 1 on, 0 off, -1 as recipes do (on when the layers alone do
+  /// not split evenly over pp*vp chunks but the layers + 2 do: parallelism::with_recipe_pipeline_split).
+  int embedding_slot = -1, loss_slot = -1;
+  int first_stage_layers = 0, last_stage_layers = 0;  ///< 0 = an even share
   int mbs = 1;
   long long gbs = 0;  ///< 0 = micro-batch x dp
   long long seq = 4096;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 
@@ -29,6 +30,96 @@ Layout with_dp(Layout layout, int gpus) {
   return layout;
 }
 
+namespace {
+
+// The pipeline split: every model chunk needs a layer slot (uneven splits are allowed: Megatron's
+// pipeline_model_parallel_layout and torchtitan put the remainder on some stages).
+std::optional<std::string> why_invalid_split(int layers, const Layout& l) {
+  const std::int64_t chunks = product({l.pp, l.vp});
+  const bool counts = l.first_stage_layers > 0 || l.last_stage_layers > 0;
+  if (l.first_stage_layers < 0 || l.last_stage_layers < 0) return "first/last pipeline stage layers must be positive";
+  if (counts && chunks > static_cast<std::int64_t>(layers)) {
+    return fmt::format("pp*vp = {} model chunks is more than the {} layers", chunks, layers);
+  }
+  if (counts && (l.embedding_slot || l.loss_slot)) {
+    // Megatron-Core's TransformerConfig raises on this combination.
+    return "first/last pipeline stage layer counts cannot be combined with the embedding or loss as pipeline slots "
+           "(Megatron-Core refuses both at once)";
+  }
+  if (counts && l.pp == 1) return "first/last pipeline stage layer counts need pipeline parallelism (pp > 1)";
+  if (counts) {
+    const std::int64_t fixed = std::int64_t{l.first_stage_layers} + l.last_stage_layers;
+    const int middle = l.pp - (l.first_stage_layers > 0 ? 1 : 0) - (l.last_stage_layers > 0 ? 1 : 0);
+    if (fixed > layers || (middle == 0 && fixed != layers)) {
+      return fmt::format("first/last pipeline stages take {} of the {} layers{}", fixed, layers,
+                         middle == 0 ? " (with pp 2 they must take all of them)" : "");
+    }
+    return std::nullopt;
+  }
+  const std::int64_t slots = std::int64_t{layers} + (l.embedding_slot ? 1 : 0) + (l.loss_slot ? 1 : 0);
+  if (chunks > slots) {
+    return fmt::format(
+        "pp*vp = {} model chunks but the {} layers{} give only {} pipeline slots, so a chunk would be empty{}", chunks,
+        layers, slots > layers ? " with the embedding/loss slots" : "", slots,
+        slots < layers + 2 && chunks <= layers + 2 ? " (counting the embedding and the loss as slots, Megatron's "
+                                                     "account_for_embedding/loss_in_pipeline_split, "
+                                                     "gives two more)"
+                                                   : "");
+  }
+  return std::nullopt;
+}
+
+// Layers of stage s under explicit first/last stage counts: those stages take theirs, the
+// others share the rest as evenly as integers allow.
+int stage_layer_count(int num_layers, const Layout& l, int s) {
+  const int pp = std::max(1, l.pp);
+  if (pp == 1) return num_layers;
+  const bool first = l.first_stage_layers > 0, last = l.last_stage_layers > 0;
+  if (s == 0 && first) return l.first_stage_layers;
+  if (s == pp - 1 && last) return l.last_stage_layers;
+  const int middle = pp - (first ? 1 : 0) - (last ? 1 : 0);
+  const int rest = num_layers - (first ? l.first_stage_layers : 0) - (last ? l.last_stage_layers : 0);
+  if (middle <= 0) return 0;
+  const int j = s - (first ? 1 : 0);
+  return (j + 1) * rest / middle - j * rest / middle;
+}
+
+}  // namespace
+
+LayerRange chunk_layers(int num_layers, const Layout& l, int stage, int chunk) {
+  const int pp = std::max(1, l.pp), vp = std::max(1, l.vp);
+  if (pp > 1 && (l.first_stage_layers > 0 || l.last_stage_layers > 0)) {
+    // Chunk c of stage s holds floor((c+1) n_s / vp) - floor(c n_s / vp) of the stage's n_s layers;
+    // the chunks before k = c*pp + s are chunks 0..c-1 of every stage and chunk c of stages < s.
+    const auto part = [vp](int n, int c) { return (c + 1) * n / vp - c * n / vp; };
+    int offset = 0;
+    for (int s = 0; s < pp; ++s) {
+      const int n = stage_layer_count(num_layers, l, s);
+      offset += chunk * n / vp + (s < stage ? part(n, chunk) : 0);
+    }
+    const int n = part(stage_layer_count(num_layers, l, stage), chunk);
+    return {std::min(offset, num_layers), std::min(offset + n, num_layers)};
+  }
+  const long e = l.embedding_slot ? 1 : 0;
+  const long slots = num_layers + e + (l.loss_slot ? 1 : 0);
+  const long chunks = static_cast<long>(pp) * vp;
+  const long k = static_cast<long>(chunk) * pp + stage;
+  const auto layer = [&](long slot) {
+    return static_cast<int>(std::clamp(slot - e, 0L, static_cast<long>(num_layers)));
+  };
+  return {layer(k * slots / chunks), layer((k + 1) * slots / chunks)};
+}
+
+Layout with_recipe_pipeline_split(Layout l, int num_layers) {
+  const int chunks = l.pp * l.vp;
+  if (l.pp > 1 && l.first_stage_layers == 0 && l.last_stage_layers == 0 && !l.embedding_slot && !l.loss_slot &&
+      num_layers % chunks != 0 && (num_layers + 2) % chunks == 0) {
+    l.embedding_slot = true;
+    l.loss_slot = true;
+  }
+  return l;
+}
+
 std::optional<std::string> why_invalid(const workload::ModelSpec& model, const Layout& l, int gpus,
                                        std::int64_t seq_len) {
   if (l.tp < 1 || l.pp < 1 || l.vp < 1 || l.cp < 1 || l.ep < 1 || l.etp < 1 || l.micro_batch < 1 ||
@@ -44,12 +135,8 @@ std::optional<std::string> why_invalid(const workload::ModelSpec& model, const L
   if (model.num_kv_heads % l.tp != 0 && l.tp % model.num_kv_heads != 0) {
     return fmt::format("tp {} and {} KV heads: neither divides the other", l.tp, model.num_kv_heads);
   }
-  if (model.num_layers < product({l.pp, l.vp})) {
-    // Uneven splits are allowed (Megatron/torchtitan put the remainder on some stages), but every
-    // model chunk needs at least one layer.
-    return fmt::format("pp*vp = {} is more than the {} layers", product({l.pp, l.vp}), model.num_layers);
-  }
   if (l.vp > 1 && l.pp == 1) return "virtual stages (vp > 1) need pipeline parallelism (pp > 1)";
+  if (auto why = why_invalid_split(model.num_layers, l)) return why;
   if (model.is_moe()) {
     if (model.moe.num_experts % l.ep != 0) {
       return fmt::format("ep {} does not divide {} experts", l.ep, model.moe.num_experts);
@@ -61,8 +148,8 @@ std::optional<std::string> why_invalid(const workload::ModelSpec& model, const L
     if (model.moe.expert_ffn % l.etp != 0) {
       return fmt::format("etp {} does not divide the expert FFN width {}", l.etp, model.moe.expert_ffn);
     }
-  } else if (l.ep > 1) {
-    return "expert parallelism (ep > 1) needs a mixture-of-experts model";
+  } else if (l.ep > 1 || l.etp > 1) {
+    return "expert parallelism (ep or etp > 1) needs a mixture-of-experts model";
   }
   if (seq_len % l.cp != 0) return fmt::format("cp {} does not divide sequence length {}", l.cp, seq_len);
   const std::int64_t per_step = static_cast<std::int64_t>(l.micro_batch) * l.dp;

@@ -62,6 +62,14 @@ struct Layout {
   int ep = 1;
   int etp = 1;  ///< expert tensor parallelism
   int dp = 1;   ///< derived by make_layout / validate
+  /// Pipeline split as Megatron-Core's TransformerConfig: the embedding and the loss may each
+  /// count as one layer slot (account_for_embedding_in_pipeline_split,
+  /// account_for_loss_in_pipeline_split), or the first/last stage take a given number of layers
+  /// (decoder_first_pipeline_num_layers, decoder_last_pipeline_num_layers; 0 = an even share).
+  bool embedding_slot = false;
+  bool loss_slot = false;
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   bool sequence_parallel = true;
   Sharding sharding = Sharding::DistributedOptimizer;
   int shard_group = 0;            ///< FSDP hybrid sharding: shard within groups of this many DP ranks (0 = all)
@@ -91,10 +99,33 @@ struct Layout {
   }
 };
 
+/// Transformer layers [first, last) of one model chunk; first == last for a chunk that holds only
+/// the embedding or the loss.
+struct LayerRange {
+  int first = 0;
+  int last = 0;
+  [[nodiscard]] int count() const { return last - first; }
+  friend bool operator==(const LayerRange&, const LayerRange&) = default;
+};
+
+/// The layers of virtual chunk `chunk` on pipeline stage `stage`. Chunks run in the order
+/// k = chunk * pp + stage (Megatron's interleaved assignment). Default: the num_layers (+1 for an
+/// embedding slot, +1 for a loss slot) slots split as evenly as integers allow, the remainder
+/// spread over the chunks; with first/last stage counts: those stages take them, the middle stages
+/// share the rest, and each stage's layers are split over its vp chunks. O(pp) per call.
+LayerRange chunk_layers(int num_layers, const Layout& layout, int stage, int chunk);
+
+/// Megatron recipes whose layers do not split evenly over pp*vp chunks but do once the embedding
+/// and the loss count as layers (Llama 3.1 405B: 126 + 2 = 128 slots for pp 16 x vp 8; Qwen3
+/// 235B: 94 + 2 over pp 4 x vp 12) set account_for_embedding/loss_in_pipeline_split. Returns the
+/// layout with both slots on in exactly that case and no explicit first/last stage counts.
+Layout with_recipe_pipeline_split(Layout layout, int num_layers);
+
 /// Why a layout cannot run this model on this many GPUs, or nullopt when it can.
 /// Checks: sizes positive; tp*pp*cp divides gpus; tp divides heads and KV heads (or KV heads divide
-/// tp with replication); pp*vp at most the layers (uneven splits allowed); ep divides experts and tp*cp*dp; etp divides
-/// expert FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance).
+/// tp with replication); pp*vp at most the layer slots (layers + embedding/loss slots; uneven splits
+/// allowed) or first/last stage counts that leave the middle stages a share; ep divides experts and tp*cp*dp; etp
+/// divides expert FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance).
 std::optional<std::string> why_invalid(const workload::ModelSpec& model, const Layout& layout, int gpus,
                                        std::int64_t seq_len);
 

@@ -24,7 +24,6 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
                      const MemoryOptions& o) {
   const int pp = std::max(1, l.pp);
   const int vp = std::max(1, l.vp);
-  const int chunks = pp * vp;
   const workload::ActivationOptions ao{o.flash_attention, o.fp8_activations};
   // Each distinct layer kind (mixer x FFN x full/sliding attention) is costed once.
   struct Kind {
@@ -34,11 +33,9 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
   std::array<Kind, workload::ModelSpec::kLayerKinds> kinds{};
   StageLoad s;
   for (int c = 0; c < vp; ++c) {
-    // Chunk k = c*pp + stage holds layers [k*L/chunks, (k+1)*L/chunks), as the step model.
-    const int k = c * pp + stage;
-    const int first = k * model.num_layers / chunks;
-    const int last = (k + 1) * model.num_layers / chunks;
-    for (int i = first; i < last; ++i) {
+    // The chunk's layers, as the step model (chunk k = c*pp + stage).
+    const LayerRange range = chunk_layers(model.num_layers, l, stage, c);
+    for (int i = range.first; i < range.last; ++i) {
       Kind& kd = kinds[static_cast<std::size_t>(model.layer_kind(i))];
       if (!kd.ready) {
         for (const auto& op : workload::layer_operators(model, i, ctx))
@@ -78,6 +75,7 @@ MemoryOptions stack_memory_options(std::string_view name) {
     // of its gradient shard: 4 + 16/d bytes per parameter (Megatron-LM distrib_optimizer.md).
     o.state = StateBytes{2.0, 2.0, 16.0, 1.0};
     o.fp8_activations = true;
+    o.fused_cross_entropy = true;  // cross_entropy_loss_fusion in the performance recipes
   } else {
     // FSDP2 / FSDP mixed precision: sharded fp32 parameters, fp32 gradients and Adam m, v;
     // the bf16 copies exist only for the gathered layers (buffers).
@@ -116,9 +114,11 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
 
   MemoryBreakdown best;
   const int last = pp - 1;
-  const std::array<int, 2> stages{0, last};
-  for (std::size_t si = 0; si < (last > 0 ? 2u : 1u); ++si) {
-    const int stage = stages[si];
+  // The first stage holds the most micro-batches in flight and the embedding, the last the logits:
+  // one of the two peaks on an even split. Explicit first/last stage counts can leave a middle
+  // stage the most layers, so every stage is then evaluated.
+  const bool every_stage = l.first_stage_layers > 0 || l.last_stage_layers > 0;
+  for (int stage = 0; stage <= last; stage = (every_stage || stage == last) ? stage + 1 : last) {
     const StageLoad s = stage_load(model, l, stage, ctx, o);
     MemoryBreakdown m;
     m.peak_stage = stage;
@@ -156,6 +156,11 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     }
     m.in_flight = in_flight;
     double activations = s.act_per_mb * in_flight;
+    if (o.keeps_pipeline_outputs && pp > 1 && stage < last) {
+      // One 16-bit b x s x h stage output (sequence-split with SP) per in-flight micro-batch.
+      activations +=
+          in_flight * tokens * static_cast<double>(model.hidden) * 2.0 / (l.sequence_parallel ? std::max(1, l.tp) : 1);
+    }
     // The layer being recomputed (full) needs its full activations during its backward.
     if (l.recompute == Recompute::Full) activations += s.full_layer;
     m.activations = core::Bytes(activations);
@@ -171,8 +176,18 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       buffers += 3.0 * s.largest_layer * 2.0;
     }
     if (stage == last) {
-      // Logits in 16-bit, their fp32 copy for the loss and its gradient on the last stage.
-      buffers += tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) * (2.0 + 4.0 + 4.0);
+      // Logits in 16-bit, their fp32 copy for the loss and its gradient on the last stage; a fused
+      // cross-entropy keeps only the 16-bit logits and overwrites them with their gradient.
+      buffers += tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) *
+                 (o.fused_cross_entropy ? 2.0 : 2.0 + 4.0 + 4.0);
+    }
+    if (model.is_moe()) {
+      // Token dispatch buffers of the MoE layer in flight: the top_k copies of this rank's tokens
+      // (sequence-split over TP) in 16 bits, once as the permuted/all-to-all output and once as
+      // the combine's input (Megatron-Core's token dispatcher; torchtitan's permuted and
+      // unpermuted copies). Dropless routing: no capacity-factor padding.
+      const double sp_tokens = tokens / (l.sequence_parallel ? std::max(1, l.tp) : 1);
+      buffers += 2.0 * model.moe.top_k * sp_tokens * static_cast<double>(model.hidden) * 2.0;
     }
     buffers += 256.0 * 1024 * 1024;  // DP gradient buckets
     m.buffers = core::Bytes(buffers);

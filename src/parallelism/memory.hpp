@@ -35,6 +35,15 @@ struct MemoryOptions {
   /// Cached blocks held beyond that when memory is plentiful: torch's max_memory_reserved runs
   /// this far above max_memory_allocated; the allocator releases them and retries before an OOM.
   double cache_reserve = 0.10;
+  /// Loss on the 16-bit logits with their gradient written in place (Transformer Engine's
+  /// parallel_cross_entropy, Megatron-Core's cross_entropy_loss_fusion, on in the NeMo /
+  /// Megatron-Bridge performance recipes): 2 bytes per logit instead of 10 (16-bit logits, their
+  /// fp32 copy for the softmax and its fp32 gradient).
+  bool fused_cross_entropy = false;
+  /// The pipeline engine keeps each in-flight micro-batch's stage output until its backward
+  /// (DeepSpeed's PipelineEngine pipe_buffers["outputs"]); Megatron-Core frees the output's data
+  /// once sent (deallocate_pipeline_outputs), keeping only its autograd node.
+  bool keeps_pipeline_outputs = false;
   double context_gib = 0.75;       ///< CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers outside the allocator
   bool offload_optimizer = false;  ///< optimizer states and master weights in host memory (CPU Adam)
   bool offload_params = false;     ///< sharded parameters and gradients in host memory as well (FSDP CPU offload)

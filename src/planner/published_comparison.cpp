@@ -24,11 +24,20 @@ std::string outside_search_space(const PlanRequest& r, const hardware::ClusterSp
   const auto variants = enumerate_variants(r.space, sized.gpu);
   std::vector<std::string> why;
   if (l.shard_group > 0) why.push_back(fmt::format("hybrid FSDP shard group {} is not searched", l.shard_group));
-  if (l.etp > 1) why.push_back(fmt::format("expert tensor parallelism etp {} is not searched", l.etp));
-  const Shape shape{.tp = l.tp, .pp = l.pp, .vp = l.vp, .cp = l.cp, .ep = l.ep, .etp = 1, .dp = l.dp};
-  if (l.etp == 1 && std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) {
-    why.push_back(fmt::format("shape tp{} pp{} vp{} cp{} ep{} is not among the default candidates", l.tp, l.pp, l.vp,
-                              l.cp, l.ep));
+  if (l.etp > 1 && l.etp != l.tp) {
+    why.push_back(fmt::format("expert tensor parallelism etp {} (other than 1 or tp) is not searched", l.etp));
+  }
+  const Shape shape{.tp = l.tp,
+                    .pp = l.pp,
+                    .vp = l.vp,
+                    .cp = l.cp,
+                    .ep = l.ep,
+                    .etp = l.etp,
+                    .dp = l.dp,
+                    .pipeline_slots = l.embedding_slot && l.loss_slot};
+  if ((l.etp == 1 || l.etp == l.tp) && std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) {
+    why.push_back(fmt::format("shape tp{} pp{} vp{} cp{} ep{} etp{} is not among the default candidates", l.tp, l.pp,
+                              l.vp, l.cp, l.ep, l.etp));
   }
   const bool mbs_searched =
       std::any_of(variants.begin(), variants.end(), [&](const Variant& v) { return v.micro_batch == l.micro_batch; });

@@ -39,11 +39,13 @@ std::vector<int> pp_candidates(const SearchSpace& space, const workload::ModelSp
 
 std::vector<int> vp_candidates(const SearchSpace& space, const workload::ModelSpec& model, int pp) {
   if (!space.vp.empty()) return space.vp;
-  // Interleaving only where pp*vp splits the layers evenly (Megatron's interleaved schedule).
+  // Interleaving only where pp*vp splits the layers evenly (Megatron's interleaved schedule), or
+  // the layers with the embedding and the loss as two more slots (Megatron-Core's
+  // account_for_embedding/loss_in_pipeline_split: Llama 3.1 405B's 126 + 2 over pp 16 x vp 8).
   std::vector<int> out{1};
   if (pp <= 1) return out;
-  for (int v = 2; v <= kMaxVirtualStages && pp * v <= model.num_layers; ++v) {
-    if (model.num_layers % (pp * v) == 0) out.push_back(v);
+  for (int v = 2; v <= kMaxVirtualStages && pp * v <= model.num_layers + 2; ++v) {
+    if (model.num_layers % (pp * v) == 0 || (model.num_layers + 2) % (pp * v) == 0) out.push_back(v);
   }
   return out;
 }
@@ -84,17 +86,29 @@ std::vector<Shape> enumerate_shapes(const workload::ModelSpec& model, int gpus, 
         if (mp > gpus || gpus % mp != 0) continue;
         const int dp = static_cast<int>(gpus / mp);
         for (int vp : vp_candidates(space, model, pp)) {
-          if (vp < 1 || pp * vp > model.num_layers) continue;
+          if (vp < 1 || pp * vp > model.num_layers + 2) continue;
+          if (pp * vp > model.num_layers && (model.num_layers + 2) % (pp * vp) != 0) continue;
           if (vp > 1 && pp == 1) continue;
+          const bool slots = model.num_layers % (pp * vp) != 0 && (model.num_layers + 2) % (pp * vp) == 0;
           for (int ep : eps) {
             if (ep < 1) continue;
-            if (model.is_moe()) {
-              if (model.moe.num_experts % ep != 0) continue;
-              if ((tp * cp * dp) % ep != 0) continue;
-            } else if (ep > 1) {
+            if (!model.is_moe()) {
+              if (ep > 1) continue;
+              out.push_back(
+                  Shape{.tp = tp, .pp = pp, .vp = vp, .cp = cp, .ep = 1, .etp = 1, .dp = dp, .pipeline_slots = slots});
               continue;
             }
-            out.push_back(Shape{.tp = tp, .pp = pp, .vp = vp, .cp = cp, .ep = ep, .etp = 1, .dp = dp});
+            if (model.moe.num_experts % ep != 0) continue;
+            // MoE parallel folding (Megatron-Core): expert layers fold etp x ep x expert-dp over the
+            // tp x cp x dp ranks, so ep may exceed dp x cp; etp is searched at 1 and at tp.
+            for (int etp : {1, tp}) {
+              if (etp > 1 && model.moe.expert_ffn % etp != 0) continue;
+              if ((tp * cp * dp) % (ep * etp) == 0) {
+                out.push_back(Shape{
+                    .tp = tp, .pp = pp, .vp = vp, .cp = cp, .ep = ep, .etp = etp, .dp = dp, .pipeline_slots = slots});
+              }
+              if (tp == 1) break;
+            }
           }
         }
       }
@@ -141,6 +155,8 @@ parallelism::Layout make_layout(const Shape& shape, const Variant& variant, std:
   l.ep = shape.ep;
   l.etp = shape.etp;
   l.dp = shape.dp;
+  l.embedding_slot = shape.pipeline_slots;
+  l.loss_slot = shape.pipeline_slots;
   l.sequence_parallel = shape.tp > 1;
   l.sharding = variant.sharding;
   l.micro_batch = variant.micro_batch;

@@ -35,6 +35,7 @@ inline constexpr std::int64_t kMinCpChunk = 1024;  ///< tokens per CP rank below
 /// The model-parallel part of a layout: what fixes the per-GPU shard of the model.
 struct Shape {
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
+  bool pipeline_slots = false;  ///< the embedding and the loss count as pipeline slots (Megatron-Core)
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 

@@ -325,7 +325,6 @@ class Costing {
   // Stage costs. Layers are costed once per distinct kind (mixer x FFN x full/sliding).
   std::vector<StageCost> stages() const {
     const auto& m = job_.model;
-    const int chunks = l_.pp * l_.vp;
     std::array<std::optional<LayerCost>, workload::ModelSpec::kLayerKinds> cache;
     auto layer_cost = [&](int i) -> const LayerCost& {
       auto& slot = cache[static_cast<std::size_t>(m.layer_kind(i))];
@@ -349,11 +348,9 @@ class Costing {
       sc.chunk_bwd.assign(static_cast<std::size_t>(l_.vp), Seconds{});
       for (int c = 0; c < l_.vp; ++c) {
         LayerCost chunk;
-        // Chunk k = c*pp + s holds layers [k*L/chunks, (k+1)*L/chunks): uneven splits spread the remainder.
-        const int k = c * l_.pp + s;
-        const int first = k * m.num_layers / chunks;
-        const int last = (k + 1) * m.num_layers / chunks;
-        for (int i = first; i < last; ++i) {
+        // Chunk k = c*pp + s: its layers by parallelism::chunk_layers (embedding/loss slots, first/last stage counts).
+        const parallelism::LayerRange range = parallelism::chunk_layers(m.num_layers, l_, s, c);
+        for (int i = range.first; i < range.last; ++i) {
           const LayerCost& lc = layer_cost(i);
           accumulate(chunk, lc);
           sc.largest_layer_bytes = std::max(sc.largest_layer_bytes, lc.weight_bytes);

@@ -169,8 +169,12 @@ double ffn_saved_bytes(const ModelSpec& model, int layer, double gemm_in, double
   const double up_mult = model.mlp == MlpKind::SwiGlu ? 2.0 : 1.0;
   if (!model.is_moe_layer(layer)) return 2.0 * up_mult * d(model.ffn_hidden) + gemm_in * d(model.ffn_hidden);
   const MoeSpec& moe = model.moe;
-  // Each routed copy: the permuted input (FC1's GEMM input), FC1 output(s), FC2's GEMM input.
-  double b = moe.top_k * (gemm_in * h + 2.0 * up_mult * d(moe.expert_ffn) + gemm_in * d(moe.expert_ffn));
+  // Each routed copy: the permuted input (FC1's GEMM input), FC1 output(s), FC2's GEMM input, and
+  // one 16-bit h-wide tensor the routing-probability product keeps for its backward: Megatron-Core
+  // weights the experts' outputs by the probabilities in unpermute (moe_apply_probs_on_input
+  // False) and keeps those outputs; torchtitan's score_before_experts (default True) keeps the
+  // gathered input beside the scaled one the grouped GEMM saves.
+  double b = moe.top_k * (gemm_in * h + 2.0 * h + 2.0 * up_mult * d(moe.expert_ffn) + gemm_in * d(moe.expert_ffn));
   b += 4.0 * d(moe.num_experts) / t;  // router logits (fp32)
   if (moe.shared_expert_ffn > 0) b += 2.0 * up_mult * d(moe.shared_expert_ffn) + gemm_in * d(moe.shared_expert_ffn);
   return b;
@@ -365,6 +369,20 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
   // Split by TP: Q, K, V, the attention output (the projection's GEMM input), the FFN intermediates.
   double split_sp = 4.0 * h + 2.0 * gemm_in * h;
   double split_tp = 2.0 * (heads + 2.0 * kv_heads) * hd + gemm_in * heads * hd;
+  double unsplit = 0.0;  // per token on every TP rank (gathered, not split by TP or SP)
+  if (model.mla) {
+    // MLA (DeepSeek-V2/V3; Megatron-Core MultiLatentAttention): flash attention keeps Q and K of
+    // heads x (nope + rope) and V of heads x v_head_dim in 16 bits, the output (the projection's
+    // GEMM input) heads x v_head_dim; the up-projections' GEMM inputs are the latents (q_lora_rank,
+    // kv_lora_rank), gathered over the sequence-parallel ranks (the down-projections are not split
+    // by TP), and their RMSNorm inputs (with the decoupled RoPE key) stay sequence-split.
+    const MlaSpec& a = *model.mla;
+    const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const double v = a.v_head_dim > 0 ? a.v_head_dim : hd;
+    split_tp = 2.0 * heads * (2.0 * qk + v) + gemm_in * heads * v;
+    unsplit += gemm_in * (a.q_lora_rank + a.kv_lora_rank);
+    split_sp += 2.0 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim);
+  }
   const bool swiglu = model.mlp == MlpKind::SwiGlu;
   split_tp += ffn_saved_bytes(model, layer, gemm_in, t);
   double core = 0.0;  // attention core, dropped by selective recompute
@@ -378,7 +396,7 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
     split_sp += 2.0 * h;  // dropout masks after attention and MLP (1 byte each)
   }
   ActivationBytes out;
-  const double kept = tokens * (split_sp / sp + split_tp / t);
+  const double kept = tokens * (split_sp / sp + split_tp / t + unsplit);
   {
     // torch per-op selective checkpointing (torchtitan's "op" policy): the block input, every
     // other matmul output in execution order, the attention output and its log-sum-exp (fp32).

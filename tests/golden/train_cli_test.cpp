@@ -201,6 +201,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"train", "--stack", "jax"}, "unknown stack"},
         BadCase{{"train", "--moe-dispatcher", "deepep"}, "allowed: alltoall, deduplicated"},
         BadCase{{"train", "--precision", "fp8", "--fp8-recipe", "delayed"}, "--fp8-recipe"},
+        BadCase{{"train", "--cluster", "p5.48xlarge:1", "--pp", "4", "--account-for-embedding-in-pipeline-split",
+                 "--decoder-first-pipeline-num-layers", "4"},
+                "Megatron-Core refuses"},
+        BadCase{{"train", "--cluster", "p5.48xlarge:4", "--pp", "32", "--vp", "2"}, "a chunk would be empty"},
+        BadCase{{"train", "--cluster", "p5.48xlarge:1", "--etp", "2"}, "needs a mixture-of-experts model"},
         BadCase{{"train", "--calibration", FMSIM_SOURCE_DIR "/tests/data/training/calibration_missing_arch.yaml"},
                 "missing architecture 'ampere'"},
         BadCase{{"validate", "training", "--csv", FMSIM_SOURCE_DIR "/validation/training.csv", "--rows", "V999"},
@@ -218,4 +223,29 @@ TEST(TrainCli, VirtualStagesWithoutPipelineWarnAndRun) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_NE(a.err.find("warning: --vp 4 with --pp 1"), std::string::npos) << a.err;
   EXPECT_EQ(nlohmann::json::parse(a.out)["step_time_s"], nlohmann::json::parse(b.out)["step_time_s"]);
+}
+
+// Layouts as recipes write them: Llama 3.1 405B's 126 layers over pp 16 x vp 8 = 128 chunks run
+// with the embedding and the loss as pipeline slots (Megatron-Core's account_for_*_in_pipeline_split,
+// on by default exactly there); explicit first/last stage counts are shown on the layout line and in
+// the JSON; --expert-tp is --etp, and ep may exceed dp x cp (MoE parallel folding: ep 64 over tp 2 x dp 32).
+TEST(TrainCli, RecipeLayoutsRun) {
+  const auto slots =
+      fmsim::testing::run_fmsim({"train", "--model", "llama3.1-405b", "--cluster", "p5.48xlarge:256", "--tp", "8",
+                                 "--pp", "16", "--vp", "8", "--gbs", "512", "--seq", "8192"});
+  ASSERT_EQ(slots.exit_code, 0) << slots.err;
+  EXPECT_THAT(slots.out, HasSubstr("tp8 pp16 vp8"));
+  EXPECT_THAT(slots.out, HasSubstr("pipeline slots embedding+loss"));
+  const auto counts = fmsim::testing::run_fmsim(
+      {"train", "--model", "llama3.1-70b", "--cluster", "p5.48xlarge:8", "--tp", "8", "--pp", "4", "--gbs", "64",
+       "--decoder-first-pipeline-num-layers", "18", "--decoder-last-pipeline-num-layers", "18", "--json"});
+  ASSERT_EQ(counts.exit_code, 0) << counts.err;
+  const auto j = nlohmann::json::parse(counts.out);
+  EXPECT_EQ(j["layout"]["decoder_first_pipeline_num_layers"], 18);
+  EXPECT_EQ(j["layout"]["account_for_embedding_in_pipeline_split"], false);
+  const auto folded =
+      fmsim::testing::run_fmsim({"train", "--model", "qwen3-235b-a22b", "--cluster", "p5en.48xlarge:8", "--tp", "2",
+                                 "--pp", "1", "--ep", "64", "--expert-tp", "1", "--gbs", "64", "--seq", "4096"});
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  EXPECT_THAT(folded.out, HasSubstr("tp2 pp1 vp1 cp1 ep64 etp1 dp32"));
 }

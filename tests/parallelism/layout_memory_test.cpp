@@ -3,6 +3,7 @@
 
 #include "parallelism/layout.hpp"
 #include "parallelism/memory.hpp"
+#include "workload/operators.hpp"
 
 namespace fmsim::parallelism {
 namespace {
@@ -48,6 +49,82 @@ TEST(Layout, RejectsWithReasons) {
   EXPECT_FALSE(why_invalid(model(), make(8, 4, 512), 512, 4096).has_value());
 }
 
+// Megatron-Core counts the embedding and the loss as one layer slot each
+// (account_for_embedding/loss_in_pipeline_split): Llama 3.1 405B's 126 layers + 2 = 128 slots fill
+// pp 16 x vp 8 = 128 chunks, one slot each, so chunk 0 of stage 0 holds only the embedding and the
+// last chunk of the last stage only the loss; chunks in order k = c*pp + s tile [0, 126).
+TEST(Layout, EmbeddingAndLossArePipelineSlots) {
+  Layout l = make(8, 16, 2048);
+  l.vp = 8;
+  EXPECT_FALSE(l.embedding_slot);
+  l = with_recipe_pipeline_split(l, 126);
+  EXPECT_TRUE(l.embedding_slot);
+  EXPECT_TRUE(l.loss_slot);
+  int next = 0;
+  for (int c = 0; c < 8; ++c)
+    for (int s = 0; s < 16; ++s) {
+      const LayerRange r = chunk_layers(126, l, s, c);
+      EXPECT_EQ(r.first, next) << "stage " << s << " chunk " << c;
+      const bool embedding_only = s == 0 && c == 0, loss_only = s == 15 && c == 7;
+      EXPECT_EQ(r.count(), embedding_only || loss_only ? 0 : 1) << "stage " << s << " chunk " << c;
+      next = r.last;
+    }
+  EXPECT_EQ(next, 126);
+  // Recipes turn the slots on only where they make an uneven split even.
+  EXPECT_FALSE(with_recipe_pipeline_split(make(8, 16, 2048), 128).embedding_slot);  // 128 / 16 already even
+  EXPECT_FALSE(with_recipe_pipeline_split(make(8, 7, 56), 126).embedding_slot);     // 126 / 7 already even
+  // BLOOM 176B (Megatron-DeepSpeed, --pp-partition-method type:transformer|embedding): 70 + 2 over pp 12.
+  const Layout bloom = with_recipe_pipeline_split(make(4, 12, 384), 70);
+  EXPECT_TRUE(bloom.embedding_slot);
+  EXPECT_EQ(chunk_layers(70, bloom, 0, 0).count(), 5);   // embedding + 5 layers
+  EXPECT_EQ(chunk_layers(70, bloom, 5, 0).count(), 6);   // 6 layers
+  EXPECT_EQ(chunk_layers(70, bloom, 11, 0).count(), 5);  // 5 layers + loss
+}
+
+// decoder_first/last_pipeline_num_layers: the first and last stages take their counts, the middle
+// stages share the rest evenly, each stage's layers split over its vp chunks. 30 layers, pp 4,
+// first 6, last 6: middle stages 9 each; vp 3: chunks of 2 on the first stage, 3 in the middle.
+TEST(Layout, FirstAndLastStageLayerCounts) {
+  Layout l = make(1, 4, 4);
+  l.vp = 3;
+  l.first_stage_layers = 6;
+  l.last_stage_layers = 6;
+  ASSERT_FALSE(why_invalid(model(), l, 4, 4096).has_value());
+  int next = 0;
+  for (int c = 0; c < 3; ++c)
+    for (int s = 0; s < 4; ++s) {
+      const LayerRange r = chunk_layers(30, l, s, c);
+      EXPECT_EQ(r.first, next);
+      EXPECT_EQ(r.count(), s == 0 || s == 3 ? 2 : 3) << "stage " << s << " chunk " << c;
+      next = r.last;
+    }
+  EXPECT_EQ(next, 30);
+  // Only the first given: the three other stages share 30 - 3 = 27.
+  l.vp = 1;
+  l.last_stage_layers = 0;
+  l.first_stage_layers = 3;
+  EXPECT_EQ(chunk_layers(30, l, 0, 0).count(), 3);
+  EXPECT_EQ(chunk_layers(30, l, 1, 0).count(), 9);
+  EXPECT_EQ(chunk_layers(30, l, 3, 0), (LayerRange{21, 30}));
+}
+
+// Refused only what no framework runs, saying why: counts with slots (Megatron-Core raises), counts
+// that exceed the layers, and more chunks than slots (with the hint that the slots add two).
+TEST(Layout, PipelineSplitRefusalsSayWhy) {
+  Layout both = make(1, 4, 4);
+  both.first_stage_layers = 4;
+  both.embedding_slot = true;
+  EXPECT_NE(why_invalid(model(), both, 4, 4096)->find("Megatron-Core refuses"), std::string::npos);
+  Layout over = make(1, 2, 2);
+  over.first_stage_layers = 20;
+  over.last_stage_layers = 20;
+  EXPECT_NE(why_invalid(model(), over, 2, 4096)->find("take 40 of the 32 layers"), std::string::npos);
+  Layout chunks = make(1, 17, 17);
+  chunks.vp = 2;  // 34 chunks for 32 layers: the slots make it 34
+  EXPECT_NE(why_invalid(model(), chunks, 17, 4096)->find("gives two more"), std::string::npos);
+  EXPECT_FALSE(why_invalid(model(), with_recipe_pipeline_split(chunks, 32), 17, 4096).has_value());
+}
+
 // Mixed-precision Adam: ZeRO-1 keeps 2 B weights + 4 B gradients per parameter and shards the
 // 12 B optimizer states over dp; ZeRO-3 also shards weights and gradients.
 TEST(Memory, ShardingDividesStatesByDp) {
@@ -86,6 +163,70 @@ TEST(Memory, PipelineInFlightMicroBatches) {
   const auto a = estimate_memory(model(), flat, 4096);
   const auto b = estimate_memory(model(), piped, 4096);
   EXPECT_NEAR(b.activations.value(), a.activations.value(), 0.01 * a.activations.value());
+}
+
+// One more routed copy (top_k 2 -> 3) keeps, per token: the permuted input (FC1's GEMM input,
+// 2h in 16 bits), the h-wide 16-bit tensor the routing-probability product keeps for its backward
+// (2h), the two SwiGLU FC1 outputs (2 x 2 x ffn) and FC2's GEMM input (2 ffn).
+TEST(Memory, MoeActivationsPerRoutedCopy) {
+  workload::ModelSpec m = model();
+  m.moe = {.num_experts = 8, .top_k = 2, .expert_ffn = 1024};
+  const workload::ShardContext ctx{.micro_batch = 1, .seq_len = 4096, .tp = 1};
+  const double two = workload::layer_activation_bytes(m, 0, ctx).selective;
+  m.moe.top_k = 3;
+  const double three = workload::layer_activation_bytes(m, 0, ctx).selective;
+  EXPECT_DOUBLE_EQ(three - two, 4096.0 * (2.0 * 4096 + 2.0 * 4096 + 2.0 * 2.0 * 1024 + 2.0 * 1024));
+}
+
+// MLA (DeepSeek-V3 dimensions, no TP): Q and K of heads x (nope + rope) = 192, V and the output of
+// heads x 128, in 16 bits; the latents (q_lora 1536 + kv_lora 512) as up-projection GEMM inputs
+// and, with the 64-wide RoPE key, as RMSNorm inputs; the norm/residual terms (4h + 2 x 2h) and a
+// SwiGLU MLP (3 x 2 x ffn) as for any layer.
+TEST(Memory, MlaActivations) {
+  workload::ModelSpec m = model();
+  m.num_heads = 128;
+  m.num_kv_heads = 128;
+  m.ffn_hidden = 1024;
+  m.mla = workload::MlaSpec{
+      .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
+  const workload::ShardContext ctx{.micro_batch = 1, .seq_len = 1024, .tp = 1};
+  const double h = 4096;
+  const double per_token = 4 * h + 2 * 2 * h + 2 * (1536 + 512 + 64)    // norms, residuals, latent norms
+                           + 2 * 128 * (2 * 192 + 128) + 2 * 128 * 128  // Q, K, V, attention output
+                           + 2 * (1536 + 512)                           // latents into the up-projections
+                           + 2 * 2 * 1024 + 2 * 1024;                   // SwiGLU FC1 outputs, FC2 input
+  EXPECT_DOUBLE_EQ(workload::layer_activation_bytes(m, 0, ctx).selective, 1024 * per_token);
+}
+
+// A fused cross-entropy (Transformer Engine, NeMo/Megatron-Bridge recipes) keeps the 16-bit logits
+// only (2 B each, the gradient written over them) instead of 10 B: 8 x tokens x vocab / tp less on
+// the last stage.
+TEST(Memory, FusedCrossEntropyKeepsSixteenBitLogits) {
+  const Layout l = make(2, 1, 8);
+  MemoryOptions unfused;
+  MemoryOptions fused;
+  fused.fused_cross_entropy = true;
+  const double diff = estimate_memory(model(), l, 4096, unfused).buffers.value() -
+                      estimate_memory(model(), l, 4096, fused).buffers.value();
+  EXPECT_DOUBLE_EQ(diff, 8.0 * 4096 * 128256 / 2);
+  EXPECT_TRUE(stack_memory_options("megatron").fused_cross_entropy);
+  EXPECT_FALSE(stack_memory_options("torchtitan").fused_cross_entropy);
+}
+
+// DeepSpeed's pipeline engine keeps each in-flight micro-batch's stage output (16-bit b s h, split
+// by SP) until its backward: on stage 0 of pp 4 (1F1B), 4 x 4096 tokens x 4096 x 2 B / tp 2 more.
+TEST(Memory, DeepSpeedPipelineKeepsStageOutputs) {
+  Layout l = make(2, 4, 64);
+  l.recompute = Recompute::Full;
+  MemoryOptions megatron;
+  MemoryOptions deepspeed;
+  deepspeed.keeps_pipeline_outputs = true;
+  workload::ModelSpec m = model();
+  m.vocab = 1000;  // small logits: stage 0 (embedding, most micro-batches in flight) peaks
+  const auto a = estimate_memory(m, l, 4096, megatron);
+  const auto b = estimate_memory(m, l, 4096, deepspeed);
+  ASSERT_EQ(b.peak_stage, 0);
+  EXPECT_DOUBLE_EQ(b.activations.value() - a.activations.value(), 4.0 * 4096 * 4096 * 2.0 / 2);
 }
 
 }  // namespace

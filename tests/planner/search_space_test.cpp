@@ -17,8 +17,9 @@ using testing::small_moe;
 
 TEST(SearchSpace, EnumeratedShapesAreExactlyTheValidOnes) {
   // Fact: enumerate_shapes applies why_invalid's shape rules as integer tests. For every
-  // (tp, cp, pp, vp, ep) in a grid wider than the defaults, a shape is enumerated iff why_invalid
-  // accepts it with a global batch every dp divides (so only shape rules can fail).
+  // (tp, cp, pp, vp, ep, etp in {1, tp}) in a grid wider than the defaults, a shape is enumerated
+  // iff why_invalid accepts it, with the recipes' embedding/loss pipeline slots
+  // (with_recipe_pipeline_split) and a global batch every dp divides (so only shape rules can fail).
   for (const auto& model : {small_model(), small_moe()}) {
     for (int gpus : {8, 16, 24}) {
       SearchSpace space;
@@ -34,28 +35,39 @@ TEST(SearchSpace, EnumeratedShapesAreExactlyTheValidOnes) {
         for (int cp : space.cp)
           for (int pp : space.pp)
             for (int vp : space.vp)
-              for (int ep : space.ep) {
-                parallelism::Layout l;
-                l.tp = tp;
-                l.cp = cp;
-                l.pp = pp;
-                l.vp = vp;
-                l.ep = ep;
-                l.global_batch = 9 * 16 * 1024;  // divisible by every dp of these GPU counts
-                l = parallelism::with_dp(l, gpus);
-                const bool valid = l.dp > 0 && !parallelism::why_invalid(model, l, gpus, 2048).has_value();
-                const Shape s{.tp = tp, .pp = pp, .vp = vp, .cp = cp, .ep = ep, .etp = 1, .dp = l.dp};
-                const bool listed = std::find(shapes.begin(), shapes.end(), s) != shapes.end();
-                EXPECT_EQ(listed, valid) << model.name << " gpus " << gpus << " tp" << tp << " cp" << cp << " pp" << pp
-                                         << " vp" << vp << " ep" << ep;
-              }
+              for (int ep : space.ep)
+                for (int etp : {1, tp}) {
+                  parallelism::Layout l;
+                  l.tp = tp;
+                  l.cp = cp;
+                  l.pp = pp;
+                  l.vp = vp;
+                  l.ep = ep;
+                  l.etp = etp;
+                  l.global_batch = 9 * 16 * 1024;  // divisible by every dp of these GPU counts
+                  l = parallelism::with_recipe_pipeline_split(parallelism::with_dp(l, gpus), model.num_layers);
+                  const bool valid = l.dp > 0 && !parallelism::why_invalid(model, l, gpus, 2048).has_value();
+                  const Shape s{.tp = tp,
+                                .pp = pp,
+                                .vp = vp,
+                                .cp = cp,
+                                .ep = ep,
+                                .etp = etp,
+                                .dp = l.dp,
+                                .pipeline_slots = l.embedding_slot};
+                  const bool listed = std::find(shapes.begin(), shapes.end(), s) != shapes.end();
+                  EXPECT_EQ(listed, valid) << model.name << " gpus " << gpus << " tp" << tp << " cp" << cp << " pp"
+                                           << pp << " vp" << vp << " ep" << ep << " etp" << etp;
+                  if (tp == 1) break;
+                }
     }
   }
 }
 
 TEST(SearchSpace, DefaultCandidates) {
   // Defaults: tp powers of 2 up to the NVLink domain (8 here); pp at most the 8 layers; vp > 1 only
-  // with pp > 1 and pp*vp dividing the layers; cp keeping >= 1024 tokens per rank (2048 -> cp 1,
+  // with pp > 1 and pp*vp dividing the layers, or the layers + 2 embedding/loss slots (pp 2 x vp 5
+  // = 10 here, with the slots on); cp keeping >= 1024 tokens per rank (2048 -> cp 1,
   // 2); dense models ep 1.
   const auto c = cluster("c", 80.0, 1.0, 8);
   const auto shapes = enumerate_shapes(small_model(), 64, 2048, SearchSpace{}, c);
@@ -64,7 +76,8 @@ TEST(SearchSpace, DefaultCandidates) {
     EXPECT_LE(s.tp, 8);
     EXPECT_LE(s.pp, 8);
     if (s.vp > 1) {
-      EXPECT_EQ(8 % (s.pp * s.vp), 0);
+      EXPECT_TRUE(8 % (s.pp * s.vp) == 0 || (8 + 2) % (s.pp * s.vp) == 0) << s.pp << " x " << s.vp;
+      EXPECT_EQ(s.pipeline_slots, 8 % (s.pp * s.vp) != 0);
     }
     if (s.pp == 1) {
       EXPECT_EQ(s.vp, 1);
