@@ -8,6 +8,7 @@
 #include "cli/output.hpp"
 #include "cli/train_report.hpp"
 #include "cli/training_job_flags.hpp"
+#include "core/strings.hpp"
 #include "engine/trace.hpp"
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
@@ -37,6 +38,15 @@ std::string job_line(const training::TrainingJob& job) {
 
 // How the layers split over the pipeline when not evenly by count: " | pipeline slots embedding+loss"
 // (Megatron's account_for_*_in_pipeline_split) or " | first stage N layers, last stage M".
+// " (mlp, moe_act)" after "selective" when explicit recompute_modules are set.
+static std::string recompute_modules_note(const parallelism::Layout& l) {
+  std::vector<std::string> names;
+  for (const auto& w : parallelism::kRecomputeModuleWords.words()) {
+    if (l.recomputes(w.value)) names.emplace_back(w.name);
+  }
+  return names.empty() ? std::string() : " (" + core::join(names, ", ") + ")";
+}
+
 static std::string pipeline_split_note(const parallelism::Layout& l) {
   std::string out;
   if (l.embedding_slot || l.loss_slot) {
@@ -53,10 +63,11 @@ std::string layout_line(const training::TrainingJob& job, const training::StepRe
   const auto& l = job.layout;
   return fmt::format(
              "layout      tp{} pp{} vp{} cp{} ep{} etp{} dp{}{} | mbs {} gbs {} ({} micro-batches) | seq {} | {} | "
-             "recompute {} | {} | stack {}",
+             "recompute {}{} | {} | stack {}",
              l.tp, l.pp, l.vp, l.cp, l.ep, l.etp, l.dp, l.sequence_parallel && l.tp > 1 ? " +sp" : "", l.micro_batch,
              l.global_batch, r.micro_batches, job.seq_len, core::precision_label(l.precision, l.fp8_recipe),
-             parallelism::to_string(l.recompute), parallelism::to_string(l.sharding), job.stack) +
+             parallelism::to_string(l.recompute), recompute_modules_note(l), parallelism::to_string(l.sharding),
+             job.stack) +
          (job.model.is_moe() && job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher))
                                                    : std::string()) +
          (job.task == training::Task::Lora
@@ -84,6 +95,13 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"fp8_recipe",
            l.precision == core::Precision::FP8 ? nlohmann::json(core::to_string(l.fp8_recipe)) : nlohmann::json()},
           {"recompute", parallelism::to_string(l.recompute)},
+          {"recompute_modules",
+           [&l] {
+             nlohmann::json a = nlohmann::json::array();
+             for (const auto& w : parallelism::kRecomputeModuleWords.words())
+               if (l.recomputes(w.value)) a.push_back(std::string(w.name));
+             return a;
+           }()},
           {"sharding", parallelism::to_string(l.sharding)},
           {"stack", job.stack},
           {"account_for_embedding_in_pipeline_split", l.embedding_slot},
@@ -125,8 +143,12 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
     fmt::print("  {:<24}{:>12}  {}\n", name, core::format_duration(t), pct(t.value(), step));
   }
   const auto& m = r.memory;
-  fmt::print("\nmemory per GPU (first pipeline stage)  {} of {} usable: {}\n", core::format_bytes(m.total()),
+  fmt::print("\nmemory per GPU  {} of {} usable: {}\n", core::format_bytes(m.total()),
              core::format_bytes(r.memory_capacity), r.fits_memory ? "fits" : "DOES NOT FIT (out of memory)");
+  fmt::print("  peak on pipeline stage {} of {}: {}\n", m.peak_stage, l.pp, training::memory_peak_phase(job, m));
+  const int best_mbs = training::largest_fitting_micro_batch(job);
+  fmt::print("  largest micro-batch that fits: {}\n",
+             best_mbs > 0 ? fmt::format("{}", best_mbs) : std::string("none (not even 1 sequence)"));
   const std::pair<const char*, core::Bytes> mem[] = {
       {"weights", m.weights},         {"gradients", m.gradients}, {"optimizer states", m.optimizer},
       {"activations", m.activations}, {"buffers", m.buffers},     {"context + fragmentation", m.overhead}};
@@ -167,6 +189,11 @@ nlohmann::json to_json(const training::TrainingJob& job, const training::StepRes
                           {"total", m.total().value()},
                           {"capacity", r.memory_capacity.value()}}},
                         {"fits_memory", r.fits_memory},
+                        {"memory_peak",
+                         {{"stage", m.peak_stage},
+                          {"phase", training::memory_peak_phase(job, m)},
+                          {"micro_batches_in_flight", m.in_flight},
+                          {"largest_fitting_micro_batch", training::largest_fitting_micro_batch(job)}}},
                         {"comm_bytes_per_gpu",
                          {{"tp", r.comm.tp.value()},
                           {"cp", r.comm.cp.value()},

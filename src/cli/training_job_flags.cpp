@@ -55,6 +55,10 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
       ->capture_default_str();
   cmd.add_option("--recompute", f.recompute, "Activation recomputation: " + parallelism::kRecomputeWords.allowed())
       ->capture_default_str();
+  cmd.add_option("--recompute-modules", f.recompute_modules,
+                 "With --recompute selective, the submodules recomputed, comma-separated (Megatron-Core's\n"
+                 "recompute_modules): " +
+                     parallelism::kRecomputeModuleWords.allowed() + "; default: the attention core");
   cmd.add_option("--sharding", f.sharding, "Data-parallel sharding: " + parallelism::kShardingWords.allowed())
       ->capture_default_str();
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");

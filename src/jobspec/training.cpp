@@ -24,7 +24,7 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
   const auto doc = config::load_yaml_file(o.job_file, o.job_file_flag);
   const auto root = doc.node();
   root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
-                   "recompute", "stack", "task", "lora"});
+                   "recompute", "recompute_modules", "stack", "task", "lora"});
   if (const auto k = root.find("kind"); k && k->as_string() != "TrainingJob") k->fail("expected kind: TrainingJob");
   auto flag_given = [&](const char* name) { return given(name); };
   if (const auto n = root.find("model"); n && !flag_given("--model")) o.model = n->as_string();
@@ -38,6 +38,18 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
   }
   if (const auto n = root.find("recompute"); n && !flag_given("--recompute"))
     o.recompute = n->as_word_name(parallelism::kRecomputeWords);
+  if (const auto n = root.find("recompute_modules"); n && !flag_given("--recompute-modules")) {
+    // A YAML list or one comma-separated string of Megatron-Core's module names.
+    std::vector<std::string> names;
+    if (n->is_sequence()) {
+      for (const auto& item : n->items()) names.push_back(item.as_word_name(parallelism::kRecomputeModuleWords));
+    } else {
+      for (const auto m :
+           config::word_list_flag(parallelism::kRecomputeModuleWords, n->as_string(), "recompute_modules"))
+        names.emplace_back(parallelism::kRecomputeModuleWords.name(m));
+    }
+    o.recompute_modules = core::join(names, ",");
+  }
   if (const auto n = root.find("stack"); n && !flag_given("--stack")) o.stack = n->as_string();
   if (const auto n = root.find("task"); n && !flag_given("--task")) o.task = n->as_word_name(training::kTaskWords);
   if (const auto lora = root.find("lora")) {
@@ -153,6 +165,17 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   l.sharding = config::word_flag(parallelism::kShardingWords, o.sharding, "--sharding");
   l.shard_group = o.shard_group;
   l.recompute = config::word_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
+  for (const auto m :
+       config::word_list_flag(parallelism::kRecomputeModuleWords, o.recompute_modules, "--recompute-modules")) {
+    l.recompute_modules |= parallelism::module_bit(m);
+  }
+  if (l.recompute_modules != 0 && l.recompute != parallelism::Recompute::Selective) {
+    // Megatron-Core reads recompute_modules only with recompute_granularity "selective".
+    throw core::InputError::flag("--recompute-modules",
+                                 fmt::format("applies to selective recompute (Megatron-Core's recompute_granularity "
+                                             "selective); --recompute is {}",
+                                             parallelism::to_string(l.recompute)));
+  }
   l.precision = config::word_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   if (job.cluster.gpu.peak(l.precision).value() <= 0) {

@@ -32,6 +32,7 @@ struct TrainingJobFlags {
   std::string precision = "bf16";
   std::string fp8_recipe = "tensorwise";  ///< scaling of FP8 GEMMs: tensorwise, rowwise, block
   std::string recompute = "selective";
+  std::string recompute_modules;  ///< Megatron-Core recompute_modules, comma-separated ("" = the attention core)
   std::string sharding = "zero1";
   int shard_group = 0;
   std::string stack = "megatron";

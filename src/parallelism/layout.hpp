@@ -48,6 +48,24 @@ inline constexpr core::Word<Recompute> kRecomputeWordList[] = {
 };
 inline constexpr core::Vocabulary<Recompute> kRecomputeWords{"recompute policy", kRecomputeWordList};
 
+/// Megatron-Core's recompute_modules: the submodules selective recompute repeats in backward.
+enum class RecomputeModule : std::uint8_t { CoreAttn, MoeAct, Layernorm, MlaUpProj, Mlp, Moe, SharedExperts };
+
+/// The words of --recompute-modules and `recompute_modules:` (Megatron-Core's names).
+inline constexpr core::Word<RecomputeModule> kRecomputeModuleWordList[] = {
+    {RecomputeModule::CoreAttn, "core_attn"},
+    {RecomputeModule::MoeAct, "moe_act"},
+    {RecomputeModule::Layernorm, "layernorm"},
+    {RecomputeModule::MlaUpProj, "mla_up_proj"},
+    {RecomputeModule::Mlp, "mlp"},
+    {RecomputeModule::Moe, "moe"},
+    {RecomputeModule::SharedExperts, "shared_experts"},
+};
+inline constexpr core::Vocabulary<RecomputeModule> kRecomputeModuleWords{"recompute module", kRecomputeModuleWordList};
+constexpr std::uint8_t module_bit(RecomputeModule m) {
+  return static_cast<std::uint8_t>(1u << static_cast<unsigned>(m));
+}
+
 /// Canonical names: "ddp", "zero1", "zero2", "fsdp"; "none", "selective", "full".
 constexpr std::string_view to_string(Sharding s) { return kShardingWords.name(s); }
 constexpr std::string_view to_string(Recompute r) { return kRecomputeWords.name(r); }
@@ -78,6 +96,9 @@ struct Layout {
   core::Precision precision = core::Precision::BF16;
   core::Fp8Recipe fp8_recipe = core::Fp8Recipe::Tensorwise;  ///< scaling of FP8 GEMMs (ignored at other precisions)
   Recompute recompute = Recompute::Selective;
+  /// Under Recompute::Selective, the module_bit()s of the submodules recomputed (Megatron-Core's
+  /// recompute_modules); 0 = the default selective policy (the attention core).
+  std::uint8_t recompute_modules = 0;
   // Overlaps (the usual framework defaults: on).
   bool overlap_dp_comm = true;    ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward
   bool overlap_tp_comm = false;   ///< TP communication overlapped with GEMMs (userbuffers / async TP)
@@ -94,6 +115,10 @@ struct Layout {
   /// Data-parallel ranks that each expert is replicated over.
   [[nodiscard]] int expert_dp() const { return (tp * cp * dp) / (ep * etp); }
   [[nodiscard]] int fsdp_shard_size() const { return shard_group > 0 && shard_group < dp ? shard_group : dp; }
+  /// Whether selective recompute repeats module `m` (explicit recompute_modules only).
+  [[nodiscard]] bool recomputes(RecomputeModule m) const {
+    return recompute == Recompute::Selective && (recompute_modules & module_bit(m)) != 0;
+  }
   [[nodiscard]] PipelineSchedule schedule() const {
     return vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
   }

@@ -20,6 +20,24 @@ struct StageLoad {
   double full_layer = 0.0;           // one layer's activations with nothing recomputed
 };
 
+// Activations kept under Megatron-Core's recompute_modules: everything but what the repeated
+// submodules free ("moe" covers moe_act and shared_experts), never less than the layer input.
+double modules_kept(const workload::ActivationBytes& a, const Layout& l) {
+  const auto& m = a.modules;
+  double freed = 0.0;
+  if (l.recomputes(RecomputeModule::CoreAttn)) freed += m.core_attn;
+  if (l.recomputes(RecomputeModule::Layernorm)) freed += m.layernorm;
+  if (l.recomputes(RecomputeModule::MlaUpProj)) freed += m.mla_up_proj;
+  if (l.recomputes(RecomputeModule::Mlp)) freed += m.mlp;
+  if (l.recomputes(RecomputeModule::Moe)) {
+    freed += m.moe;
+  } else {
+    if (l.recomputes(RecomputeModule::MoeAct)) freed += m.moe_act;
+    if (l.recomputes(RecomputeModule::SharedExperts)) freed += m.shared_experts;
+  }
+  return std::max(a.full, a.none - freed);
+}
+
 StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stage, const workload::ShardContext& ctx,
                      const MemoryOptions& o) {
   const int pp = std::max(1, l.pp);
@@ -44,6 +62,7 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
         kd.act = l.recompute == Recompute::None        ? act.none
                  : l.recompute == Recompute::Selective ? (o.selective_op_sac ? act.op_sac : act.selective)
                                                        : act.full;
+        if (l.recompute == Recompute::Selective && l.recompute_modules != 0) kd.act = modules_kept(act, l);
         kd.none = act.none;
         kd.ready = true;
       }

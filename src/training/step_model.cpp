@@ -86,6 +86,29 @@ unsigned lora_module_of(std::string_view op) {
   return 0;
 }
 
+// The Megatron-Core recompute_modules entry whose repetition repeats an operator's forward; -1 for
+// none. Layer norms are a third of the norms/residuals traffic (two norms of six passes).
+int recompute_module_of(std::string_view name) {
+  using M = parallelism::RecomputeModule;
+  if (name == "q_up" || name == "kv_up") return static_cast<int>(M::MlaUpProj);
+  if (name == "fc1" || name == "fc2" || name == "activation") return static_cast<int>(M::Mlp);
+  if (name == "expert_act") return static_cast<int>(M::MoeAct);
+  if (name == "shared_fc1" || name == "shared_fc2" || name == "shared_act") return static_cast<int>(M::SharedExperts);
+  if (name == "router" || name == "expert_fc1" || name == "expert_fc2" || name == "permute_unpermute")
+    return static_cast<int>(M::Moe);
+  if (name == "norms_residuals") return static_cast<int>(M::Layernorm);
+  return -1;
+}
+constexpr double kLayernormShareOfNormsResiduals = 1.0 / 3.0;
+using ModuleTimes = std::array<double, 7>;  // forward time per RecomputeModule
+
+void add_module_time(ModuleTimes& times, std::string_view name, double t) {
+  const int m = recompute_module_of(name);
+  if (m < 0) return;
+  times[static_cast<std::size_t>(m)] +=
+      m == static_cast<int>(parallelism::RecomputeModule::Layernorm) ? t * kLayernormShareOfNormsResiduals : t;
+}
+
 // Per micro-batch times of one layer on one GPU.
 struct LayerCost {
   Seconds fwd{};               // forward kernels
@@ -165,6 +188,7 @@ class Costing {
     const bool low_precision = p == core::Precision::FP8 || p == core::Precision::FP4;
     double recomputable = 0.0;  // forward time of ops that selective recompute repeats
     double attention_fwd = 0.0, attention_bwd = 0.0;
+    ModuleTimes module_fwd{};  // forward time of the ops each recompute_modules entry repeats
     for (const auto& op : ops) {
       switch (op.kind) {
         case OpKind::Gemm:
@@ -174,6 +198,7 @@ class Costing {
           const core::Precision gp = keep16 ? core::Precision::BF16 : p;
           const double t = gemm_time(op, gp) * (op.expert ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
+          add_module_time(module_fwd, op.name, t);
           c.bwd += Seconds(lora ? t : kGemmBackwardRatio * t);  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (lora && !keep16) {
             // A frozen base stored narrower than the GEMM's inputs is dequantised for the forward
@@ -211,6 +236,7 @@ class Costing {
               shape_factor(op.n) * sc_.compute_efficiency * attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
           attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
+          module_fwd[static_cast<std::size_t>(parallelism::RecomputeModule::CoreAttn)] += attention_fwd;
           attention_bwd = kAttentionBackwardFlopRatio * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
           c.fwd += Seconds(attention_fwd);
           c.bwd += Seconds(attention_bwd);
@@ -233,6 +259,7 @@ class Costing {
           c.fwd += Seconds(t);
           c.bwd += Seconds(kElementwiseBackwardRatio * t);
           if (op.name == "activation" || op.name == "expert_act" || op.name == "shared_act") recomputable += t;
+          add_module_time(module_fwd, op.name, t);
           c.dense_params += op.weights;
           c.weight_bytes += core::Bytes(op.weights * kBytes16);
           break;
@@ -244,6 +271,7 @@ class Costing {
           // fan-out inside the destination domain is left out).
           const double bytes = op.bytes * ep_dedup_;
           const double t = comm_time(collectives::Op::AllToAll, ep_group(), bytes) * job_.expert_load_factor;
+          module_fwd[static_cast<std::size_t>(parallelism::RecomputeModule::Moe)] += t;  // repeated with the MoE block
           c.ep_fwd += Seconds(t);
           c.ep_bwd += Seconds(t);
           c.ep_bytes += core::Bytes(2.0 * bytes * (l_.ep - 1.0) / l_.ep);
@@ -292,7 +320,9 @@ class Costing {
       }
       switch (l_.recompute) {
         case Recompute::None: break;
-        case Recompute::Selective: c.recompute = Seconds(recomputable); break;
+        case Recompute::Selective:
+          c.recompute = Seconds(l_.recompute_modules != 0 ? modules_recompute(module_fwd) : recomputable);
+          break;
         case Recompute::Full: c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd; break;
       }
       const double per_layer =
@@ -301,6 +331,20 @@ class Costing {
       c.bwd += Seconds(per_layer * kGemmBackwardRatio / kLayerWorkParts);
     }
     return c;
+  }
+
+  // Forward time repeated under explicit recompute_modules ("moe" covers moe_act and shared_experts).
+  double modules_recompute(const ModuleTimes& f) const {
+    using M = parallelism::RecomputeModule;
+    const auto at = [&](M m) { return f[static_cast<std::size_t>(m)]; };
+    double t = 0.0;
+    for (M m : {M::CoreAttn, M::Layernorm, M::MlaUpProj, M::Mlp}) {
+      if (l_.recomputes(m)) t += at(m);
+    }
+    if (l_.recomputes(M::Moe)) return t + at(M::Moe) + at(M::MoeAct) + at(M::SharedExperts);
+    if (l_.recomputes(M::MoeAct)) t += at(M::MoeAct);
+    if (l_.recomputes(M::SharedExperts)) t += at(M::SharedExperts);
+    return t;
   }
 
   static void accumulate(LayerCost& into, const LayerCost& c) {
@@ -602,6 +646,39 @@ parallelism::MemoryOptions memory_options(const std::string& stack, Task task, c
     if (lora_base != LoraBase::Bf16) o.state.fp8_extra = 0.0;
   }
   return o;
+}
+
+int largest_fitting_micro_batch(const TrainingJob& job, int limit) {
+  const core::Bytes capacity =
+      job.cluster.gpu.hbm_usable.value() > 0 ? job.cluster.gpu.hbm_usable : job.cluster.gpu.hbm_capacity;
+  const auto fits = [&](int mbs) {
+    parallelism::Layout l = job.layout;
+    l.micro_batch = mbs;
+    return parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l)).total() <=
+           capacity;
+  };
+  if (limit < 1 || !fits(1)) return 0;
+  int lo = 1, hi = 2;  // fits(lo); hi unknown
+  while (hi <= limit && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  hi = std::min(hi, limit + 1);  // !fits(hi) or beyond the limit
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryBreakdown& m) {
+  const auto& l = job.layout;
+  const int last = std::max(1, l.pp) - 1;
+  if (m.peak_stage == last && last > 0) return "loss and LM-head backward (logits live)";
+  const std::string held = m.in_flight > 1.0 ? fmt::format("{:.3g} micro-batches in flight", m.in_flight)
+                                             : std::string("one micro-batch in flight");
+  return fmt::format("{}, first backward{}", held,
+                     l.recompute == Recompute::Full ? " (one layer recomputed in full)" : "");
 }
 
 StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm) {

@@ -172,6 +172,17 @@ struct StepResult {
 parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout,
                                           LoraBase lora_base = LoraBase::Bf16);
 
+/// The largest micro-batch (sequences, 1 to `limit`) whose memory fits the job's GPUs with every
+/// other setting kept (the global batch too: fewer micro-batches in flight as it grows); 0 when not
+/// even one sequence fits. Memory grows with the micro-batch, so a doubling then a bisection finds
+/// it in O(log limit) memory estimates.
+int largest_fitting_micro_batch(const TrainingJob& job, int limit = 1024);
+
+/// Where the memory peak falls in the schedule: "pp - s warm-up forwards in flight, first
+/// backward" on stage s, or "loss and LM-head backward (logits live)" on the last stage when the
+/// logits make it the peak.
+std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryBreakdown& memory);
+
 /// Analytical step time: closed-form pipeline schedule over per-stage micro-batch costs.
 /// Microseconds per call; the planner's path.
 StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm);

@@ -416,6 +416,26 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
   out.selective = kept;
   out.none = kept + core;
   out.full = tokens * 2.0 * h / sp;
+  // Megatron-Core recompute_modules: what each repeated submodule no longer keeps.
+  auto& mod = out.modules;
+  mod.core_attn = core;
+  mod.layernorm = tokens * 2.0 * gemm_in * h / sp;
+  if (model.mla) {
+    const MlaSpec& a = *model.mla;
+    mod.mla_up_proj = tokens * 2.0 * heads * (2.0 * (a.qk_nope_head_dim + a.qk_rope_head_dim) + a.v_head_dim) / t;
+  }
+  const double ffn = tokens * ffn_saved_bytes(model, layer, gemm_in, t) / t;
+  if (model.is_moe_layer(layer)) {
+    const MoeSpec& moe = model.moe;
+    mod.moe = ffn;
+    mod.moe_act = tokens * moe.top_k * gemm_in * d(moe.expert_ffn) / t;
+    if (moe.shared_expert_ffn > 0) {
+      mod.shared_experts =
+          tokens * ((swiglu ? 4.0 : 2.0) * d(moe.shared_expert_ffn) + gemm_in * d(moe.shared_expert_ffn)) / t;
+    }
+  } else {
+    mod.mlp = ffn;
+  }
   return out;
 }
 

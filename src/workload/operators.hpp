@@ -72,6 +72,16 @@ struct ActivationBytes {
   double selective = 0;  ///< attention core (scores, softmax, dropout) recomputed: Megatron's "selective"
   double full = 0;       ///< layer input only
   double op_sac = 0;     ///< torch per-op selective checkpointing: every other matmul output kept
+  /// What recomputing each Megatron-Core recompute_modules entry frees (bytes, included in `none`).
+  struct Modules {
+    double core_attn = 0;       ///< attention core (softmax statistics, or the s^2 tensors)
+    double layernorm = 0;       ///< norm outputs kept as the QKV/FC1 GEMM inputs
+    double mla_up_proj = 0;     ///< MLA Q, K, V (the up-projections' outputs)
+    double mlp = 0;             ///< dense MLP intermediates
+    double moe = 0;             ///< the whole MoE block (routed copies, router, shared experts)
+    double moe_act = 0;         ///< routed experts' activation outputs (FC2's GEMM inputs)
+    double shared_experts = 0;  ///< shared experts' intermediates
+  } modules;
 };
 
 /// How the framework stores activations.

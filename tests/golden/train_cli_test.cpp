@@ -206,6 +206,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "Megatron-Core refuses"},
         BadCase{{"train", "--cluster", "p5.48xlarge:4", "--pp", "32", "--vp", "2"}, "a chunk would be empty"},
         BadCase{{"train", "--cluster", "p5.48xlarge:1", "--etp", "2"}, "needs a mixture-of-experts model"},
+        BadCase{{"train", "--recompute", "full", "--recompute-modules", "mlp"}, "applies to selective recompute"},
+        BadCase{{"train", "--recompute-modules", "attention"}, "--recompute-modules"},
         BadCase{{"train", "--calibration", FMSIM_SOURCE_DIR "/tests/data/training/calibration_missing_arch.yaml"},
                 "missing architecture 'ampere'"},
         BadCase{{"validate", "training", "--csv", FMSIM_SOURCE_DIR "/validation/training.csv", "--rows", "V999"},
@@ -248,4 +250,21 @@ TEST(TrainCli, RecipeLayoutsRun) {
                                  "--pp", "1", "--ep", "64", "--expert-tp", "1", "--gbs", "64", "--seq", "4096"});
   ASSERT_EQ(folded.exit_code, 0) << folded.err;
   EXPECT_THAT(folded.out, HasSubstr("tp2 pp1 vp1 cp1 ep64 etp1 dp32"));
+}
+
+// --recompute-modules (Megatron-Core names) shows on the layout line and in the JSON; the peak's
+// stage and phase and the largest micro-batch that fits are printed under the memory.
+TEST(TrainCli, RecomputeModulesAndMemoryPeak) {
+  const auto r = fmsim::testing::run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1",
+                                            "--recompute-modules", "mlp,layernorm", "--seq", "8192"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("recompute selective (layernorm, mlp)"));
+  EXPECT_THAT(r.out, HasSubstr("peak on pipeline stage 0 of 1"));
+  EXPECT_THAT(r.out, HasSubstr("largest micro-batch that fits:"));
+  const auto j = fmsim::testing::run_fmsim(
+      {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--recompute-modules", "mlp", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["layout"]["recompute_modules"], nlohmann::json::array({"mlp"}));
+  EXPECT_GE(doc["memory_peak"]["largest_fitting_micro_batch"].get<int>(), 1);
 }

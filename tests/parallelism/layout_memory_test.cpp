@@ -229,5 +229,28 @@ TEST(Memory, DeepSpeedPipelineKeepsStageOutputs) {
   EXPECT_DOUBLE_EQ(b.activations.value() - a.activations.value(), 4.0 * 4096 * 4096 * 2.0 / 2);
 }
 
+// recompute_modules free what each repeated submodule kept: "mlp" frees a dense layer's FFN
+// intermediates (SwiGLU: 2 x 2 x ffn + 2 x ffn bytes per token), "core_attn" the attention core
+// (selective's default); never below the layer input (full).
+TEST(Memory, RecomputeModulesFreeTheirTensors) {
+  Layout none = make(1, 1, 8);
+  none.recompute = Recompute::None;
+  Layout mlp = none;
+  mlp.recompute = Recompute::Selective;
+  mlp.recompute_modules = module_bit(RecomputeModule::Mlp);
+  const double tokens = 4096.0;
+  const double freed = 32 * tokens * (2.0 * 2.0 * 14336 + 2.0 * 14336);  // 32 layers, no FP8 inputs
+  const auto a = estimate_memory(model(), none, 4096);
+  const auto b = estimate_memory(model(), mlp, 4096);
+  EXPECT_NEAR(a.activations.value() - b.activations.value(), freed, 1e-6 * freed);
+  Layout core = mlp;
+  core.recompute_modules = module_bit(RecomputeModule::CoreAttn);
+  Layout selective = mlp;
+  selective.recompute_modules = 0;
+  EXPECT_DOUBLE_EQ(estimate_memory(model(), core, 4096).activations.value(),
+                   estimate_memory(model(), selective, 4096).activations.value());
+  EXPECT_EQ(kRecomputeModuleWords.parse("moe_act"), RecomputeModule::MoeAct);
+}
+
 }  // namespace
 }  // namespace fmsim::parallelism

@@ -311,6 +311,35 @@ TEST(StepModel, DeterministicAndTraced) {
   EXPECT_TRUE(stage0 && stage1);
 }
 
+// Megatron-Core recompute_modules: repeating the dense MLP frees its intermediates (memory) and
+// charges its forward again in backward (time), so "mlp" sits between none and full on both; the
+// largest micro-batch that fits is the one a bisection over the memory model finds.
+TEST(StepModel, RecomputeModulesTradeMemoryForTime) {
+  const auto cal = test_calibration();
+  auto none = test_job(1, layout(1, 1, 1, 1, 8));
+  auto mlp = none;
+  mlp.layout.recompute = parallelism::Recompute::Selective;
+  mlp.layout.recompute_modules = parallelism::module_bit(parallelism::RecomputeModule::Mlp);
+  const auto a = estimate_step(none, cal, free_network());
+  const auto b = estimate_step(mlp, cal, free_network());
+  ASSERT_TRUE(b.feasible) << b.reason;
+  EXPECT_LT(b.memory.activations.value(), a.memory.activations.value());
+  EXPECT_GT(b.breakdown.compute.value(), a.breakdown.compute.value());
+  // The fitting micro-batch: memory at it fits, one more does not.
+  const int best = largest_fitting_micro_batch(none, 4096);
+  ASSERT_GT(best, 0);
+  const auto fits = [&](int mbs) {
+    auto j = none;  // pp 1: one micro-batch in flight whatever the global batch
+    j.layout.micro_batch = mbs;
+    j.layout.global_batch = static_cast<std::int64_t>(mbs) * j.layout.dp;
+    return estimate_step(j, cal, free_network()).fits_memory;
+  };
+  EXPECT_TRUE(fits(best));
+  if (best < 4096) {
+    EXPECT_FALSE(fits(best + 1));
+  }
+}
+
 }  // namespace
 }  // namespace fmsim::training
 
@@ -344,6 +373,7 @@ TEST(StepModel, LoraSendsOnlyAdapterGradients) {
   EXPECT_DOUBLE_EQ(b.memory.gradients.value(), 2.0 * adapters);
   EXPECT_DOUBLE_EQ(b.memory.optimizer.value(), 12.0 * adapters);
 }
+
 
 }  // namespace
 }  // namespace fmsim::training
