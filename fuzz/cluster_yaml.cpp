@@ -1,24 +1,19 @@
 // Fuzz target: a cluster YAML file (kind: Cluster; --cluster FILE): parsed, resolved against the
 // shipped catalog and built into a topology, the path every command takes with --cluster FILE.
 // The parser alone, not a command, so that one execution costs microseconds.
-#include <exception>
 #include <string>
 
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
-#include "core/error.hpp"
 #include "fuzz_target.hpp"
 #include "topology/topology.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto catalog = fmsim::config::load_catalog();
   const std::string path = fmsim::fuzz::input_file("cluster.yaml", data, size);
-  try {
+  fmsim::fuzz::parse_or_finding("parse_cluster", [&] {
     const auto cluster = fmsim::config::parse_cluster(catalog, path);
     (void)fmsim::topology::build_topology(cluster);
-  } catch (const fmsim::core::InputError&) {
-  } catch (const std::exception& e) {
-    fmsim::fuzz::finding(std::string("parse_cluster: ") + e.what());
-  }
+  });
   return 0;
 }

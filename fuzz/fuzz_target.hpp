@@ -13,10 +13,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/error.hpp"
 
 namespace fmsim::fuzz {
 
@@ -48,6 +51,18 @@ inline std::string input_file(const std::string& name, const std::uint8_t* data,
 [[noreturn]] inline void finding(const std::string& what) {
   std::fprintf(stderr, "fmsim fuzz finding: %s\n", what.c_str());
   std::abort();
+}
+
+/// Runs one parser on the input: core::InputError is the parser refusing bad input; any other
+/// exception is a finding named by `what`.
+template <class Parse>
+void parse_or_finding(const char* what, Parse&& parse) {
+  try {
+    parse();
+  } catch (const core::InputError&) {
+  } catch (const std::exception& e) {
+    finding(std::string(what) + ": " + e.what());
+  }
 }
 
 /// Splits the input into words at newlines and NULs (CLI argument strings).

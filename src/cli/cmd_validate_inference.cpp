@@ -258,7 +258,8 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
                    {"TTFT median %", true},
                    {"TPOT median %", true},
                    {"E2E median %", true}});
-      for (const auto& [k, rows_k] : group_by(results, key)) {
+      for (const auto& [k, group] : group_by(results, key)) {
+        const auto& rows_k = group;  // clang 14 cannot capture a structured binding in a lambda
         auto med = [&](Metric RowResult::*mm) {
           const auto e = error_stats(errors_of(rows_k, mm));
           return e.n ? fmt::format("{:.1f} ({})", e.median, e.n) : std::string("-");

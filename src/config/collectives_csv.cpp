@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -36,7 +37,8 @@ std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text
     auto cell = [&](const std::string& name) { return table.cell(r, name); };
     auto positive_int = [&](const std::string& name) {
       const auto v = to_number(cell(name));
-      if (!v || *v < 1 || *v != static_cast<int>(*v)) {
+      // The range test first: converting a double beyond int's range is undefined behaviour.
+      if (!v || !(*v >= 1 && *v <= std::numeric_limits<int>::max()) || *v != static_cast<int>(*v)) {
         throw core::InputError(file, line_no, name, fmt::format("'{}' is not a positive whole number", cell(name)));
       }
       return static_cast<int>(*v);

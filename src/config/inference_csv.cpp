@@ -139,7 +139,8 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
                                                                                         : core::Precision::BF16;
     auto whole = [&](const char* name, int fallback) {
       const auto v = number(cell(name));
-      return v ? static_cast<int>(*v) : fallback;
+      // Outside int's range a cast is undefined; such a cell counts as absent.
+      return v && *v >= -2e9 && *v <= 2e9 ? static_cast<int>(*v) : fallback;
     };
     r.gpu_count = whole("gpu_count", 1);
     r.tp = whole("tp", 1);

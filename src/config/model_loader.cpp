@@ -102,15 +102,16 @@ void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error
     }
     positive(m.moe.layer_frequency, f.layer_frequency);
   }
+  // The pattern's length first: the per-layer reads below index it by layer.
+  if (!m.layers.empty() && static_cast<int>(m.layers.size()) != m.num_layers) {
+    throw error(f.layer_pattern, "has " + std::to_string(m.layers.size()) + " layers for " +
+                                     std::to_string(m.num_layers) + " layers (" + f.num_layers + ")");
+  }
   int dense_layers = 0;
   for (int i = 0; i < m.num_layers; ++i) dense_layers += m.ffn(i) == workload::FfnKind::Dense ? 1 : 0;
   if (dense_layers > 0 && m.ffn_hidden <= 0) {
     throw error(f.ffn_hidden, "a positive dense FFN width is required: " + std::to_string(dense_layers) + " of the " +
                                   std::to_string(m.num_layers) + " layers have a dense FFN");
-  }
-  if (!m.layers.empty() && static_cast<int>(m.layers.size()) != m.num_layers) {
-    throw error(f.layer_pattern, "has " + std::to_string(m.layers.size()) + " layers for " +
-                                     std::to_string(m.num_layers) + " layers (" + f.num_layers + ")");
   }
   for (const workload::LayerSpec& l : m.layers) {
     if (l.ffn == workload::FfnKind::Moe && !m.is_moe()) {

@@ -105,7 +105,7 @@ parallelism::Layout parse_train_layout(const std::string& text, std::string& sta
     for (std::string v; std::getline(vs, v, ',');) vals.push_back(v);
     for (std::size_t i = 0; i < keys.size() && i < vals.size(); ++i) {
       const auto v = number(vals[i]);
-      if (!v) continue;
+      if (!v || !(*v >= 1.0 && *v <= 1e9)) continue;  // a degree; the range keeps the cast defined
       const int n = static_cast<int>(*v);
       if (keys[i] == "TP") l.tp = n;
       if (keys[i] == "CP") l.cp = n;
@@ -168,7 +168,7 @@ void apply_recipe_settings(const std::string& text, rl::RlJob& job, const std::s
       job.trainer_offload = *o;
     } else if (key == "fsdp_shard") {
       const auto v = number(value);
-      if (!v || *v < 1.0) throw bad("a positive GPU count");
+      if (!v || !(*v >= 1.0 && *v <= 1e9)) throw bad("a positive GPU count (at most 10^9)");
       job.train_layout.shard_group = static_cast<int>(*v);
     } else if (key == "oversample") {
       const auto v = number(value);

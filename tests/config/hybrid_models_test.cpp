@@ -158,6 +158,14 @@ TEST(HybridModels, BadPatternsNameTheField) {
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("has 3 layers for 4"), std::string::npos) << e.what();
   }
+  // Far shorter than the layer count (libFuzzer's find, under ASan a read past the pattern before
+  // its length was checked): refused by the same rule.
+  try {
+    parse(R"("num_hidden_layers": 400, "hybrid_override_pattern": "M*-"})");
+    FAIL() << "a pattern of the wrong length must be refused";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has 3 layers for 400"), std::string::npos) << e.what();
+  }
   try {
     parse(R"("num_hidden_layers": 2, "hybrid_override_pattern": "ME"})");
     FAIL() << "MoE layers without experts must be refused";

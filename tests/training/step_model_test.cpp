@@ -374,6 +374,5 @@ TEST(StepModel, LoraSendsOnlyAdapterGradients) {
   EXPECT_DOUBLE_EQ(b.memory.optimizer.value(), 12.0 * adapters);
 }
 
-
 }  // namespace
 }  // namespace fmsim::training
