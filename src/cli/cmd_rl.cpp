@@ -222,6 +222,14 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--sync", o->synchrony, "on-policy, off-policy (k-step, --staleness), fully-async (partial rollouts)")
       ->capture_default_str();
   cmd->add_option("--staleness", o->staleness, "k of k-step off-policy")->capture_default_str();
+  cmd->add_flag("--refill", o->refill,
+                "Off-policy: the engine refills finished slots with the next batch and takes new weights in flight "
+                "(NeMo-RL in_flight_weight_updates): generation is bound by the pool's token rate, not the longest "
+                "response");
+  cmd->add_option("--staleness-fraction", o->staleness_fraction,
+                  "Fully async: how far generation may run ahead of training, as a fraction of one window's samples "
+                  "(verl staleness_threshold; 0 drains every window to its longest response)")
+      ->capture_default_str();
   cmd->add_option("--oversample", o->oversample,
                   "Dynamic sampling: responses generated per response kept (DAPO ~1.5-3)")
       ->capture_default_str();
@@ -267,7 +275,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--plan", o->plan,
                 "Search placement, pool split, generation TP and training layout for the shortest step "
                 "(at the --sync given: on-policy compares colocated with sequential separate pools, "
-                "off-policy searches overlapped pool splits)");
+                "off-policy searches overlapped pool splits); `fmsim plan --rl` is the same search");
   cmd->add_option("--test-time", o->test_time,
                   "Instead of an RL step, the cost per query of test-time compute: single (long thinking: set "
                   "--response-lengths), best-of-n, self-consistency, verifier-search; --samples is n, --prompts the "
