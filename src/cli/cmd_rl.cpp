@@ -113,10 +113,18 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
   t.print(std::cout, "  ");
   std::cout << fmt::format("\n  step time          {:.2f} s   (trainer waits {:.2f} s for samples)\n",
                            r.step_time.value(), r.trainer_wait.value());
-  std::cout << fmt::format(
-      "  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
-      "(the rest idles on the longest responses)\n",
-      100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
+  const bool streamed =
+      j.synchrony == rl::Synchrony::FullyAsync || (j.synchrony == rl::Synchrony::OffPolicy && j.refill);
+  if (streamed) {
+    std::cout << fmt::format(
+        "  GPU utilisation    {:.0f}% over the step; the rollout refills its slots as responses finish\n",
+        100.0 * r.gpu_utilisation);
+  } else {
+    std::cout << fmt::format(
+        "  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
+        "(the rest idles on the longest responses)\n",
+        100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
+  }
   std::cout << fmt::format("  tokens/s           {:.0f} generated, {:.0f} trained\n", r.generated_tokens_per_s,
                            r.trained_tokens_per_s);
   std::cout << fmt::format(

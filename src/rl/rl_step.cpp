@@ -208,12 +208,15 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   r.sync = estimate_weight_sync(ws, cal, comm);
 
   // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
+  // (host copies at the x86 hosts' rate, or a Grace host's).
+  const double offload_bandwidth =
+      job.cluster.system.cpu_vendor == hardware::CpuVendor::Arm ? cal.offload_bandwidth_grace : cal.offload_bandwidth;
   double switch_time = 0.0;
   const double engine_share = gen_cal.gpu_memory_utilization * job.cluster.gpu.hbm_usable.value();
   const bool fits_together = r.train.memory.total().value() + engine_share <= job.cluster.gpu.hbm_usable.value();
   if (colocated && !(job.offload == ColocatedOffload::WhenNeeded && fits_together)) {
     const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
-    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / cal.offload_bandwidth;
+    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / offload_bandwidth;
   }
 
   // ---- k-step off-policy: a run of batches of independently drawn response lengths (seeds
@@ -290,10 +293,10 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     if (job.trainer_offload == TrainerOffload::ParamsGradsOptimizer) update_bytes += m.gradients.value();
     const double forwards = (old_lp > 0.0 ? 1.0 : 0.0) + (ref > 0.0 ? 1.0 : 0.0) + (critic_fwd > 0.0 ? 1.0 : 0.0);
     const double updates = 1.0 + (critic_update > 0.0 ? 1.0 : 0.0);
-    trainer_offload = 2.0 * (updates * update_bytes + forwards * m.weights.value()) / cal.offload_bandwidth;
+    trainer_offload = 2.0 * (updates * update_bytes + forwards * m.weights.value()) / offload_bandwidth;
     // The trainer's states are already in host memory when the engine wakes: the colocated switch
     // moves only the engine's weights (vLLM sleep and wake-up).
-    if (colocated) switch_time = 2.0 * r.rollout.weights_per_gpu.value() / cal.offload_bandwidth;
+    if (colocated) switch_time = 2.0 * r.rollout.weights_per_gpu.value() / offload_bandwidth;
   }
   const double train_phase = old_lp + ref + critic_fwd + update + critic_update + trainer_offload;
   const double overhead = cal.step_overhead.value();

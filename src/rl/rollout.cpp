@@ -153,6 +153,21 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   r.busy_fraction = std::min(1.0, r.busy_fraction);
   r.peak_kv_per_gpu = core::Bytes(kv_peak * std::max(0.0, mem.kv_cache.value()));
   r.feasible = true;
+  // vLLM on Blackwell runs its iterations slower than the serving model's Blackwell kernels
+  // (RlCalibration::vllm_blackwell_iteration_factor): every duration of the rollout stretches.
+  const auto arch = gen.cluster.gpu.architecture;
+  if (engine_ == "vllm" &&
+      (arch == hardware::Architecture::Blackwell || arch == hardware::Architecture::BlackwellUltra)) {
+    const double f = std::max(1e-6, cal.vllm_blackwell_iteration_factor);
+    r.makespan = r.makespan * f;
+    r.full_rate_tokens_per_s /= f;
+    r.stream_tokens_per_s /= f;
+    r.prefill_tokens_per_s /= f;
+    for (auto& sg : r.segments) {
+      sg.start_s *= f;
+      sg.end_s *= f;
+    }
+  }
   return r;
 }
 
