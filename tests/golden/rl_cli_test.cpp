@@ -189,6 +189,12 @@ TEST(RlCli, PlanRlIsTheRlPlacementSearch) {
   const auto rl_help = run_fmsim({"plan", "--rl", "--help"});
   EXPECT_EQ(rl_help.exit_code, 0);
   EXPECT_THAT(rl_help.out, HasSubstr("--staleness-fraction"));
+  // Out-of-range schedule options name their flag, exit status 2.
+  for (const auto& bad_flag : std::vector<std::vector<std::string>>{{"--staleness-fraction", "-1"}, {"--refill"}}) {
+    const auto bad = run_fmsim(with(kJob, bad_flag));
+    EXPECT_EQ(bad.exit_code, 2) << bad_flag[0];
+    EXPECT_THAT(bad.err, HasSubstr(bad_flag[0]));
+  }
   // An option of the training planner is not one of fmsim rl's: a clear error, exit status 2.
   const auto bad = run_fmsim({"plan", "--rl", "--gbs", "512"});
   EXPECT_EQ(bad.exit_code, 2);
