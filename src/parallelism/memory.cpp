@@ -224,6 +224,7 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     // The optimizer step runs after the last backward has freed the activations: its transient
     // fp32 gradient copy competes with them for the peak of live tensors. The caching allocator
     // keeps the segment it lived in (max_memory_reserved, nvidia-smi) until an allocation fails.
+    m.step_grad = core::Bytes(step_grad);
     const double released = activations + buffers - kGradBuckets;
     double cached_step = step_grad;
     if (step_grad > released) {

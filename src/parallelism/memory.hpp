@@ -81,7 +81,11 @@ struct MemoryBreakdown {
   double params_on_gpu = 0.0;        ///< parameters held (before sharding by DP)
   int peak_stage = 0;                ///< pipeline stage with the peak (0 = first)
   bool optimizer_step_peak = false;  ///< the peak is the optimizer step (its transient copies), not the backward
-  double in_flight = 1.0;            ///< micro-batches whose activations that stage holds at its peak
+  /// The optimizer step's fp32 gradient copy (StateBytes::step_grad): alive from the step to the
+  /// next zero_grad (Megatron-Core clears it before the next forward), so part of the trainer state
+  /// between steps; in `optimizer` when the step is the peak.
+  core::Bytes step_grad{};
+  double in_flight = 1.0;  ///< micro-batches whose activations that stage holds at its peak
   /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).
   [[nodiscard]] core::Bytes allocated() const { return weights + gradients + optimizer + activations + buffers; }
   /// The caching allocator's peak (torch max_memory_reserved).
