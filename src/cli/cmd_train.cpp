@@ -138,6 +138,7 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
                                                         {"exposed DP/FSDP comm", b.dp_comm},
                                                         {"pipeline bubble", b.bubble},
                                                         {"optimizer", b.optimizer},
+                                                        {"activation offload", b.offload},
                                                         {"other (framework)", b.other}};
   for (const auto& [name, t] : rows) {
     fmt::print("  {:<24}{:>12}  {}\n", name, core::format_duration(t), pct(t.value(), step));
@@ -178,6 +179,7 @@ nlohmann::json to_json(const training::TrainingJob& job, const training::StepRes
                           {"dp_comm", b.dp_comm.value()},
                           {"bubble", b.bubble.value()},
                           {"optimizer", b.optimizer.value()},
+                          {"offload", b.offload.value()},
                           {"other", b.other.value()}}},
                         {"memory_bytes",
                          {{"weights", m.weights.value()},

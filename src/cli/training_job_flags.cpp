@@ -59,6 +59,11 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
                  "With --recompute selective, the submodules recomputed, comma-separated (Megatron-Core's\n"
                  "recompute_modules): " +
                      parallelism::kRecomputeModuleWords.allowed() + "; default: the attention core");
+  cmd.add_option("--activation-offload-layers", f.activation_offload_layers,
+                 "Layers whose activations go to host memory after their forward and come back for their\n"
+                 "backward (Megatron-Core cpu_offloading_num_layers; pp 1 only), over PCIe or NVLink-C2C")
+      ->check(whole_number(0, 1 << 20))
+      ->capture_default_str();
   cmd.add_option("--sharding", f.sharding, "Data-parallel sharding: " + parallelism::kShardingWords.allowed())
       ->capture_default_str();
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");

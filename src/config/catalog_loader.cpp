@@ -63,7 +63,7 @@ const Section kGpuSection{
     "gpu",
     {"name", "display_name", "aliases", "base", "architecture"},
     {"sm_version", "sm_count", "l2_cache", "fp64", "tf32", "bf16", "fp16", "fp8", "fp4", "hbm_capacity", "hbm_usable",
-     "hbm_bandwidth", "nvlink_generation", "nvlink_links", "nvlink_bandwidth", "tdp"}};
+     "hbm_bandwidth", "nvlink_generation", "nvlink_links", "nvlink_bandwidth", "host_link_bandwidth", "tdp"}};
 
 const Section kSystemSection{
     "systems",
@@ -369,6 +369,11 @@ GpuSpec build_gpu(const RawEntry& entry) {
   r.set("nvlink_generation", g.nvlink_generation, integer(Bound::NonNegative));
   r.set("nvlink_links", g.nvlink_links, integer(Bound::NonNegative));
   r.set("nvlink_bandwidth", g.nvlink_bandwidth, bandwidth(Bound::NonNegative));
+  if (!r.set("host_link_bandwidth", g.host_link_bandwidth, bandwidth(Bound::Positive))) {
+    g.host_link_bandwidth = core::BytesPerSecond(32e9);
+    g.provenance["host_link_bandwidth"] =
+        Provenance{"", false, true, "not given; PCIe Gen4 x16 (32 GB/s per direction) assumed"};
+  }
   r.set("tdp", g.tdp, power(Bound::Positive));
   return g;
 }

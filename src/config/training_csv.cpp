@@ -111,6 +111,41 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
   return training_rows(parse_csv(text, path), path, catalog, {});
 }
 
+namespace {
+
+// What a row's `recipe_settings` cell ("key=value; ..." read from the recipe files the source ran;
+// validation/README.md lists the keys and their sources) sets on its layout. An unknown key or a
+// bad value is an InputError naming the file, line and column.
+void apply_training_recipe(const std::string& text, parallelism::Layout& l, const std::string& file, int line) {
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ';')) {
+    const auto eq = item.find('=');
+    const std::string key(core::trim_blanks(std::string_view(item).substr(0, eq)));
+    const std::string value(eq == std::string::npos ? std::string_view()
+                                                    : core::trim_blanks(std::string_view(item).substr(eq + 1)));
+    if (key.empty() && value.empty()) continue;
+    auto bad = [&](const std::string& allowed) {
+      return core::InputError(file, line, "recipe_settings",
+                              fmt::format("'{}={}': bad value (allowed: {})", key, value, allowed));
+    };
+    if (key == "activation_offload_layers") {
+      const auto v = number(value);
+      if (!v || *v < 0.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of layers");
+      l.offload_layers = static_cast<int>(*v);
+    } else if (key == "recompute") {
+      const auto r = parallelism::kRecomputeWords.parse(value);
+      if (!r) throw bad(parallelism::kRecomputeWords.allowed());
+      l.recompute = *r;
+    } else {
+      throw core::InputError(file, line, "recipe_settings",
+                             fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute)", key));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, const std::string& path,
                                        const hardware::Catalog& catalog, const TrainingRowOptions& options) {
   const CsvTable csv(table, path, "empty file; expected a header row", options.aliases);
@@ -326,6 +361,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       else if (contains(rc, "none") || contains(rc, "no"))
         l.recompute = parallelism::Recompute::None;
     }
+    apply_training_recipe(get("recipe_settings"), l, path, row.line);
     l = parallelism::with_dp(l, row.num_gpus);
     if (l.sharding == parallelism::Sharding::Zero3) {
       // "FSDP2 (8)" / "FSDP (64)": the shard group size; hybrid sharding when smaller than dp.

@@ -59,6 +59,9 @@ struct GpuSpec {
   int nvlink_generation = 0;
   int nvlink_links = 0;
   core::BytesPerSecond nvlink_bandwidth{};  ///< per GPU, bidirectional, as NVIDIA quotes it
+  /// GPU to host memory, per GPU and per direction: PCIe on x86 hosts, NVLink-C2C to Grace on
+  /// GB200/GB300 (what offloaded optimizer states, activations or parameters move over).
+  core::BytesPerSecond host_link_bandwidth{};
   core::Watts tdp{};
   core::Watts power_limit{};  ///< administrator power cap; zero = run at TDP
   ProvenanceMap provenance;

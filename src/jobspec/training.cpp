@@ -24,7 +24,7 @@ namespace {
 void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, const FlagGiven& given) {
   const auto root = doc.node();
   root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
-                   "recompute", "recompute_modules", "stack", "task", "lora"});
+                   "recompute", "recompute_modules", "activation_offload_layers", "stack", "task", "lora"});
   if (const auto k = root.find("kind"); k && k->as_string() != "TrainingJob") k->fail("expected kind: TrainingJob");
   auto flag_given = [&](const char* name) { return given(name); };
   if (const auto n = root.find("model"); n && !flag_given("--model")) o.model = n->as_string();
@@ -38,6 +38,9 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   }
   if (const auto n = root.find("recompute"); n && !flag_given("--recompute"))
     o.recompute = n->as_word_name(parallelism::kRecomputeWords);
+  if (const auto n = root.find("activation_offload_layers"); n && !flag_given("--activation-offload-layers")) {
+    o.activation_offload_layers = n->as_int(config::Bound::NonNegative);
+  }
   if (const auto n = root.find("recompute_modules"); n && !flag_given("--recompute-modules")) {
     // A YAML list or one comma-separated string of Megatron-Core's module names.
     std::vector<std::string> names;
@@ -177,6 +180,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
                                              "selective); --recompute is {}",
                                              parallelism::to_string(l.recompute)));
   }
+  l.offload_layers = o.activation_offload_layers;
   l.precision = config::word_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   if (job.cluster.gpu.peak(l.precision).value() <= 0) {

@@ -33,7 +33,8 @@ struct TrainingJobFlags {
   std::string precision = "bf16";
   std::string fp8_recipe = "tensorwise";  ///< scaling of FP8 GEMMs: tensorwise, rowwise, block
   std::string recompute = "selective";
-  std::string recompute_modules;  ///< Megatron-Core recompute_modules, comma-separated ("" = the attention core)
+  std::string recompute_modules;      ///< Megatron-Core recompute_modules, comma-separated ("" = the attention core)
+  int activation_offload_layers = 0;  ///< Megatron-Core cpu_offloading_num_layers (activations to host memory)
   std::string sharding = "zero1";
   int shard_group = 0;
   std::string stack = "megatron";

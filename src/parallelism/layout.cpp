@@ -137,6 +137,13 @@ std::optional<std::string> why_invalid(const workload::ModelSpec& model, const L
   }
   if (l.vp > 1 && l.pp == 1) return "virtual stages (vp > 1) need pipeline parallelism (pp > 1)";
   if (auto why = why_invalid_split(model.num_layers, l)) return why;
+  if (l.offload_layers < 0 || (l.offload_layers > 0 && l.offload_layers >= model.num_layers)) {
+    return fmt::format("activation offload of {} layers: allowed 0 to {} (fewer than the model's layers)",
+                       l.offload_layers, model.num_layers - 1);
+  }
+  if (l.offload_layers > 0 && l.pp > 1) {
+    return "activation offloading runs with pp 1 only (Megatron-Core: no pipeline parallelism with CPU offloading)";
+  }
   if (model.is_moe()) {
     if (model.moe.num_experts % l.ep != 0) {
       return fmt::format("ep {} does not divide {} experts", l.ep, model.moe.num_experts);

@@ -99,6 +99,10 @@ struct Layout {
   /// Under Recompute::Selective, the module_bit()s of the submodules recomputed (Megatron-Core's
   /// recompute_modules); 0 = the default selective policy (the attention core).
   std::uint8_t recompute_modules = 0;
+  /// Activation offloading (Megatron-Core cpu_offloading_num_layers, NeMo's
+  /// activation_offload_layers): the activations of this many layers go to host memory after
+  /// their forward and come back before their backward. Megatron-Core allows it with pp 1 only.
+  int offload_layers = 0;
   // Overlaps (the usual framework defaults: on).
   bool overlap_dp_comm = true;    ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward
   bool overlap_tp_comm = false;   ///< TP communication overlapped with GEMMs (userbuffers / async TP)

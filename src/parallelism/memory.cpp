@@ -19,6 +19,7 @@ struct StageLoad {
   double largest_layer = 0.0;        // parameters of the largest layer (FSDP gathers)
   double act_per_mb = 0.0;           // activations kept per micro-batch, all layers of the stage
   double full_layer = 0.0;           // one layer's activations with nothing recomputed
+  int layers = 0;                    // transformer layers of the stage
 };
 
 // Activations kept under Megatron-Core's recompute_modules: everything but what the repeated
@@ -71,6 +72,7 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
       s.expert += kd.expert;
       s.largest_layer = std::max(s.largest_layer, kd.dense + kd.expert);
       s.act_per_mb += kd.act;
+      ++s.layers;
       s.full_layer = std::max(s.full_layer, kd.none);
     }
   }
@@ -185,7 +187,18 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       in_flight = std::clamp(in_flight, 1.0, mbs_total);
     }
     m.in_flight = in_flight;
-    double activations = s.act_per_mb * in_flight;
+    double act_per_mb = s.act_per_mb;
+    if (l.offload_layers > 0 && s.layers > 1) {
+      // Offloaded layers leave one layer's activations in transit (the copy being made or
+      // fetched; Megatron-Core's double-buffered offload handler) on the GPU.
+      const int moved = std::min(l.offload_layers, s.layers - 1);
+      const double per_layer = s.act_per_mb / s.layers;
+      m.offload_bytes_per_mb = per_layer * moved;
+      m.offload_share = static_cast<double>(moved) / s.layers;
+      act_per_mb = s.act_per_mb - m.offload_bytes_per_mb + per_layer;
+      m.host += core::Bytes(m.offload_bytes_per_mb * in_flight);
+    }
+    double activations = act_per_mb * in_flight;
     if (o.keeps_pipeline_outputs && pp > 1 && stage < last) {
       // One 16-bit b x s x h stage output (sequence-split with SP) per in-flight micro-batch.
       activations +=

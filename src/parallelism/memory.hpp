@@ -72,12 +72,16 @@ struct MemoryBreakdown {
   core::Bytes gradients{};
   core::Bytes optimizer{};
   core::Bytes activations{};
-  core::Bytes buffers{};             ///< communication buckets, FSDP gathered layers, logits, workspace
-  core::Bytes fragmentation{};       ///< caching-allocator blocks that cannot be released at the peak
-  core::Bytes cache{};               ///< releasable cached blocks (in max_memory_reserved, not in the verdict)
-  core::Bytes context{};             ///< CUDA context and NCCL buffers (outside the allocator)
-  core::Bytes overhead{};            ///< context + fragmentation
-  core::Bytes host{};                ///< states offloaded to host memory
+  core::Bytes buffers{};        ///< communication buckets, FSDP gathered layers, logits, workspace
+  core::Bytes fragmentation{};  ///< caching-allocator blocks that cannot be released at the peak
+  core::Bytes cache{};          ///< releasable cached blocks (in max_memory_reserved, not in the verdict)
+  core::Bytes context{};        ///< CUDA context and NCCL buffers (outside the allocator)
+  core::Bytes overhead{};       ///< context + fragmentation
+  core::Bytes host{};           ///< states and activations offloaded to host memory
+  /// Activation offloading: bytes each offloaded micro-batch moves to the host in its forward (and
+  /// back in its backward), and the share of the stage's layers (so of its compute) they belong to.
+  double offload_bytes_per_mb = 0.0;
+  double offload_share = 0.0;
   double params_on_gpu = 0.0;        ///< parameters held (before sharding by DP)
   int peak_stage = 0;                ///< pipeline stage with the peak (0 = first)
   bool optimizer_step_peak = false;  ///< the peak is the optimizer step (its transient copies), not the backward

@@ -583,6 +583,18 @@ void finish(const TrainingJob& job, StepResult& r) {
   r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
 }
 
+// Activation offloading, per micro-batch: the offloaded layers' activations go to the host during
+// their forward and come back during their backward, each copy overlapping that share of the
+// compute (Megatron-Core's offload handler copies on a side stream); what a copy takes beyond the
+// compute it overlaps is exposed.
+double offload_exposed(const parallelism::MemoryBreakdown& mem, const StageCost& st, double host_bandwidth) {
+  if (mem.offload_bytes_per_mb <= 0.0 || host_bandwidth <= 0.0) return 0.0;
+  const double copy = mem.offload_bytes_per_mb / host_bandwidth;
+  const double fwd = mem.offload_share * st.sum.fwd.value();
+  const double bwd = mem.offload_share * (st.sum.bwd + st.sum.recompute).value();
+  return std::max(0.0, copy - fwd) + std::max(0.0, copy - bwd);
+}
+
 // Closed-form pipeline: m micro-batches through pp stages with vp chunks each (Narayanan et al. 2021):
 // time = m * max_stage(F+B) + (pp-1)/vp * mean_stage(F+B), plus the exposed p2p on the fill/drain path.
 void analytical(const TrainingJob& job, const Costing& costing, const std::vector<StageCost>& stages, StepResult& r) {
@@ -615,6 +627,7 @@ void analytical(const TrainingJob& job, const Costing& costing, const std::vecto
   b.pp_comm = Seconds(p2p_exposed);
   b.dp_comm = Seconds(dp.exposed + m * dp.per_mb_fsdp);
   b.optimizer = Seconds(costing.optimizer_time(st));
+  b.offload = Seconds(m * offload_exposed(r.memory, st, job.cluster.gpu.host_link_bandwidth.value()));
   b.other = costing.sc_.step_overhead;
   r.comm.tp = m * st.sum.tp_bytes;
   r.comm.ep = m * st.sum.ep_bytes;

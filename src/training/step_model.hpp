@@ -139,9 +139,10 @@ struct StepBreakdown {
   core::Seconds dp_comm{};  ///< exposed data-parallel / FSDP communication
   core::Seconds bubble{};   ///< pipeline fill and drain
   core::Seconds optimizer{};
-  core::Seconds other{};  ///< per-step framework overhead
+  core::Seconds offload{};  ///< exposed host-memory traffic of offloaded activations (beyond its overlap)
+  core::Seconds other{};    ///< per-step framework overhead
   [[nodiscard]] core::Seconds total() const {
-    return compute + tp_comm + cp_comm + ep_comm + pp_comm + dp_comm + bubble + optimizer + other;
+    return compute + tp_comm + cp_comm + ep_comm + pp_comm + dp_comm + bubble + optimizer + offload + other;
   }
 };
 

@@ -290,5 +290,26 @@ TEST(Memory, LlmFoundryFusedLossKeepsTwoSixteenBitCopies) {
   EXPECT_DOUBLE_EQ(diff, (10.0 - 4.0) * 4096 * 128256);
 }
 
+// Activation offloading (Megatron-Core cpu_offloading_num_layers): N of the stage's L layers move
+// their activations to host memory; one layer's copy in transit stays on the GPU. With pp 1:
+// activations = (L - N + 1) / L of all, host = N / L of them; allowed with pp 1 only.
+TEST(Memory, ActivationOffloadMovesLayersToHost) {
+  Layout l = make(1, 1, 8);
+  l.recompute = Recompute::None;
+  const auto all = estimate_memory(model(), l, 4096);
+  l.offload_layers = 24;  // of 32
+  const auto off = estimate_memory(model(), l, 4096);
+  const double per_layer = all.activations.value() / 32.0;
+  EXPECT_NEAR(off.activations.value(), (32 - 24 + 1) * per_layer, 1e-6 * per_layer);
+  EXPECT_NEAR(off.host.value(), 24 * per_layer, 1e-6 * per_layer);
+  EXPECT_NEAR(off.offload_bytes_per_mb, 24 * per_layer, 1e-6 * per_layer);
+  EXPECT_DOUBLE_EQ(off.offload_share, 24.0 / 32.0);
+  Layout piped = make(1, 2, 8);
+  piped.offload_layers = 4;
+  EXPECT_NE(why_invalid(model(), piped, 8, 4096)->find("pp 1 only"), std::string::npos);
+  l.offload_layers = 32;
+  EXPECT_NE(why_invalid(model(), l, 8, 4096)->find("fewer than the model's layers"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fmsim::parallelism

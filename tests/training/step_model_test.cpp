@@ -40,6 +40,31 @@ TEST(StepModel, ComputeScalesWithMicroBatches) {
 }
 
 // Forward GEMM time = FLOPs / (peak x efficiency); a dense layer's GEMMs dominate, so the compute
+
+// Activation offload time, per micro-batch: the offloaded share x of the layers copies B bytes to
+// the host during its forward (x F) and back during its backward (x B); exposed = max(0, B/bw -
+// xF) + max(0, B/bw - xB). At 1 GB/s the copies exceed the compute: the breakdown shows the
+// difference; at 10 TB/s they hide entirely. Activations on the GPU shrink either way.
+TEST(StepModel, ActivationOffloadTimeIsTheCopyBeyondTheOverlappedCompute) {
+  const auto cal = test_calibration();
+  auto job = test_job(1, layout(1, 1, 1, 1, 8));
+  job.layout.offload_layers = 8;  // of 16
+  job.cluster.gpu.host_link_bandwidth = core::BytesPerSecond(1e9);
+  const auto slow = estimate_step(job, cal, free_network());
+  ASSERT_TRUE(slow.feasible) << slow.reason;
+  const auto& m = slow.memory;
+  ASSERT_GT(m.offload_bytes_per_mb, 0.0);
+  EXPECT_DOUBLE_EQ(m.offload_share, 0.5);
+  const double copy = m.offload_bytes_per_mb / 1e9;
+  // compute = fwd + bwd + recompute per micro-batch (1 micro-batch); backward ~ 2 x forward.
+  EXPECT_GT(slow.breakdown.offload.value(), 2.0 * copy - m.offload_share * slow.breakdown.compute.value() - 1e-9);
+  EXPECT_LE(slow.breakdown.offload.value(), 2.0 * copy);
+  job.cluster.gpu.host_link_bandwidth = core::BytesPerSecond(1e13);
+  const auto fast = estimate_step(job, cal, free_network());
+  EXPECT_DOUBLE_EQ(fast.breakdown.offload.value(), 0.0);
+  EXPECT_NEAR(slow.step_time.value() - fast.step_time.value(), slow.breakdown.offload.value(), 1e-9);
+}
+
 // per micro-batch is at least 3 x 2 x tokens x weights / (peak x 0.5) (forward + 2x backward).
 TEST(StepModel, ComputeIsAtLeastTheGemmRoofline) {
   const auto cal = test_calibration();

@@ -51,13 +51,14 @@ TEST(MemoryValidation, KorthikantiActivationsReproduced) {
 }
 
 // Published training runs ran: issue 13's target is at least 98% of the 222 measured rows of
-// training.csv judged to fit, so at most 4 judged out of memory (4 today: V010 V015 V057 V178; 9
-// before the optimizer step's transient gradient copy and llm-foundry's fused loss, 48 before the
-// distributed optimizer, bf16 gradient buffers, FP8-saved inputs and per-stage peaks).
+// training.csv judged to fit, so at most 4 judged out of memory (3 today: V010 V015 V178; 4 before
+// V057's recipe offloaded 95 layers' activations, 9 before the optimizer step's transient gradient
+// copy and llm-foundry's fused loss, 48 before the distributed optimizer, bf16 gradient buffers,
+// FP8-saved inputs and per-stage peaks).
 TEST(MemoryValidation, PublishedTrainingRunsFit) {
   const auto j = run_json({"validate", "training", "--json"});
-  EXPECT_LE(j["summary"]["does_not_fit"].size(), 4u) << j["summary"]["does_not_fit"].dump();
-  EXPECT_GE(j["summary"]["fit_memory"].get<int>(), 218);
+  EXPECT_LE(j["summary"]["does_not_fit"].size(), 3u) << j["summary"]["does_not_fit"].dump();
+  EXPECT_GE(j["summary"]["fit_memory"].get<int>(), 219);
 }
 
 // A missing file names the flag; a row id that is not in the file names --rows.
