@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fmsim::config {
 
@@ -40,18 +41,8 @@ core::Seconds parse_duration_flag(const std::string& text, const std::string& fl
   return *v.value;
 }
 
-namespace {
-
-std::string without_blanks_around(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-}  // namespace
-
 std::int64_t parse_unix_time(const std::string& text, const std::string& flag) {
-  const std::string t = without_blanks_around(text);
+  const std::string t(core::trim_blanks(text));
   if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos && t.size() <= 12) {
     return std::stoll(t);
   }

@@ -11,6 +11,7 @@
 #include "config/csv.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/vocabulary.hpp"
 #include "serving/plan.hpp"
 
 namespace fmsim::config {
@@ -146,8 +147,15 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     r.pp = whole("pp", 1);
     r.ep = whole("ep", 1);
     r.instances = whole("num_instances", 1);
-    const std::string adp = core::to_lower(cell("attn_dp"));
-    r.attention_dp = adp == "yes" || adp == "true" || (number(adp) && *number(adp) > 1);
+    // attn_dp: blank (not stated), yes/no, or the attention DP degree.
+    const std::string adp = cell("attn_dp");
+    if (const auto degree = number(adp)) {
+      r.attention_dp = *degree > 1;
+    } else if (const auto yes = core::kYesNoWords.parse(adp)) {
+      r.attention_dp = *yes;
+    } else if (!adp.empty()) {
+      fail("attn_dp '" + adp + "' (allowed: " + core::kYesNoWords.allowed() + " or the attention DP degree)");
+    }
     if (serving::kServingModeWords.parse(cell("serving_mode")) != serving::ServingMode::Aggregated)
       fail("serving mode '" + cell("serving_mode") + "' (only aggregated rows are predicted)");
     r.isl = static_cast<std::int64_t>(number(cell("isl")).value_or(0));

@@ -73,8 +73,10 @@ void apply(FailureData& data, const YamlDocument& doc, bool shipped) {
       NamedRate r;
       r.name = item["name"].as_string();
       const double value = item["value"].as_number(Bound::Positive);
-      const std::string unit = item["unit"].as_enum({"per 1000 node-days", "per node-hour"});
-      r.per_node_hour = unit == "per node-hour" ? value : reliability::per_node_hour_from_per_1000_node_days(value);
+      const auto unit = item["unit"].as_word(reliability::kRateUnitWords);
+      r.per_node_hour = unit == reliability::RateUnit::PerNodeHour
+                            ? value
+                            : reliability::per_node_hour_from_per_1000_node_days(value);
       if (const auto source = item.find("source")) r.source = source->as_string();
       if (shipped && r.source.empty()) item.fail("missing 'source'");
       bool replaced = false;

@@ -16,15 +16,9 @@
 namespace fmsim::config {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // Parses a whole string as a finite double; nullopt otherwise ("nan", "1e999", "3 GB").
 std::optional<double> to_number(std::string_view text) {
-  text = trim(text);
+  text = core::trim_blanks(text);
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   double v = 0.0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -184,7 +178,7 @@ void YamlNode::check_keys(const std::vector<std::string>& allowed) const {
 std::string YamlNode::as_string() const {
   if (!defined_) fail("missing required field");
   if (!node_->IsScalar()) fail("expected a single value, got " + kind_of(*node_));
-  const std::string text(trim(node_->Scalar()));
+  const std::string text(core::trim_blanks(node_->Scalar()));
   if (text.empty()) fail("value is empty");
   // Names and labels end up in JSON output, which must be UTF-8.
   for (std::size_t i = 0; i < text.size();) {
@@ -219,20 +213,8 @@ int YamlNode::as_int(Bound bound) const {
 
 bool YamlNode::as_bool() const {
   const std::string text = core::to_lower(as_string());
-  if (text == "true" || text == "yes" || text == "on") return true;
-  if (text == "false" || text == "no" || text == "off") return false;
+  if (const auto v = core::kYesNoWords.parse(text)) return *v;
   fail(fmt::format("'{}' is not true or false", text));
-}
-
-std::string YamlNode::as_enum(std::initializer_list<std::string_view> allowed) const {
-  const std::string text = as_string();
-  for (const auto& a : allowed) {
-    if (core::to_lower(a) == core::to_lower(text)) return std::string(a);
-  }
-  const std::vector<std::string> names(allowed.begin(), allowed.end());
-  const auto close = core::closest_matches(text, names);
-  fail(fmt::format("'{}' is not one of {}{}", text, core::join(names, ", "),
-                   close.empty() ? "" : fmt::format("; did you mean {}?", core::join(close, " or "))));
 }
 
 std::vector<std::string> YamlNode::as_string_list() const {

@@ -111,8 +111,6 @@ class YamlNode {
   [[nodiscard]] int as_int(Bound bound = Bound::Any) const;
   /// true/false (also yes/no, on/off).
   [[nodiscard]] bool as_bool() const;
-  /// One of `allowed` (case-insensitive); returns the matching entry of `allowed`.
-  [[nodiscard]] std::string as_enum(std::initializer_list<std::string_view> allowed) const;
   /// A word of `words` (canonical name or alias, case-insensitive); fails listing the allowed words.
   template <class E>
   [[nodiscard]] E as_word(const core::Vocabulary<E>& words) const {

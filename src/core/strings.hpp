@@ -29,6 +29,9 @@ std::string format_count(double v);
 /// US dollars with a magnitude suffix: "$11.39M", "$12.3k", "$950" ("n/a" when not finite).
 std::string format_usd(double usd);
 
+/// `s` without the spaces and tabs around it.
+std::string_view trim_blanks(std::string_view s);
+
 /// Lower-cases ASCII.
 std::string to_lower(std::string_view s);
 

@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/strings.hpp"
+
 namespace fmsim::core {
 namespace {
 
@@ -18,16 +20,10 @@ struct Split {
   bool ok = false;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // Splits "2.25 PFLOPS" into 2.25 and "PFLOPS". Rejects empty numbers, NaN and infinities.
 Split split_number(std::string_view text) {
   Split out;
-  text = trim(text);
+  text = trim_blanks(text);
   std::size_t i = 0;
   while (i < text.size() &&
          (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == '-' || text[i] == '+' ||
@@ -43,7 +39,7 @@ Split split_number(std::string_view text) {
   if (ec != std::errc() || ptr != digits.data() + digits.size() || !std::isfinite(out.number)) {
     return out;
   }
-  out.unit = trim(text.substr(i));
+  out.unit = trim_blanks(text.substr(i));
   out.ok = true;
   return out;
 }

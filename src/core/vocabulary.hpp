@@ -112,4 +112,11 @@ class Vocabulary {
   std::span<const Word<E>> words_;
 };
 
+/// A yes/no setting: YAML's booleans and the cells of validation CSVs ("yes", "true", "on").
+inline constexpr Word<bool> kYesNoWordList[] = {
+    {true, "yes", "true, on"},
+    {false, "no", "false, off"},
+};
+inline constexpr Vocabulary<bool> kYesNoWords{"yes/no setting", kYesNoWordList};
+
 }  // namespace fmsim::core

@@ -114,6 +114,16 @@ struct FabricSpec {
 };
 
 enum class SystemKind { Instance, UltraServer, Reference };
+/// How a system's price_per_hour is bought (the AWS purchase options).
+enum class PriceKind { OnDemand, CapacityBlock, Reserved, Spot };
+inline constexpr core::Word<PriceKind> kPriceKindWordList[] = {
+    {PriceKind::OnDemand, "on-demand"},
+    {PriceKind::CapacityBlock, "capacity-block"},
+    {PriceKind::Reserved, "reserved"},
+    {PriceKind::Spot, "spot"},
+};
+inline constexpr core::Vocabulary<PriceKind> kPriceKindWords{"price kind", kPriceKindWordList};
+
 enum class CpuVendor { Intel, Amd, Arm };
 
 /// The words of a system's `kind:` and `cpu_vendor:` in systems.yaml.
@@ -158,7 +168,7 @@ struct SystemSpec {
   core::BytesPerSecond local_nvme_read{};   ///< one node, all devices
   core::BytesPerSecond local_nvme_write{};  ///< one node, all devices
   double price_per_hour_usd = 0.0;          ///< per unit of this system (per UltraServer for u-*); 0 = unknown
-  std::string price_kind;                   ///< "on-demand", "capacity-block", "" when unknown
+  std::string price_kind;                   ///< a canonical word of kPriceKindWords, "" when unknown
   std::string price_date;                   ///< ISO date of the price snapshot
   ProvenanceMap provenance;
 

@@ -11,16 +11,6 @@
 #include "core/strings.hpp"
 
 namespace fmsim::jobspec {
-namespace {
-
-std::string without_blanks_around(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-}  // namespace
-
 telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, const std::string& default_job) {
   telemetry::SeriesOptions o;
   o.job = flags.job.empty() ? default_job : flags.job;
@@ -30,7 +20,7 @@ telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, cons
         "--metrics-resolution", fmt::format("\"{}\" must be a whole number of seconds, at least 1s", flags.resolution));
   }
   o.resolution_s = static_cast<std::int64_t>(res);
-  const std::string hb = without_blanks_around(flags.heartbeat);
+  const std::string hb(core::trim_blanks(flags.heartbeat));
   const double heartbeat =
       hb == "0" ? 0.0 : config::parse_duration_flag(flags.heartbeat, "--metrics-heartbeat").value();
   if (heartbeat != 0.0 && heartbeat < res) {

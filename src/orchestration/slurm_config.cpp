@@ -332,18 +332,18 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
         for (std::string flag; std::getline(ss, flag, ',');)
           if (flag == "NO_FAIR_TREE") c.fair_tree = false;
       } else if (key == "preempttype") {
-        if (v != "preempt/none" && v != "preempt/partition_prio" && v != "preempt/qos")
+        const auto type = kPreemptTypeWords.parse(v);
+        if (!type)
           throw core::InputError(
               path, cl.line, key_in,
               fmt::format("'{}' is not allowed; use preempt/none, preempt/partition_prio or preempt/qos", v));
-        c.preempt_type = v;
+        c.preempt_type = *type;
       } else if (key == "preemptmode") {
-        std::string mode = v.substr(0, v.find(','));
-        std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
-        if (mode != "OFF" && mode != "CANCEL" && mode != "REQUEUE")
+        const auto mode = kPreemptModeWords.parse(v.substr(0, v.find(',')));
+        if (!mode)
           throw core::InputError(path, cl.line, key_in,
                                  fmt::format("'{}' is not modelled; use OFF, CANCEL or REQUEUE", v));
-        c.preempt_mode = mode;
+        c.preempt_mode = *mode;
       } else if (key == "topologyplugin") {
         if (v == "topology/tree")
           c.placement = Placement::Tree;

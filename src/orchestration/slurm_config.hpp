@@ -51,6 +51,23 @@ inline constexpr core::Word<PriorityType> kPriorityTypeWordList[] = {
 };
 inline constexpr core::Vocabulary<PriorityType> kPriorityTypeWords{"priority type", kPriorityTypeWordList};
 
+/// PreemptType (slurm.conf(5)): which jobs may preempt which.
+enum class PreemptType { None, PartitionPrio, Qos };
+inline constexpr core::Word<PreemptType> kPreemptTypeWordList[] = {
+    {PreemptType::None, "preempt/none"},
+    {PreemptType::PartitionPrio, "preempt/partition_prio"},
+    {PreemptType::Qos, "preempt/qos"},
+};
+inline constexpr core::Vocabulary<PreemptType> kPreemptTypeWords{"PreemptType", kPreemptTypeWordList};
+/// PreemptMode (slurm.conf(5)): what happens to a preempted job (GANG and SUSPEND are not modelled).
+enum class PreemptMode { Off, Cancel, Requeue };
+inline constexpr core::Word<PreemptMode> kPreemptModeWordList[] = {
+    {PreemptMode::Off, "OFF"},
+    {PreemptMode::Cancel, "CANCEL"},
+    {PreemptMode::Requeue, "REQUEUE"},
+};
+inline constexpr core::Vocabulary<PreemptMode> kPreemptModeWords{"PreemptMode", kPreemptModeWordList};
+
 /// What slurmctld's schedulers use. Times in seconds unless named otherwise.
 struct SlurmConfig {
   bool backfill = true;      ///< SchedulerType=sched/backfill (else sched/builtin: strict FIFO)
@@ -86,8 +103,8 @@ struct SlurmConfig {
   double decay_half_life_s = 7 * 86400.0;  ///< PriorityDecayHalfLife (fair-share usage decay)
   double calc_period_s = 300;              ///< PriorityCalcPeriod (minutes in the file)
   // Preemption
-  std::string preempt_type = "preempt/none";  ///< preempt/none, preempt/partition_prio, preempt/qos
-  std::string preempt_mode = "OFF";           ///< OFF, CANCEL, REQUEUE (GANG/SUSPEND not modelled)
+  PreemptType preempt_type = PreemptType::None;
+  PreemptMode preempt_mode = PreemptMode::Off;
   // Placement
   Placement placement = Placement::Consecutive;  ///< from TopologyPlugin
   std::vector<PartitionConfig> partitions;

@@ -700,10 +700,10 @@ class Simulator {
   }
 
   bool can_preempt(const Job& hi, const Job& lo) const {
-    if (config_.preempt_type == "preempt/partition_prio")
+    if (config_.preempt_type == PreemptType::PartitionPrio)
       return config_.partitions[static_cast<std::size_t>(lo.partition)].priority_tier <
              config_.partitions[static_cast<std::size_t>(hi.partition)].priority_tier;
-    if (config_.preempt_type == "preempt/qos" && hi.qos >= 0) {
+    if (config_.preempt_type == PreemptType::Qos && hi.qos >= 0) {
       const auto& allowed = config_.qos[static_cast<std::size_t>(hi.qos)].preempt;
       const std::string lo_qos = lo.qos >= 0 ? config_.qos[static_cast<std::size_t>(lo.qos)].name : "normal";
       return std::find(allowed.begin(), allowed.end(), lo_qos) != allowed.end();
@@ -712,7 +712,7 @@ class Simulator {
   }
 
   bool try_preempt(int ji, double t) {
-    if (config_.preempt_type == "preempt/none" || config_.preempt_mode == "OFF") return false;
+    if (config_.preempt_type == PreemptType::None || config_.preempt_mode == PreemptMode::Off) return false;
     const auto& j = jobs_[static_cast<std::size_t>(ji)];
     if (t < j.awaiting_victims_until) return false;  // its victims are on their way out
     NodeSet pool = usable_for(j, t);
@@ -754,7 +754,7 @@ class Simulator {
   }
 
   double grace_time(const Job& victim) const {
-    if (config_.preempt_type == "preempt/qos")
+    if (config_.preempt_type == PreemptType::Qos)
       return victim.qos >= 0 ? config_.qos[static_cast<std::size_t>(victim.qos)].grace_time_s : 0.0;
     return config_.partitions[static_cast<std::size_t>(victim.partition)].grace_time_s;
   }
@@ -772,7 +772,7 @@ class Simulator {
     auto& victim = jobs_[static_cast<std::size_t>(v)];
     const bool saved = victim.spec.sigterm_checkpoint_s > 0 && victim.spec.sigterm_checkpoint_s <= config_.kill_wait_s;
     const double signal = victim.signal_s >= 0 ? victim.signal_s : t;
-    const bool requeue = config_.preempt_mode == "REQUEUE" && victim.spec.requeue;
+    const bool requeue = config_.preempt_mode == PreemptMode::Requeue && victim.spec.requeue;
     interrupt(v, t, JobState::Preempted, requeue, saved ? signal : -1.0);
   }
 

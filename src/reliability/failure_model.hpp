@@ -62,6 +62,14 @@ struct FailureModel {
 };
 
 /// A rate quoted per 1000 node-days (Meta's RSC studies) as a rate per node-hour.
+/// The units failure rates are published in (the `unit:` of a named rate in failure data files).
+enum class RateUnit { Per1000NodeDays, PerNodeHour };
+inline constexpr core::Word<RateUnit> kRateUnitWordList[] = {
+    {RateUnit::Per1000NodeDays, "per 1000 node-days"},
+    {RateUnit::PerNodeHour, "per node-hour"},
+};
+inline constexpr core::Vocabulary<RateUnit> kRateUnitWords{"failure-rate unit", kRateUnitWordList};
+
 constexpr double per_node_hour_from_per_1000_node_days(double rate) { return rate / 1000.0 / 24.0; }
 
 /// Mean time between interruptions of a job spanning `nodes` nodes.

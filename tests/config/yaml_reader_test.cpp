@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "hardware/specs.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -82,9 +83,9 @@ TEST(YamlNode, QuantitiesNeedUnits) {
 
 TEST(YamlNode, EnumsAndBooleans) {
   const YamlNode root = parse("k: Hopper\nb: yes\nbad: hoper\n");
-  EXPECT_EQ(root["k"].as_enum({"ampere", "hopper"}), "hopper");
+  EXPECT_EQ(root["k"].as_word(hardware::kArchitectureWords), hardware::Architecture::Hopper);
   EXPECT_TRUE(root["b"].as_bool());
-  expect_error([&] { (void)root["bad"].as_enum({"ampere", "hopper"}); }, 3, "bad", "did you mean hopper?");
+  expect_error([&] { (void)root["bad"].as_word(hardware::kArchitectureWords); }, 3, "bad", "did you mean hopper?");
 }
 
 TEST(YamlNode, MalformedYamlNamesTheLine) {

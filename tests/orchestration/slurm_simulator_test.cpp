@@ -118,8 +118,8 @@ TEST(SlurmSimulator, FailuresRequeueJobsAndKeepCheckpointedWork) {
 // a running lower-tier job at once; the victim is requeued and runs again later.
 TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
   auto c = fast_backfill();
-  c.preempt_type = "preempt/partition_prio";
-  c.preempt_mode = "REQUEUE";
+  c.preempt_type = PreemptType::PartitionPrio;
+  c.preempt_mode = PreemptMode::Requeue;
   PartitionConfig low, high;
   low.name = "low";
   low.is_default = true;
@@ -147,8 +147,8 @@ TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
 // - its checkpoint needs 60 s (> KillWait): SIGKILL at 200 and the whole 200 s lost.
 TEST(SlurmSimulator, PreemptionGivesGraceTimeThenSigtermAndKillWait) {
   auto c = fast_backfill();
-  c.preempt_type = "preempt/partition_prio";
-  c.preempt_mode = "REQUEUE";
+  c.preempt_type = PreemptType::PartitionPrio;
+  c.preempt_mode = PreemptMode::Requeue;
   c.kill_wait_s = 30;
   PartitionConfig low, high;
   low.name = "low";
