@@ -74,6 +74,9 @@ training::TrainingJob base_job(const PlanRequest& request, const hardware::Clust
   job.cluster = cluster;
   job.seq_len = request.seq_len;
   job.task = request.task;
+  job.lora_rank = request.lora_rank;
+  job.lora_targets = request.lora_targets;
+  job.lora_base = request.lora_base;
   job.stack = request.stack;
   job.moe_dispatcher = request.moe_dispatcher;
   job.gpus = gpus;
