@@ -72,6 +72,10 @@ TEST(ModelLoader, PresetsNormaliseToTheirArchitectures) {
   ModelSpec ds = t::deepseek_v3();
   ds.max_position = 163840;
   expect_same_architecture(load_model("deepseek-v3"), ds);
+  // DeepSeek-R1 is post-trained from DeepSeek-V3-Base and Llama 3.3 70B reuses Llama 3.1 70B: their
+  // config.json files give the same architectures (names users type for them).
+  expect_same_architecture(load_model("deepseek-r1"), ds);
+  expect_same_architecture(load_model("llama3.3-70b"), t::llama31_70b());
   ModelSpec oss = t::gpt_oss(36, 128);
   expect_same_architecture(load_model("gpt-oss-120b"), oss);
   expect_same_architecture(load_model("gpt3-175b"), t::gpt3_175b());
