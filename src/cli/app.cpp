@@ -1,10 +1,12 @@
 // The fmsim command: global flags, command registration, and the one place errors are caught.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
@@ -43,9 +45,36 @@ std::string command_word(int argc, char** argv) {
   return "";
 }
 
+// `fmsim plan --rl ...` is `fmsim rl --plan ...` (issue 15 names both): the RL placement search
+// under the planner's name, with fmsim rl's options. Returns the words to parse.
+std::vector<std::string> route_plan_rl(int argc, char** argv) {
+  std::vector<std::string> words(argv, argv + argc);
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i] == "--catalog") {
+      ++i;
+      continue;
+    }
+    if (words[i].rfind("--catalog=", 0) == 0) continue;
+    if (words[i] != "plan") break;
+    const auto rl = std::find(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end(), "--rl");
+    if (rl == words.end()) break;
+    words.erase(rl);
+    words[i] = "rl";
+    words.insert(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, "--plan");
+    break;
+  }
+  return words;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
+  auto words = route_plan_rl(argc, argv);
+  std::vector<char*> routed;
+  for (auto& w : words) routed.push_back(w.data());
+  argc = static_cast<int>(routed.size());
+  routed.push_back(nullptr);
+  argv = routed.data();
   Context ctx;
   CLI::App app{
       "fmsim: simulator and planner for foundation-model training and serving infrastructure.\n"

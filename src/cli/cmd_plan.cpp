@@ -51,6 +51,7 @@ struct PlanOptions : jobspec::PlanFlags {
   bool scaling = false;
   std::string against_csv;
   bool markdown = false;
+  bool rl = false;  ///< documented only: `plan --rl` is routed to `rl --plan` before parsing (cli/app.cpp)
   bool no_progress = false;
 };
 
@@ -580,6 +581,11 @@ void add_plan_command(CLI::App& app, Context& ctx) {
                   "planner's best, both predicted")
       ->type_name("FILE");
   cmd->add_flag("--markdown", opts->markdown, "With --against-csv: print a Markdown table");
+  // Routed before parsing (cli/app.cpp): `fmsim plan --rl ...` runs `fmsim rl --plan ...`.
+  cmd->add_flag("--rl", opts->rl,
+                "Plan an RL post-training job instead (same as fmsim rl --plan): placement, generator/trainer "
+                "split, generation TP and training layout for the shortest step; takes fmsim rl's options "
+                "(fmsim plan --rl --help lists them)");
   cmd->footer(
       "Examples:\n"
       "  fmsim plan                                   (Llama 3.1 70B, 512 GPUs, 15T tokens, "
@@ -587,7 +593,8 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "  fmsim plan --objective cost --top 5 --report plan.html\n"
       "  fmsim plan --model mixtral-8x22b --gpus 256 --tp 4 --max-pp 8\n"
       "  fmsim plan --scaling --gpus-range 128:2048 --systems p5.48xlarge,u-p6e-gb200x72\n"
-      "  fmsim plan --against-csv validation/training.csv");
+      "  fmsim plan --against-csv validation/training.csv\n"
+      "  fmsim plan --rl --policy qwen3-8b --cluster p5.48xlarge:4 --sync off-policy   (RL: fmsim rl --plan)");
   cmd->callback([&ctx, opts] {
     if (!opts->against_csv.empty()) {
       run_against_csv(ctx, *opts, "plan --against-csv");

@@ -42,6 +42,9 @@ nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
           {"algorithm", rl::to_string(j.algorithm)},
           {"placement", rl::to_string(j.placement)},
           {"synchrony", rl::to_string(j.synchrony)},
+          {"staleness", j.staleness},
+          {"refill", j.refill},
+          {"staleness_fraction", j.staleness_fraction},
           {"generator_gpus", r.generator_gpus},
           {"trainer_gpus", r.trainer_gpus},
           {"generator_tp", r.generator_tp},
@@ -107,10 +110,18 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
   t.print(std::cout, "  ");
   std::cout << fmt::format("\n  step time          {:.2f} s   (trainer waits {:.2f} s for samples)\n",
                            r.step_time.value(), r.trainer_wait.value());
-  std::cout << fmt::format(
-      "  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
-      "(the rest idles on the longest responses)\n",
-      100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
+  const bool streamed =
+      j.synchrony == rl::Synchrony::FullyAsync || (j.synchrony == rl::Synchrony::OffPolicy && j.refill);
+  if (streamed) {
+    std::cout << fmt::format(
+        "  GPU utilisation    {:.0f}% over the step; the rollout refills its slots as responses finish\n",
+        100.0 * r.gpu_utilisation);
+  } else {
+    std::cout << fmt::format(
+        "  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
+        "(the rest idles on the longest responses)\n",
+        100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
+  }
   std::cout << fmt::format("  tokens/s           {:.0f} generated, {:.0f} trained\n", r.generated_tokens_per_s,
                            r.trained_tokens_per_s);
   std::cout << fmt::format(
@@ -199,6 +210,14 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--sync", o->synchrony, "on-policy, off-policy (k-step, --staleness), fully-async (partial rollouts)")
       ->capture_default_str();
   cmd->add_option("--staleness", o->staleness, "k of k-step off-policy")->capture_default_str();
+  cmd->add_flag("--refill", o->refill,
+                "Off-policy: the engine refills finished slots with the next batch and takes new weights in flight "
+                "(NeMo-RL in_flight_weight_updates): generation is bound by the pool's token rate, not the longest "
+                "response");
+  cmd->add_option("--staleness-fraction", o->staleness_fraction,
+                  "Fully async: how far generation may run ahead of training, as a fraction of one window's samples "
+                  "(verl staleness_threshold; 0 drains every window to its longest response)")
+      ->capture_default_str();
   cmd->add_option("--oversample", o->oversample,
                   "Dynamic sampling: responses generated per response kept (DAPO ~1.5-3)")
       ->capture_default_str();
@@ -244,7 +263,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--plan", o->plan,
                 "Search placement, pool split, generation TP and training layout for the shortest step "
                 "(at the --sync given: on-policy compares colocated with sequential separate pools, "
-                "off-policy searches overlapped pool splits)");
+                "off-policy searches overlapped pool splits); `fmsim plan --rl` is the same search");
   cmd->add_option("--test-time", o->test_time,
                   "Instead of an RL step, the cost per query of test-time compute: single (long thinking: set "
                   "--response-lengths), best-of-n, self-consistency, verifier-search; --samples is n, --prompts the "

@@ -423,6 +423,14 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     if (job.placement == rl::Placement::Disaggregated && job.synchrony == rl::Synchrony::OnPolicy) {
       job.synchrony = rl::Synchrony::OffPolicy;
     }
+    // What the sync cell states of the schedule: verl's staleness_threshold ("staleness 0.5",
+    // "staleness_threshold=0.1"), NeMo-RL's in-flight weight updates (its async engine refills
+    // finished slots with the next batch's prompts).
+    static const std::regex staleness_re(R"(staleness(?:_threshold)?\s*[=:]?\s*([0-9.]+))");
+    if (std::smatch sm; std::regex_search(sync, sm, staleness_re)) {
+      if (const auto v = number(sm[1].str())) job.staleness_fraction = *v;
+    }
+    job.refill = sync.find("in_flight_weight_updates=true") != std::string::npos;
     job.train_layout = parse_train_layout(layout_text, job.stack);
     // "fp8 train / fp8 generation", "bf16 train / fp8 rollout": each side's precision as stated
     // (NeMo-RL's FP8 recipes: blockwise FP8 GEMMs in training, FP8 weights in vLLM).

@@ -42,6 +42,13 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   j.synchrony = config::word_flag(rl::kSynchronyWords, o.synchrony, "--sync");
   if (o.staleness < 1) throw core::InputError::flag("--staleness", "must be at least 1");
   j.staleness = o.staleness;
+  if (o.refill && j.synchrony != rl::Synchrony::OffPolicy) {
+    throw core::InputError::flag("--refill", "applies to --sync off-policy (fully-async streams already)");
+  }
+  j.refill = o.refill;
+  if (!(o.staleness_fraction >= 0.0 && o.staleness_fraction <= 16.0))
+    throw core::InputError::flag("--staleness-fraction", "must be in [0, 16] (a fraction of one window's samples)");
+  j.staleness_fraction = o.staleness_fraction;
   if (o.oversample < 1.0 || o.oversample > 16.0) throw core::InputError::flag("--oversample", "must be in [1, 16]");
   j.oversample = o.oversample;
   j.reward = config::word_flag(rl::kRewardKindWords, o.reward, "--reward");

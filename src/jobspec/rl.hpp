@@ -25,6 +25,8 @@ struct RlFlags {
   int generator_gpus = 0;
   std::string synchrony = "on-policy";
   int staleness = 1;
+  bool refill = false;              ///< off-policy: the engine refills finished slots (in-flight weight updates)
+  double staleness_fraction = 0.5;  ///< fully async: run-ahead as a fraction of a window (verl staleness_threshold)
   double oversample = 1.0;
   std::string reward = "rule";
   int gen_tp = 0;

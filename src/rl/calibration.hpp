@@ -50,6 +50,24 @@ struct RlCalibration {
   /// bytes moved = 4.5, 1.6, 3.1, 2.8 GB/s, median 3.0), on H100 (PCIe Gen5) and GB200 (C2C)
   /// alike: a pageable, CPU-bound copy, not the host link. Held out: v0.4 rows R084, R092.
   double offload_bandwidth = 2.7e9;
+  /// The same copies on a Grace host (GB200: the CPU joined to its GPUs by NVLink-C2C, its
+  /// LPDDR5X shared by 2 GPUs instead of 8 GPUs per x86 host). Fitted the same way as
+  /// offload_bandwidth, on the NeMo-RL v0.5 GB200 colocated rows (R074, R076, R078, R080, R082):
+  /// the residual after the other phases (with vllm_blackwell_iteration_factor) over the bytes
+  /// moved = 28, 4.7, 10.4, 4.7, 320 GB/s, median 10.4. In-sample for those rows.
+  double offload_bandwidth_grace = 10.4e9;
+
+  // ---- the rollout engine on Blackwell
+  /// vLLM's iteration time on Blackwell GPUs in RL rollouts over what the serving model predicts
+  /// from its Blackwell kernel efficiencies (data/calibration/serving.yaml, taken from
+  /// TensorRT-LLM and cuBLAS figures: no vLLM-on-Blackwell measurement is in the serving data).
+  /// NeMo-RL v0.5 on GB200 with separate generator pools (R077, R079, R081, R083) needs
+  /// generation 2.2-2.7x (median 2.4) the predicted for its steps, where training cannot make up
+  /// the difference (R079's update is 47 s of a 268 s step, R077's 7 s of 64.5 s); the colocated
+  /// GB200 rows bound it from above: beyond 2.0 the dense ones (R074, R082) leave no time for
+  /// their offload. 2.0, the largest value the colocated rows allow. No such factor on Hopper:
+  /// the H100 generation-bound rows (R067, R089, R064, R087) fit without one.
+  double vllm_blackwell_iteration_factor = 2.0;
 
   // ---- MoE training on a released router
   /// Per-expert routed-load coefficient of variation of a released MoE model's router on new

@@ -113,6 +113,15 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   req.samples_per_prompt = job.samples;
   req.prompt_len = job.prompt_len;
   req.lengths = sample_lengths(job.lengths, r.responses, job.seed);
+  // The staleness bound caps the sequences a streaming pool holds: a window and its run-ahead
+  // (fully async), k batches (k-step off-policy with refilled slots).
+  const bool refill = job.synchrony == Synchrony::OffPolicy && job.refill;
+  if (job.synchrony == Synchrony::FullyAsync) {
+    req.max_in_flight = static_cast<std::int64_t>(
+        std::ceil(static_cast<double>(r.responses) * (1.0 + std::max(0.0, job.staleness_fraction))));
+  } else if (refill) {
+    req.max_in_flight = r.responses * std::max(1, job.staleness);
+  }
   RlCalibration gen_cal = cal;
   if (!colocated) gen_cal.gpu_memory_utilization = cal.gpu_memory_utilization_disaggregated;
   if (job.generator_memory_utilization > 0.0) gen_cal.gpu_memory_utilization = job.generator_memory_utilization;
@@ -199,12 +208,15 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   r.sync = estimate_weight_sync(ws, cal, comm);
 
   // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
+  // (host copies at the x86 hosts' rate, or a Grace host's).
+  const double offload_bandwidth =
+      job.cluster.system.cpu_vendor == hardware::CpuVendor::Arm ? cal.offload_bandwidth_grace : cal.offload_bandwidth;
   double switch_time = 0.0;
   const double engine_share = gen_cal.gpu_memory_utilization * job.cluster.gpu.hbm_usable.value();
   const bool fits_together = r.train.memory.total().value() + engine_share <= job.cluster.gpu.hbm_usable.value();
   if (colocated && !(job.offload == ColocatedOffload::WhenNeeded && fits_together)) {
     const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
-    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / cal.offload_bandwidth;
+    switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / offload_bandwidth;
   }
 
   // ---- k-step off-policy: a run of batches of independently drawn response lengths (seeds
@@ -224,7 +236,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     // Scales are relative to the stratified batch the rollout simulated (the expected batch).
     const double gen0 = std::max(1.0, tokens_of(req.lengths)), long0 = std::max(1.0, longest_of(req.lengths));
     const double prompt_tokens = static_cast<double>(r.responses * job.prompt_len);
-    const double busy = std::clamp(r.rollout.busy_fraction, 0.0, 1.0);
+    // Refilled slots never drain: a batch's generation scales with its tokens alone.
+    const double busy = refill ? 1.0 : std::clamp(r.rollout.busy_fraction, 0.0, 1.0);
     gen_scale.clear();
     train_scale.clear();
     for (int b = 0; b < pipeline_batches(); ++b) {
@@ -240,9 +253,28 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   const double gen_mean = mean(gen_scale), train_mean = mean(train_scale);
 
   // ---- phases
-  const double rollout_time = r.rollout.makespan.value() * gen_mean;
-  const double stream_time = r.generated_tokens / std::max(1.0, r.rollout.full_rate_tokens_per_s);
-  const double gen_phase = (job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time) + reward;
+  // Streaming: the pool's slots are refilled as responses finish, at most max_in_flight at once.
+  const double stream_rate =
+      r.rollout.stream_tokens_per_s > 0.0 ? r.rollout.stream_tokens_per_s : r.rollout.full_rate_tokens_per_s;
+  const double stream_time = r.generated_tokens / std::max(1.0, stream_rate);
+  // Drained to the longest response (on-policy, off-policy without refill), or streamed.
+  const double gen_base = refill ? stream_time : r.rollout.makespan.value();
+  const double rollout_time = gen_base * gen_mean;
+  // Fully async: the run-ahead (staleness_fraction x the window's samples) refills the slots that
+  // drain in a window's tail with the next window's prompts; what it cannot refill leaves that
+  // share of the tail (makespan - stream) exposed. All of it at staleness 0 (the generators stop
+  // at the window's quota), none once the run-ahead covers the sequences in flight.
+  double tail_exposed = 0.0;
+  double async_gen = stream_time;
+  if (job.synchrony == Synchrony::FullyAsync) {
+    const double window = static_cast<double>(r.responses);
+    const double in_flight = std::min(window, static_cast<double>(r.rollout.concurrency) * r.generator_replicas);
+    const double hidden =
+        std::clamp(std::max(0.0, job.staleness_fraction) * window / std::max(1.0, in_flight), 0.0, 1.0);
+    tail_exposed = 1.0 - hidden;
+    async_gen = stream_time + tail_exposed * std::max(0.0, r.rollout.makespan.value() - stream_time);
+  }
+  const double gen_phase = (job.synchrony == Synchrony::FullyAsync ? async_gen : rollout_time) + reward;
   const double old_lp = job.rollout_logprobs ? 0.0 : forward * train_mean;
   const double ref = reference || ppo ? scaled(std::nullopt) * train_mean : 0.0;
   const double critic_fwd = ppo ? scaled(job.critic) * train_mean : 0.0;
@@ -261,10 +293,10 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     if (job.trainer_offload == TrainerOffload::ParamsGradsOptimizer) update_bytes += m.gradients.value();
     const double forwards = (old_lp > 0.0 ? 1.0 : 0.0) + (ref > 0.0 ? 1.0 : 0.0) + (critic_fwd > 0.0 ? 1.0 : 0.0);
     const double updates = 1.0 + (critic_update > 0.0 ? 1.0 : 0.0);
-    trainer_offload = 2.0 * (updates * update_bytes + forwards * m.weights.value()) / cal.offload_bandwidth;
+    trainer_offload = 2.0 * (updates * update_bytes + forwards * m.weights.value()) / offload_bandwidth;
     // The trainer's states are already in host memory when the engine wakes: the colocated switch
     // moves only the engine's weights (vLLM sleep and wake-up).
-    if (colocated) switch_time = 2.0 * r.rollout.weights_per_gpu.value() / cal.offload_bandwidth;
+    if (colocated) switch_time = 2.0 * r.rollout.weights_per_gpu.value() / offload_bandwidth;
   }
   const double train_phase = old_lp + ref + critic_fwd + update + critic_update + trainer_offload;
   const double overhead = cal.step_overhead.value();
@@ -275,7 +307,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     // Batches of uneven length stall the pipeline beyond the mean batch's max(generation, training).
     std::vector<double> gens, trains;
     for (std::size_t b = 0; b < gen_scale.size(); ++b) {
-      gens.push_back(r.rollout.makespan.value() * gen_scale[b] + reward);
+      gens.push_back(gen_base * gen_scale[b] + reward);
       trains.push_back(train_phase / train_mean * train_scale[b]);
     }
     const double pipe = pipelined_step(job.staleness, gens, trains, r.sync.total.value()).value();
@@ -283,8 +315,14 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     step = std::max(gen_phase, train_phase) + r.sync.total.value() + stall + overhead;
     r.trainer_wait = core::Seconds(std::max(0.0, gen_phase - train_phase) + stall);
   } else if (overlapped) {
-    step = std::max(gen_phase, train_phase) + r.sync.total.value() + overhead;
-    r.trainer_wait = core::Seconds(std::max(0.0, gen_phase - train_phase));
+    // Fully async: the trainer takes each mini-batch as its samples arrive. The last one of a
+    // window waits for the window's last sample where the tail is exposed (no run-ahead to
+    // train on meanwhile); the trainer's wait (verl's async "gen") is what it idles per window.
+    const double last_mini = tail_exposed * train_phase / static_cast<double>(std::max<std::int64_t>(1, minis));
+    const double window = std::max(gen_phase + last_mini, train_phase);
+    stall = window - std::max(gen_phase, train_phase);
+    step = window + r.sync.total.value() + overhead;
+    r.trainer_wait = core::Seconds(window - train_phase);
   } else {
     step = gen_phase + train_phase + r.sync.total.value() + switch_time + overhead;
     r.trainer_wait = core::Seconds(gen_phase);
@@ -303,9 +341,9 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // the other is hidden behind it.
   const bool gen_critical = !overlapped || gen_phase >= train_phase;
   const bool train_critical = !overlapped || gen_phase < train_phase;
-  const double gen_time = job.synchrony == Synchrony::FullyAsync ? stream_time : rollout_time;
+  const double gen_time = job.synchrony == Synchrony::FullyAsync ? async_gen : rollout_time;
   add(Phase::Rollout, gen_time, gen_critical ? gen_time : 0.0, r.generator_gpus,
-      job.synchrony == Synchrony::FullyAsync ? 1.0 : r.rollout.busy_fraction, mem_gen);
+      job.synchrony == Synchrony::FullyAsync || refill ? 1.0 : r.rollout.busy_fraction, mem_gen);
   add(Phase::Reward, reward, gen_critical ? reward : 0.0, job.reward == RewardKind::Rule ? 0 : r.trainer_gpus, 1.0,
       mem_train);
   auto add_train = [&](Phase phase, double t) {
@@ -383,6 +421,7 @@ class MemoEngine final : public RolloutEngine {
     // The lengths are part of the key: an off-policy step simulates several batches.
     std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the response lengths
     for (const auto l : req.lengths) h = (h ^ static_cast<std::uint64_t>(l)) * 1099511628211ULL;
+    h = (h ^ static_cast<std::uint64_t>(req.max_in_flight)) * 1099511628211ULL;
     const auto key = std::make_tuple(gen.tp, gen.replicas, h);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     return memo_.emplace(key, inner_.generate(gen, req, cal)).first->second;

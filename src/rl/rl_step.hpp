@@ -105,7 +105,17 @@ struct RlJob {
   /// to 256+256). A default of the job, not a calibration: `fmsim rl --plan` searches 1/4..3/4.
   int generator_gpus = 0;
   Synchrony synchrony = Synchrony::OnPolicy;
-  int staleness = 1;        ///< k of k-step off-policy
+  int staleness = 1;  ///< k of k-step off-policy
+  /// Off-policy: the engine refills the slots of finished responses with the next batch's prompts
+  /// and takes new weights in flight (NeMo-RL async GRPO with in_flight_weight_updates, an async
+  /// vLLM engine), so no batch drains to its longest response: generation is bound by the pool's
+  /// token rate with at most k batches in flight. Without it every batch is played to its longest
+  /// response (verl one-step-off).
+  bool refill = false;
+  /// Fully async: how far the generators may run ahead of the trainer, as a fraction of the
+  /// samples of one parameter-sync window (verl fully_async staleness_threshold; 0 = the
+  /// generators stop at each window's quota and drain to its longest response).
+  double staleness_fraction = 0.5;
   double oversample = 1.0;  ///< dynamic sampling: responses generated per response kept
   RewardKind reward = RewardKind::Rule;
   ColocatedOffload offload = ColocatedOffload::Always;

@@ -77,12 +77,22 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   // Streaming rates of the whole pool: decode with every slot busy (each sequence halfway), and
   // prefill at the engine's token budget.
   {
-    serving::BatchWork w;
-    w.decode_seqs = r.concurrency;
-    w.decode_ctx_full = r.concurrency * (static_cast<double>(req.prompt_len) + mean_len / 2.0);
-    w.decode_ctx_window = w.decode_ctx_full;
-    w.sampled = r.concurrency;
-    r.full_rate_tokens_per_s = replicas * r.concurrency / model.iteration(w).total().value();
+    const auto decode_rate = [&](int seqs) {
+      serving::BatchWork w;
+      w.decode_seqs = seqs;
+      w.decode_ctx_full = seqs * (static_cast<double>(req.prompt_len) + mean_len / 2.0);
+      w.decode_ctx_window = w.decode_ctx_full;
+      w.sampled = seqs;
+      return replicas * seqs / model.iteration(w).total().value();
+    };
+    r.full_rate_tokens_per_s = decode_rate(r.concurrency);
+    // Within the staleness bound the replicas share the sequences in flight.
+    int stream_seqs = r.concurrency;
+    if (req.max_in_flight > 0) {
+      const auto per_replica = (req.max_in_flight + replicas - 1) / replicas;
+      stream_seqs = static_cast<int>(std::clamp<std::int64_t>(per_replica, 1, r.concurrency));
+    }
+    r.stream_tokens_per_s = stream_seqs == r.concurrency ? r.full_rate_tokens_per_s : decode_rate(stream_seqs);
     serving::BatchWork p;
     p.prefill_tokens = d.engine.max_num_batched_tokens;
     p.prefill_seqs =
@@ -143,6 +153,21 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   r.busy_fraction = std::min(1.0, r.busy_fraction);
   r.peak_kv_per_gpu = core::Bytes(kv_peak * std::max(0.0, mem.kv_cache.value()));
   r.feasible = true;
+  // vLLM on Blackwell runs its iterations slower than the serving model's Blackwell kernels
+  // (RlCalibration::vllm_blackwell_iteration_factor): every duration of the rollout stretches.
+  const auto arch = gen.cluster.gpu.architecture;
+  if (engine_ == "vllm" &&
+      (arch == hardware::Architecture::Blackwell || arch == hardware::Architecture::BlackwellUltra)) {
+    const double f = std::max(1e-6, cal.vllm_blackwell_iteration_factor);
+    r.makespan = r.makespan * f;
+    r.full_rate_tokens_per_s /= f;
+    r.stream_tokens_per_s /= f;
+    r.prefill_tokens_per_s /= f;
+    for (auto& sg : r.segments) {
+      sg.start_s *= f;
+      sg.end_s *= f;
+    }
+  }
   return r;
 }
 

@@ -32,6 +32,10 @@ struct RolloutRequest {
   int samples_per_prompt = 1;
   std::int64_t prompt_len = 256;
   std::vector<std::int64_t> lengths;  ///< response lengths, prompt-major (prompt i's samples together)
+  /// Sequences the whole pool may hold at once when it streams (slots refilled as responses
+  /// finish, RolloutResult::stream_tokens_per_s): the staleness bound of asynchronous training
+  /// (k batches ahead, or a window plus its run-ahead). 0 = every slot.
+  std::int64_t max_in_flight = 0;
 };
 
 /// A stretch of constant batch size on one replica.
@@ -47,10 +51,13 @@ struct RolloutResult {
   double generated_tokens = 0.0;  ///< whole pool
   double prefill_tokens = 0.0;    ///< whole pool (prompts, once per prompt: samples share its KV)
   double busy_fraction = 0.0;     ///< time-averaged running sequences / concurrency, that replica over the makespan
-  double full_rate_tokens_per_s = 0.0;  ///< whole pool, decode with every slot busy (the streaming rate)
-  double prefill_tokens_per_s = 0.0;    ///< whole pool, prefill at the engine's token budget per iteration
-  int concurrency = 0;                  ///< sequences one replica runs at once (KV and max_num_seqs bound)
-  int pipeline_stages = 1;              ///< TP beyond an NVLink domain runs as TP = domain x PP stages
+  double full_rate_tokens_per_s = 0.0;  ///< whole pool, decode with every slot busy
+  /// Whole pool, decode with the slots refilled as responses finish but at most
+  /// RolloutRequest::max_in_flight sequences at once (= full_rate_tokens_per_s without a bound).
+  double stream_tokens_per_s = 0.0;
+  double prefill_tokens_per_s = 0.0;  ///< whole pool, prefill at the engine's token budget per iteration
+  int concurrency = 0;                ///< sequences one replica runs at once (KV and max_num_seqs bound)
+  int pipeline_stages = 1;            ///< TP beyond an NVLink domain runs as TP = domain x PP stages
   core::Bytes weights_per_gpu{};
   core::Bytes peak_kv_per_gpu{};
   std::vector<BatchSegment> segments;  ///< the replica holding the longest response

@@ -169,6 +169,38 @@ TEST(RlCli, PlanRanksByStepTime) {
   }
 }
 
+// `fmsim plan --rl ...` is `fmsim rl --plan ...` (issue 15 names both): the same search, the same
+// candidates, and `fmsim plan --help` names the switch.
+TEST(RlCli, PlanRlIsTheRlPlacementSearch) {
+  std::vector<std::string> plan_rl{"plan", "--rl"};
+  plan_rl.insert(plan_rl.end(), kJob.begin() + 1, kJob.end());
+  const auto a = run_fmsim(with(plan_rl, {"--sync", "off-policy", "--json"}));
+  const auto b = run_fmsim(with(kJob, {"--plan", "--sync", "off-policy", "--json"}));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ja.erase("search_ms");  // the wall time of each search
+  jb.erase("search_ms");
+  EXPECT_EQ(ja, jb);
+  EXPECT_GE(ja["candidates"].size(), 1u);
+  const auto help = run_fmsim({"plan", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--rl"));
+  const auto rl_help = run_fmsim({"plan", "--rl", "--help"});
+  EXPECT_EQ(rl_help.exit_code, 0);
+  EXPECT_THAT(rl_help.out, HasSubstr("--staleness-fraction"));
+  // Out-of-range schedule options name their flag, exit status 2.
+  for (const auto& bad_flag : std::vector<std::vector<std::string>>{{"--staleness-fraction", "-1"}, {"--refill"}}) {
+    const auto bad = run_fmsim(with(kJob, bad_flag));
+    EXPECT_EQ(bad.exit_code, 2) << bad_flag[0];
+    EXPECT_THAT(bad.err, HasSubstr(bad_flag[0]));
+  }
+  // An option of the training planner is not one of fmsim rl's: a clear error, exit status 2.
+  const auto bad = run_fmsim({"plan", "--rl", "--gbs", "512"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--gbs"));
+}
+
 // Test-time compute: self-consistency with n samples generates n x the tokens of one answer
 // (same length law); best-of-n adds a verifier pass over the same samples, so it costs more.
 TEST(RlCli, TestTimeComputeScalesWithSamples) {

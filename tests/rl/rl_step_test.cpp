@@ -196,6 +196,54 @@ TEST(RlStep, DynamicSamplingGeneratesMoreTrainsTheSame) {
   EXPECT_NEAR(over.generated_tokens, 2.0 * plain.generated_tokens, 0.01 * plain.generated_tokens);
 }
 
+// k-step off-policy with refilled slots (NeMo-RL in-flight weight updates): no batch drains to its
+// longest response, so a batch takes its tokens at the pool's streaming rate. The stand-in engine
+// streams at tokens / (0.5 x makespan): the refilled rollout is half the drained one (the drawn
+// batches' tokens and longest responses scale the two alike, within a few percent).
+TEST(RlStep, RefilledSlotsMakeOffPolicyGenerationThroughputBound) {
+  auto j = base_job();
+  j.placement = Placement::Disaggregated;
+  j.synchrony = Synchrony::OffPolicy;
+  const auto drained = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  j.refill = true;
+  const auto refilled = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+  ASSERT_TRUE(drained.feasible && refilled.feasible);
+  EXPECT_NEAR(phase(refilled, "rollout") / phase(drained, "rollout"), 0.5, 0.05);
+  EXPECT_NEAR(refilled.step_time.value(), exposed_sum(refilled), 1e-9);
+}
+
+// Fully async: the run-ahead (staleness_fraction x the window) refills the slots a window's tail
+// drains. The stand-in pool holds 4 replicas x 64 = 256 sequences and a window is 512 responses:
+// at staleness 0 the whole tail is exposed (generation = the makespan, 4.096 s), from 0.5 on
+// (256 run-ahead samples fill every slot) none of it (generation = the streaming time, half of
+// it), and 0.25 hides half of the tail. Exposed at staleness 0, the trainer's last mini-batch
+// also waits for the window's last sample: step = max(gen + train / mini-batches, train) + sync +
+// overhead, and the trainer's wait is what that adds to its training.
+TEST(RlStep, FullyAsyncStalenessHidesTheTail) {
+  auto j = base_job();
+  j.placement = Placement::Disaggregated;
+  j.synchrony = Synchrony::FullyAsync;
+  j.mini_batches = 4;
+  auto gen_at = [&](double s) {
+    j.staleness_fraction = s;
+    const auto r = estimate_rl_step(j, testing::test_calibration(), RlCalibration{}, TailEngine{});
+    EXPECT_TRUE(r.feasible) << r.reason;
+    EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
+    return r;
+  };
+  const auto none = gen_at(0.0), half = gen_at(0.25), full = gen_at(0.5), more = gen_at(2.0);
+  EXPECT_NEAR(phase(none, "rollout"), 4.096, 1e-9);
+  EXPECT_NEAR(phase(full, "rollout"), 0.5 * 4.096, 1e-9);
+  EXPECT_NEAR(phase(more, "rollout"), 0.5 * 4.096, 1e-9);
+  EXPECT_NEAR(phase(half, "rollout"), 0.75 * 4.096, 1e-9);
+  const double train = phase(none, "old_log_prob") + phase(none, "reference") + phase(none, "policy_update");
+  const double gen = phase(none, "rollout") + phase(none, "reward");
+  const double window = std::max(gen + train / 4.0, train);
+  EXPECT_NEAR(none.step_time.value(), window + phase(none, "weight_sync") + phase(none, "overhead"), 1e-9);
+  EXPECT_NEAR(none.trainer_wait.value(), window - train, 1e-9);
+  EXPECT_LE(full.step_time.value(), none.step_time.value());
+}
+
 // Time-sharing GPUs cannot run generation and training at once: asking for it is an error.
 TEST(RlStep, ColocatedOffPolicyIsRefused) {
   auto j = base_job();

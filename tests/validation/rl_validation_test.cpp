@@ -21,8 +21,21 @@ TEST(RlValidation, StepAndWeightSyncErrors) {
   // 49 of 65 steps, 22 of 35 syncs).
   EXPECT_GE(j["step_and_sync_coverage_pct"].get<double>(), 70.0);
   EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
-  // Step median 16.2% (the target 15%: not met; docs/models/rl.md says where the error is).
-  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 16.5);
+  // The target: step median at most 15% (12.9% since vLLM's iteration time on Blackwell
+  // and Grace-host offload have their own calibration values; docs/models/rl.md).
+  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 13.5);
+  // Held out from the Blackwell factor (fitted on R077, R079, R081, R083 and bounded by the
+  // colocated GB200 rows): the GB200 Llama 8B split (R075), train-bound, stays within 15%.
+  // Fully async at staleness 0 (R007, verl): the tail is exposed and the trainer waits.
+  for (const auto& c : j["checks"]) {
+    const auto id = c["row_id"].get<std::string>();
+    if (id == "R075" && c["type"] == "step") {
+      EXPECT_LE(std::abs(c["error_pct"].get<double>()), 15.0) << id;
+    }
+    if (id == "R007" && c["what"] == "trainer wait") {
+      EXPECT_GT(c["predicted"].get<double>(), 0.0) << id;
+    }
+  }
   // The target: weight-sync median at most 25% (24.0% since on-the-fly FP8 quantisation
   // on receive is modelled; R096 vs R095 set requant_per_tensor, so R096 is in-sample).
   EXPECT_LE(j["by_type"]["weight_sync"]["median_abs_error_pct"].get<double>(), 25.0);
