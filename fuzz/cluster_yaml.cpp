@@ -1,7 +1,8 @@
 // Fuzz target: a cluster YAML file (kind: Cluster; --cluster FILE): parsed, resolved against the
 // shipped catalog and built into a topology, the path every command takes with --cluster FILE.
-// The parser alone, not a command, so that one execution costs microseconds.
-#include <string>
+// The parser alone, not a command, on the text in memory (config::parse_cluster_text), so that
+// one execution costs microseconds.
+#include <string_view>
 
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
@@ -10,9 +11,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto catalog = fmsim::config::load_catalog();
-  const std::string path = fmsim::fuzz::input_file("cluster.yaml", data, size);
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
   fmsim::fuzz::parse_or_finding("parse_cluster", [&] {
-    const auto cluster = fmsim::config::parse_cluster(catalog, path);
+    const auto cluster = fmsim::config::parse_cluster_text(catalog, text, "cluster.yaml");
     (void)fmsim::topology::build_topology(cluster);
   });
   return 0;

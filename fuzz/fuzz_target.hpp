@@ -1,5 +1,5 @@
-// What every fuzz target shares: a private scratch folder for inputs that parsers read from a
-// file, and the rule for what counts as a finding.
+// What every fuzz target shares: a private scratch folder (the CLI target's working folder, where
+// output flags write), and the rule for what counts as a finding.
 //
 // A target feeds one input to one parser. Bad input must end as core::InputError (or, through
 // the CLI, exit status 2): that is the parser doing its job. Anything else (an internal error,
@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,14 +36,6 @@ inline const std::string& scratch_dir() {
     return pattern;
   }();
   return dir;
-}
-
-/// Writes the input to scratch_dir()/name and returns the path.
-inline std::string input_file(const std::string& name, const std::uint8_t* data, std::size_t size) {
-  const std::string path = scratch_dir() + "/" + name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  return path;
 }
 
 /// Reports a finding (the message, then abort so the fuzzer keeps the input).

@@ -10,13 +10,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <type_traits>
 
+#include "config/cluster_loader.hpp"
 #include "config/yaml_reader.hpp"
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
@@ -97,6 +98,7 @@ struct RawEntry {
   std::string name;
   YamlNode origin;  // the mapping that introduced the entry, for "missing field" errors
   std::map<std::string, FieldRef> fields;
+  bool user = false;  // written (or merged into) by a user file: its shipped spec cannot be reused
 
   [[nodiscard]] std::vector<std::string> aliases() const {
     const auto it = fields.find("aliases");
@@ -105,25 +107,33 @@ struct RawEntry {
   }
 };
 
+// A section's entries. Copies share them: a load with user files starts from a copy of the
+// shipped section and clones an entry only when a user file merges into it (writable()).
 struct RawSection {
   const Section* section;
-  std::deque<RawEntry> entries;
+  std::vector<std::shared_ptr<RawEntry>> entries;
 
-  RawEntry* find(std::string_view name) {
+  /// The index of the entry named `name` (or with that alias), case-insensitive.
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const {
     const std::string wanted = core::to_lower(name);
-    for (auto& e : entries) {
-      if (core::to_lower(e.name) == wanted) return &e;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (core::to_lower(entries[i]->name) == wanted) return i;
     }
-    for (auto& e : entries) {
-      for (const auto& alias : e.aliases()) {
-        if (core::to_lower(alias) == wanted) return &e;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      for (const auto& alias : entries[i]->aliases()) {
+        if (core::to_lower(alias) == wanted) return i;
       }
     }
-    return nullptr;
+    return std::nullopt;
+  }
+  /// Entry `i`, cloned first if a shipped entry shared with the cached shipped section.
+  RawEntry& writable(std::size_t i, bool shipped) {
+    if (!shipped && !entries[i]->user) entries[i] = std::make_shared<RawEntry>(*entries[i]);
+    return *entries[i];
   }
   [[nodiscard]] std::vector<std::string> names() const {
     std::vector<std::string> out;
-    for (const auto& e : entries) out.push_back(e.name);
+    for (const auto& e : entries) out.push_back(e->name);
     return out;
   }
 };
@@ -154,34 +164,38 @@ void apply_entry(const YamlNode& item, RawSection& raw, bool shipped, std::set<s
   const YamlNode name_node = item["name"];
   const std::string name = name_node.as_string();
   check_name(name_node, name);
-  RawEntry* entry = raw.find(name);
-  if (!defined_here.insert(core::to_lower(entry ? entry->name : name)).second) {
+  const auto found = raw.find(name);
+  if (!defined_here.insert(core::to_lower(found ? raw.entries[*found]->name : name)).second) {
     name_node.fail(fmt::format("{} '{}' is defined twice in this file", section.noun, name));
   }
+  RawEntry* entry = nullptr;
   if (const auto base = item.find("base")) {
     const std::string base_name = base->as_string();
-    if (entry) {
+    if (found) {
       base->fail(
           fmt::format("'base' is for new entries; {} '{}' already exists, so the fields given here "
                       "are merged into it",
-                      section.noun, entry->name));
+                      section.noun, raw.entries[*found]->name));
     }
-    const RawEntry* base_entry = raw.find(base_name);
-    if (!base_entry) base->fail(core::unknown_name_message(section.noun, base_name, raw.names()));
-    RawEntry copy{name, item, {}};
-    for (const auto& [key, field] : base_entry->fields) {
-      if (!kIdentityFields.contains(key)) copy.fields.emplace(key, field);
+    const auto base_index = raw.find(base_name);
+    if (!base_index) base->fail(core::unknown_name_message(section.noun, base_name, raw.names()));
+    auto copy = std::make_shared<RawEntry>(RawEntry{name, item, {}});
+    for (const auto& [key, field] : raw.entries[*base_index]->fields) {
+      if (!kIdentityFields.contains(key)) copy->fields.emplace(key, field);
     }
     raw.entries.push_back(std::move(copy));
-    entry = &raw.entries.back();
-  } else if (!entry) {
-    raw.entries.push_back(RawEntry{name, item, {}});
-    entry = &raw.entries.back();
+    entry = raw.entries.back().get();
+  } else if (found) {
+    entry = &raw.writable(*found, shipped);
+  } else {
+    raw.entries.push_back(std::make_shared<RawEntry>(RawEntry{name, item, {}}));
+    entry = raw.entries.back().get();
   }
   for (const auto& [key, value] : item.entries()) {
     if (key == "base" || key == "name") continue;
     entry->fields.insert_or_assign(key, FieldRef{value, shipped});
   }
+  if (!shipped) entry->user = true;
 }
 
 void apply_document(const YamlDocument& doc, bool shipped, RawCatalog& raw) {
@@ -436,6 +450,11 @@ SystemSpec build_system(const RawEntry& entry, const Catalog& catalog) {
   r.set_required("gpus_per_node", s.gpus_per_node, integer(Bound::Positive));
   s.nodes = 1;
   r.set("nodes", s.nodes, integer(Bound::Positive));
+  if (static_cast<long long>(s.gpus_per_node) * s.nodes > kMaxClusterGpus) {
+    r.node(r.has("nodes") ? "nodes" : "gpus_per_node")
+        .fail(fmt::format("{} nodes x {} GPUs is more than the {} (2^22) GPUs a cluster may hold", s.nodes,
+                          s.gpus_per_node, kMaxClusterGpus));
+  }
   s.nvlink_domain_gpus = s.gpus_per_node;
   if (r.set("nvlink_domain_gpus", s.nvlink_domain_gpus, integer(Bound::Positive))) {
     if (s.nvlink_domain_gpus > s.gpus() || s.gpus() % s.nvlink_domain_gpus != 0) {
@@ -507,7 +526,7 @@ void check_unique_names(const std::vector<Spec>& specs, const RawSection& raw) {
     for (const auto& n : names) {
       const auto [it, inserted] = owner.emplace(core::to_lower(n), spec.name);
       if (inserted || it->second == spec.name) continue;
-      const RawEntry& entry = raw.entries[i];
+      const RawEntry& entry = *raw.entries[i];
       const auto field = entry.fields.find("aliases");
       const YamlNode& where = field != entry.fields.end() ? field->second.node : entry.origin;
       where.fail(fmt::format("'{}' already names {} '{}'; names and aliases must be unique", n, raw.section->noun,
@@ -516,50 +535,114 @@ void check_unique_names(const std::vector<Spec>& specs, const RawSection& raw) {
   }
 }
 
-Catalog build(const RawCatalog& raw) {
-  Catalog catalog;
+// The shipped entries' specs, built once per process, in the order of their raw entries.
+struct ShippedSpecs {
   std::vector<FabricSpec> fabrics;
-  for (const auto& e : raw.fabrics.entries) fabrics.push_back(build_fabric(e));
-  check_unique_names(fabrics, raw.fabrics);
+  std::vector<GpuSpec> gpus;
+  std::vector<StorageSpec> storage;
+  std::vector<SystemSpec> systems;
+};
+
+// A shipped system's spec still holds when its gpu and fabric fields name the same entries in
+// this catalog (a user file may have replaced the aliases they were written with).
+bool still_resolves(const SystemSpec& s, const RawEntry& entry, const Catalog& catalog) {
+  const auto gpu = entry.fields.find("gpu");
+  const GpuSpec* g = gpu == entry.fields.end() ? nullptr : catalog.find_gpu(gpu->second.node.as_string());
+  if (g == nullptr || g->name != s.gpu) return false;
+  const auto fabric = entry.fields.find("fabric");
+  if (fabric == entry.fields.end() || fabric->second.node.is_null()) return s.fabric.empty();
+  const FabricSpec* f = catalog.find_fabric(fabric->second.node.as_string());
+  return f != nullptr && f->name == s.fabric;
+}
+
+// Converts a section's entries into specs: a shipped entry no user file touched reuses its spec
+// from `built` (when given and `reuse` agrees), every other entry is converted from its fields.
+template <class Spec, class Build, class Reuse>
+std::vector<Spec> build_section(const RawSection& raw, const std::vector<Spec>* built, Build&& build_one,
+                                Reuse&& reuse) {
+  std::vector<Spec> specs;
+  specs.reserve(raw.entries.size());
+  for (std::size_t i = 0; i < raw.entries.size(); ++i) {
+    const RawEntry& e = *raw.entries[i];
+    if (built != nullptr && !e.user && i < built->size() && reuse((*built)[i], e)) {
+      specs.push_back((*built)[i]);
+    } else {
+      specs.push_back(build_one(e));
+    }
+  }
+  check_unique_names(specs, raw);
+  return specs;
+}
+
+// The catalog of `raw`; with `shipped`, untouched shipped entries are copied from it rather than
+// converted again (a load with --catalog files converts only what those files wrote).
+Catalog build(const RawCatalog& raw, const ShippedSpecs* shipped = nullptr, ShippedSpecs* record = nullptr) {
+  auto any = [](const auto&, const RawEntry&) { return true; };
+  Catalog catalog;
+  auto fabrics = build_section(raw.fabrics, shipped ? &shipped->fabrics : nullptr, build_fabric, any);
+  if (record) record->fabrics = fabrics;
   for (auto& f : fabrics) catalog.add(std::move(f));
 
-  std::vector<GpuSpec> gpus;
-  for (const auto& e : raw.gpus.entries) gpus.push_back(build_gpu(e));
-  check_unique_names(gpus, raw.gpus);
+  auto gpus = build_section(raw.gpus, shipped ? &shipped->gpus : nullptr, build_gpu, any);
+  if (record) record->gpus = gpus;
   for (auto& g : gpus) catalog.add(std::move(g));
 
-  std::vector<StorageSpec> storage;
-  for (const auto& e : raw.storage.entries) storage.push_back(build_storage(e));
-  check_unique_names(storage, raw.storage);
+  auto storage = build_section(raw.storage, shipped ? &shipped->storage : nullptr, build_storage, any);
+  if (record) record->storage = storage;
   for (auto& s : storage) catalog.add(std::move(s));
 
-  std::vector<SystemSpec> systems;
-  for (const auto& e : raw.systems.entries) systems.push_back(build_system(e, catalog));
-  check_unique_names(systems, raw.systems);
+  auto systems = build_section(
+      raw.systems, shipped ? &shipped->systems : nullptr, [&](const RawEntry& e) { return build_system(e, catalog); },
+      [&](const SystemSpec& s, const RawEntry& e) { return still_resolves(s, e, catalog); });
+  if (record) record->systems = systems;
   for (auto& s : systems) catalog.add(std::move(s));
   return catalog;
+}
+
+// The shipped files, parsed and merged once per process, and their specs.
+struct Shipped {
+  RawCatalog raw;
+  ShippedSpecs specs;
+  Catalog catalog;
+};
+
+const Shipped& shipped_catalog() {
+  static const Shipped shipped = [] {
+    Shipped s;
+    for (const auto& file : core::embedded_files()) {
+      if (!file.path.starts_with("hardware/") || !file.path.ends_with(".yaml")) continue;
+      apply_document(load_yaml_text(file.contents, "data/" + std::string(file.path)), true, s.raw);
+    }
+    s.catalog = build(s.raw, nullptr, &s.specs);
+    return s;
+  }();
+  return shipped;
+}
+
+// The shipped catalog with `count` user documents applied in order (`user_doc(i)` parses the i-th).
+template <class UserDoc>
+Catalog load_documents(std::size_t count, UserDoc&& user_doc) {
+  // yaml-cpp nodes shared between threads are not safe to read at once, so loads take turns
+  // (the shipped-only catalog is cached above this, in cli::Context).
+  static std::mutex turn;
+  const std::lock_guard lock(turn);
+  const Shipped& shipped = shipped_catalog();
+  if (count == 0) return shipped.catalog;
+  RawCatalog raw = shipped.raw;
+  for (std::size_t i = 0; i < count; ++i) apply_document(user_doc(i), false, raw);
+  return build(raw, &shipped.specs);
 }
 
 }  // namespace
 
 hardware::Catalog load_catalog(const std::vector<std::string>& user_files) {
-  // The shipped files are parsed once per process (most of a load's 15 ms is YAML parsing) and
-  // re-applied for each load. yaml-cpp nodes shared between threads are not safe to read at
-  // once, so loads take turns (the shipped-only catalog is cached above this, in cli::Context).
-  static std::mutex turn;
-  const std::lock_guard lock(turn);
-  static const std::vector<YamlDocument> shipped = [] {
-    std::vector<YamlDocument> docs;
-    for (const auto& file : core::embedded_files()) {
-      if (!file.path.starts_with("hardware/") || !file.path.ends_with(".yaml")) continue;
-      docs.push_back(load_yaml_text(file.contents, "data/" + std::string(file.path)));
-    }
-    return docs;
-  }();
-  RawCatalog raw;
-  for (const auto& doc : shipped) apply_document(doc, true, raw);
-  for (const auto& path : user_files) apply_document(load_yaml_file(path, "--catalog"), false, raw);
-  return build(raw);
+  // The shipped files are parsed and converted once per process (most of a load's 15 ms); a
+  // load with user files converts only the entries those files write or merge into.
+  return load_documents(user_files.size(), [&](std::size_t i) { return load_yaml_file(user_files[i], "--catalog"); });
+}
+
+hardware::Catalog load_catalog_text(std::string_view text, const std::string& file) {
+  return load_documents(1, [&](std::size_t) { return load_yaml_text(text, file); });
 }
 
 std::string_view to_string(hardware::Architecture architecture) {

@@ -21,6 +21,10 @@ namespace fmsim::config {
 /// examples: docs/models/catalog.md.
 hardware::Catalog load_catalog(const std::vector<std::string>& user_files = {});
 
+/// The shipped catalog with one user catalog given as YAML text (`file` names it in errors), as
+/// load_catalog({file}) reads it from disk.
+hardware::Catalog load_catalog_text(std::string_view text, const std::string& file);
+
 /// The YAML spellings of the catalog's enums ("hopper", "ultraserver", "efa", "fsx-lustre", "amd").
 std::string_view to_string(hardware::Architecture architecture);
 std::string_view to_string(hardware::SystemKind kind);

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <optional>
 
 #include "config/yaml_reader.hpp"
 #include "core/error.hpp"
@@ -38,6 +39,14 @@ ClusterSpec make_cluster(const Catalog& catalog, const SystemSpec& system, int c
   c.count = count;
   c.name = fmt::format("{}:{}", system.name, count);
   return c;
+}
+
+// Why `count` units of `system` are too many (more than kMaxClusterGpus GPUs), or nullopt.
+std::optional<std::string> too_many_units(const SystemSpec& system, long long count) {
+  const long long gpus = count * system.gpus();
+  if (count <= kMaxClusterGpus && gpus <= kMaxClusterGpus) return std::nullopt;
+  return fmt::format("{} units of {} ({} GPUs each) is {} GPUs, more than the {} (2^22) GPUs a cluster may hold", count,
+                     system.name, system.gpus(), gpus, kMaxClusterGpus);
 }
 
 const SystemSpec& find_system_or_flag_error(const Catalog& catalog, const std::string& name, const std::string& flag) {
@@ -81,8 +90,8 @@ StorageAttachment read_attachment(const Catalog& catalog, const YamlNode& item) 
   return a;
 }
 
-ClusterSpec load_cluster_file(const Catalog& catalog, const std::string& path, const std::string& flag) {
-  const YamlDocument doc = load_yaml_file(path, flag);
+// A `kind: Cluster` document; `default_name` names the cluster when the document does not.
+ClusterSpec load_cluster_document(const Catalog& catalog, const YamlDocument& doc, const std::string& default_name) {
   const YamlNode root = doc.node();
   if (!root.is_defined() || root.is_null()) root.fail("the cluster file is empty; expected kind: Cluster");
   root.expect_map("a cluster (kind: Cluster, system, count)");
@@ -99,18 +108,19 @@ ClusterSpec load_cluster_file(const Catalog& catalog, const std::string& path, c
   const auto count_node = root.find("count");
   const auto gpus_node = root.find("gpus");
   if (count_node && gpus_node) gpus_node->fail("give either count (units of the system) or gpus, not both");
-  int count = 1;
+  long long count = 1;
   if (count_node) {
     count = count_node->as_int(Bound::Positive);
   } else if (gpus_node) {
-    const int gpus = gpus_node->as_int(Bound::Positive);
+    const long long gpus = gpus_node->as_int(Bound::Positive);
     count = (gpus + system->gpus() - 1) / system->gpus();
   } else {
     root["count"].fail(fmt::format("missing required field: how many {} units (or gpus: N)", system->name));
   }
+  if (const auto why = too_many_units(*system, count)) (count_node ? *count_node : *gpus_node).fail(*why);
 
-  ClusterSpec cluster = make_cluster(catalog, *system, count);
-  cluster.name = root.has("name") ? root["name"].as_string() : std::filesystem::path(path).stem().string();
+  ClusterSpec cluster = make_cluster(catalog, *system, static_cast<int>(count));
+  cluster.name = root.has("name") ? root["name"].as_string() : default_name;
 
   if (const auto storage = root.find("storage")) {
     for (const YamlNode& item : storage->items()) cluster.storage.push_back(read_attachment(catalog, item));
@@ -145,7 +155,7 @@ hardware::ClusterSpec parse_cluster(const hardware::Catalog& catalog, const std:
     if (!std::filesystem::is_regular_file(text, ec)) {
       throw core::InputError::flag(flag, fmt::format("cluster file '{}' does not exist", text));
     }
-    return load_cluster_file(catalog, text, flag);
+    return load_cluster_document(catalog, load_yaml_file(text, flag), std::filesystem::path(text).stem().string());
   }
   const auto colon = text.rfind(':');
   const std::string name = text.substr(0, colon);
@@ -160,15 +170,23 @@ hardware::ClusterSpec parse_cluster(const hardware::Catalog& catalog, const std:
                             text, count_text));
     }
   }
-  return make_cluster(catalog, find_system_or_flag_error(catalog, name, flag), count);
+  const SystemSpec& system = find_system_or_flag_error(catalog, name, flag);
+  if (const auto why = too_many_units(system, count)) throw core::InputError::flag(flag, *why);
+  return make_cluster(catalog, system, count);
+}
+
+hardware::ClusterSpec parse_cluster_text(const hardware::Catalog& catalog, std::string_view text,
+                                         const std::string& file) {
+  return load_cluster_document(catalog, load_yaml_text(text, file), std::filesystem::path(file).stem().string());
 }
 
 hardware::ClusterSpec cluster_for_gpus(const hardware::Catalog& catalog, const std::string& system, int gpus,
                                        const std::string& flag) {
   const SystemSpec& spec = find_system_or_flag_error(catalog, system, flag);
   if (gpus <= 0) throw core::InputError::flag(flag, fmt::format("{} GPUs: the GPU count must be at least 1", gpus));
-  const int count = (gpus + spec.gpus() - 1) / spec.gpus();
-  return make_cluster(catalog, spec, count);
+  const long long count = (static_cast<long long>(gpus) + spec.gpus() - 1) / spec.gpus();
+  if (const auto why = too_many_units(spec, count)) throw core::InputError::flag(flag, *why);
+  return make_cluster(catalog, spec, static_cast<int>(count));
 }
 
 }  // namespace fmsim::config

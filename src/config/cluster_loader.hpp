@@ -2,11 +2,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "hardware/catalog.hpp"
 #include "hardware/specs.hpp"
 
 namespace fmsim::config {
+
+/// The most GPUs a cluster (or one unit of a catalog system) may hold: 2^22 (4,194,304), over
+/// ten times the largest cluster built, so that every GPU, node and link count fits an int.
+inline constexpr long long kMaxClusterGpus = 1LL << 22;
 
 /// Resolves `text` against the catalog. Accepted forms:
 ///   "p5.48xlarge:64"      64 instances
@@ -17,6 +22,11 @@ namespace fmsim::config {
 /// Throws core::InputError naming `flag` (or file:line: field) with the closest names on a typo.
 hardware::ClusterSpec parse_cluster(const hardware::Catalog& catalog, const std::string& text,
                                     const std::string& flag = "--cluster");
+
+/// A cluster file's YAML text (kind: Cluster) already in memory; `file` names it in errors and,
+/// without a `name:` field, names the cluster (its stem), as parse_cluster does for a path.
+hardware::ClusterSpec parse_cluster_text(const hardware::Catalog& catalog, std::string_view text,
+                                         const std::string& file);
 
 /// A cluster of `gpus` GPUs on `system`, rounded up to whole units of the system.
 hardware::ClusterSpec cluster_for_gpus(const hardware::Catalog& catalog, const std::string& system, int gpus,

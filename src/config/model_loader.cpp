@@ -2,11 +2,14 @@
 #include "config/model_loader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -204,10 +207,17 @@ class JsonFields {
     const json* v = find(keys, &key);
     if (used && v) *used = key;
     if (!v) return std::nullopt;
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      throw error(key, "expected an integer below 2^63 (9223372036854775808), got " + v->dump());
+    }
     if (v->is_number_integer()) return v->get<std::int64_t>();
     if (v->is_number_float()) {
+      // Only a whole number inside int64's range may be cast (a cast of 5.12e66 is undefined).
       const double d = v->get<double>();
-      if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
+      if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<std::int64_t>(d);
+      if (std::isfinite(d) && d == std::trunc(d)) {
+        throw error(key, "expected an integer below 2^63 (9223372036854775808), got " + v->dump());
+      }
     }
     throw error(key, "expected an integer, got " + v->dump());
   }
@@ -790,7 +800,14 @@ ModelSpec load_model(const std::string& name_or_path, const std::string& flag) {
   const std::string key = core::to_lower(name_or_path);
   const std::string path = std::string(kPresetDir) + key + std::string(kPresetExt);
   if (const auto text = core::embedded_file(path)) {
-    return parse_hf_config(std::string(*text), "data/" + path, key);
+    // Presets are embedded and never change: each is parsed once per process (a validation
+    // table or a sweep resolves the same few models thousands of times).
+    static std::mutex turn;
+    static std::map<std::string, ModelSpec, std::less<>> parsed;
+    const std::lock_guard lock(turn);
+    auto it = parsed.find(key);
+    if (it == parsed.end()) it = parsed.emplace(key, parse_hf_config(std::string(*text), "data/" + path, key)).first;
+    return it->second;
   }
   if (name_or_path.find('/') != std::string::npos || key.ends_with(".json")) {
     throw core::InputError::flag(flag, "no such file or directory: '" + name_or_path + "'");

@@ -267,7 +267,10 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     parallelism::Layout& l = job.layout;
     l.tp = integer("tp", 1);
     l.pp = integer("pp", 1);
-    l.vp = std::max(1, integer("vp", 1));
+    // "interleaved" without a count: torchtitan's multi-stage schedules (Interleaved1F1B) split
+    // each rank into 2 stages when no split is given (torchtitan generate_split_points:
+    // num_stages_per_rank = 2 for PipelineScheduleMulti).
+    l.vp = std::max(1, integer("vp", contains(get("vp"), "interleaved") ? 2 : 1));
     if (integer("pp", 1) <= 1) l.vp = 1;  // a recipe's vp with pp 1: Megatron runs no interleaving
     l.cp = integer("cp", 1);
     l.ep = integer("ep", 1);

@@ -204,8 +204,9 @@ double YamlNode::as_number(Bound bound) const {
 int YamlNode::as_int(Bound bound) const {
   const std::string text = as_string();
   const auto v = to_number(text);
-  if (!v || std::floor(*v) != *v || std::fabs(*v) > 2e9) {
-    fail(fmt::format("'{}' is not a whole number", text));
+  if (!v || std::floor(*v) != *v) fail(fmt::format("'{}' is not a whole number", text));
+  if (std::fabs(*v) > 2e9) {
+    fail(fmt::format("'{}' is out of range; allowed: a whole number from -2000000000 to 2000000000", text));
   }
   check_bound(*v, bound, text);
   return static_cast<int>(*v);

@@ -18,10 +18,10 @@
 
 namespace fmsim::jobspec {
 
+namespace {
+
 // A job file holds the same settings as the flags, as YAML (kind: TrainingJob).
-void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
-  if (o.job_file.empty()) return;
-  const auto doc = config::load_yaml_file(o.job_file, o.job_file_flag);
+void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, const FlagGiven& given) {
   const auto root = doc.node();
   root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
                    "recompute", "recompute_modules", "stack", "task", "lora"});
@@ -98,6 +98,17 @@ void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
     if (const auto n = b->find("global"); n && !flag_given("--gbs")) o.gbs = n->as_int(config::Bound::Positive);
     if (const auto n = b->find("micro"); n && !flag_given("--mbs")) o.mbs = n->as_int(config::Bound::Positive);
   }
+}
+
+}  // namespace
+
+void apply_job_file(TrainingJobFlags& o, const FlagGiven& given) {
+  if (o.job_file.empty()) return;
+  apply_job_document(o, config::load_yaml_file(o.job_file, o.job_file_flag), given);
+}
+
+void apply_job_text(TrainingJobFlags& f, std::string_view text, const std::string& file, const FlagGiven& given) {
+  apply_job_document(f, config::load_yaml_text(text, file), given);
 }
 
 training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardware::Catalog& catalog) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "hardware/catalog.hpp"
 #include "jobspec/flags.hpp"
@@ -57,6 +58,9 @@ struct TrainingSetup {
 /// Copies into `f` the values of its --job file whose flags were not `given` (no-op without
 /// --job). InputError naming file:line: field on a bad file.
 void apply_job_file(TrainingJobFlags& f, const FlagGiven& given);
+
+/// apply_job_file for a job file's YAML text already in memory; `file` names it in errors.
+void apply_job_text(TrainingJobFlags& f, std::string_view text, const std::string& file, const FlagGiven& given);
 
 /// The job the flags describe, its layout validated (dp derived from the GPUs). InputError naming
 /// the flag, or "layout" with the reason, on bad or inconsistent values.

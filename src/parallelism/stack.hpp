@@ -44,6 +44,11 @@ struct StackConventions {
   /// recipes recompute nothing; torchtitan's configs default to activation_checkpoint.mode
   /// "selective"; llm-foundry's FSDP configs set activation_checkpointing: true (full).
   Recompute published_recompute = Recompute::None;
+  /// Under pipeline parallelism FSDP keeps each stage's gathered weights from the first
+  /// micro-batch's forward to the step's end and reduce-scatters the accumulated gradients once,
+  /// instead of gathering again for every micro-batch (torchtitan: reshard_after_forward = not
+  /// pp_enabled, torchtitan/models/llama3/infra/parallelize.py apply_fsdp, "default" policy).
+  bool fsdp_gather_once_with_pp = false;
 };
 
 /// A stack of none of the known kinds (a calibration's own): no overlap, no full sharding.
@@ -60,7 +65,8 @@ constexpr StackConventions stack_conventions(Stack s) {
       return {.reference_kernels = false,
               .fully_sharded = true,
               .tp_comm_overlap = false,
-              .published_recompute = Recompute::Selective};
+              .published_recompute = Recompute::Selective,
+              .fsdp_gather_once_with_pp = true};
     case Stack::LlmFoundry:
       return {.reference_kernels = false,
               .fully_sharded = true,

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "engine/task_graph.hpp"
 #include "parallelism/pipeline_schedule.hpp"
+#include "parallelism/stack.hpp"
 #include "workload/model_flops.hpp"
 #include "workload/operators.hpp"
 
@@ -473,9 +474,16 @@ class Costing {
       const double hide = l_.fsdp_prefetch ? sc_.dp_overlap : 0.0;
       const double fwd_exposed = std::max(0.0, ag - hide * f_layer);
       const double bwd_exposed = std::max(0.0, ag + rs - hide * b_layer);
-      d.per_mb_fsdp = layers * (fwd_exposed + bwd_exposed) + ag;  // the first gather is never hidden
-      d.bytes = (2.0 * st.sum.weight_bytes.value() + grad_params * layers * grad_b) *
-                static_cast<double>(std::max<std::int64_t>(1, l_.micro_batches()));
+      if (l_.pp > 1 && parallelism::stack_conventions(job_.stack).fsdp_gather_once_with_pp) {
+        // Weights gathered once, in the first micro-batch's forward, and kept through the step;
+        // gradients accumulate unsharded and are reduce-scattered once, in the last backward.
+        d.exposed = layers * (fwd_exposed + std::max(0.0, rs - hide * b_layer)) + ag;
+        d.bytes = st.sum.weight_bytes.value() + grad_params * layers * grad_b;
+      } else {
+        d.per_mb_fsdp = layers * (fwd_exposed + bwd_exposed) + ag;  // the first gather is never hidden
+        d.bytes = (2.0 * st.sum.weight_bytes.value() + grad_params * layers * grad_b) *
+                  static_cast<double>(std::max<std::int64_t>(1, l_.micro_batches()));
+      }
       if (l_.fsdp_shard_size() < l_.dp) {
         // Hybrid sharding: all-reduce gradient shards across the replica groups once per step.
         const CommGroup rep{l_.dp / l_.fsdp_shard_size(), l_.tp * l_.cp * l_.fsdp_shard_size()};

@@ -388,7 +388,41 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"fractional_count.yaml", 4, "systems[0].gpus_per_node", "not a whole number"},
                       BadCase{"alias_collision.yaml", 5, "gpus[0].aliases", "already names gpu 'h200-sxm'"},
                       BadCase{"bad_enum.yaml", 5, "gpus[0].architecture", "did you mean hopper?"},
-                      BadCase{"malformed.yaml", 5, "", "malformed YAML"}));
+                      BadCase{"malformed.yaml", 5, "", "malformed YAML"},
+                      BadCase{"huge_system.yaml", 5, "systems[0].nodes", "more than the 4194304 (2^22) GPUs"}));
+
+// The shipped entries are converted once per process and reused by loads with user files: a
+// file that merges into one entry changes that entry alone, and every other spec (values and
+// provenance) is the shipped one.
+TEST(UserCatalog, EntriesAFileDoesNotTouchAreTheShippedOnes) {
+  const auto c = load_catalog_text("gpus:\n  - name: h100-sxm\n    tdp: 500 W\n", "mine.yaml");
+  EXPECT_DOUBLE_EQ(c.find_gpu("h100-sxm")->tdp.value(), 500.0);
+  EXPECT_EQ(c.find_gpu("h100-sxm")->provenance.at("tdp").source, "mine.yaml:3");
+  ASSERT_EQ(c.gpus().size(), shipped().gpus().size());
+  for (std::size_t i = 0; i < c.gpus().size(); ++i) {
+    const auto& mine = c.gpus()[i];
+    const auto& ship = shipped().gpus()[i];
+    EXPECT_EQ(mine.name, ship.name);
+    if (mine.name == "h100-sxm") continue;
+    EXPECT_DOUBLE_EQ(mine.tdp.value(), ship.tdp.value()) << mine.name;
+    EXPECT_DOUBLE_EQ(mine.bf16.value(), ship.bf16.value()) << mine.name;
+    EXPECT_EQ(mine.provenance.size(), ship.provenance.size()) << mine.name;
+  }
+  // Systems on the changed GPU keep naming it; the shipped catalog itself is unchanged.
+  EXPECT_EQ(c.find_system("p5.48xlarge")->gpu, "h100-sxm");
+  EXPECT_DOUBLE_EQ(shipped().find_gpu("h100-sxm")->tdp.value(), 700.0);
+  EXPECT_EQ(c.systems().size(), shipped().systems().size());
+}
+
+// A catalog held in memory is checked as a file is: a bad value, or an alias that already names
+// a shipped entry (the names of reused entries take part in the uniqueness check).
+TEST(UserCatalog, TextInMemoryIsCheckedLikeAFile) {
+  testing::expect_input_error([] { load_catalog_text("gpus:\n  - name: h100-sxm\n    tdp: -5 W\n", "mine.yaml"); },
+                              "mine.yaml", 3, "gpus[0].tdp", "greater than zero");
+  testing::expect_input_error(
+      [] { load_catalog_text("gpus:\n  - name: x9\n    base: h100-sxm\n    aliases: [h200-sxm]\n", "mine.yaml"); },
+      "mine.yaml", 4, "gpus[0].aliases", "already names gpu 'h200-sxm'");
+}
 
 TEST(UserCatalog, MissingFileIsAFlagError) {
   try {

@@ -75,6 +75,40 @@ TEST(ParseCluster, BadCountsAreRejected) {
   }
 }
 
+// A cluster holds at most kMaxClusterGpus = 2^22 GPUs, so GPU, node and link counts fit an int:
+// 524,288 p5 instances x 8 GPUs = 2^22 is allowed, one more instance is refused by name (the
+// count, or the gpus that round up to it); 2^31-1 units of 8 GPUs used to wrap the GPU count.
+TEST(ParseCluster, CountsPastTheLargestClusterAreRefused) {
+  EXPECT_EQ(parse_cluster(catalog(), "p5.48xlarge:524288").gpus(), 1 << 22);
+  for (const char* text : {"p5.48xlarge:524289", "p5.48xlarge:2147483647", "u-p6e-gb200x72:2147483647"}) {
+    try {
+      parse_cluster(catalog(), text, "--systems");
+      FAIL() << text;
+    } catch (const core::InputError& e) {
+      EXPECT_EQ(e.field(), "--systems");
+      EXPECT_NE(e.message().find("more than the 4194304 (2^22) GPUs a cluster may hold"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(cluster_for_gpus(catalog(), "p5.48xlarge", 2147483647), core::InputError);
+  testing::expect_input_error(
+      [] { parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5.48xlarge\ngpus: 2000000000\n", "big.yaml"); },
+      "big.yaml", 3, "gpus", "2^22");
+  testing::expect_input_error(
+      [] { parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5.48xlarge\ncount: 600000\n", "big.yaml"); },
+      "big.yaml", 3, "count", "4800000 GPUs");
+}
+
+// The in-memory form reads a cluster file's text as parse_cluster reads the file; without a
+// name: field the cluster is named after the file's stem.
+TEST(ClusterFile, TextInMemoryReadsLikeTheFile) {
+  const auto c = parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5en.48xlarge\ncount: 16\n", "east.yaml");
+  EXPECT_EQ(c.name, "east");
+  EXPECT_EQ(c.gpus(), 128);
+  testing::expect_input_error([] { parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5\n", "x.yaml"); }, "x.yaml",
+                              1, "count", "missing required field");
+}
+
 TEST(ClusterFile, StorageAndFabricShape) {
   const auto c = parse_cluster(catalog(), test_data("cluster_good.yaml"));
   EXPECT_EQ(c.name, "training-east");

@@ -282,6 +282,19 @@ TEST(ModelLoader, InvalidValuesNameFieldAndLine) {
               HasSubstr("missing required field num_experts_per_tok"));
 }
 
+// A whole number written as a float past int64's range (5.12e66, found by libFuzzer/UBSan as a
+// float-cast-overflow in the integer reader) or an unsigned integer past 2^63-1 is an input
+// error naming the field, not a cast.
+TEST(ModelLoader, IntegerPastInt64IsAnInputError) {
+  for (const char* value : {"5.12e66", "-1e19", "9223372036854775808.0", "18446744073709551615"}) {
+    EXPECT_THAT(error_of([&] { parse_hf_config(llama_with("vocab_size", value), "c.json", "c"); }),
+                HasSubstr("vocab_size: expected an integer below 2^63"))
+        << value;
+  }
+  EXPECT_THAT(error_of([] { parse_hf_config(llama_with("vocab_size", "1.5"), "c.json", "c"); }),
+              HasSubstr("vocab_size: expected an integer, got 1.5"));
+}
+
 TEST(ModelLoader, ModelFromDimensions) {
   // training.csv row V042: Mixtral-8x7B, 32 layers, hidden 4096, 32/8 heads, vocab 32000,
   // 8 experts top-2 of width 14336 (dense FFN blank): 46.7B parameters.

@@ -54,6 +54,9 @@ TEST(YamlNode, NumbersAndBounds) {
   const YamlNode root = parse("i: 64\nf: 1.5\nneg: -2\nz: 0\ntext: abc\n");
   EXPECT_EQ(root["i"].as_int(Bound::Positive), 64);
   expect_error([&] { (void)root["f"].as_int(); }, 2, "f", "not a whole number");
+  // Whole numbers past an int's safe range name the range, not "not a whole number".
+  expect_error([&] { (void)parse("big: 2147483647\n")["big"].as_int(); }, 1, "big",
+               "out of range; allowed: a whole number from -2000000000 to 2000000000");
   expect_error([&] { (void)root["neg"].as_number(Bound::NonNegative); }, 3, "neg", "zero or more");
   expect_error([&] { (void)root["z"].as_int(Bound::Positive); }, 4, "z", "greater than zero");
   expect_error([&] { (void)root["text"].as_number(); }, 5, "text", "not a number");
