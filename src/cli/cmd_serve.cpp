@@ -132,8 +132,7 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
             {"tpot_s", s.slo.tpot_s},
             {"attainment", m.slo_attainment},
             {"goodput_requests_per_s", m.goodput_requests_per_s},
-            {"meets_p99",
-             (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s)}}},
+            {"meets_p99", s.slo.met(m.ttft.p99, m.tpot.p99)}}},
           {"kv_usage", {{"mean", m.kv_usage_mean}, {"max", m.kv_usage_max}}},
           {"batch_mean", m.batch_mean},
           {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
@@ -205,9 +204,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   fmt::print(
       "  TTFT = first token - arrival (queueing included); TPOT = (last - first token) / (output - 1) per request;\n"
       "  ITL = gap between consecutive tokens over all tokens; E2E = last token - arrival.\n");
-  if (s.slo.ttft_s > 0 || s.slo.tpot_s > 0) {
-    const bool meets =
-        (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s);
+  if (s.slo.any()) {
+    const bool meets = s.slo.met(m.ttft.p99, m.tpot.p99);
     fmt::print(
         "\nSLO         TTFT <= {} ms, TPOT <= {} ms: {:.1f}% of requests meet it, goodput {:.2f} req/s; p99 {}\n",
         s.slo.ttft_s > 0 ? ms(s.slo.ttft_s) : "-", s.slo.tpot_s > 0 ? ms(s.slo.tpot_s) : "-", 100 * m.slo_attainment,

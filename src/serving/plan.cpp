@@ -38,9 +38,7 @@ bool meets(const IterationModel& model, const WorkloadSpec& base, const Slo& slo
   // that grows for the whole run drains far later). A search criterion, not a model constant.
   const double span = reqs.empty() ? 0.0 : reqs.back().arrival_s;
   if (r.duration.value() > 1.2 * span + s.e2e.p50 + 1e-9) return false;
-  if (slo.ttft_s > 0 && s.ttft.p99 > slo.ttft_s) return false;
-  if (slo.tpot_s > 0 && s.tpot.p99 > slo.tpot_s) return false;
-  return true;
+  return slo.met(s.ttft.p99, s.tpot.p99);
 }
 
 }  // namespace
@@ -223,7 +221,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   if (res.fits && sum.completed > 0) {
     p.ttft_p99 = sum.ttft.p99;
     p.tpot_p99 = sum.tpot.p99;
-    if ((r.slo.ttft_s > 0 && sum.ttft.p99 > r.slo.ttft_s) || (r.slo.tpot_s > 0 && sum.tpot.p99 > r.slo.tpot_s)) {
+    if (!r.slo.met(sum.ttft.p99, sum.tpot.p99)) {
       p.feasible = false;
       p.reason = fmt::format("the simulated {}:{} pools miss the SLO (p99 TTFT {:.0f} ms, TPOT {:.1f} ms)",
                              dis.prefill_replicas, dis.decode_replicas, sum.ttft.p99 * 1e3, sum.tpot.p99 * 1e3);

@@ -1056,7 +1056,7 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
     e2e.push_back(q.e2e());
     if (q.output_tokens > 1) tpot.push_back(q.tpot());
     counted++;
-    const bool ok = (slo.ttft_s <= 0 || q.ttft() <= slo.ttft_s) && (slo.tpot_s <= 0 || q.tpot() <= slo.tpot_s);
+    const bool ok = slo.met(q.ttft(), q.tpot());
     good += ok ? 1 : 0;
   }
   const double dur = r.duration.value() > 0 ? r.duration.value() : 1.0;

@@ -155,6 +155,11 @@ struct LatencyStats {
 struct Slo {
   double ttft_s = 0;
   double tpot_s = 0;
+  /// Whether a TTFT and a TPOT (one request's, or a percentile's) are within the bounds set.
+  [[nodiscard]] bool met(double ttft, double tpot) const {
+    return (ttft_s <= 0 || ttft <= ttft_s) && (tpot_s <= 0 || tpot <= tpot_s);
+  }
+  [[nodiscard]] bool any() const { return ttft_s > 0 || tpot_s > 0; }
 };
 
 /// Headline figures of a run.
