@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
 #include "config/cluster_loader.hpp"
@@ -572,6 +573,16 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--moe-dispatcher", opts->moe_dispatcher,
                   "MoE token dispatch across NVLink domains: alltoall or deduplicated (default: the stack's)");
   cmd->add_option("--task", opts->task, "Task: " + training::kTaskWords.allowed())->capture_default_str();
+  cmd->add_option("--lora-rank", opts->lora_rank, "With --task lora: adapter rank")
+      ->check(whole_number(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--lora-targets", opts->lora_targets,
+                  "With --task lora: modules with adapters (see fmsim train --help)")
+      ->capture_default_str();
+  cmd->add_option("--lora-base", opts->lora_base,
+                  "With --task lora: frozen weights' storage: bf16, fp8, or nf4 (QLoRA); the memory check of\n"
+                  "every layout uses it")
+      ->capture_default_str();
   cmd->add_option("--calibration", opts->calibration, "Training calibration YAML (default: shipped)")
       ->type_name("FILE");
   cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")->capture_default_str();

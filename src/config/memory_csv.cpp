@@ -25,14 +25,14 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
   if (has(fw, "deepspeed") || has(fw, "nanotron")) {
     // DeepSpeed ZeRO-1/2 and nanotron's ZeRO-1: 16-bit parameters and gradients; the sharded
     // optimizer keeps fp32 master weights, Adam m and v and an fp32 gradient partition (16/d).
-    o.state = parallelism::StateBytes{2.0, 2.0, 16.0, 0.0};
+    o.state = parallelism::StateBytes{2.0, 2.0, 12.0, 0.0, 4.0};
     o.fp8_activations = false;
     o.optimizer_over_cp = false;
     if (has(notes, "fp32 grad acc")) {
       // BF16_Optimizer / nanotron accumulate_grad_in_fp32: an unsharded fp32 accumulation buffer
       // beside the 16-bit gradients (+4 B/param), which the optimizer reads instead of its own copy.
       o.state.gradients = 6.0;
-      o.state.optimizer = 12.0;
+      o.state.step_grad = 0.0;
     }
   }
   // DeepSpeed's pipeline engine keeps the stage outputs of the micro-batches in flight.

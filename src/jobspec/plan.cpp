@@ -136,7 +136,11 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   r.seq_len = o.seq;
   r.global_batch = o.gbs;
   r.objective = config::word_flag(planner::kObjectiveWords, o.objective, "--objective");
-  r.task = config::word_flag(training::kTaskWords, o.task, "--task");
+  const LoraFlags lora = lora_flags(o.task, o.lora_rank, o.lora_targets, o.lora_base);
+  r.task = lora.task;
+  r.lora_rank = lora.rank;
+  r.lora_targets = lora.targets;
+  r.lora_base = lora.base;
   if (calibration.stacks.count(o.stack) == 0) {
     std::vector<std::string> names;
     for (const auto& [name, _] : calibration.stacks) names.push_back(name);

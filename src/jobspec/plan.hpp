@@ -33,7 +33,10 @@ struct PlanFlags {
   std::string stack = "megatron";
   std::string moe_dispatcher;
   std::string task = "pretrain";
-  std::string calibration;  ///< "" = the shipped data/calibration/training.yaml
+  int lora_rank = 16;                       ///< with --task lora: adapter rank
+  std::string lora_targets = "all-linear";  ///< with --task lora: modules with adapters
+  std::string lora_base = "bf16";           ///< with --task lora: frozen weights' storage (nf4 = QLoRA)
+  std::string calibration;                  ///< "" = the shipped data/calibration/training.yaml
 };
 
 /// The request the flags describe, checked against `calibration` (the stack and every system's

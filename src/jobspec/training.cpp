@@ -136,22 +136,12 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   }
   job.seq_len = o.seq;
   job.stack = o.stack;
-  job.task = config::word_flag(training::kTaskWords, o.task, "--task");
-  job.lora_rank = o.lora_rank;
-  job.lora_targets = 0;
-  for (const training::LoraModules m :
-       config::word_list_flag(training::kLoraModuleWords, o.lora_targets, "--lora-targets")) {
-    job.lora_targets |= static_cast<unsigned>(m);
-  }
-  if (job.lora_targets == 0) {
-    throw core::InputError::flag("--lora-targets", "expected one or more of: " + training::kLoraModuleWords.allowed());
-  }
+  const LoraFlags lora = lora_flags(o.task, o.lora_rank, o.lora_targets, o.lora_base);
+  job.task = lora.task;
+  job.lora_rank = lora.rank;
+  job.lora_targets = lora.targets;
+  job.lora_base = lora.base;
   job.train_mtp = o.mtp;
-  job.lora_base = config::word_flag(training::kLoraBaseWords, o.lora_base, "--lora-base");
-  if (job.task != training::Task::Lora && (o.lora_base != "bf16" || o.lora_targets != "all-linear")) {
-    throw core::InputError::flag(o.lora_base != "bf16" ? "--lora-base" : "--lora-targets",
-                                 "applies to --task lora only (the task is " + o.task + ")");
-  }
   job.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
   auto& l = job.layout;
   l.tp = o.tp;
@@ -241,6 +231,24 @@ std::optional<training::MoeDispatcher> moe_dispatcher_flag(const std::string& va
 
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration) {
   if (job.model.is_moe() && !job.moe_dispatcher) job.moe_dispatcher = calibration.stack(job.stack).moe_dispatcher;
+}
+
+LoraFlags lora_flags(const std::string& task, int rank, const std::string& targets, const std::string& base) {
+  LoraFlags f;
+  f.task = config::word_flag(training::kTaskWords, task, "--task");
+  f.rank = rank;
+  for (const training::LoraModules m : config::word_list_flag(training::kLoraModuleWords, targets, "--lora-targets")) {
+    f.targets |= static_cast<unsigned>(m);
+  }
+  if (f.targets == 0) {
+    throw core::InputError::flag("--lora-targets", "expected one or more of: " + training::kLoraModuleWords.allowed());
+  }
+  f.base = config::word_flag(training::kLoraBaseWords, base, "--lora-base");
+  if (f.task != training::Task::Lora && (base != "bf16" || targets != "all-linear")) {
+    throw core::InputError::flag(base != "bf16" ? "--lora-base" : "--lora-targets",
+                                 "applies to --task lora only (the task is " + task + ")");
+  }
+  return f;
 }
 
 }  // namespace fmsim::jobspec

@@ -85,4 +85,15 @@ core::Fp8Recipe fp8_recipe_flag(const std::string& value);
 /// layout line and JSON show the one the prediction used.
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration);
 
+/// LoRA settings from the --task, --lora-rank, --lora-targets and --lora-base values (shared by
+/// `fmsim train` and `fmsim plan`); InputError naming the flag when a value is not allowed or a
+/// LoRA flag is given without --task lora.
+struct LoraFlags {
+  training::Task task = training::Task::Pretrain;
+  int rank = 16;
+  unsigned targets = 0;  ///< training::LoraModules bits
+  training::LoraBase base = training::LoraBase::Bf16;
+};
+LoraFlags lora_flags(const std::string& task, int rank, const std::string& targets, const std::string& base);
+
 }  // namespace fmsim::jobspec

@@ -11,6 +11,7 @@ namespace fmsim::parallelism {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGradBuckets = 256.0 * 1024 * 1024;  // DP gradient buckets
 
 // Parameters and per-micro-batch activations of one pipeline stage (all its virtual chunks).
 struct StageLoad {
@@ -91,8 +92,9 @@ MemoryOptions stack_memory_options(std::string_view name) {
   if (*stack == Stack::Megatron) {
     // NeMo / Megatron-Bridge performance recipes set grad_reduce_in_fp32 = False: a bf16 gradient
     // buffer, and the distributed optimizer keeps fp32 master weights, Adam m, v and an fp32 copy
-    // of its gradient shard: 4 + 16/d bytes per parameter (Megatron-LM distrib_optimizer.md).
-    o.state = StateBytes{2.0, 2.0, 16.0, 1.0};
+    // of its gradient shard: 4 + 16/d bytes per parameter (Megatron-LM distrib_optimizer.md), the
+    // last 4/d only during the optimizer step (StateBytes::step_grad).
+    o.state = StateBytes{2.0, 2.0, 12.0, 1.0, 4.0};
     o.fp8_activations = true;
     o.fused_cross_entropy = true;  // cross_entropy_loss_fusion in the performance recipes
   } else {
@@ -102,6 +104,13 @@ MemoryOptions stack_memory_options(std::string_view name) {
     // torchtitan shards over its dp_shard x cp mesh and its "selective" is torch per-op SAC.
     o.optimizer_over_cp = *stack == Stack::TorchTitan;
     o.selective_op_sac = *stack == Stack::TorchTitan;
+    if (*stack == Stack::LlmFoundry) {
+      // MPT's default loss_fn is 'fused_crossentropy' (llmfoundry/models/mpt/configuration_mpt.py):
+      // flash-attn's xentropy kernel takes the 16-bit logits, keeps only the per-row log-sum-exp
+      // and returns a 16-bit gradient (no fp32 copy of the logits).
+      o.fused_cross_entropy = true;
+      o.fused_loss_in_place = false;
+    }
   }
   return o;
 }
@@ -151,10 +160,12 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     double weights = zero3 ? sharded(state.weights, true, shard, eshard) : sharded(wbytes, false, 1, 1);
     double grads = sharded(state.gradients, l.sharding == Sharding::Zero2 || zero3, shard, eshard);
     double optim = sharded(state.optimizer, l.sharding != Sharding::None, opt_shard, eshard);
+    double step_grad = sharded(state.step_grad, l.sharding != Sharding::None, opt_shard, eshard);
     double host = 0.0;
     if (o.offload_optimizer) {
-      host += optim;
+      host += optim + step_grad;
       optim = 0.0;
+      step_grad = 0.0;
     }
     if (o.offload_params) {
       host += weights + grads;
@@ -198,7 +209,7 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       // Logits in 16-bit, their fp32 copy for the loss and its gradient on the last stage; a fused
       // cross-entropy keeps only the 16-bit logits and overwrites them with their gradient.
       buffers += tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) *
-                 (o.fused_cross_entropy ? 2.0 : 2.0 + 4.0 + 4.0);
+                 (o.fused_cross_entropy ? (o.fused_loss_in_place ? 2.0 : 4.0) : 2.0 + 4.0 + 4.0);
     }
     if (model.is_moe()) {
       // Token dispatch buffers of the MoE layer in flight: the top_k copies of this rank's tokens
@@ -208,10 +219,23 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       const double sp_tokens = tokens / (l.sequence_parallel ? std::max(1, l.tp) : 1);
       buffers += 2.0 * model.moe.top_k * sp_tokens * static_cast<double>(model.hidden) * 2.0;
     }
-    buffers += 256.0 * 1024 * 1024;  // DP gradient buckets
+    buffers += kGradBuckets;
     m.buffers = core::Bytes(buffers);
+    // The optimizer step runs after the last backward has freed the activations: its transient
+    // fp32 gradient copy competes with them for the peak of live tensors. The caching allocator
+    // keeps the segment it lived in (max_memory_reserved, nvidia-smi) until an allocation fails.
+    m.step_grad = core::Bytes(step_grad);
+    const double released = activations + buffers - kGradBuckets;
+    double cached_step = step_grad;
+    if (step_grad > released) {
+      m.optimizer = core::Bytes(optim + step_grad);
+      m.activations = core::Bytes(0.0);
+      m.buffers = core::Bytes(kGradBuckets);
+      m.optimizer_step_peak = true;
+      cached_step = released;
+    }
     m.fragmentation = core::Bytes(o.fragmentation * m.allocated().value());
-    m.cache = core::Bytes(o.cache_reserve * m.allocated().value());
+    m.cache = core::Bytes(o.cache_reserve * (m.allocated().value() + cached_step) + cached_step);
     m.context = core::Bytes(o.context_gib * kGiB);
     m.overhead = m.fragmentation + m.context;
     if (stage == 0 || m.total() > best.total()) best = m;

@@ -19,6 +19,12 @@ struct StateBytes {
   double gradients = 4.0;   ///< gradient buffer: 4 fp32 main grads (grad_reduce_in_fp32), 2 bf16/fp16
   double optimizer = 12.0;  ///< fp32 master weights + Adam m and v (+ 4 for the optimizer's fp32 copy of 16-bit grads)
   double fp8_extra = 1.0;   ///< FP8 training: cached FP8 copies of the weights (Transformer Engine)
+  /// An fp32 copy of the 16-bit gradient shard that exists only during the optimizer step, sharded
+  /// like the optimizer states: Megatron-Core's distributed optimizer with 16-bit main grads
+  /// (_copy_model_grads_to_main_grads: shard_model_grad.float(), dropped by the next zero_grad),
+  /// DeepSpeed ZeRO-1/2 (stage_1_and_2.py: the fp32 single_grad_partition built in step() and
+  /// freed after it). Activations are gone by then, so it competes with them, not adds to them.
+  double step_grad = 0.0;
 };
 
 /// Framework conventions beyond the per-parameter state bytes.
@@ -40,6 +46,10 @@ struct MemoryOptions {
   /// Megatron-Bridge performance recipes): 2 bytes per logit instead of 10 (16-bit logits, their
   /// fp32 copy for the softmax and its fp32 gradient).
   bool fused_cross_entropy = false;
+  /// The fused loss writes the logits' gradient over the logits (TE parallel_cross_entropy); false:
+  /// into a new 16-bit tensor (flash-attn's xentropy kernel as llm-foundry's FusedCrossEntropyLoss
+  /// calls it, inplace_backward=False): 4 bytes per logit.
+  bool fused_loss_in_place = true;
   /// The pipeline engine keeps each in-flight micro-batch's stage output until its backward
   /// (DeepSpeed's PipelineEngine pipe_buffers["outputs"]); Megatron-Core frees the output's data
   /// once sent (deallocate_pipeline_outputs), keeping only its autograd node.
@@ -62,15 +72,20 @@ struct MemoryBreakdown {
   core::Bytes gradients{};
   core::Bytes optimizer{};
   core::Bytes activations{};
-  core::Bytes buffers{};        ///< communication buckets, FSDP gathered layers, logits, workspace
-  core::Bytes fragmentation{};  ///< caching-allocator blocks that cannot be released at the peak
-  core::Bytes cache{};          ///< releasable cached blocks (in max_memory_reserved, not in the verdict)
-  core::Bytes context{};        ///< CUDA context and NCCL buffers (outside the allocator)
-  core::Bytes overhead{};       ///< context + fragmentation
-  core::Bytes host{};           ///< states offloaded to host memory
-  double params_on_gpu = 0.0;   ///< parameters held (before sharding by DP)
-  int peak_stage = 0;           ///< pipeline stage with the peak (0 = first)
-  double in_flight = 1.0;       ///< micro-batches whose activations that stage holds at its peak
+  core::Bytes buffers{};             ///< communication buckets, FSDP gathered layers, logits, workspace
+  core::Bytes fragmentation{};       ///< caching-allocator blocks that cannot be released at the peak
+  core::Bytes cache{};               ///< releasable cached blocks (in max_memory_reserved, not in the verdict)
+  core::Bytes context{};             ///< CUDA context and NCCL buffers (outside the allocator)
+  core::Bytes overhead{};            ///< context + fragmentation
+  core::Bytes host{};                ///< states offloaded to host memory
+  double params_on_gpu = 0.0;        ///< parameters held (before sharding by DP)
+  int peak_stage = 0;                ///< pipeline stage with the peak (0 = first)
+  bool optimizer_step_peak = false;  ///< the peak is the optimizer step (its transient copies), not the backward
+  /// The optimizer step's fp32 gradient copy (StateBytes::step_grad): alive from the step to the
+  /// next zero_grad (Megatron-Core clears it before the next forward), so part of the trainer state
+  /// between steps; in `optimizer` when the step is the peak.
+  core::Bytes step_grad{};
+  double in_flight = 1.0;  ///< micro-batches whose activations that stage holds at its peak
   /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).
   [[nodiscard]] core::Bytes allocated() const { return weights + gradients + optimizer + activations + buffers; }
   /// The caching allocator's peak (torch max_memory_reserved).

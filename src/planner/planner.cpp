@@ -74,6 +74,9 @@ training::TrainingJob base_job(const PlanRequest& request, const hardware::Clust
   job.cluster = cluster;
   job.seq_len = request.seq_len;
   job.task = request.task;
+  job.lora_rank = request.lora_rank;
+  job.lora_targets = request.lora_targets;
+  job.lora_base = request.lora_base;
   job.stack = request.stack;
   job.moe_dispatcher = request.moe_dispatcher;
   job.gpus = gpus;
@@ -129,8 +132,9 @@ void evaluate_unit(const PlanRequest& request, const training::Calibration& cali
     }
     job.layout = make_layout(shape, variant, request.global_batch, request.framework);
     // Memory before time: the footprint costs a fraction of a step estimate.
-    const double bytes = parallelism::estimate_memory(request.model, job.layout, request.seq_len,
-                                                      training::memory_options(request.stack, request.task, job.layout))
+    const double bytes = parallelism::estimate_memory(
+                             request.model, job.layout, request.seq_len,
+                             training::memory_options(request.stack, request.task, job.layout, request.lora_base))
                              .total()
                              .value();
     if (bytes > sc.capacity) {

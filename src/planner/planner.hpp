@@ -57,6 +57,9 @@ struct PlanRequest {
   std::int64_t global_batch = 1024;  ///< sequences per optimizer step
   double tokens = 15e12;             ///< training budget in tokens
   training::Task task = training::Task::Pretrain;
+  int lora_rank = 16;  ///< with Task::Lora: adapters of this rank on `lora_targets`, base stored as `lora_base`
+  unsigned lora_targets = static_cast<unsigned>(training::LoraModules::AllLinear);
+  training::LoraBase lora_base = training::LoraBase::Bf16;
   std::string stack = "megatron";                         ///< key into Calibration::stacks
   std::optional<training::MoeDispatcher> moe_dispatcher;  ///< overrides the stack's when set
   Objective objective = Objective::Time;

@@ -215,7 +215,10 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   const double engine_share = gen_cal.gpu_memory_utilization * job.cluster.gpu.hbm_usable.value();
   const bool fits_together = r.train.memory.total().value() + engine_share <= job.cluster.gpu.hbm_usable.value();
   if (colocated && !(job.offload == ColocatedOffload::WhenNeeded && fits_together)) {
-    const double trainer_state = (r.train.memory.optimizer + r.train.memory.gradients).value();
+    // The optimizer step's fp32 gradient copy is still allocated between steps.
+    const auto& tm = r.train.memory;
+    const double trainer_state =
+        (tm.optimizer + tm.gradients + (tm.optimizer_step_peak ? core::Bytes(0.0) : tm.step_grad)).value();
     switch_time = 2.0 * (trainer_state + r.rollout.weights_per_gpu.value()) / offload_bandwidth;
   }
 

@@ -662,8 +662,9 @@ int largest_fitting_micro_batch(const TrainingJob& job, int limit) {
   const auto fits = [&](int mbs) {
     parallelism::Layout l = job.layout;
     l.micro_batch = mbs;
-    return parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l)).total() <=
-           capacity;
+    return parallelism::estimate_memory(job.model, l, job.seq_len,
+                                        memory_options(job.stack, job.task, l, job.lora_base))
+               .total() <= capacity;
   };
   if (limit < 1 || !fits(1)) return 0;
   int lo = 1, hi = 2;  // fits(lo); hi unknown
@@ -682,6 +683,7 @@ int largest_fitting_micro_batch(const TrainingJob& job, int limit) {
 std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryBreakdown& m) {
   const auto& l = job.layout;
   const int last = std::max(1, l.pp) - 1;
+  if (m.optimizer_step_peak) return "optimizer step (fp32 copy of the gradient shard)";
   if (m.peak_stage == last && last > 0) return "loss and LM-head backward (logits live)";
   const std::string held = m.in_flight > 1.0 ? fmt::format("{:.3g} micro-batches in flight", m.in_flight)
                                              : std::string("one micro-batch in flight");

@@ -252,5 +252,43 @@ TEST(Memory, RecomputeModulesFreeTheirTensors) {
   EXPECT_EQ(kRecomputeModuleWords.parse("moe_act"), RecomputeModule::MoeAct);
 }
 
+// The distributed optimizer's fp32 copy of its 16-bit gradient shard (4 B / dp per parameter,
+// Megatron-LM distrib_optimizer.md's "4 + 16/d" less the 12/d it keeps) exists only during the
+// optimizer step, when the activations are freed: the peak of live tensors is
+// states + max(activations + transient buffers, 4P/dp), not their sum. The allocator keeps the
+// step's segment cached (reserved), so max_memory_reserved still counts it.
+TEST(Memory, OptimizerStepCopyCompetesWithActivations) {
+  MemoryOptions o = stack_memory_options("megatron");
+  EXPECT_DOUBLE_EQ(o.state.optimizer, 12.0);
+  EXPECT_DOUBLE_EQ(o.state.step_grad, 4.0);
+  Layout big = make(1, 1, 1);  // dp 1: the step copy (4 B x P) is larger than 1 sequence's activations
+  big.recompute = Recompute::Full;
+  const auto m = estimate_memory(model(), big, 4096, o);
+  const double p = m.params_on_gpu;
+  ASSERT_TRUE(m.optimizer_step_peak);
+  EXPECT_NEAR(m.optimizer.value(), 16.0 * p, 1.0);
+  EXPECT_DOUBLE_EQ(m.activations.value(), 0.0);
+  Layout small = make(1, 1, 64);  // dp 64: the step copy is 4P/64, the backward peaks
+  small.recompute = Recompute::None;
+  const auto n = estimate_memory(model(), small, 4096, o);
+  ASSERT_FALSE(n.optimizer_step_peak);
+  EXPECT_NEAR(n.optimizer.value(), 12.0 * p / 64, 1.0);
+  EXPECT_NEAR(n.cache.value() - o.cache_reserve * (n.allocated().value() + 4.0 * p / 64), 4.0 * p / 64, 1.0);
+}
+
+// llm-foundry's MPT loss (loss_fn 'fused_crossentropy', flash-attn's xentropy kernel,
+// inplace_backward=False): 16-bit logits plus a 16-bit gradient, 4 B per logit instead of 10.
+TEST(Memory, LlmFoundryFusedLossKeepsTwoSixteenBitCopies) {
+  const Layout l = make(1, 1, 8, Sharding::Zero3);
+  const MemoryOptions foundry = stack_memory_options("llm-foundry");
+  EXPECT_TRUE(foundry.fused_cross_entropy);
+  EXPECT_FALSE(foundry.fused_loss_in_place);
+  MemoryOptions unfused = foundry;
+  unfused.fused_cross_entropy = false;
+  const double diff = estimate_memory(model(), l, 4096, unfused).buffers.value() -
+                      estimate_memory(model(), l, 4096, foundry).buffers.value();
+  EXPECT_DOUBLE_EQ(diff, (10.0 - 4.0) * 4096 * 128256);
+}
+
 }  // namespace
 }  // namespace fmsim::parallelism

@@ -237,6 +237,34 @@ TEST(Planner, NothingFitsGivesAReasonWithTheSmallestFootprint) {
   EXPECT_NE(plan.systems.front().empty_reason.find("smallest footprint"), std::string::npos);
 }
 
+TEST(Planner, LoraBaseSetsTheMemoryCheck) {
+  // QLoRA stores the frozen base in 4-bit NF4 (0.5 B + quantisation constants per parameter,
+  // Dettmers et al. 2023) instead of 2 B of BF16: the planner's memory check of every layout
+  // uses the request's base, so fewer layouts of an 8B-class model are pruned on 12 GiB GPUs.
+  workload::ModelSpec m = small_model();  // widened to 8B-class: 16 heads x 256, 32 layers
+  m.head_dim = 256;
+  m.hidden = m.num_heads * m.head_dim;
+  m.ffn_hidden = 14336;
+  m.num_layers = 32;
+  m.vocab = 128256;
+  auto r = small_request(m, {cluster("a", 12.0, 50.0)});
+  r.task = training::Task::Lora;
+  SearchSpace pinned;
+  pinned.tp = {1, 2};
+  pinned.pp = {1};
+  pinned.cp = {1};
+  pinned.micro_batch = {1};
+  pinned.sharding = {Sharding::DistributedOptimizer};  // frozen weights replicated over dp
+  r.space = pinned;
+  const auto bf16 = planner::plan(r, calibration());
+  r.lora_base = training::LoraBase::Nf4;
+  const auto nf4 = planner::plan(r, calibration());
+  EXPECT_LT(nf4.stats.pruned_memory, bf16.stats.pruned_memory);
+  ASSERT_FALSE(nf4.systems.front().top.empty());
+  for (const auto& p : bf16.systems.front().top) EXPECT_GT(p.layout.tp, 1) << "a 2 B/param base does not fit tp 1";
+  EXPECT_EQ(nf4.systems.front().top.front().layout.tp, 1) << "the NF4 base fits without tensor parallelism";
+}
+
 TEST(Planner, MoeSearchesExpertParallelism) {
   // For an MoE model, ep is searched (powers of 2 dividing the 8 experts); every costed layout has
   // ep dividing the experts and tp*cp*dp.
