@@ -86,6 +86,12 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
                  "MoE token dispatch across NVLink domains: alltoall (a copy per expert) or deduplicated\n"
                  "(DeepEP/HybridEP: a copy per destination node); default: the stack's");
+  cmd.add_option("--expert-load-cv", f.expert_load_cv,
+                 "MoE router's per-expert load CV (std/mean of tokens per expert). The busiest EP rank's\n"
+                 "expert GEMMs and all-to-all take 1 + z_ep cv / sqrt(E/ep) of the mean (z_ep: expected\n"
+                 "maximum of ep standard normals). 0 (default): balanced, as aux-loss pretraining and the\n"
+                 "forced-balance benchmark recipes run; 2.14: a released router without balancing\n"
+                 "(DeepSeek-R1, TensorRT-LLM's EP measurement)");
   cmd.add_option("--calibration", f.calibration, "Calibration YAML replacing data/calibration/training.yaml")
       ->check(CLI::ExistingFile);
 }

@@ -22,6 +22,42 @@ bool contains(const std::string& haystack, std::string_view needle) {
   return core::to_lower(haystack).find(core::to_lower(needle)) != std::string::npos;
 }
 
+std::optional<double> number(const std::string& cell);
+
+// The first count or size cell of a row outside the range its integer takes, as a reason.
+template <class Get>
+std::optional<std::string> count_out_of_range(Get&& get) {
+  static const std::pair<const char*, double> kLimits[] = {{"num_gpus", 2e9},
+                                                           {"num_layers", 2e9},
+                                                           {"num_attention_heads", 2e9},
+                                                           {"num_kv_heads", 2e9},
+                                                           {"moe_num_experts", 2e9},
+                                                           {"moe_topk", 2e9},
+                                                           {"micro_batch_size", 2e9},
+                                                           {"tp", 2e9},
+                                                           {"pp", 2e9},
+                                                           {"vp", 2e9},
+                                                           {"cp", 2e9},
+                                                           {"ep", 2e9},
+                                                           {"etp", 2e9},
+                                                           {"hidden_size", 9e15},
+                                                           {"ffn_hidden_size", 9e15},
+                                                           {"vocab_size", 9e15},
+                                                           {"moe_expert_ffn", 9e15},
+                                                           {"moe_shared_expert_ffn", 9e15},
+                                                           {"seq_len", 9e15},
+                                                           {"global_batch_size", 9e15}};
+  for (const auto& [column, limit] : kLimits) {
+    const auto v = number(get(column));
+    if (v && std::fabs(*v) > limit)
+      return fmt::format("{}: {} is out of range (at most {:g})", column, get(column), limit);
+  }
+  if (const auto mbs = number(get("micro_batch_size")); mbs && std::lround(*mbs) < 1) {
+    return fmt::format("micro_batch_size: {} must be at least 1", get("micro_batch_size"));
+  }
+  return std::nullopt;
+}
+
 std::optional<double> number(const std::string& cell) {
   if (cell.empty()) return std::nullopt;
   std::string s;
@@ -152,6 +188,12 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       row.reason = std::move(why);
       out.push_back(row);
     };
+    // Counts and sizes become ints and int64s below: a cell past their range (or a micro-batch
+    // below 1, which the batch arithmetic divides by) is the row's reason, never a cast.
+    if (const auto bad = count_out_of_range(get)) {
+      reject(*bad);
+      continue;
+    }
     // Narayanan et al. SC21 (arXiv 2104.04473, Section 5.1; the Megatron-LM README table of
     // 2021): with activation recomputation one iteration is F = 96 B s l h^2 (1 + s/(6h) +
     // V/(16 l h)) FLOPs, and the published TFLOP/s per GPU is F / (t x GPUs). Inverted for t.
@@ -179,9 +221,9 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     // Memory rows often give no global batch: one micro-batch per data-parallel rank.
     const auto mbs_cell = num("micro_batch_size");
     if (!gbs && !options.require_step_time && mbs_cell && seq && row.num_gpus > 0) {
-      const int model_parallel =
-          std::max(1, integer("tp", 1)) * std::max(1, integer("pp", 1)) * std::max(1, integer("cp", 1));
-      gbs = *mbs_cell * std::max(1, row.num_gpus / model_parallel);
+      const double model_parallel = static_cast<double>(std::max(1, integer("tp", 1))) * std::max(1, integer("pp", 1)) *
+                                    std::max(1, integer("cp", 1));
+      gbs = *mbs_cell * std::max(1.0, std::floor(row.num_gpus / model_parallel));
     }
     if (row.num_gpus <= 0 || !gbs || !seq) {
       reject("num_gpus, global_batch_size or seq_len missing");
@@ -331,7 +373,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       // "FSDP2 (8)" / "FSDP (64)": the shard group size; hybrid sharding when smaller than dp.
       const auto open = shard.find('(');
       if (open != std::string::npos) {
-        if (const auto n = number(shard.substr(open + 1, shard.find(')') - open - 1))) {
+        if (const auto n = number(shard.substr(open + 1, shard.find(')') - open - 1)); n && std::fabs(*n) < 2e9) {
           const int g = static_cast<int>(*n);
           if (g > 0 && g < l.dp && l.dp % g == 0) l.shard_group = g;
         }

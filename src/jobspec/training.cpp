@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "parallelism/layout.hpp"
+#include "workload/expert_load.hpp"
 
 namespace fmsim::jobspec {
 
@@ -62,7 +63,7 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   }
   if (const auto p = root.find("parallelism")) {
     p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "expert_tp", "sequence_parallel", "sharding", "shard_group",
-                   "tp_overlap", "moe_dispatcher", "account_for_embedding_in_pipeline_split",
+                   "tp_overlap", "moe_dispatcher", "expert_load_cv", "account_for_embedding_in_pipeline_split",
                    "account_for_loss_in_pipeline_split", "decoder_first_pipeline_num_layers",
                    "decoder_last_pipeline_num_layers"});
     auto set = [&](const char* key, const char* flag, int& into) {
@@ -90,6 +91,8 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
     if (const auto n = p->find("moe_dispatcher"); n && !flag_given("--moe-dispatcher")) {
       o.moe_dispatcher = n->as_word_name(training::kMoeDispatcherWords);
     }
+    if (const auto n = p->find("expert_load_cv"); n && !flag_given("--expert-load-cv"))
+      o.expert_load_cv = n->as_number(config::Bound::NonNegative);
     if (const auto n = p->find("sharding"); n && !flag_given("--sharding"))
       o.sharding = n->as_word_name(parallelism::kShardingWords);
   }
@@ -184,6 +187,11 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
                                                             core::to_string(l.precision)));
   }
   l = parallelism::with_dp(l, job.job_gpus());
+  if (!(o.expert_load_cv >= 0.0) || o.expert_load_cv > 10.0) {
+    throw core::InputError::flag(
+        "--expert-load-cv", fmt::format("{} is not a coefficient of variation; allowed: 0 to 10", o.expert_load_cv));
+  }
+  job.expert_load_factor = workload::expert_load_factor(job.model, l.ep, o.expert_load_cv);
   l.global_batch = o.gbs > 0 ? o.gbs : static_cast<long long>(l.micro_batch) * std::max(1, l.dp);
   if (auto why = parallelism::why_invalid(job.model, l, job.job_gpus(), job.seq_len)) {
     throw core::InputError::flag("layout", *why);

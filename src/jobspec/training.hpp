@@ -46,7 +46,10 @@ struct TrainingJobFlags {
   std::string power_limit;  ///< "" = TDP
   bool tp_overlap = false;
   std::string moe_dispatcher;  ///< "" = the stack's (alltoall or deduplicated)
-  std::string calibration;     ///< "" = the shipped data/calibration/training.yaml
+  /// Per-expert routed-load CV of the router (0 = balanced: auxiliary loss or forced balancing):
+  /// the busiest EP rank carries workload::expert_load_factor(model, ep, cv) of the mean.
+  double expert_load_cv = 0.0;
+  std::string calibration;  ///< "" = the shipped data/calibration/training.yaml
 };
 
 /// A resolved training job and the calibration of its stack.

@@ -56,13 +56,6 @@ core::Seconds pipelined_step(int k, const std::vector<double>& gen, const std::v
 
 int pipeline_batches() { return 8; }
 
-double expert_load_factor(const workload::ModelSpec& model, int ep, double cv) {
-  if (!model.is_moe() || ep <= 1 || cv <= 0.0) return 1.0;
-  const double E = model.moe.num_experts, k = model.moe.top_k;
-  const double excess = serving::expected_max_standard_normal(ep) * cv / std::sqrt(E / ep);
-  return 1.0 + std::min(excess, std::min(k, E / ep) * ep / k - 1.0);
-}
-
 namespace {
 
 std::string word(Phase p) { return std::string(kPhaseWords.name(p)); }

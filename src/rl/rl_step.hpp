@@ -18,6 +18,7 @@
 #include "rl/weight_sync.hpp"
 #include "training/calibration.hpp"
 #include "training/step_model.hpp"
+#include "workload/expert_load.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::rl {
@@ -220,12 +221,9 @@ int pipeline_batches();
 int auto_generator_tp(const workload::ModelSpec& model, const hardware::ClusterSpec& cluster, core::Precision p,
                       const RlCalibration& cal);
 
-/// Routed tokens on the busiest of `ep` expert-parallel ranks over the mean for a released
-/// router with per-expert load CV `cv`: 1 + z_ep cv / sqrt(E / ep) (z_ep: expected maximum of ep
-/// standard normals; the serving model's ep_imbalance without its sampling term, negligible at
-/// training batch sizes), at most what routing every token's copies to one rank allows. 1 for a
-/// dense model or ep 1.
-double expert_load_factor(const workload::ModelSpec& model, int ep, double cv);
+/// Routed tokens on the busiest of `ep` expert-parallel ranks over the mean for a released router
+/// with per-expert load CV `cv` (workload/expert_load.hpp; shared with serving and training).
+using workload::expert_load_factor;
 
 /// Predicts one RL step. Pure; emits phases and generator batches to `trace` when given.
 RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& calibration, const RlCalibration& cal,

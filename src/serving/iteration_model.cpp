@@ -283,22 +283,6 @@ double IterationModel::kv_bytes(double ctx) const {
   return (full + win) * bytes_per_kv_;
 }
 
-double expected_max_standard_normal(int n) {
-  // Blom's approximation of the expected maximum of n standard normal variables:
-  // Phi^-1((n - 0.375) / (n + 0.25)); within 3% of the exact order statistic for n >= 2
-  // (n = 8: 1.434 vs 1.4236; n = 32: 2.07 vs 2.04).
-  if (n <= 1) return 0.0;
-  const double p = (n - 0.375) / (n + 0.25);
-  // Inverse normal CDF by bisection on erfc (p is in (0.5, 1)).
-  double lo = 0.0, hi = 8.0;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    const double cdf = 0.5 * std::erfc(-mid / std::sqrt(2.0));
-    (cdf < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
 double IterationModel::ep_imbalance(double tokens) const {
   if (d_.ep <= 1 || !d_.model.is_moe() || tokens <= 0) return 0.0;
   const double ep = d_.ep, k = d_.model.moe.top_k, E = d_.model.moe.num_experts;

@@ -16,6 +16,7 @@
 #include "hardware/specs.hpp"
 #include "serving/calibration.hpp"
 #include "training/comm_model.hpp"
+#include "workload/expert_load.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::serving {
@@ -219,8 +220,8 @@ class IterationModel {
   std::array<double, 18> a2a_table_{};  ///< ep all-to-all time at 2^i tokens (dispatch + combine)
 };
 
-/// Expected maximum of n independent standard normal variables (Blom's approximation).
-double expected_max_standard_normal(int n);
+/// Expected maximum of n independent standard normal variables (workload/expert_load.hpp).
+using workload::expected_max_standard_normal;
 
 /// Bytes of one stored value of `p`, including block scales (NVFP4: 16 values share an FP8 scale).
 double stored_bytes(core::Precision p);

@@ -173,7 +173,14 @@ class Costing {
     const double recipe = p == core::Precision::FP8 ? gc_.fp8_recipe_factor(l_.fp8_recipe) : 1.0;
     const double eff = gc_.gemm_efficiency(p) * recipe * sc_.compute_efficiency * shape_factor(op.m) *
                        shape_factor(op.n) * shape_factor(op.k);
-    return op.flops / (peak * eff) + gc_.kernel_overhead.value() * op.groups;
+    // Roofline: a GEMM also reads its inputs (m x k activations, k x n weights, in the GEMM's
+    // precision) and writes its 16-bit output, once per group. A grouped expert GEMM with few
+    // tokens per expert reads each expert's whole weight for a handful of rows and is bound by
+    // HBM, not by the tensor cores (the regime of fine-grained experts at small micro-batches).
+    const double b = core::bytes_per_value(p);
+    const double bytes = op.groups * (op.m * op.k * b + op.k * op.n * b + op.m * op.n * kBytes16);
+    const double t_bytes = bytes / (gpu_.hbm_bandwidth.value() * gc_.memory_efficiency);
+    return std::max(op.flops / (peak * eff), t_bytes) + gc_.kernel_overhead.value() * op.groups;
   }
 
   double memory_time(double bytes) const {

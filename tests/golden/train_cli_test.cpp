@@ -117,6 +117,30 @@ TEST(TrainCli, MoeDispatcherMattersAcrossNodesOnly) {
   EXPECT_DOUBLE_EQ(ep_time("dgx-h100:1", "8", "deduplicated"), ep_time("dgx-h100:1", "8", "alltoall"));
 }
 
+// --expert-load-cv c: the busiest of ep ranks carries 1 + z_ep c / sqrt(E/ep) of the mean routed
+// load (workload::expert_load_factor, shared with serving and RL); its all-to-all grows by that
+// factor. Qwen3-30B-A3B (128 experts) with ep 16: z_16 = 1.766 (expected maximum of 16 standard
+// normals), c = 2.14 gives 1 + 1.766 x 2.14 / sqrt(8) = 2.336. A job file's
+// parallelism.expert_load_cv reads the same; a negative CV exits 2 naming the flag.
+TEST(TrainCli, ExpertLoadCvScalesTheBusiestRank) {
+  auto ep_time = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train", "--model", "qwen3-30b-a3b", "--cluster", "dgx-h100:2",  "--ep", "16",
+                                     "--gbs", "256",     "--precision",   "fp8",       "--recompute", "none", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["breakdown_s"]["ep_comm"].get<double>();
+  };
+  const double balanced = ep_time({});
+  EXPECT_NEAR(ep_time({"--expert-load-cv", "2.14"}) / balanced, 1.0 + 1.766 * 2.14 / std::sqrt(8.0), 0.03);
+  const std::string path = ::testing::TempDir() + "fmsim_load_cv_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nparallelism: {expert_load_cv: 2.14}\n";
+  EXPECT_DOUBLE_EQ(ep_time({"--job", path}), ep_time({"--expert-load-cv", "2.14"}));
+  const auto bad = run_fmsim({"train", "--model", "qwen3-30b-a3b", "--expert-load-cv", "-1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("--expert-load-cv"));
+}
+
 // A job file's parallelism.moe_dispatcher is read like the flag; without either, an MoE job
 // reports the stack's dispatcher (Megatron: deduplicated) and a dense job none.
 TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {

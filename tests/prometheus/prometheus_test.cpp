@@ -11,8 +11,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../golden/run_cli.hpp"
+#include "cli/http.hpp"
+#include "core/error.hpp"
 #include "support/prometheus_loopback.hpp"
 
 namespace fmsim::testing {
@@ -233,6 +236,51 @@ TEST(PrometheusScrape, ScrapesMetricsServeOnLoopback) {
   EXPECT_EQ(value_of(prom.query("count(DCGM_FI_DEV_POWER_USAGE{job=\"llama8b\"})", std::nullopt)), 2.0);
   EXPECT_EQ(value_of(prom.query("up{instance=\"" + listen + "\"}", std::nullopt)), 1.0);
   serve.stop();
+}
+
+// Same input, same output for `fmsim metrics serve`, the one command the determinism suite
+// (tests/golden/determinism_test.cpp) cannot run to completion: two servers on the same recording,
+// each scraped once its simulated clock has reached the recording's end (--speed 1e9: a
+// wall-clock millisecond is 11 simulated days, the run 6 hours), serve byte-identical /metrics
+// bodies, twice each, and print the same banner but for their ports. No Prometheus needed.
+TEST(MetricsServeDeterminism, ServesTheSameBytesTwice) {
+  const fs::path tmp = fs::path(::testing::TempDir()) / "serve_twice";
+  fs::create_directories(tmp);
+  (void)simulate(tmp / "m");
+  std::vector<std::string> bodies;
+  std::vector<std::string> banners;
+  for (int i = 0; i < 2; ++i) {
+    const std::string listen = "127.0.0.1:" + std::to_string(free_loopback_port());
+    const fs::path log = tmp / ("serve" + std::to_string(i) + ".log");
+    ChildProcess serve({FMSIM_BINARY, "metrics", "serve", (tmp / "m").string(), "--listen", listen, "--speed", "1e9"},
+                       log);
+    std::string body;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (body.empty() && std::chrono::steady_clock::now() < deadline) {
+      try {
+        const auto r = cli::http_get("http://" + listen, "/metrics", "--listen", 5.0);
+        if (r.status == 200) body = r.body;
+      } catch (const core::InputError&) {  // not listening yet
+      }
+      ASSERT_TRUE(serve.running()) << serve.log_tail();
+      if (body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_FALSE(body.empty()) << "no /metrics within 30 s; serve log:\n" << serve.log_tail();
+    EXPECT_NE(body.find("fmsim_step_time_seconds{"), std::string::npos);
+    EXPECT_EQ(cli::http_get("http://" + listen, "/metrics", "--listen", 5.0).body, body);
+    serve.stop();
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string banner = text.str();
+    for (auto p = banner.find(listen); p != std::string::npos; p = banner.find(listen))
+      banner.replace(p, listen.size(), "HOST:PORT");
+    banners.push_back(banner);
+    bodies.push_back(body);
+  }
+  EXPECT_EQ(bodies[0], bodies[1]);
+  EXPECT_EQ(banners[0], banners[1]);
+  EXPECT_NE(banners[0].find("Serving "), std::string::npos) << banners[0];
 }
 
 }  // namespace

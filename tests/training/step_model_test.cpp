@@ -295,6 +295,26 @@ TEST(StepModel, ExpertLoadFactorScalesTheExpertWork) {
   EXPECT_EQ(estimate_step(dense, cal, per_byte).step_time.value(), d1.step_time.value());
 }
 
+// Roofline of a grouped expert GEMM: with 64 tokens routed top-8 over 128 experts, each expert
+// gets 4 rows, and its GEMMs are bound by reading its weights (3 x h x f_e in 16 bits per expert
+// and layer), not by the tensor cores. Forward reads each weight once, backward (dgrad + wgrad,
+// kGemmBackwardRatio = 2) twice: compute >= 3 x expert weight bytes / HBM bandwidth, while the
+// expert FLOPs at 0.5 of peak would take 2.4% of that.
+TEST(StepModel, SmallExpertGemmsAreBoundByWeightReads) {
+  const auto cal = test_calibration();
+  auto job = test_job(1, layout(1, 1, 1, 1, 8), /*seq=*/64);
+  job.model.moe = workload::MoeSpec{.num_experts = 128, .top_k = 8, .expert_ffn = 768};
+  const auto r = estimate_step(job, cal, free_network());
+  ASSERT_TRUE(r.feasible) << r.reason;
+  const auto& m = job.model;
+  const double expert_bytes = m.num_layers * 128.0 * 3.0 * m.hidden * 768.0 * 2.0;
+  const double weight_reads = 3.0 * expert_bytes / job.cluster.gpu.hbm_bandwidth.value();
+  const double expert_flops = 3.0 * m.num_layers * 2.0 * 64.0 * 8.0 * 3.0 * m.hidden * 768.0;
+  EXPECT_LT(expert_flops / (job.cluster.gpu.bf16.value() * 0.5), 0.05 * weight_reads);
+  EXPECT_GT(r.breakdown.compute.value(), weight_reads);
+  EXPECT_LT(r.breakdown.compute.value(), 1.5 * weight_reads);  // attention, dense GEMMs, head: small at 64 tokens
+}
+
 // Same input, same output; and the trace has one track per stream per stage.
 TEST(StepModel, DeterministicAndTraced) {
   const auto cal = test_calibration();

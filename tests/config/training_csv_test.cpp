@@ -1,0 +1,67 @@
+// Reading training-measurement rows (validation/training.csv schema) into jobs: cells that no job
+// can hold are the row's reason, never a cast out of range or a division by zero.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config/catalog_loader.hpp"
+#include "config/csv.hpp"
+#include "config/training_csv.hpp"
+
+namespace fmsim::config {
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = load_catalog({});
+  return c;
+}
+
+// The header and the first row (V080: Qwen3-235B-A22B on 256 GB200, mbs 1, tp 1) of the test
+// table, with `column`'s cell of that row replaced by `value`.
+std::vector<CsvRecord> first_row_with(const std::string& column, const std::string& value) {
+  std::ifstream in(std::string(FMSIM_SOURCE_DIR) + "/tests/data/training/same_inputs.csv", std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto records = parse_csv(text.str(), "same_inputs.csv");
+  records.resize(2);
+  if (!column.empty()) {
+    const auto& header = records[0].cells;
+    const auto it = std::find(header.begin(), header.end(), column);
+    EXPECT_NE(it, header.end()) << column;
+    records[1].cells[static_cast<std::size_t>(it - header.begin())] = value;
+  }
+  return records;
+}
+
+TEST(TrainingRows, TheUnchangedRowBecomesAJob) {
+  const auto rows = training_rows(first_row_with("", ""), "t.csv", catalog(), {});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+}
+
+// Found by libFuzzer (UBSan: division by zero in the batch arithmetic, global batch modulo
+// micro-batch x dp) with micro_batch_size 0; the float-to-integer casts of counts and sizes past
+// an int's or int64's range were the same kind of cell.
+TEST(TrainingRows, CellsNoJobCanHoldAreTheRowsReason) {
+  const std::vector<std::pair<std::pair<const char*, const char*>, const char*>> cases{
+      {{"micro_batch_size", "0"}, "micro_batch_size: 0 must be at least 1"},
+      {{"micro_batch_size", "-3"}, "micro_batch_size: -3 must be at least 1"},
+      {{"hidden_size", "1e30"}, "hidden_size: 1e30 is out of range (at most 9e+15)"},
+      {{"global_batch_size", "1e300"}, "global_batch_size: 1e300 is out of range"},
+      {{"tp", "3e9"}, "tp: 3e9 is out of range (at most 2e+09)"},
+      {{"num_gpus", "-1e12"}, "num_gpus: -1e12 is out of range"},
+  };
+  for (const auto& [cell, reason] : cases) {
+    const auto rows = training_rows(first_row_with(cell.first, cell.second), "t.csv", catalog(), {});
+    ASSERT_EQ(rows.size(), 1u) << cell.first;
+    EXPECT_FALSE(rows[0].job.has_value()) << cell.first;
+    EXPECT_EQ(rows[0].reason.rfind(reason, 0), 0u) << rows[0].reason;
+  }
+}
+
+}  // namespace
+}  // namespace fmsim::config
