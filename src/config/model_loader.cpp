@@ -606,6 +606,13 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
     }
     throw core::InputError(file_label, 0, "", message);
   }
+  // Checked before any per-layer list is built (a hybrid layout reserves one entry per layer: a
+  // count of -31 read as a size asked for 4 GiB, found by libFuzzer as an out-of-memory).
+  constexpr int kMaxLayers = 1 << 20;
+  if (m.num_layers <= 0) throw j.error(f.num_layers, std::to_string(m.num_layers) + " must be a positive integer");
+  if (m.num_layers > kMaxLayers) {
+    throw j.error(f.num_layers, std::to_string(m.num_layers) + " layers is out of range; allowed: 1 to 1048576 (2^20)");
+  }
 
   if (family) {
     m.mlp = family->mlp;

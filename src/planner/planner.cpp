@@ -132,11 +132,8 @@ void evaluate_unit(const PlanRequest& request, const training::Calibration& cali
     }
     job.layout = make_layout(shape, variant, request.global_batch, request.framework);
     // Memory before time: the footprint costs a fraction of a step estimate.
-    const double bytes = parallelism::estimate_memory(
-                             request.model, job.layout, request.seq_len,
-                             training::memory_options(request.stack, request.task, job.layout, request.lora_base))
-                             .total()
-                             .value();
+    const parallelism::MemoryBreakdown memory = training::job_memory(job);
+    const double bytes = memory.total().value();
     if (bytes > sc.capacity) {
       ++out.stats.pruned_memory;
       if (bytes < out.min_oom_bytes) {
@@ -145,7 +142,7 @@ void evaluate_unit(const PlanRequest& request, const training::Calibration& cali
       }
       continue;
     }
-    const auto r = training::estimate_step(job, calibration, comm);
+    const auto r = training::estimate_step_time(job, calibration, comm, memory);
     if (!r.feasible || !r.fits_memory || !(r.step_time.value() > 0.0)) {
       // The enumeration mirrors why_invalid, so this only guards against the two drifting apart.
       ++out.stats.pruned_batch;

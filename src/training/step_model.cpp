@@ -542,7 +542,7 @@ class Costing {
 };
 
 // Validity and memory: shared by both paths. Returns false (with result.reason) when invalid.
-bool prepare(const TrainingJob& job, StepResult& r) {
+bool prepare(const TrainingJob& job, StepResult& r, const parallelism::MemoryBreakdown* known_memory = nullptr) {
   const auto& l = job.layout;
   if (auto why = parallelism::why_invalid(job.model, l, job.job_gpus(), job.seq_len)) {
     r.feasible = false;
@@ -555,8 +555,7 @@ bool prepare(const TrainingJob& job, StepResult& r) {
   }
   r.feasible = true;
   r.micro_batches = l.micro_batches();
-  r.memory =
-      parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l, job.lora_base));
+  r.memory = known_memory ? *known_memory : job_memory(job);
   r.memory_capacity =
       job.cluster.gpu.hbm_usable.value() > 0 ? job.cluster.gpu.hbm_usable : job.cluster.gpu.hbm_capacity;
   r.fits_memory = r.memory.total() <= r.memory_capacity;
@@ -707,6 +706,23 @@ StepResult estimate_step(const TrainingJob& job, const Calibration& calibration,
   analytical(job, costing, stages, r);
   finish(job, r);
   return r;
+}
+
+StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,
+                              const parallelism::MemoryBreakdown& memory) {
+  StepResult r;
+  if (!prepare(job, r, &memory)) return r;
+  Costing costing(job, calibration, comm);
+  const auto stages = costing.stages();
+  add_adapter_memory(job, stages, r);
+  analytical(job, costing, stages, r);
+  r.step_time = r.breakdown.total();
+  return r;
+}
+
+parallelism::MemoryBreakdown job_memory(const TrainingJob& job) {
+  return parallelism::estimate_memory(job.model, job.layout, job.seq_len,
+                                      memory_options(job.stack, job.task, job.layout, job.lora_base));
 }
 
 StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,

@@ -72,6 +72,10 @@ TEST(ModelLoader, PresetsNormaliseToTheirArchitectures) {
   ModelSpec ds = t::deepseek_v3();
   ds.max_position = 163840;
   expect_same_architecture(load_model("deepseek-v3"), ds);
+  // DeepSeek-R1 is post-trained from DeepSeek-V3-Base and Llama 3.3 70B reuses Llama 3.1 70B: their
+  // config.json files give the same architectures (names users type for them).
+  expect_same_architecture(load_model("deepseek-r1"), ds);
+  expect_same_architecture(load_model("llama3.3-70b"), t::llama31_70b());
   ModelSpec oss = t::gpt_oss(36, 128);
   expect_same_architecture(load_model("gpt-oss-120b"), oss);
   expect_same_architecture(load_model("gpt3-175b"), t::gpt3_175b());
@@ -293,6 +297,23 @@ TEST(ModelLoader, IntegerPastInt64IsAnInputError) {
   }
   EXPECT_THAT(error_of([] { parse_hf_config(llama_with("vocab_size", "1.5"), "c.json", "c"); }),
               HasSubstr("vocab_size: expected an integer, got 1.5"));
+}
+
+// A layer count that is negative or past 2^20 is refused before the per-layer layout is built
+// (libFuzzer: a Jamba config with "num_hidden_layers": -31 read as a size ran out of memory).
+TEST(ModelLoader, LayerCountIsCheckedBeforeTheLayout) {
+  const std::string jamba = R"({"model_type": "jamba", "hidden_size": 4096, "num_hidden_layers": LAYERS,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 65536,
+    "attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2, "expert_layer_offset": 1,
+    "num_experts": 16, "num_experts_per_tok": 2})";
+  auto with_layers = [&](const std::string& n) {
+    return jamba.substr(0, jamba.find("LAYERS")) + n + jamba.substr(jamba.find("LAYERS") + 6);
+  };
+  EXPECT_THAT(error_of([&] { parse_hf_config(with_layers("-31"), "j.json", "j"); }),
+              HasSubstr("num_hidden_layers: -31 must be a positive integer"));
+  EXPECT_THAT(error_of([&] { parse_hf_config(with_layers("2000000000"), "j.json", "j"); }),
+              HasSubstr("num_hidden_layers: 2000000000 layers is out of range; allowed: 1 to 1048576"));
+  EXPECT_EQ(parse_hf_config(with_layers("32"), "j.json", "j").num_layers, 32);
 }
 
 TEST(ModelLoader, ModelFromDimensions) {

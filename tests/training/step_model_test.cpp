@@ -72,6 +72,23 @@ TEST(StepModel, PipelineBubbleMatchesClosedForm) {
   }
 }
 
+// The planner's inner loop (estimate_step_time, given job_memory) is estimate_step without the
+// second memory estimate and the FLOP metrics: the same step time, breakdown and memory, bit for bit.
+TEST(StepModel, StepTimeWithKnownMemoryEqualsTheFullEstimate) {
+  const auto cal = test_calibration();
+  for (const auto& l : {layout(1, 1, 1, 1, 8), layout(2, 4, 2, 1, 16), layout(1, 4, 1, 2, 32)}) {
+    const auto job = test_job(1, l);
+    const auto full = estimate_step(job, cal, fixed_network(1e-3));
+    const auto lean = estimate_step_time(job, cal, fixed_network(1e-3), job_memory(job));
+    ASSERT_TRUE(full.feasible) << full.reason;
+    EXPECT_EQ(lean.step_time.value(), full.step_time.value());
+    EXPECT_EQ(lean.breakdown.bubble.value(), full.breakdown.bubble.value());
+    EXPECT_EQ(lean.memory.total().value(), full.memory.total().value());
+    EXPECT_EQ(lean.fits_memory, full.fits_memory);
+    EXPECT_EQ(lean.mfu, 0.0);  // not computed on this path
+  }
+}
+
 // Interleaving (vp > 1) divides the bubble by vp.
 TEST(StepModel, InterleavingShrinksTheBubble) {
   const auto cal = test_calibration();
