@@ -42,7 +42,7 @@ void serve_10k(benchmark::State& state, const serving::Deployment& d, serving::L
   const auto requests = serving::make_requests(wl);
   for (auto _ : state) {
     const auto r = serving::simulate(model, wl, requests);
-    benchmark::DoNotOptimize(r.duration_s);
+    benchmark::DoNotOptimize(r.duration);
   }
 }
 

@@ -137,7 +137,7 @@ std::vector<Field> system_fields(const SystemSpec& s) {
       bandwidth_field("local_nvme_read", s.local_nvme_read),
       bandwidth_field("local_nvme_write", s.local_nvme_write),
       quantity("price_per_hour", s.price_per_hour_usd, "USD/h", fmt::format("{:g} USD/h", s.price_per_hour_usd)),
-      text_field("price_kind", s.price_kind),
+      text_field("price_kind", s.price_kind_name()),
       text_field("price_date", s.price_date),
   };
   return f;
@@ -306,7 +306,7 @@ void print_systems(const Catalog& catalog) {
            cell(s.network_bandwidth.value() * 8 / 1e9, p, "network_bandwidth"), cell(s.vcpus, p, "vcpus"),
            cell(s.host_memory.value() / core::gib(1).value(), p, "host_memory", "{:.0f}"),
            cell(nvme_tb, p, "local_nvme_device_size", "{:.1f}"),
-           cell(s.price_per_hour_usd, p, "price_per_hour", "{:.2f}"), s.price_kind.empty() ? "-" : s.price_kind});
+           cell(s.price_per_hour_usd, p, "price_per_hour", "{:.2f}"), s.price_kind ? s.price_kind_name() : "-"});
   }
   t.print(std::cout);
   std::cout << "\nPer node: NICs, network Gbps (one direction), vCPUs, host memory, NVMe. GPUS is one unit of the\n"
@@ -464,7 +464,7 @@ json cluster_json(const hardware::ClusterSpec& c) {
           {"oversubscription", c.oversubscription},
           {"nodes_per_leaf", c.nodes_per_leaf},
           {"price_per_hour_usd", c.price_per_hour_usd()},
-          {"price_kind", c.system.price_kind},
+          {"price_kind", c.system.price_kind_name()},
           {"storage", storage}};
 }
 
@@ -487,8 +487,8 @@ void print_cluster(const hardware::ClusterSpec& c) {
                              a.mount.empty() ? "" : " at " + a.mount);
   }
   if (c.system.price_per_hour_usd > 0) {
-    std::cout << fmt::format("  price:         {:.2f} USD/h ({}, {})\n", c.price_per_hour_usd(), c.system.price_kind,
-                             c.system.price_date);
+    std::cout << fmt::format("  price:         {:.2f} USD/h ({}, {})\n", c.price_per_hour_usd(),
+                             c.system.price_kind_name(), c.system.price_date);
   }
 }
 

@@ -93,10 +93,11 @@ class ProgressBar {
 
 std::string system_heading(const planner::SystemPlan& sp) {
   const auto& c = sp.cluster;
-  const std::string price = c.system.price_per_hour_usd > 0
-                                ? fmt::format("${:.2f}/h each, {}", c.system.price_per_hour_usd,
-                                              c.system.price_date.empty() ? c.system.price_kind : c.system.price_date)
-                                : std::string("price unknown");
+  const std::string price =
+      c.system.price_per_hour_usd > 0
+          ? fmt::format("${:.2f}/h each, {}", c.system.price_per_hour_usd,
+                        c.system.price_date.empty() ? c.system.price_kind_name() : c.system.price_date)
+          : std::string("price unknown");
   return fmt::format("{}: {} x {} = {} x {}, {:.0f} GiB usable per GPU ({})", c.system.name, c.count, c.system.name,
                      c.gpus(), c.gpu.name,
                      (c.gpu.hbm_usable.value() > 0 ? c.gpu.hbm_usable : c.gpu.hbm_capacity).value() / kGiB, price);

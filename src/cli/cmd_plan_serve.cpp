@@ -29,6 +29,9 @@ struct PlanServeOptions {
 
 std::string money(double v) { return v > 0 ? fmt::format("${:.3f}", v) : "-"; }
 
+// One SLO bound as the headings show it: "2000 ms", or "-" when unset.
+std::string slo_bound_text(double seconds) { return seconds > 0 ? fmt::format("{:.0f} ms", seconds * 1e3) : "-"; }
+
 // The search as one offline HTML page: the cheapest plans and the throughput-vs-interactivity
 // chart (output tokens/s per GPU against tokens/s per user), one line per system's own front and
 // one for the front over all of them.
@@ -39,8 +42,7 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
   report::Document doc;
   doc.title = fmt::format("Serving plan: {}", o.plan.serving.model);
   doc.subtitle = fmt::format("{} | SLO p99 TTFT {} TPOT {}{}", serving::describe(req.workload),
-                             req.slo.ttft_s > 0 ? fmt::format("{:.0f} ms", req.slo.ttft_s * 1e3) : "-",
-                             req.slo.tpot_s > 0 ? fmt::format("{:.0f} ms", req.slo.tpot_s * 1e3) : "-",
+                             slo_bound_text(req.slo.ttft_s), slo_bound_text(req.slo.tpot_s),
                              req.target_rate > 0 ? fmt::format(" | {:g} requests/s", req.target_rate) : "");
   report::Section plans{"Cheapest plans", {}};
   report::Table t;
@@ -221,9 +223,8 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       return;
     }
     std::cout << fmt::format("fmsim plan-serve: {} | {} | SLO p99 TTFT {} TPOT {}{}\n\n", o.plan.serving.model,
-                             serving::describe(req.workload),
-                             req.slo.ttft_s > 0 ? fmt::format("{:.0f} ms", req.slo.ttft_s * 1e3) : "-",
-                             req.slo.tpot_s > 0 ? fmt::format("{:.0f} ms", req.slo.tpot_s * 1e3) : "-",
+                             serving::describe(req.workload), slo_bound_text(req.slo.ttft_s),
+                             slo_bound_text(req.slo.tpot_s),
                              req.target_rate > 0 ? fmt::format(" | target {:g} requests/s", req.target_rate) : "");
     TextTable t({{"#"},
                  {"system"},

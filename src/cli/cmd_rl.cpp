@@ -10,12 +10,6 @@
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
 #include "cli/text_table.hpp"
-#include "config/cluster_loader.hpp"
-#include "config/model_loader.hpp"
-#include "config/rl_input.hpp"
-#include "config/serving_calibration.hpp"
-#include "config/training_calibration.hpp"
-#include "config/words.hpp"
 #include "core/error.hpp"
 #include "jobspec/rl.hpp"
 #include "observability/chrome_trace.hpp"
@@ -156,27 +150,10 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
 }
 
 /// --test-time: the cost per query of a test-time-compute method on the job's GPUs.
-void run_test_time(const RlOptions& o, const rl::RlJob& job, const rl::RlCalibration& cal,
-                   const rl::RolloutEngine& engine) {
-  rl::TtcJob t;
-  t.method = config::word_flag(rl::kTtcMethodWords, o.test_time, "--test-time");
-  if (o.search_steps < 1) throw core::InputError::flag("--search-steps", "must be at least 1");
-  const int gpus = job.job_gpus();
-  const int tp = job.generator_tp > 0
-                     ? job.generator_tp
-                     : std::min(gpus, rl::auto_generator_tp(job.policy, job.cluster, job.generator_precision, cal));
-  if (gpus % tp != 0) throw core::InputError::flag("--gen-tp", fmt::format("{} does not divide the {} GPUs", tp, gpus));
-  t.generator = rl::GeneratorConfig{job.policy, job.cluster, tp, gpus / tp, job.generator_precision};
-  t.n = job.samples;
-  t.search_steps = o.search_steps;
-  t.prompt_len = job.prompt_len;
-  t.lengths = job.lengths;
-  t.queries = job.prompts;
-  t.price_per_gpu_hour = job.cluster.price_per_hour_usd() / std::max(1, job.cluster.gpus());
-  rl::RlCalibration serve_cal = cal;
-  serve_cal.gpu_memory_utilization = cal.gpu_memory_utilization_disaggregated;  // a serving pool holds nothing else
-  const auto r = rl::estimate_test_time(t, serve_cal, engine);
-  if (!r.feasible) throw core::InputError::flag("--gen-tp", r.reason);
+void run_test_time(const RlOptions& o, const rl::RlJob& job, const jobspec::RlModels& models) {
+  const auto t = jobspec::make_ttc_job(job, o.test_time, o.search_steps, models.rl);
+  const auto r = jobspec::estimate_ttc(t, models);
+  const int tp = t.generator.tp, gpus = tp * t.generator.replicas;
   if (o.json) {
     std::cout << nlohmann::json{{"method", rl::to_string(t.method)},
                                 {"policy", job.policy.name},
@@ -313,16 +290,12 @@ void add_rl_command(CLI::App& app, Context& ctx) {
   cmd->callback([o, cmd, &ctx] {
     apply_flags_job_file(o->job, *cmd);
     const auto job = jobspec::make_rl_job(*o, ctx.catalog());
-    const auto calibration = config::load_training_calibration("");
-    if (!calibration.stacks.count(job.stack)) {
-      throw core::InputError::flag("--stack", "'" + job.stack + "' is not a calibrated stack");
-    }
-    const auto serving_cal = config::load_serving_calibration();
-    rl::RlCalibration cal;
-    cal.expert_load_cv = serving_cal.moe.expert_load_cv;  // one measurement for serving and RL training
-    const rl::ServingRolloutEngine engine(serving_cal, jobspec::engine_flag(serving_cal, o->engine).name);
+    const auto models = jobspec::load_rl_models(job, o->engine);
+    const auto& calibration = models.training;
+    const auto& cal = models.rl;
+    const auto& engine = models.engine;
     if (!o->test_time.empty()) {
-      run_test_time(*o, job, cal, engine);
+      run_test_time(*o, job, models);
       return;
     }
     if (o->plan) {
@@ -371,12 +344,7 @@ void add_rl_command(CLI::App& app, Context& ctx) {
     const auto r = rl::estimate_rl_step(job, calibration, cal, engine, o->trace.empty() ? nullptr : &buffer);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!r.feasible) {
-      // Name the flag that changes what failed.
-      std::string flag = "--tp";
-      if (r.reason.rfind("rollout", 0) == 0 || r.reason.rfind("generation TP", 0) == 0) flag = "--gen-tp";
-      if (r.reason.rfind("the generator pool", 0) == 0) flag = "--generator-gpus";
-      if (r.reason.rfind("off-policy", 0) == 0) flag = "--placement";
-      throw core::InputError::flag(flag, r.reason);
+      throw core::InputError::flag(jobspec::infeasible_flag(r.reason), r.reason);
     }
     if (!o->trace.empty()) {
       observability::TraceMetadata meta;

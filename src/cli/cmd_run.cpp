@@ -199,7 +199,7 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
       out["monte_carlo"]["seed"] = setup.monte_carlo.seed;
     }
     out["cost"] = std::isfinite(run_usd) ? nlohmann::json{{"price_per_unit_hour_usd", system.price_per_hour_usd},
-                                                          {"price_kind", system.price_kind},
+                                                          {"price_kind", system.price_kind_name()},
                                                           {"price_date", system.price_date},
                                                           {"units", job.cluster.count},
                                                           {"run_usd", run_usd}}
@@ -242,7 +242,7 @@ void run_job(const RunFlags& f, const CLI::App& cmd, Context& ctx) {
   if (metrics) std::cout << metrics_line(*metrics);
   if (std::isfinite(run_usd)) {
     std::cout << fmt::format("Cost: {} x {} at ${:.2f}/h ({}{}) = {} for the run\n", job.cluster.count, system.name,
-                             system.price_per_hour_usd, system.price_kind,
+                             system.price_per_hour_usd, system.price_kind_name(),
                              system.price_date.empty() ? "" : ", " + system.price_date, core::format_usd(run_usd));
   }
 }

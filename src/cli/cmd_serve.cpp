@@ -66,7 +66,7 @@ nlohmann::json topology_json(const Topology& t) {
     j["decode_instances"] = t.decode;
     j["kv_transfer"] = std::string(serving::kKvTransferWords.name(t.dis.transfer));
     j["kv_link"] = t.link;
-    j["kv_link_bytes_per_s_per_gpu"] = t.dis.link_bandwidth;
+    j["kv_link_bytes_per_s_per_gpu"] = t.dis.link_bandwidth.value();
   } else {
     j["mode"] = t.instances > 1 ? "fleet" : "single";
     j["router"] = std::string(serving::to_string(t.router));
@@ -106,7 +106,7 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
           {"kv_capacity_tokens", r.memory.token_capacity},
           {"completed_requests", m.completed},
           {"rejected_requests", r.rejected},
-          {"duration_s", r.duration_s},
+          {"duration_s", r.duration.value()},
           {"replicas", topo.instances},
           {"topology", topology_json(topo)},
           {"throughput",
@@ -132,16 +132,15 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
             {"tpot_s", s.slo.tpot_s},
             {"attainment", m.slo_attainment},
             {"goodput_requests_per_s", m.goodput_requests_per_s},
-            {"meets_p99",
-             (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s)}}},
+            {"meets_p99", s.slo.met(m.ttft.p99, m.tpot.p99)}}},
           {"kv_usage", {{"mean", m.kv_usage_mean}, {"max", m.kv_usage_max}}},
           {"batch_mean", m.batch_mean},
           {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
           {"preemptions", r.preemptions},
           {"kv_offload",
            {{"tier", offload_tier_name(s.deployment.kv_offload)},
-            {"capacity_bytes", s.deployment.kv_offload.capacity},
-            {"bytes_per_s_per_gpu", s.deployment.kv_offload.bandwidth},
+            {"capacity_bytes", s.deployment.kv_offload.capacity.value()},
+            {"bytes_per_s_per_gpu", s.deployment.kv_offload.bandwidth.value()},
             {"offloads", r.offloads}}},
           {"iterations", r.iterations.size()},
           {"time_by_part_s",
@@ -171,7 +170,7 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   fmt::print("workload    {}\n", serving::describe(s.workload));
   if (topo.prefill > 0) {
     fmt::print("pools       disaggregated: {} prefill + {} decode instances; KV over {} at {:.0f} GB/s per GPU, {}\n",
-               topo.prefill, topo.decode, topo.link, topo.dis.link_bandwidth / 1e9,
+               topo.prefill, topo.decode, topo.link, topo.dis.link_bandwidth.value() / 1e9,
                topo.dis.transfer == serving::KvTransfer::Layer ? "streamed layer by layer"
                                                                : "whole request after its prefill");
   } else if (replicas > 1) {
@@ -205,9 +204,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   fmt::print(
       "  TTFT = first token - arrival (queueing included); TPOT = (last - first token) / (output - 1) per request;\n"
       "  ITL = gap between consecutive tokens over all tokens; E2E = last token - arrival.\n");
-  if (s.slo.ttft_s > 0 || s.slo.tpot_s > 0) {
-    const bool meets =
-        (s.slo.ttft_s <= 0 || m.ttft.p99 <= s.slo.ttft_s) && (s.slo.tpot_s <= 0 || m.tpot.p99 <= s.slo.tpot_s);
+  if (s.slo.any()) {
+    const bool meets = s.slo.met(m.ttft.p99, m.tpot.p99);
     fmt::print(
         "\nSLO         TTFT <= {} ms, TPOT <= {} ms: {:.1f}% of requests meet it, goodput {:.2f} req/s; p99 {}\n",
         s.slo.ttft_s > 0 ? ms(s.slo.ttft_s) : "-", s.slo.tpot_s > 0 ? ms(s.slo.tpot_s) : "-", 100 * m.slo_attainment,
@@ -221,8 +219,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   if (d.kv_offload.tier != serving::KvTier::None) {
     fmt::print(
         "KV offload  {}: {:.0f} GB per replica at {:.0f} GB/s per GPU; {} of the {} preemptions moved there and back\n",
-        offload_tier_name(d.kv_offload), d.kv_offload.capacity / 1e9, d.kv_offload.bandwidth / 1e9, r.offloads,
-        r.preemptions);
+        offload_tier_name(d.kv_offload), d.kv_offload.capacity.value() / 1e9, d.kv_offload.bandwidth.value() / 1e9,
+        r.offloads, r.preemptions);
   }
   if (r.rejected > 0) fmt::print("            {} requests rejected: larger than the whole KV cache\n", r.rejected);
   const auto& p = r.time_by_part;

@@ -14,24 +14,18 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "collectives/cost_model.hpp"
-#include "config/cluster_loader.hpp"
 #include "config/collectives_calibration.hpp"
 #include "config/collectives_csv.hpp"
-#include "core/error.hpp"
-#include "topology/group.hpp"
+#include "jobspec/validate_collectives.hpp"
 
 namespace fmsim::cli {
 namespace {
 
-// Targets of the collective model (docs/models/collectives.md).
-constexpr double kMedianTargetPct = 10.0;
-constexpr double kLargeTargetPct = 15.0;
-constexpr double kSmallTargetPct = 30.0;
-// Rows at or above this size are "large-message" rows; smaller ones and latency rows are "small".
-constexpr double kLargeMessageBytes = 64.0 * 1024 * 1024;
-// A row that says only "large" is predicted at the largest size its sources use.
-constexpr double kLargeDefaultBytes = 16.0 * 1024 * 1024 * 1024;
+using RowResult = jobspec::CollectiveRowResult;
+using Summary = jobspec::CollectiveSummary;
+using jobspec::kCollectiveLargeTargetPct;
+using jobspec::kCollectiveMedianTargetPct;
+using jobspec::kCollectiveSmallTargetPct;
 
 struct ValidateArgs {
   std::string csv;
@@ -41,123 +35,6 @@ struct ValidateArgs {
   bool markdown = false;
 };
 
-struct RowResult {
-  config::CollectiveMeasurement m;
-  bool predicted = false;
-  std::string reason;      // why not predicted
-  std::string metric;      // "busbw_GBps" or "time_us"
-  std::string size_class;  // "large" or "small"
-  double bytes = 0.0;
-  double measured = 0.0;
-  double prediction = 0.0;
-  double error_pct = 0.0;  // signed
-  double band_pct = 0.0;
-  std::string algorithm;
-  std::string protocol;
-};
-
-struct Summary {
-  int rows = 0;
-  int predicted = 0;
-  double median = 0.0;
-  double max = 0.0;
-  int large_rows = 0;
-  int large_within = 0;
-  int small_rows = 0;
-  int small_within = 0;
-  [[nodiscard]] bool met() const {
-    return predicted == rows && median <= kMedianTargetPct && large_within == large_rows && small_within == small_rows;
-  }
-};
-
-RowResult predict(const config::CollectiveMeasurement& m, const hardware::Catalog& catalog,
-                  const collectives::Calibration& cal) {
-  RowResult r;
-  r.m = m;
-  const auto op = collectives::op_from_name(m.collective);
-  if (!op) {
-    r.reason = fmt::format("unknown collective '{}'", m.collective);
-    return r;
-  }
-  collectives::Options options;
-  if (!m.algorithm.empty()) {
-    const auto a = collectives::algorithm_from_name(m.algorithm);
-    if (!a) {
-      r.reason = fmt::format("unknown algorithm '{}'", m.algorithm);
-      return r;
-    }
-    options.algorithm = *a;
-  }
-  if (!m.busbw_gbps && !m.time_us) {
-    r.reason = "row gives neither busbw_GBps nor time_us";
-    return r;
-  }
-  hardware::ClusterSpec cluster;
-  try {
-    cluster = config::cluster_for_gpus(catalog, m.instance_type, m.gpus, "instance_type");
-  } catch (const core::InputError& e) {
-    r.reason = e.what();
-    return r;
-  }
-  const topology::Topology topo = topology::build_topology(cluster);
-  if (topo.gpus != m.gpus || topo.nodes != m.nodes) {
-    r.reason = fmt::format("{} GPUs on {} nodes do not match whole units of {} ({} GPUs, {} nodes)", m.gpus, m.nodes,
-                           m.instance_type, topo.gpus, topo.nodes);
-    return r;
-  }
-  r.bytes = m.bytes ? *m.bytes : kLargeDefaultBytes;
-  const collectives::CollectiveCost c =
-      collectives::estimate(topo, cal, topology::Group::all(topo), *op, core::Bytes(r.bytes), options);
-  if (!c.feasible) {
-    r.reason = fmt::format("algorithm {} cannot run on this group", m.algorithm);
-    return r;
-  }
-  r.predicted = true;
-  r.algorithm = collectives::algorithm_name(c.algorithm);
-  r.protocol = collectives::protocol_name(c.protocol);
-  if (m.time_us) {
-    r.metric = "time_us";
-    r.measured = *m.time_us;
-    r.prediction = c.time.value() * 1e6;
-  } else {
-    r.metric = "busbw_GBps";
-    r.measured = *m.busbw_gbps;
-    r.prediction = c.busbw.value() / 1e9;
-  }
-  const bool large = !m.time_us && r.bytes >= kLargeMessageBytes;
-  r.size_class = large ? "large" : "small";
-  r.band_pct = large ? kLargeTargetPct : kSmallTargetPct;
-  r.error_pct = 100.0 * (r.prediction - r.measured) / r.measured;
-  return r;
-}
-
-Summary summarize(const std::vector<RowResult>& rows) {
-  Summary s;
-  std::vector<double> errs;
-  for (const RowResult& r : rows) {
-    ++s.rows;
-    if (!r.predicted) continue;
-    ++s.predicted;
-    const double e = std::abs(r.error_pct);
-    errs.push_back(e);
-    s.max = std::max(s.max, e);
-    const bool within = e <= r.band_pct;
-    if (r.size_class == "large") {
-      ++s.large_rows;
-      s.large_within += within ? 1 : 0;
-    } else {
-      ++s.small_rows;
-      s.small_within += within ? 1 : 0;
-    }
-  }
-  if (!errs.empty()) {
-    std::sort(errs.begin(), errs.end());
-    const std::size_t k = errs.size();
-    s.median = k % 2 == 1 ? errs[k / 2] : 0.5 * (errs[k / 2 - 1] + errs[k / 2]);
-  }
-  return s;
-}
-
 std::string size_text(const RowResult& r) {
   if (!r.m.bytes) return fmt::format("{} ({})", r.m.bytes_text, core::format_bytes(core::Bytes(r.bytes)));
   return core::format_bytes(core::Bytes(r.bytes));
@@ -166,8 +43,9 @@ std::string size_text(const RowResult& r) {
 std::string markdown(const std::vector<RowResult>& rows, const Summary& s) {
   std::ostringstream o;
   o << "Generated by `fmsim validate collectives --csv validation/collectives.csv --markdown`.\n"
-    << "Error = (predicted - measured) / measured. Bands: large-message rows (>= 64 MiB) " << kLargeTargetPct
-    << "%, small-message and latency rows " << kSmallTargetPct << "%; median target " << kMedianTargetPct << "%.\n\n"
+    << "Error = (predicted - measured) / measured. Bands: large-message rows (>= 64 MiB) " << kCollectiveLargeTargetPct
+    << "%, small-message and latency rows " << kCollectiveSmallTargetPct << "%; median target "
+    << kCollectiveMedianTargetPct << "%.\n\n"
     << "In-sample rows: the few global calibrations were fitted on some of these rows (ring efficiency per GPU "
        "generation: C04, C08; NVLS channel budget: C02, C07; NVL72 NVLS start-up: C10-C11; EFA efficiency per "
        "generation: C16-C18 v2, C19 v1, C21 v4; EFA small-message latency: C12 v2, C23 v4). The other rows are "
@@ -187,8 +65,8 @@ std::string markdown(const std::vector<RowResult>& rows, const Summary& s) {
   o << fmt::format(
       "\n**Summary:** {} rows, {} predicted; median |error| {:.1f}%, max |error| {:.1f}%; large-message rows within "
       "{:.0f}%: {}/{}; small-message and latency rows within {:.0f}%: {}/{}; targets {}.\n",
-      s.rows, s.predicted, s.median, s.max, kLargeTargetPct, s.large_within, s.large_rows, kSmallTargetPct,
-      s.small_within, s.small_rows, s.met() ? "met" : "missed");
+      s.rows, s.predicted, s.median, s.max, kCollectiveLargeTargetPct, s.large_within, s.large_rows,
+      kCollectiveSmallTargetPct, s.small_within, s.small_rows, s.met() ? "met" : "missed");
   return o.str();
 }
 
@@ -222,8 +100,8 @@ void run_validate(const ValidateArgs& a, Context& ctx) {
   const std::vector<config::CollectiveMeasurement> measurements = config::read_collectives_csv(a.csv, "--csv");
   const collectives::Calibration cal = config::load_collectives_calibration(a.calibration);
   std::vector<RowResult> rows;
-  for (const auto& m : measurements) rows.push_back(predict(m, ctx.catalog(), cal));
-  const Summary s = summarize(rows);
+  for (const auto& m : measurements) rows.push_back(jobspec::predict_collective_row(m, ctx.catalog(), cal));
+  const Summary s = jobspec::summarize_collectives(rows);
   if (!a.write_doc.empty()) write_doc(a.write_doc, markdown(rows, s));
 
   if (a.json) {
@@ -243,7 +121,7 @@ void run_validate(const ValidateArgs& a, Context& ctx) {
                              {"forced_algorithm", r.m.algorithm},
                              {"bytes", r.bytes},
                              {"metric", r.metric},
-                             {"class", r.size_class},
+                             {"class", r.size_class()},
                              {"measured", r.measured},
                              {"predicted", r.prediction},
                              {"error_pct", r.error_pct},
@@ -252,9 +130,9 @@ void run_validate(const ValidateArgs& a, Context& ctx) {
                              {"algorithm", r.algorithm},
                              {"protocol", r.protocol}});
     }
-    out["targets"] = {{"median_abs_error_pct", kMedianTargetPct},
-                      {"large_message_pct", kLargeTargetPct},
-                      {"small_message_pct", kSmallTargetPct},
+    out["targets"] = {{"median_abs_error_pct", kCollectiveMedianTargetPct},
+                      {"large_message_pct", kCollectiveLargeTargetPct},
+                      {"small_message_pct", kCollectiveSmallTargetPct},
                       {"large_within", s.large_within},
                       {"large_rows", s.large_rows},
                       {"small_within", s.small_within},
@@ -286,8 +164,8 @@ void run_validate(const ValidateArgs& a, Context& ctx) {
   std::cout << fmt::format(
       "summary: {} rows, {} predicted, median |error| {:.1f}% (target {:.0f}%), max |error| {:.1f}%; large-message "
       "rows within {:.0f}%: {}/{}; small/latency rows within {:.0f}%: {}/{}; targets {}\n",
-      s.rows, s.predicted, s.median, kMedianTargetPct, s.max, kLargeTargetPct, s.large_within, s.large_rows,
-      kSmallTargetPct, s.small_within, s.small_rows, s.met() ? "met" : "missed");
+      s.rows, s.predicted, s.median, kCollectiveMedianTargetPct, s.max, kCollectiveLargeTargetPct, s.large_within,
+      s.large_rows, kCollectiveSmallTargetPct, s.small_within, s.small_rows, s.met() ? "met" : "missed");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "config/rl_input.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
+#include "jobspec/rl.hpp"
 #include "parallelism/stack.hpp"
 #include "rl/rl_step.hpp"
 #include "training/comm_adapter.hpp"
@@ -56,8 +57,7 @@ static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
   v.rows = config::load_rl_rows(csv, ctx.catalog());
   const auto calibration = config::load_training_calibration("");
   const auto serving_cal = config::load_serving_calibration();
-  rl::RlCalibration cal;
-  cal.expert_load_cv = serving_cal.moe.expert_load_cv;  // one measurement for serving and RL training
+  const auto cal = jobspec::rl_calibration(serving_cal);
   const rl::ServingRolloutEngine engine(serving_cal, "vllm");
   auto& results = v.results;
   for (const auto& row : v.rows) {

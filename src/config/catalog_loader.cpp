@@ -508,7 +508,7 @@ SystemSpec build_system(const RawEntry& entry, const Catalog& catalog) {
   r.set("local_nvme_write", s.local_nvme_write, bandwidth(Bound::Positive));
 
   if (r.set("price_per_hour", s.price_per_hour_usd, usd_per_hour(Bound::NonNegative))) {
-    s.price_kind = r.require_plain("price_kind").as_word_name(hardware::kPriceKindWords);
+    s.price_kind = r.require_plain("price_kind").as_word(hardware::kPriceKindWords);
     const YamlNode date = r.require_plain("price_date");
     s.price_date = date.as_string();
     if (!is_iso_date(s.price_date)) {

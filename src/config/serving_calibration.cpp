@@ -15,8 +15,8 @@ double fraction(const YamlNode& parent, std::string_view key) {
   return x;
 }
 
-double seconds(const YamlNode& parent, std::string_view key) {
-  return read_sourced(parent[key], true).value.as_duration(Bound::NonNegative).value();
+core::Seconds seconds(const YamlNode& parent, std::string_view key) {
+  return read_sourced(parent[key], true).value.as_duration(Bound::NonNegative);
 }
 
 int whole(const YamlNode& parent, std::string_view key) {
@@ -54,11 +54,10 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     g.weight_read_efficiency = fraction(node, "weight_read_efficiency");
     g.kv_read_efficiency = fraction(node, "kv_read_efficiency");
     g.attention_efficiency = fraction(node, "attention_efficiency");
-    g.host_link_bandwidth = read_sourced(node["host_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
+    g.host_link_bandwidth = read_sourced(node["host_link_bandwidth"], true).value.as_bandwidth(Bound::Positive);
     g.gemm_half_dim = read_sourced(node["gemm_half_dim"], true).value.as_number(Bound::Positive);
     if (node.has("grace_link_bandwidth")) {
-      g.grace_link_bandwidth =
-          read_sourced(node["grace_link_bandwidth"], true).value.as_bandwidth(Bound::Positive).value();
+      g.grace_link_bandwidth = read_sourced(node["grace_link_bandwidth"], true).value.as_bandwidth(Bound::Positive);
     }
     g.source = read_sourced(node["weight_read_efficiency"], true).source;
     cal.gpus[arch] = g;
@@ -72,9 +71,9 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     e.kind = node.key_word(name, serving::kEngineKindWords);
     e.name = std::string(serving::kEngineKindWords.name(e.kind));
     e.display_name = node["display_name"].as_string();
-    e.iteration_overhead_s = seconds(node, "iteration_overhead");
-    e.graph_layer_overhead_s = seconds(node, "graph_layer_overhead");
-    e.eager_layer_overhead_s = seconds(node, "eager_layer_overhead");
+    e.iteration_overhead = seconds(node, "iteration_overhead");
+    e.graph_layer_overhead = seconds(node, "graph_layer_overhead");
+    e.eager_layer_overhead = seconds(node, "eager_layer_overhead");
     e.cuda_graph_max_batch = whole(node, "cuda_graph_max_batch");
     e.max_num_seqs = whole(node, "max_num_seqs");
     e.max_num_batched_tokens = whole(node, "max_num_batched_tokens");
@@ -83,11 +82,11 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     e.gpu_memory_utilization = fraction(node, "gpu_memory_utilization");
     if (node.has("memory_fraction_of"))
       e.memory_fraction_of = word(node, "memory_fraction_of", serving::kMemoryFractionOfWords);
-    e.graph_memory_bytes = read_sourced(node["graph_memory"], true).value.as_bytes(Bound::NonNegative).value();
+    e.graph_memory = read_sourced(node["graph_memory"], true).value.as_bytes(Bound::NonNegative);
     e.admission = word(node, "kv_admission", serving::kKvAdmissionWords);
     e.preemption = word(node, "preemption", serving::kPreemptionModeWords);
     e.prefix_caching = read_sourced(node["prefix_caching"], true).value.as_bool();
-    e.allreduce_latency_s = seconds(node, "allreduce_latency");
+    e.allreduce_latency = seconds(node, "allreduce_latency");
     if (node.has("cuda_graph_batch_sizes")) {
       const auto sizes = read_sourced(node["cuda_graph_batch_sizes"], true);
       for (const auto& item : sizes.value.items()) {

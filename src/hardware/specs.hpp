@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -171,11 +172,15 @@ struct SystemSpec {
   core::BytesPerSecond local_nvme_read{};   ///< one node, all devices
   core::BytesPerSecond local_nvme_write{};  ///< one node, all devices
   double price_per_hour_usd = 0.0;          ///< per unit of this system (per UltraServer for u-*); 0 = unknown
-  std::string price_kind;                   ///< a canonical word of kPriceKindWords, "" when unknown
+  std::optional<PriceKind> price_kind;      ///< with the price; none when the price is unknown
   std::string price_date;                   ///< ISO date of the price snapshot
   ProvenanceMap provenance;
 
   [[nodiscard]] int gpus() const { return gpus_per_node * nodes; }
+  /// kPriceKindWords' name of price_kind; "" when unknown.
+  [[nodiscard]] std::string price_kind_name() const {
+    return price_kind ? std::string(kPriceKindWords.name(*price_kind)) : std::string();
+  }
 };
 
 enum class StorageKind { InstanceNvme, FsxLustre, S3, S3Express, HostMemory };

@@ -3,11 +3,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/rl_input.hpp"
+#include "config/serving_calibration.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
+#include "jobspec/serving.hpp"
+#include "jobspec/training.hpp"
 
 namespace fmsim::jobspec {
 
@@ -79,6 +84,54 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   if (o.steps < 1) throw core::InputError::flag("--steps", "must be at least 1");
   j.steps = o.steps;
   return j;
+}
+
+rl::RlCalibration rl_calibration(const serving::ServingCalibration& serving) {
+  rl::RlCalibration cal;
+  cal.expert_load_cv = serving.moe.expert_load_cv;
+  return cal;
+}
+
+RlModels load_rl_models(const rl::RlJob& job, const std::string& engine) {
+  auto training = load_stack_calibration("", job.stack);
+  const auto serving = config::load_serving_calibration();
+  return {std::move(training), rl_calibration(serving),
+          rl::ServingRolloutEngine(serving, engine_flag(serving, engine).name)};
+}
+
+rl::TtcJob make_ttc_job(const rl::RlJob& job, const std::string& method, int search_steps,
+                        const rl::RlCalibration& cal) {
+  rl::TtcJob t;
+  t.method = config::word_flag(rl::kTtcMethodWords, method, "--test-time");
+  if (search_steps < 1) throw core::InputError::flag("--search-steps", "must be at least 1");
+  const int gpus = job.job_gpus();
+  const int tp = job.generator_tp > 0
+                     ? job.generator_tp
+                     : std::min(gpus, rl::auto_generator_tp(job.policy, job.cluster, job.generator_precision, cal));
+  if (gpus % tp != 0) throw core::InputError::flag("--gen-tp", fmt::format("{} does not divide the {} GPUs", tp, gpus));
+  t.generator = rl::GeneratorConfig{job.policy, job.cluster, tp, gpus / tp, job.generator_precision};
+  t.n = job.samples;
+  t.search_steps = search_steps;
+  t.prompt_len = job.prompt_len;
+  t.lengths = job.lengths;
+  t.queries = job.prompts;
+  t.price_per_gpu_hour = job.cluster.price_per_hour_usd() / std::max(1, job.cluster.gpus());
+  return t;
+}
+
+rl::TtcResult estimate_ttc(const rl::TtcJob& ttc, const RlModels& models) {
+  rl::RlCalibration serve_cal = models.rl;
+  serve_cal.gpu_memory_utilization = models.rl.gpu_memory_utilization_disaggregated;
+  auto r = rl::estimate_test_time(ttc, serve_cal, models.engine);
+  if (!r.feasible) throw core::InputError::flag("--gen-tp", r.reason);
+  return r;
+}
+
+std::string infeasible_flag(const std::string& reason) {
+  if (reason.rfind("rollout", 0) == 0 || reason.rfind("generation TP", 0) == 0) return "--gen-tp";
+  if (reason.rfind("the generator pool", 0) == 0) return "--generator-gpus";
+  if (reason.rfind("off-policy", 0) == 0) return "--placement";
+  return "--tp";
 }
 
 }  // namespace fmsim::jobspec

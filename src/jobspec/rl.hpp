@@ -6,6 +6,10 @@
 
 #include "hardware/catalog.hpp"
 #include "rl/rl_step.hpp"
+#include "rl/rollout.hpp"
+#include "rl/test_time.hpp"
+#include "serving/calibration.hpp"
+#include "training/calibration.hpp"
 
 namespace fmsim::jobspec {
 
@@ -43,5 +47,32 @@ struct RlFlags {
 
 /// The job the flags describe; InputError naming the flag on a bad or out-of-range value.
 rl::RlJob make_rl_job(const RlFlags& flags, const hardware::Catalog& catalog);
+
+/// The RL calibration: the experts' load CV is the serving calibration's (one measurement for
+/// serving and RL training).
+rl::RlCalibration rl_calibration(const serving::ServingCalibration& serving);
+
+/// What an RL job is predicted with (data/calibration/): the training stacks, the RL calibration
+/// and the rollout engine.
+struct RlModels {
+  training::Calibration training;
+  rl::RlCalibration rl;
+  rl::ServingRolloutEngine engine;
+};
+/// Loads them for `job`; InputError naming --stack when the job's stack is not a calibrated one and
+/// --engine when the rollout engine has no profile.
+RlModels load_rl_models(const rl::RlJob& job, const std::string& engine);
+
+/// `fmsim rl --test-time METHOD`: a test-time-compute method on the job's GPUs (n = --samples,
+/// queries at once = --prompts, generator TP = --gen-tp or the smallest that holds the policy);
+/// InputError naming the flag on a bad method, --search-steps or a TP that does not divide the GPUs.
+rl::TtcJob make_ttc_job(const rl::RlJob& job, const std::string& method, int search_steps,
+                        const rl::RlCalibration& cal);
+/// Its cost per query; a serving pool holds nothing but the generator (the disaggregated memory
+/// fraction). InputError naming --gen-tp when it does not fit.
+rl::TtcResult estimate_ttc(const rl::TtcJob& ttc, const RlModels& models);
+
+/// The flag of `fmsim rl` that changes what made a step infeasible, from the step's reason.
+std::string infeasible_flag(const std::string& reason);
 
 }  // namespace fmsim::jobspec

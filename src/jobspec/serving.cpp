@@ -150,7 +150,7 @@ serving::Deployment::KvOffload resolve_kv_offload(serving::KvTier tier, const se
   switch (tier) {
     case serving::KvTier::None: return t;
     case serving::KvTier::Host:
-      t.capacity = kHostShareForKv * sys.host_memory.value() * share;
+      t.capacity = core::Bytes(kHostShareForKv * sys.host_memory.value() * share);
       t.bandwidth = d.gpu_cal.host_link_bandwidth;
       break;
     case serving::KvTier::Grace:
@@ -158,17 +158,17 @@ serving::Deployment::KvOffload resolve_kv_offload(serving::KvTier tier, const se
         throw core::InputError::flag("--kv-offload", "grace needs a Grace system (p6e-gb200, u-p6e-gb200x36/x72); " +
                                                          sys.name + " has " + sys.cpu);
       }
-      t.capacity = kHostShareForKv * sys.host_memory.value() * share;
+      t.capacity = core::Bytes(kHostShareForKv * sys.host_memory.value() * share);
       t.bandwidth = d.gpu_cal.grace_link_bandwidth;
       break;
     case serving::KvTier::Nvme:
       if (sys.local_nvme_devices <= 0) throw core::InputError::flag("--kv-offload", sys.name + " has no local NVMe");
-      t.capacity = sys.local_nvme_devices * sys.local_nvme_device_size.value() * share;
-      t.bandwidth =
-          std::min(sys.local_nvme_read.value(), sys.local_nvme_write.value()) / std::max(1, sys.gpus_per_node);
+      t.capacity = core::Bytes(sys.local_nvme_devices * sys.local_nvme_device_size.value() * share);
+      t.bandwidth = core::BytesPerSecond(std::min(sys.local_nvme_read.value(), sys.local_nvme_write.value()) /
+                                         std::max(1, sys.gpus_per_node));
       break;
   }
-  if (t.capacity <= 0 || t.bandwidth <= 0)
+  if (t.capacity.value() <= 0 || t.bandwidth.value() <= 0)
     throw core::InputError::flag("--kv-offload", "the catalog has no size or rate for this tier on " + sys.name);
   return t;
 }
@@ -201,13 +201,13 @@ ServeFleet resolve_serve_fleet(const ServeFleetFlags& o, int replicas, const ser
   // (EFA: one node's NICs shared by its GPUs), each at its one-direction rate.
   const auto& c = d.cluster;
   if ((p + q) * d.gpus() <= c.system.nvlink_domain_gpus) {
-    t.dis.link_bandwidth = c.gpu.nvlink_per_direction().value();
-    t.dis.link_latency_s = 0.0;  // microseconds against milliseconds of transfer: left out
+    t.dis.link_bandwidth = c.gpu.nvlink_per_direction();
+    t.dis.link_latency = core::Seconds(0.0);  // microseconds against milliseconds of transfer: left out
     t.link = "NVLink";
   } else {
-    t.dis.link_bandwidth =
-        c.system.network_bandwidth.value() * c.fabric.efficiency / std::max(1, c.system.gpus_per_node);
-    t.dis.link_latency_s = c.fabric.latency.value();
+    t.dis.link_bandwidth = core::BytesPerSecond(c.system.network_bandwidth.value() * c.fabric.efficiency /
+                                                std::max(1, c.system.gpus_per_node));
+    t.dis.link_latency = c.fabric.latency;
     t.link = c.fabric.name.empty() ? "network" : c.fabric.name;
   }
   return t;

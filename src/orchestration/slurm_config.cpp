@@ -199,6 +199,14 @@ bool yes_no(const std::string& path, int line, const std::string& key, const std
   throw core::InputError(path, line, key, fmt::format("'{}' is not allowed; use YES or NO", value));
 }
 
+// PreemptMode=MODE[,GANG]: the mode before any GANG flag.
+PreemptMode preempt_mode_value(const std::string& path, int line, const std::string& key, const std::string& value) {
+  const auto mode = kPreemptModeWords.parse(value.substr(0, value.find(',')));
+  if (!mode)
+    throw core::InputError(path, line, key, fmt::format("'{}' is not modelled; use OFF, CANCEL or REQUEUE", value));
+  return *mode;
+}
+
 void scheduler_parameters(SlurmConfig& c, const std::string& path, int line, const std::string& value) {
   std::stringstream ss(value);
   std::string item;
@@ -285,7 +293,7 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
           p.config.priority_job_factor = prio;
           if (!tier_set) p.config.priority_tier = prio;
         } else if (key == "preemptmode")
-          p.config.preempt_mode = v;
+          p.config.preempt_mode = preempt_mode_value(path, cl.line, "PreemptMode", v);
         else if (key == "gracetime")
           p.config.grace_time_s = number_value(path, cl.line, "GraceTime", v, 0);
       }
@@ -339,11 +347,7 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
               fmt::format("'{}' is not allowed; use preempt/none, preempt/partition_prio or preempt/qos", v));
         c.preempt_type = *type;
       } else if (key == "preemptmode") {
-        const auto mode = kPreemptModeWords.parse(v.substr(0, v.find(',')));
-        if (!mode)
-          throw core::InputError(path, cl.line, key_in,
-                                 fmt::format("'{}' is not modelled; use OFF, CANCEL or REQUEUE", v));
-        c.preempt_mode = *mode;
+        c.preempt_mode = preempt_mode_value(path, cl.line, key_in, v);
       } else if (key == "topologyplugin") {
         if (v == "topology/tree")
           c.placement = Placement::Tree;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,16 +16,25 @@
 
 namespace fmsim::orchestration {
 
+/// PreemptMode (slurm.conf(5)): what happens to a preempted job (GANG and SUSPEND are not modelled).
+enum class PreemptMode { Off, Cancel, Requeue };
+inline constexpr core::Word<PreemptMode> kPreemptModeWordList[] = {
+    {PreemptMode::Off, "OFF"},
+    {PreemptMode::Cancel, "CANCEL"},
+    {PreemptMode::Requeue, "REQUEUE"},
+};
+inline constexpr core::Vocabulary<PreemptMode> kPreemptModeWords{"PreemptMode", kPreemptModeWordList};
+
 struct PartitionConfig {
   std::string name;
   std::vector<int> nodes;  ///< node indices; empty = every node (Nodes=ALL)
   bool is_default = false;
-  double max_time_s = 0;        ///< MaxTime; 0 = UNLIMITED
-  double default_time_s = 0;    ///< DefaultTime; 0 = MaxTime
-  int priority_tier = 1;        ///< PriorityTier: scheduled first, may preempt lower tiers
-  int priority_job_factor = 1;  ///< PriorityJobFactor: the partition factor of multifactor
-  std::string preempt_mode;     ///< PreemptMode= on the partition ("" = cluster-wide)
-  double grace_time_s = 0;      ///< GraceTime: a preempted job's time to go before SIGTERM
+  double max_time_s = 0;                    ///< MaxTime; 0 = UNLIMITED
+  double default_time_s = 0;                ///< DefaultTime; 0 = MaxTime
+  int priority_tier = 1;                    ///< PriorityTier: scheduled first, may preempt lower tiers
+  int priority_job_factor = 1;              ///< PriorityJobFactor: the partition factor of multifactor
+  std::optional<PreemptMode> preempt_mode;  ///< PreemptMode= on the partition (none = cluster-wide)
+  double grace_time_s = 0;                  ///< GraceTime: a preempted job's time to go before SIGTERM
 };
 
 struct QosConfig {
@@ -59,14 +69,6 @@ inline constexpr core::Word<PreemptType> kPreemptTypeWordList[] = {
     {PreemptType::Qos, "preempt/qos"},
 };
 inline constexpr core::Vocabulary<PreemptType> kPreemptTypeWords{"PreemptType", kPreemptTypeWordList};
-/// PreemptMode (slurm.conf(5)): what happens to a preempted job (GANG and SUSPEND are not modelled).
-enum class PreemptMode { Off, Cancel, Requeue };
-inline constexpr core::Word<PreemptMode> kPreemptModeWordList[] = {
-    {PreemptMode::Off, "OFF"},
-    {PreemptMode::Cancel, "CANCEL"},
-    {PreemptMode::Requeue, "REQUEUE"},
-};
-inline constexpr core::Vocabulary<PreemptMode> kPreemptModeWords{"PreemptMode", kPreemptModeWordList};
 
 /// What slurmctld's schedulers use. Times in seconds unless named otherwise.
 struct SlurmConfig {

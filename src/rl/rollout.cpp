@@ -127,7 +127,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     r.reason = sim.reason;
     return r;
   }
-  r.makespan = core::Seconds(sim.duration_s);
+  r.makespan = sim.duration;
   r.events = sim.iterations.size();
   double busy = 0.0, kv_peak = 0.0;
   BatchSegment seg;
@@ -149,7 +149,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     seg.end_s = it.time_s;
   }
   if (seg.batch > 0) r.segments.push_back(seg);
-  r.busy_fraction = sim.duration_s > 0.0 ? busy / (r.concurrency * sim.duration_s) : 0.0;
+  r.busy_fraction = sim.duration.value() > 0.0 ? busy / (r.concurrency * sim.duration.value()) : 0.0;
   r.busy_fraction = std::min(1.0, r.busy_fraction);
   r.peak_kv_per_gpu = core::Bytes(kv_peak * std::max(0.0, mem.kv_cache.value()));
   r.feasible = true;

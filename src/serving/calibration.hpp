@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/units.hpp"
 #include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 
@@ -19,9 +20,9 @@ struct GpuServingCalibration {
   double weight_read_efficiency = 0.80;  ///< fraction of HBM bandwidth a small-batch GEMM reaches streaming weights
   double kv_read_efficiency = 0.70;      ///< fraction of HBM bandwidth decode attention reaches streaming the KV cache
   double attention_efficiency = 0.45;    ///< prefill (flash) attention, of the BF16 peak
-  double host_link_bandwidth = 55e9;     ///< bytes/s one GPU moves to/from host memory (KV swap, offload)
-  /// bytes/s one GPU moves to/from its Grace CPU's LPDDR5X over NVLink-C2C (Grace systems only).
-  double grace_link_bandwidth = 225e9;
+  core::BytesPerSecond host_link_bandwidth{55e9};  ///< one GPU to/from host memory (KV swap, offload)
+  /// One GPU to/from its Grace CPU's LPDDR5X over NVLink-C2C (Grace systems only).
+  core::BytesPerSecond grace_link_bandwidth{225e9};
   /// GEMM rows (tokens) at which a GEMM reaches half its large-shape rate: g(m) = m / (m + half).
   /// Under-filled MMA tiles waste compute (decode batches, routed experts with few tokens each).
   double gemm_half_dim = 128;
@@ -95,10 +96,10 @@ struct EngineProfile {
   EngineKind kind = EngineKind::Vllm;
   std::string name;  ///< kEngineKindWords' name of `kind`: "vllm", "sglang", "trtllm"
   std::string display_name;
-  double iteration_overhead_s = 1e-3;     ///< CPU scheduling, input preparation, sampling per iteration (graph replay)
-  double graph_layer_overhead_s = 10e-6;  ///< gaps and tails of one layer's kernels replayed from a CUDA graph
-  double eager_layer_overhead_s = 40e-6;  ///< kernel launches per layer when an iteration runs without a CUDA graph
-  int cuda_graph_max_batch = 512;         ///< decode-only batches up to this size replay a captured graph
+  core::Seconds iteration_overhead{1e-3};  ///< CPU scheduling, input preparation, sampling per iteration (graph replay)
+  core::Seconds graph_layer_overhead{10e-6};  ///< gaps and tails of one layer's kernels replayed from a CUDA graph
+  core::Seconds eager_layer_overhead{40e-6};  ///< kernel launches per layer when an iteration runs without a CUDA graph
+  int cuda_graph_max_batch = 512;             ///< decode-only batches up to this size replay a captured graph
   /// Captured batch sizes a decode batch is padded up to; empty: 1, 2, 4, then multiples of 8 (vLLM).
   std::vector<int> cuda_graph_batch_sizes;
   int max_num_seqs = 256;             ///< running requests at most
@@ -107,11 +108,11 @@ struct EngineProfile {
   int block_size = 16;                                            ///< tokens per KV-cache block
   double gpu_memory_utilization = 0.90;                           ///< fraction of HBM the engine may use
   MemoryFractionOf memory_fraction_of = MemoryFractionOf::Total;  ///< what gpu_memory_utilization is a fraction of
-  double graph_memory_bytes = 1.0e9;                              ///< captured CUDA graphs and their pools, per GPU
+  core::Bytes graph_memory{1.0e9};                                ///< captured CUDA graphs and their pools, per GPU
   KvAdmission admission = KvAdmission::OnDemand;
   PreemptionMode preemption = PreemptionMode::Recompute;
   bool prefix_caching = true;
-  double allreduce_latency_s = 0.0;  ///< custom (one-shot) all-reduce latency; 0 = the NCCL collectives model
+  core::Seconds allreduce_latency{0.0};  ///< custom (one-shot) all-reduce latency; 0 = the NCCL collectives model
   std::string source;
 };
 

@@ -186,7 +186,7 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
   memory_.activations =
       core::Bytes(e.max_num_batched_tokens * (kWorkspaceHiddenElems * m.hidden + kWorkspaceFfnElems * ffn_local) * 2.0 +
                   static_cast<double>(e.max_num_seqs) * m.vocab / tp * kLogitBytes);
-  memory_.graphs = core::Bytes(d.cuda_graphs ? e.graph_memory_bytes : 0.0);
+  memory_.graphs = d.cuda_graphs ? e.graph_memory : core::Bytes(0.0);
   if (e.memory_fraction_of == MemoryFractionOf::Free) {
     memory_.usable = gpu.hbm_usable;
     memory_.kv_cache =
@@ -233,10 +233,11 @@ IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& 
       // (reduce-scatter then all-gather through peer memory: two latencies, 2 (tp-1)/tp x bytes,
       // as a ring) and the NCCL collectives model.
       ar_table_[i] = comm_(collectives::Op::AllReduce, {d.tp, 1}, core::Bytes(act)).value();
-      if (e.allreduce_latency_s > 0) {
+      if (e.allreduce_latency.value() > 0) {
         const double link = gpu.nvlink_per_direction().value();
-        const double one_shot = e.allreduce_latency_s + act * (tp - 1) / link;
-        const double two_shot = 2 * e.allreduce_latency_s + 2 * act * (tp - 1) / tp / link;
+        const double latency = e.allreduce_latency.value();
+        const double one_shot = latency + act * (tp - 1) / link;
+        const double two_shot = 2 * latency + 2 * act * (tp - 1) / tp / link;
         ar_table_[i] = std::min({ar_table_[i], one_shot, two_shot});
       }
     }
@@ -427,8 +428,7 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     stage *= scale;
   }
   const double layers_total = m.num_layers;
-  c.overhead = core::Seconds(e.iteration_overhead_s +
-                             layers_total * (graph ? e.graph_layer_overhead_s : e.eager_layer_overhead_s));
+  c.overhead = e.iteration_overhead + layers_total * (graph ? e.graph_layer_overhead : e.eager_layer_overhead);
   // Drafting: MTP/EAGLE run one extra layer (+ LM head) per draft token; a draft model costs a
   // fraction of the target's decode step.
   if (d_.speculation.kind != SpeculativeKind::None) {
@@ -436,7 +436,7 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     if (d_.speculation.kind == SpeculativeKind::DraftModel) {
       c.draft = core::Seconds(k * d_.speculation.draft_cost_fraction * stage);
     } else {
-      c.draft = core::Seconds(k * (stage / layers_total + e.iteration_overhead_s * kDraftHostShare));
+      c.draft = core::Seconds(k * (stage / layers_total + e.iteration_overhead.value() * kDraftHostShare));
     }
   }
   return c;

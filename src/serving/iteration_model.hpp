@@ -101,8 +101,8 @@ struct Deployment {
   /// when KV runs out, running sequences move there instead of being preempted and recomputed.
   struct KvOffload {
     KvTier tier = KvTier::None;
-    double capacity = 0;   ///< bytes for the replica
-    double bandwidth = 0;  ///< bytes/s per GPU, one direction (each GPU moves its own shard)
+    core::Bytes capacity{0.0};            ///< for the replica
+    core::BytesPerSecond bandwidth{0.0};  ///< per GPU, one direction (each GPU moves its own shard)
   } kv_offload;
 
   [[nodiscard]] int gpus() const { return tp * pp; }

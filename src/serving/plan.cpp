@@ -37,10 +37,8 @@ bool meets(const IterationModel& model, const WorkloadSpec& base, const Slo& slo
   // A stable rate: the run ends within 20% of the arrival span plus one median request (a queue
   // that grows for the whole run drains far later). A search criterion, not a model constant.
   const double span = reqs.empty() ? 0.0 : reqs.back().arrival_s;
-  if (r.duration_s > 1.2 * span + s.e2e.p50 + 1e-9) return false;
-  if (slo.ttft_s > 0 && s.ttft.p99 > slo.ttft_s) return false;
-  if (slo.tpot_s > 0 && s.tpot.p99 > slo.tpot_s) return false;
-  return true;
+  if (r.duration.value() > 1.2 * span + s.e2e.p50 + 1e-9) return false;
+  return slo.met(s.ttft.p99, s.tpot.p99);
 }
 
 }  // namespace
@@ -212,7 +210,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   Disaggregation dis;
   dis.prefill_replicas = std::max(1, static_cast<int>(std::lround(np * scale)));
   dis.decode_replicas = std::max(1, static_cast<int>(std::lround(nd * scale)));
-  dis.link_bandwidth = link / g;
+  dis.link_bandwidth = core::BytesPerSecond(link / g);
   dis.transfer = KvTransfer::Layer;
   WorkloadSpec sim = r.workload;
   sim.arrival = ArrivalKind::Poisson;
@@ -223,7 +221,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   if (res.fits && sum.completed > 0) {
     p.ttft_p99 = sum.ttft.p99;
     p.tpot_p99 = sum.tpot.p99;
-    if ((r.slo.ttft_s > 0 && sum.ttft.p99 > r.slo.ttft_s) || (r.slo.tpot_s > 0 && sum.tpot.p99 > r.slo.tpot_s)) {
+    if (!r.slo.met(sum.ttft.p99, sum.tpot.p99)) {
       p.feasible = false;
       p.reason = fmt::format("the simulated {}:{} pools miss the SLO (p99 TTFT {:.0f} ms, TPOT {:.1f} ms)",
                              dis.prefill_replicas, dis.decode_replicas, sum.ttft.p99 * 1e3, sum.tpot.p99 * 1e3);

@@ -145,7 +145,7 @@ class Scheduler {
     per_seq_tokens_ = d.speculation.kind == SpeculativeKind::None ? 1 : 1 + d.speculation.draft_tokens;
     tokens_per_step_ = d.speculation.tokens_per_step();
     window_ = d.model.sliding_window;
-    host_bw_ = d.gpu_cal.host_link_bandwidth;
+    host_bw_ = d.gpu_cal.host_link_bandwidth.value();
     // Attention DP: each rank schedules its own requests, with the engine's batch and token limits
     // per rank ("--max_batch_size: max batch size in each rank; --max_num_tokens: max num tokens in
     // each rank", TensorRT-LLM DeepSeek-R1 best-performance guide, trtllm-bench with
@@ -270,7 +270,7 @@ class Scheduler {
       first = std::min(first, s.arrival);
       if (s.finish >= 0) last = std::max(last, s.finish);
     }
-    r.duration_s = last > first ? last - first : 0.0;
+    r.duration = core::Seconds(last > first ? last - first : 0.0);
   }
 
   // (The fleet and disaggregated drivers below call step/finish/inject directly.)
@@ -360,9 +360,9 @@ class Scheduler {
     double cost = 0;
     const auto& tier = m_.deployment().kv_offload;
     const double gpus = m_.deployment().gpus();
-    if (tier.tier != KvTier::None && offloaded_ + s.own_bytes <= tier.capacity) {
+    if (tier.tier != KvTier::None && offloaded_ + s.own_bytes <= tier.capacity.value()) {
       // Offload to the tier below HBM; every GPU moves its own shard at the tier's rate.
-      cost = s.own_bytes / (tier.bandwidth * gpus);
+      cost = s.own_bytes / (tier.bandwidth.value() * gpus);
       offloaded_ += s.own_bytes;
       s.offloaded = true;
       s.swapped = true;
@@ -498,7 +498,7 @@ class Scheduler {
           used_ += s.own_bytes;
           const auto& tier = m_.deployment().kv_offload;
           if (s.offloaded) {  // reload from the offload tier
-            extra += s.own_bytes / (tier.bandwidth * m_.deployment().gpus());
+            extra += s.own_bytes / (tier.bandwidth.value() * m_.deployment().gpus());
             offloaded_ -= s.own_bytes;
             s.offloaded = false;
           } else {
@@ -821,7 +821,7 @@ ServeResult merge(std::vector<ServeResult>& parts) {
   });
   std::stable_sort(r.iterations.begin(), r.iterations.end(),
                    [](const IterationSample& a, const IterationSample& b) { return a.time_s < b.time_s; });
-  r.duration_s = last > first ? last - first : 0.0;
+  r.duration = core::Seconds(last > first ? last - first : 0.0);
   return r;
 }
 
@@ -943,15 +943,15 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   const double links = std::min(prefill.deployment().gpus(), decode.deployment().gpus());
   const double layers = std::max(1, prefill.deployment().model.num_layers);
   auto transfer = [&](const Request& q) {
-    if (dis.link_bandwidth <= 0) return 0.0;
-    const double whole =
-        static_cast<double>(prefill.kv_bytes(static_cast<double>(q.input_tokens))) / (dis.link_bandwidth * links);
-    if (dis.transfer == KvTransfer::Request) return dis.link_latency_s + whole;
+    if (dis.link_bandwidth.value() <= 0) return 0.0;
+    const double whole = static_cast<double>(prefill.kv_bytes(static_cast<double>(q.input_tokens))) /
+                         (dis.link_bandwidth.value() * links);
+    if (dis.transfer == KvTransfer::Request) return dis.link_latency.value() + whole;
     // Layer by layer behind the prefill: only the last layer's share shows, unless the link is
     // slower than the prefill itself.
     const double compute =
         prefill.prefill_time(static_cast<int>(std::min<std::int64_t>(q.input_tokens, 1 << 20))).value();
-    return dis.link_latency_s + std::max(whole / layers, whole - compute);
+    return dis.link_latency.value() + std::max(whole / layers, whole - compute);
   };
   struct Ready {
     double t, arrival, first_token;
@@ -1056,10 +1056,10 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
     e2e.push_back(q.e2e());
     if (q.output_tokens > 1) tpot.push_back(q.tpot());
     counted++;
-    const bool ok = (slo.ttft_s <= 0 || q.ttft() <= slo.ttft_s) && (slo.tpot_s <= 0 || q.tpot() <= slo.tpot_s);
+    const bool ok = slo.met(q.ttft(), q.tpot());
     good += ok ? 1 : 0;
   }
-  const double dur = r.duration_s > 0 ? r.duration_s : 1.0;
+  const double dur = r.duration.value() > 0 ? r.duration.value() : 1.0;
   s.output_tokens_per_s = out_tokens / dur;
   s.total_tokens_per_s = (out_tokens + in_tokens) / dur;
   const double g = std::max(1, r.gpus);

@@ -76,13 +76,13 @@ struct ServeResult {
   std::vector<IterationSample> iterations;
   DurationHistogram itl;  ///< inter-token latency, one entry per decoded token
   ServingMemory memory;
-  IterationCost time_by_part;  ///< summed over all iterations
-  double duration_s = 0;       ///< first arrival to last completion
-  int gpus = 0;                ///< GPUs of the replica
-  int preemptions = 0;         ///< evictions from HBM (offloads included)
-  int offloads = 0;            ///< of which moved to the KV offload tier (reloaded later, not recomputed)
-  int rejected = 0;            ///< requests larger than the whole KV cache
-  bool fits = true;            ///< false: the weights leave no room for a KV cache
+  IterationCost time_by_part;   ///< summed over all iterations
+  core::Seconds duration{0.0};  ///< first arrival to last completion
+  int gpus = 0;                 ///< GPUs of the replica
+  int preemptions = 0;          ///< evictions from HBM (offloads included)
+  int offloads = 0;             ///< of which moved to the KV offload tier (reloaded later, not recomputed)
+  int rejected = 0;             ///< requests larger than the whole KV cache
+  bool fits = true;             ///< false: the weights leave no room for a KV cache
   std::string reason;
 };
 
@@ -132,8 +132,8 @@ struct Disaggregation {
   int prefill_replicas = 1;
   int decode_replicas = 1;
   KvTransfer transfer = KvTransfer::Layer;
-  double link_bandwidth = 0;  ///< bytes/s between one prefill GPU and one decode GPU (one direction)
-  double link_latency_s = 0;  ///< per transfer
+  core::BytesPerSecond link_bandwidth{0.0};  ///< between one prefill GPU and one decode GPU (one direction)
+  core::Seconds link_latency{0.0};           ///< per transfer
 };
 
 /// Plays `requests` through a prefill pool (`prefill`, routed to the shortest queue) and a decode
@@ -155,6 +155,11 @@ struct LatencyStats {
 struct Slo {
   double ttft_s = 0;
   double tpot_s = 0;
+  /// Whether a TTFT and a TPOT (one request's, or a percentile's) are within the bounds set.
+  [[nodiscard]] bool met(double ttft, double tpot) const {
+    return (ttft_s <= 0 || ttft <= ttft_s) && (tpot_s <= 0 || tpot <= tpot_s);
+  }
+  [[nodiscard]] bool any() const { return ttft_s > 0 || tpot_s > 0; }
 };
 
 /// Headline figures of a run.

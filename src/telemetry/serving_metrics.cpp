@@ -32,7 +32,7 @@ std::vector<std::pair<double, double>> events(const serving::ServeResult& r, boo
 
 WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::string& model_name,
                                    const SeriesOptions& options, observability::MetricsOutput& out) {
-  const double horizon = std::max(r.duration_s, r.iterations.empty() ? 1.0 : r.iterations.back().time_s);
+  const double horizon = std::max(r.duration.value(), r.iterations.empty() ? 1.0 : r.iterations.back().time_s);
   // The last tick at or after the last completion, so the final totals are sampled.
   const double res = static_cast<double>(options.resolution_s);
   const Grid grid = make_grid(std::max(std::ceil(horizon / res) * res, res), options);

@@ -230,7 +230,7 @@ TEST(ShippedCatalog, SystemFiguresMatchTheReference) {
   EXPECT_EQ(p5.fabric, "efa-v2");
   EXPECT_TRUE(p5.nvls);
   EXPECT_DOUBLE_EQ(p5.price_per_hour_usd, 55.04);
-  EXPECT_EQ(p5.price_kind, "on-demand");
+  EXPECT_EQ(p5.price_kind, hardware::PriceKind::OnDemand);
   EXPECT_EQ(p5.price_date, "2026-07-20");
   EXPECT_DOUBLE_EQ(p5.host_memory.value(), gib(2048).value());
 
@@ -248,7 +248,7 @@ TEST(ShippedCatalog, SystemFiguresMatchTheReference) {
   EXPECT_EQ(x72.nvlink_domain_gpus, 72);
   EXPECT_DOUBLE_EQ(x72.nvlink_aggregate.value(), 130e12);
   EXPECT_DOUBLE_EQ(x72.price_per_hour_usd, 761.904);
-  EXPECT_EQ(x72.price_kind, "capacity-block");
+  EXPECT_EQ(x72.price_kind, hardware::PriceKind::CapacityBlock);
   EXPECT_FALSE(x72.provenance.at("price_per_hour").verified);
   EXPECT_EQ(x72.kind, hardware::SystemKind::UltraServer);
   const auto& x36 = *c.find_system("u-p6e-gb200x36");
@@ -312,7 +312,7 @@ TEST(UserCatalog, PartialOverrideKeepsOtherFields) {
   const auto& p5 = *c.find_system("p5.48xlarge");
   // The file sets only the price; everything else stays as shipped.
   EXPECT_DOUBLE_EQ(p5.price_per_hour_usd, 31.464);
-  EXPECT_EQ(p5.price_kind, "reserved");
+  EXPECT_EQ(p5.price_kind, hardware::PriceKind::Reserved);
   EXPECT_EQ(p5.provenance.at("price_per_hour").source, "my contract");
   EXPECT_DOUBLE_EQ(p5.network_bandwidth.value(), 400e9);
   EXPECT_EQ(p5.gpu, "h100-sxm");

@@ -65,6 +65,30 @@ TEST(SlurmConf, BadValuesNameTheLineAndKey) {
   EXPECT_THROW(parse_slurm_conf("NodeName=n1\nPartitionName=p Nodes=n2\n", "x"), core::InputError);
 }
 
+// slurm.conf(5): PreemptMode=MODE[,GANG] cluster-wide or per partition; OFF, CANCEL and REQUEUE
+// are modelled, SUSPEND (and GANG alone) are not, on either line.
+TEST(SlurmConf, PreemptModeOnThePartitionIsSlurmsWord) {
+  const auto f = parse_slurm_conf(
+      "PreemptMode=CANCEL\n"
+      "NodeName=n[1-2]\n"
+      "PartitionName=p Nodes=n1 PreemptMode=REQUEUE,GANG\n"
+      "PartitionName=q Nodes=n2\n",
+      "slurm.conf");
+  EXPECT_EQ(f.config.preempt_mode, PreemptMode::Cancel);
+  ASSERT_EQ(f.config.partitions.size(), 2u);
+  EXPECT_EQ(f.config.partitions[0].preempt_mode, PreemptMode::Requeue);
+  EXPECT_FALSE(f.config.partitions[1].preempt_mode.has_value());  // the cluster-wide mode
+  try {
+    parse_slurm_conf("NodeName=n1\nPartitionName=p Nodes=n1 PreemptMode=SUSPEND\n", "my.conf");
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("my.conf:2"), std::string::npos) << what;
+    EXPECT_NE(what.find("PreemptMode"), std::string::npos) << what;
+    EXPECT_NE(what.find("REQUEUE"), std::string::npos) << what;
+  }
+}
+
 TEST(TopologyConf, TreeAndBlocksOntoNodes) {
   ClusterLayout layout;
   for (int i = 1; i <= 6; ++i) layout.node_names.push_back("n" + std::to_string(i));

@@ -19,7 +19,7 @@ Deployment hybrid_deployment() {
   d.model.ssm = testing::test_mamba2();
   d.cluster = testing::test_cluster(1);
   d.engine.name = "test";
-  d.engine.graph_memory_bytes = 0;
+  d.engine.graph_memory = core::Bytes(0);
   d.engine.block_size = 16;
   d.engine.max_num_seqs = 64;
   d.engine.max_num_batched_tokens = 4096;

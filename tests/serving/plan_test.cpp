@@ -12,7 +12,7 @@ Deployment small_deployment() {
   d.model = testing::test_model();
   d.cluster = testing::test_cluster(1);
   d.engine.name = "test";
-  d.engine.iteration_overhead_s = 1e-3;
+  d.engine.iteration_overhead = core::ms(1);
   d.engine.max_num_seqs = 64;
   d.engine.max_num_batched_tokens = 4096;
   return d;

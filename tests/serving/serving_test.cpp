@@ -24,10 +24,10 @@ Deployment test_deployment() {
   d.model = testing::test_model();
   d.cluster = testing::test_cluster(1);
   d.engine.name = "test";
-  d.engine.iteration_overhead_s = 0;
-  d.engine.graph_layer_overhead_s = 0;
-  d.engine.eager_layer_overhead_s = 0;
-  d.engine.graph_memory_bytes = 0;
+  d.engine.iteration_overhead = core::Seconds(0);
+  d.engine.graph_layer_overhead = core::Seconds(0);
+  d.engine.eager_layer_overhead = core::Seconds(0);
+  d.engine.graph_memory = core::Bytes(0);
   d.engine.block_size = 16;
   d.engine.max_num_seqs = 64;
   d.engine.max_num_batched_tokens = 4096;
@@ -171,15 +171,15 @@ TEST(ServingSimulator, KvOffloadTierReplacesRecomputeWithTwoCopies) {
   auto d = overfull_kv_deployment();
   const WorkloadSpec wl = overfull_kv_workload();
   const auto recompute = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
-  d.kv_offload = {KvTier::Host, 1e12, 55e9};
+  d.kv_offload = {KvTier::Host, core::Bytes(1e12), core::gb_per_s(55)};
   const auto offload = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
   EXPECT_GT(offload.preemptions, 0);
   EXPECT_EQ(offload.offloads, offload.preemptions);
   EXPECT_EQ(recompute.offloads, 0);
   EXPECT_EQ(summarize(offload, {}, 0).completed, 64);
-  EXPECT_LT(offload.duration_s, recompute.duration_s);
+  EXPECT_LT(offload.duration, recompute.duration);
   // No room in the tier: back to the engine's recompute.
-  d.kv_offload.capacity = 1.0;
+  d.kv_offload.capacity = core::Bytes(1.0);
   const auto full = simulate(IterationModel(d, no_comm()), wl, make_requests(wl));
   EXPECT_EQ(full.offloads, 0);
   EXPECT_GT(full.preemptions, 0);
@@ -346,7 +346,7 @@ TEST(ServingFleet, RoundRobinOfIdenticalRequestsSplitsThemEvenly) {
   const auto one = simulate(m, half, make_requests(half));
   EXPECT_EQ(fleet.requests.size(), 16u);
   EXPECT_EQ(fleet.gpus, 2 * one.gpus);
-  EXPECT_NEAR(fleet.duration_s, one.duration_s, 1e-9);
+  EXPECT_NEAR(fleet.duration.value(), one.duration.value(), 1e-9);
   EXPECT_NEAR(summarize(fleet, {}, 0).output_tokens_per_s, 2 * summarize(one, {}, 0).output_tokens_per_s, 1e-6);
 }
 
@@ -382,7 +382,7 @@ TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
   wl.output.mean = 16;
   const auto reqs = make_requests(wl);
   Disaggregation dis;
-  dis.link_bandwidth = 1e9;  // a slow link so the transfer shows
+  dis.link_bandwidth = core::gb_per_s(1);  // a slow link so the transfer shows
   dis.transfer = KvTransfer::Request;
   const auto whole = simulate_disaggregated(m, m, dis, wl, reqs);
   dis.transfer = KvTransfer::Layer;
