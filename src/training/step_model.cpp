@@ -541,6 +541,11 @@ class Costing {
   double ep_dedup_;  ///< inter-domain all-to-all bytes relative to a plain all-to-all
 };
 
+// The job's memory with `l` in place of its layout (job_memory; the micro-batch search varies it).
+parallelism::MemoryBreakdown memory_with_layout(const TrainingJob& job, const parallelism::Layout& l) {
+  return parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l, job.lora_base));
+}
+
 // Validity and memory: shared by both paths. Returns false (with result.reason) when invalid.
 bool prepare(const TrainingJob& job, StepResult& r, const parallelism::MemoryBreakdown* known_memory = nullptr) {
   const auto& l = job.layout;
@@ -681,9 +686,7 @@ int largest_fitting_micro_batch(const TrainingJob& job, int limit) {
   const auto fits = [&](int mbs) {
     parallelism::Layout l = job.layout;
     l.micro_batch = mbs;
-    return parallelism::estimate_memory(job.model, l, job.seq_len,
-                                        memory_options(job.stack, job.task, l, job.lora_base))
-               .total() <= capacity;
+    return memory_with_layout(job, l).total() <= capacity;
   };
   if (limit < 1 || !fits(1)) return 0;
   int lo = 1, hi = 2;  // fits(lo); hi unknown
@@ -733,10 +736,7 @@ StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibra
   return r;
 }
 
-parallelism::MemoryBreakdown job_memory(const TrainingJob& job) {
-  return parallelism::estimate_memory(job.model, job.layout, job.seq_len,
-                                      memory_options(job.stack, job.task, job.layout, job.lora_base));
-}
+parallelism::MemoryBreakdown job_memory(const TrainingJob& job) { return memory_with_layout(job, job.layout); }
 
 StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,
                          engine::TraceSink* trace) {
