@@ -138,7 +138,7 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
                                                         {"exposed DP/FSDP comm", b.dp_comm},
                                                         {"pipeline bubble", b.bubble},
                                                         {"optimizer", b.optimizer},
-                                                        {"activation offload", b.offload},
+                                                        {"host offload", b.offload},
                                                         {"other (framework)", b.other}};
   for (const auto& [name, t] : rows) {
     fmt::print("  {:<24}{:>12}  {}\n", name, core::format_duration(t), pct(t.value(), step));
@@ -154,6 +154,11 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
       {"weights", m.weights},         {"gradients", m.gradients}, {"optimizer states", m.optimizer},
       {"activations", m.activations}, {"buffers", m.buffers},     {"context + fragmentation", m.overhead}};
   for (const auto& [name, v] : mem) fmt::print("  {:<24}{:>12}\n", name, core::format_bytes(v));
+  // Parts of the rows above: NCCL's buffers (context), CUDA graphs' static buffers (buffers).
+  fmt::print("  {:<24}{:>12}\n", "  of which NCCL buffers", core::format_bytes(m.nccl));
+  if (m.cuda_graphs.value() > 0)
+    fmt::print("  {:<24}{:>12}\n", "CUDA-graph buffers", core::format_bytes(m.cuda_graphs));
+  if (m.host.value() > 0) fmt::print("  {:<24}{:>12}\n", "in host memory", core::format_bytes(m.host));
   if (r.simulated_tasks > 0) fmt::print("\n(discrete-event simulation of {} tasks)\n", r.simulated_tasks);
 }
 
@@ -188,6 +193,9 @@ nlohmann::json to_json(const training::TrainingJob& job, const training::StepRes
                           {"activations", m.activations.value()},
                           {"buffers", m.buffers.value()},
                           {"overhead", m.overhead.value()},
+                          {"nccl", m.nccl.value()},
+                          {"cuda_graphs", m.cuda_graphs.value()},
+                          {"host", m.host.value()},
                           {"total", m.total().value()},
                           {"capacity", r.memory_capacity.value()}}},
                         {"fits_memory", r.fits_memory},

@@ -64,6 +64,23 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
                  "backward (Megatron-Core cpu_offloading_num_layers; pp 1 only), over PCIe or NVLink-C2C")
       ->check(whole_number(0, 1 << 20))
       ->capture_default_str();
+  cmd.add_option("--optimizer-offload-fraction", f.optimizer_offload_fraction,
+                 "Share of the optimizer states kept and stepped on the CPU, 0 to 1 (Megatron-Core\n"
+                 "--optimizer-cpu-offload --optimizer-offload-fraction; DeepSpeed ZeRO-Offload: 1)")
+      ->capture_default_str();
+  cmd.add_option("--moe-capacity-factor", f.moe_capacity_factor,
+                 "MoE expert capacity factor with padding to capacity (Megatron-Core\n"
+                 "--moe-expert-capacity-factor --moe-pad-expert-input-to-capacity); 0 = dropless")
+      ->capture_default_str();
+  cmd.add_flag("--cuda-graphs", f.cuda_graphs,
+               "Capture the layers as CUDA graphs (Megatron-Core --enable-cuda-graph): static buffers per\n"
+               "layer and micro-batch");
+  cmd.add_flag("--fp8-params", f.fp8_params,
+               "Hold the weights in FP8 only (NeMo fp8_params, Megatron-Core --fp8-param-gather)");
+  cmd.add_option("--optimizer-dtype", f.optimizer_dtype,
+                 "Master weights and Adam moments: fp32, or bf16 (Apex DistributedFusedAdam dtype bf16,\n"
+                 "Megatron-Core --use-precision-aware-optimizer)")
+      ->capture_default_str();
   cmd.add_option("--sharding", f.sharding, "Data-parallel sharding: " + parallelism::kShardingWords.allowed())
       ->capture_default_str();
   cmd.add_option("--shard-group", f.shard_group, "FSDP hybrid sharding group size (0 = all DP ranks)");

@@ -40,6 +40,17 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
   if (has(fw, "megatron-deepspeed") || has(fw, "korthikanti")) {
     o.flash_attention = false;  // 2021-2022 Megatron kernels: fused softmax over the full s x s scores
   }
+  if (has(fw, "megatron-deepspeed")) {
+    // CUDA 11 loads every kernel of the process at context creation (lazy loading came with 11.7):
+    // BigScience measured the context at 1573 MiB on an A100 (tr11 chronicles-prequel, "40GB A100
+    // takes 1573MiB for cuda kernels").
+    o.context_gib = 1573.0 / 1024.0;
+  }
+  if (has(fw, "deepspeed")) {
+    // DeepSpeed reduces gradients through a flat bucket of reduce_bucket_size elements (default
+    // 5e8, DeepSpeed config docs) in the 16-bit gradient type.
+    o.grad_bucket_bytes = 5e8 * 2.0;
+  }
   if (has(notes, "18 b/param")) {
     // Korthikanti et al. 2022: fp16 weights, fp32 main gradients, fp32 master weights and Adam m, v.
     o.state = parallelism::StateBytes{2.0, 4.0, 12.0, 0.0};

@@ -173,9 +173,35 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, cons
       const auto r = parallelism::kRecomputeWords.parse(value);
       if (!r) throw bad(parallelism::kRecomputeWords.allowed());
       l.recompute = *r;
+    } else if (key == "recompute_modules") {
+      // Megatron-Core recompute_modules, comma-separated: selective recompute of those submodules.
+      std::uint8_t bits = 0;
+      std::stringstream names(value);
+      std::string name;
+      while (std::getline(names, name, ',')) {
+        const auto m = parallelism::kRecomputeModuleWords.parse(std::string(core::trim_blanks(name)));
+        if (!m) throw bad(parallelism::kRecomputeModuleWords.allowed());
+        bits = static_cast<std::uint8_t>(bits | parallelism::module_bit(*m));
+      }
+      if (bits == 0) throw bad(parallelism::kRecomputeModuleWords.allowed());
+      l.recompute = parallelism::Recompute::Selective;
+      l.recompute_modules = bits;
+    } else if (key == "micro_batch_size" || key == "vp") {
+      const auto v = number(value);
+      if (!v || *v < 1.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of at least 1");
+      (key == "vp" ? l.vp : l.micro_batch) = static_cast<int>(*v);
+    } else if (key == "fp8_params") {
+      if (value != "true" && value != "false") throw bad("true, false");
+      l.fp8_param_storage = value == "true";
+    } else if (key == "optimizer_dtype") {
+      if (value != "bf16" && value != "fp32") throw bad("bf16, fp32");
+      l.bf16_optimizer_states = value == "bf16";
     } else {
-      throw core::InputError(file, line, "recipe_settings",
-                             fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute)", key));
+      throw core::InputError(
+          file, line, "recipe_settings",
+          fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute, recompute_modules, "
+                      "micro_batch_size, vp, fp8_params, optimizer_dtype)",
+                      key));
     }
   }
 }

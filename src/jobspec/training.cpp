@@ -184,6 +184,27 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
                                              parallelism::to_string(l.recompute)));
   }
   l.offload_layers = o.activation_offload_layers;
+  if (!(o.optimizer_offload_fraction >= 0.0 && o.optimizer_offload_fraction <= 1.0)) {
+    throw core::InputError::flag("--optimizer-offload-fraction",
+                                 fmt::format("{} is not a fraction; allowed: 0 to 1", o.optimizer_offload_fraction));
+  }
+  l.optimizer_offload_fraction = o.optimizer_offload_fraction;
+  if (!(o.moe_capacity_factor >= 0.0 && o.moe_capacity_factor <= 64.0)) {
+    throw core::InputError::flag("--moe-capacity-factor",
+                                 fmt::format("{} is out of range; allowed: 0 (dropless) to 64", o.moe_capacity_factor));
+  }
+  if (o.moe_capacity_factor > 0.0 && !job.model.is_moe()) {
+    throw core::InputError::flag(
+        "--moe-capacity-factor",
+        fmt::format("{} has no routed experts; the capacity factor applies to MoE models", job.model.name));
+  }
+  l.moe_capacity_factor = o.moe_capacity_factor;
+  l.cuda_graphs = o.cuda_graphs;
+  l.fp8_param_storage = o.fp8_params;
+  if (o.optimizer_dtype != "fp32" && o.optimizer_dtype != "bf16") {
+    throw core::InputError::flag("--optimizer-dtype", "'" + o.optimizer_dtype + "': allowed: fp32, bf16");
+  }
+  l.bf16_optimizer_states = o.optimizer_dtype == "bf16";
   l.precision = config::word_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   if (job.cluster.gpu.peak(l.precision).value() <= 0) {

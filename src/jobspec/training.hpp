@@ -35,6 +35,11 @@ struct TrainingJobFlags {
   std::string recompute = "selective";
   std::string recompute_modules;      ///< Megatron-Core recompute_modules, comma-separated ("" = the attention core)
   int activation_offload_layers = 0;  ///< Megatron-Core cpu_offloading_num_layers (activations to host memory)
+  double optimizer_offload_fraction = 0.0;  ///< Megatron-Core --optimizer-offload-fraction (states on the CPU)
+  double moe_capacity_factor = 0.0;         ///< Megatron-Core --moe-expert-capacity-factor, padded (0 = dropless)
+  bool cuda_graphs = false;                 ///< layers captured as CUDA graphs (static buffers per micro-batch)
+  bool fp8_params = false;                  ///< weights held in FP8 only (NeMo fp8_params, --fp8-param-gather)
+  std::string optimizer_dtype = "fp32";     ///< master weights and Adam moments: fp32 or bf16
   std::string sharding = "zero1";
   int shard_group = 0;
   std::string stack = "megatron";

@@ -103,6 +103,29 @@ struct Layout {
   /// activation_offload_layers): the activations of this many layers go to host memory after
   /// their forward and come back before their backward. Megatron-Core allows it with pp 1 only.
   int offload_layers = 0;
+  /// Share (0 to 1) of the optimizer states, master weights included, kept in host memory and
+  /// stepped by the CPU (Megatron-Core --optimizer-cpu-offload --optimizer-offload-fraction;
+  /// DeepSpeed ZeRO-Offload: 1): each step the gradient shard goes to the host and the updated
+  /// parameters come back over the host link.
+  double optimizer_offload_fraction = 0.0;
+  /// Weights held only in FP8 (NeMo fp8_params, Megatron-Core --fp8-param-gather: Transformer
+  /// Engine Float8Tensor parameters): 1 byte per parameter instead of 16-bit weights plus an FP8
+  /// cache; the optimizer's master copy keeps the precision.
+  bool fp8_param_storage = false;
+  /// Master weights and Adam moments in 16 bits (Apex DistributedFusedAdam dtype=bf16 as NeMo's SFT
+  /// recipes set it; Megatron-Core --use-precision-aware-optimizer with bf16 main params and
+  /// moments): 6 bytes per parameter instead of 12.
+  bool bf16_optimizer_states = false;
+  /// MoE token capacity factor with padding to capacity (Megatron-Core
+  /// --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity): every expert receives
+  /// capacity = factor x tokens x top_k / experts slots, so the dispatch buffers and the routed
+  /// experts' activations scale by the factor. 0 = dropless (no padding).
+  double moe_capacity_factor = 0.0;
+  /// CUDA graphs over the transformer layers (Megatron-Core --enable-cuda-graph / --external-cuda-graph,
+  /// Transformer Engine make_graphed_callables): each layer is captured once per micro-batch of the
+  /// step, and each graph keeps static buffers for its input and output hidden states and, for the
+  /// backward graph, their gradients.
+  bool cuda_graphs = false;
   // Overlaps (the usual framework defaults: on).
   bool overlap_dp_comm = true;    ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward
   bool overlap_tp_comm = false;   ///< TP communication overlapped with GEMMs (userbuffers / async TP)

@@ -11,7 +11,6 @@ namespace fmsim::parallelism {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kGradBuckets = 256.0 * 1024 * 1024;  // DP gradient buckets
 
 // Parameters and per-micro-batch activations of one pipeline stage (all its virtual chunks).
 struct StageLoad {
@@ -20,6 +19,7 @@ struct StageLoad {
   double act_per_mb = 0.0;           // activations kept per micro-batch, all layers of the stage
   double full_layer = 0.0;           // one layer's activations with nothing recomputed
   int layers = 0;                    // transformer layers of the stage
+  int mtp_layers = 0;                // multi-token-prediction modules on this (the last) stage
 };
 
 // Activations kept under Megatron-Core's recompute_modules: everything but what the repeated
@@ -65,7 +65,16 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
                  : l.recompute == Recompute::Selective ? (o.selective_op_sac ? act.op_sac : act.selective)
                                                        : act.full;
         if (l.recompute == Recompute::Selective && l.recompute_modules != 0) kd.act = modules_kept(act, l);
-        kd.none = act.none;
+        if (l.moe_capacity_factor > 0.0 && model.is_moe() && l.recompute != Recompute::Full &&
+            !l.recomputes(RecomputeModule::Moe)) {
+          // Padding to capacity: the routed copies and the experts' activations (the MoE block
+          // without its shared experts) are held for capacity_factor x the routed tokens.
+          const double routed = std::max(0.0, act.modules.moe - act.modules.shared_experts);
+          kd.act += (l.moe_capacity_factor - 1.0) * routed;
+          kd.none = act.none + (l.moe_capacity_factor - 1.0) * routed;
+        } else {
+          kd.none = act.none;
+        }
         kd.ready = true;
       }
       s.dense += kd.dense;
@@ -81,11 +90,40 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
   }
   if (stage == pp - 1) {
     for (const auto& op : workload::head_operators(model, ctx)) s.dense += op.weights;
+    if (o.mtp_layers > 0 && model.num_layers > 0) {
+      // Each MTP module: one more block of the last layer's kind (its parameters and activations)
+      // and its own projection and norms (mtp_operators; the output head is shared).
+      const int last = model.num_layers - 1;
+      const Kind& kd = kinds[static_cast<std::size_t>(model.layer_kind(last))];
+      double dense = 0.0, expert = 0.0;
+      for (const auto& op : workload::layer_operators(model, last, ctx)) (op.expert ? expert : dense) += op.weights;
+      for (const auto& op : workload::mtp_operators(model, ctx)) dense += op.weights;
+      const auto act = workload::layer_activation_bytes(model, last, ctx, ao);
+      const double kept = kd.ready ? kd.act : act.none;
+      s.dense += o.mtp_layers * dense;
+      s.expert += o.mtp_layers * expert;
+      s.act_per_mb += o.mtp_layers * kept;
+      s.mtp_layers = o.mtp_layers;
+    }
   }
   return s;
 }
 
 }  // namespace
+
+double nccl_buffer_bytes(const Layout& l, bool moe, const NcclBuffers& n) {
+  const int dp_cp = std::max(1, l.dp) * std::max(1, l.cp);
+  int rings = 0;
+  if (l.tp > 1) ++rings;
+  if (dp_cp > 1) ++rings;
+  if (moe && l.ep > 1 && l.expert_dp() > 1) ++rings;  // expert gradients reduce over expert-DP
+  if (l.gpus() > 1) ++rings;                          // the world group
+  int peers = 0;
+  if (l.pp > 1) peers += 2;
+  if (l.cp > 1) peers += 2;
+  if (moe && l.ep > 1) peers += l.ep - 1;
+  return rings * n.ring_channels * (n.simple + n.ll128 + n.ll) + peers * n.p2p_channels_per_peer * 2.0 * n.simple;
+}
 
 MemoryOptions stack_memory_options(std::string_view name) {
   MemoryOptions o;
@@ -127,7 +165,17 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
 MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& l, std::int64_t seq_len,
                                 const MemoryOptions& o) {
   const workload::ShardContext ctx{l.micro_batch, seq_len, l.tp, l.cp, l.ep, l.etp, l.sequence_parallel};
-  const StateBytes& state = o.state;
+  StateBytes state = o.state;
+  if (l.fp8_param_storage) {
+    // FP8 parameters: 1 byte each and no separate FP8 cache.
+    state.weights = 1.0;
+    state.fp8_extra = 0.0;
+  }
+  if (l.bf16_optimizer_states) {
+    // 16-bit master weights and Adam m, v; the step reads the 16-bit gradients directly.
+    state.optimizer = 6.0;
+    state.step_grad = 0.0;
+  }
   const int pp = std::max(1, l.pp);
   const double dp = std::max(1, l.dp);
   const double edp = std::max(1, l.expert_dp());
@@ -164,6 +212,13 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     double optim = sharded(state.optimizer, l.sharding != Sharding::None, opt_shard, eshard);
     double step_grad = sharded(state.step_grad, l.sharding != Sharding::None, opt_shard, eshard);
     double host = 0.0;
+    if (const double f = std::clamp(l.optimizer_offload_fraction, 0.0, 1.0); f > 0.0 && !o.offload_optimizer) {
+      // That share of the master weights and moments (and of the step's fp32 gradient copy) lives
+      // in host memory; the CPU steps it.
+      host += f * (optim + step_grad);
+      optim *= 1.0 - f;
+      step_grad *= 1.0 - f;
+    }
     if (o.offload_optimizer) {
       host += optim + step_grad;
       optim = 0.0;
@@ -209,6 +264,15 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     m.activations = core::Bytes(activations);
 
     double buffers = 0.0;
+    if (l.cuda_graphs && s.layers > 0) {
+      // One graph per layer per micro-batch of the step, each with static buffers for its input
+      // and output hidden states and their gradients (16-bit, sequence-split with SP).
+      const double hidden_bytes =
+          tokens * static_cast<double>(model.hidden) * 2.0 / (l.sequence_parallel ? std::max(1, l.tp) : 1);
+      const double graphs = static_cast<double>(s.layers + s.mtp_layers) * mbs_total;
+      m.cuda_graphs = core::Bytes(graphs * 4.0 * hidden_bytes);
+      buffers += m.cuda_graphs.value();
+    }
     if (zero3 && pp > 1) {
       // FSDP under pipeline parallelism keeps the stage's parameters gathered between
       // micro-batches (reshard_after_forward off) and accumulates unsharded 16-bit gradients
@@ -221,7 +285,8 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     if (stage == last) {
       // Logits in 16-bit, their fp32 copy for the loss and its gradient on the last stage; a fused
       // cross-entropy keeps only the 16-bit logits and overwrites them with their gradient.
-      buffers += tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) *
+      // Each MTP module computes its own logits through the shared head.
+      buffers += (1.0 + s.mtp_layers) * tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) *
                  (o.fused_cross_entropy ? (o.fused_loss_in_place ? 2.0 : 4.0) : 2.0 + 4.0 + 4.0);
     }
     if (model.is_moe()) {
@@ -229,27 +294,31 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       // (sequence-split over TP) in 16 bits, once as the permuted/all-to-all output and once as
       // the combine's input (Megatron-Core's token dispatcher; torchtitan's permuted and
       // unpermuted copies). Dropless routing: no capacity-factor padding.
+      // Padded to capacity, each expert's slots hold capacity_factor x its share of the routed tokens.
       const double sp_tokens = tokens / (l.sequence_parallel ? std::max(1, l.tp) : 1);
-      buffers += 2.0 * model.moe.top_k * sp_tokens * static_cast<double>(model.hidden) * 2.0;
+      const double capacity = l.moe_capacity_factor > 0.0 ? l.moe_capacity_factor : 1.0;
+      buffers += 2.0 * capacity * model.moe.top_k * sp_tokens * static_cast<double>(model.hidden) * 2.0;
     }
-    buffers += kGradBuckets;
+    buffers += o.grad_bucket_bytes;
     m.buffers = core::Bytes(buffers);
     // The optimizer step runs after the last backward has freed the activations: its transient
     // fp32 gradient copy competes with them for the peak of live tensors. The caching allocator
     // keeps the segment it lived in (max_memory_reserved, nvidia-smi) until an allocation fails.
     m.step_grad = core::Bytes(step_grad);
-    const double released = activations + buffers - kGradBuckets;
+    // The gradient buckets are done by then too; only CUDA graphs' static buffers persist.
+    const double released = activations + buffers - m.cuda_graphs.value();
     double cached_step = step_grad;
     if (step_grad > released) {
       m.optimizer = core::Bytes(optim + step_grad);
       m.activations = core::Bytes(0.0);
-      m.buffers = core::Bytes(kGradBuckets);
+      m.buffers = m.cuda_graphs;
       m.optimizer_step_peak = true;
       cached_step = released;
     }
     m.fragmentation = core::Bytes(o.fragmentation * m.allocated().value());
     m.cache = core::Bytes(o.cache_reserve * (m.allocated().value() + cached_step) + cached_step);
-    m.context = core::Bytes(o.context_gib * kGiB);
+    m.nccl = core::Bytes(nccl_buffer_bytes(l, model.is_moe(), o.nccl));
+    m.context = core::Bytes(o.context_gib * kGiB) + m.nccl;
     m.overhead = m.fragmentation + m.context;
     if (stage == 0 || m.total() > best.total()) best = m;
   }

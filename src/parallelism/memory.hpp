@@ -27,6 +27,29 @@ struct StateBytes {
   double step_grad = 0.0;
 };
 
+/// NCCL's device buffers, allocated by NCCL itself (outside the caching allocator) for every
+/// connection of a communicator: per channel and connection one buffer per protocol, of the
+/// defaults in NCCL src/init.cc (DEFAULT_BUFFSIZE = NCCL_BUFFSIZE 4 MiB for Simple;
+/// DEFAULT_LL128_BUFFSIZE = 120 x 640 x 8 steps x 8 B = 4,915,200 B; DEFAULT_LL_BUFFSIZE =
+/// 8 x 512 x 8 steps x 16 B = 512 KiB). A collective ring holds one connection's buffers per channel
+/// on each rank (it receives from one neighbour); point-to-point peers (pipeline send/recv, context
+/// ring, expert all-to-all) use the Simple protocol on p2p channels, a send and a receive buffer each.
+struct NcclBuffers {
+  double simple = 4194304.0;      ///< NCCL_BUFFSIZE (bytes)
+  double ll128 = 4915200.0;       ///< NCCL_LL128_BUFFSIZE (bytes)
+  double ll = 524288.0;           ///< NCCL_LL_BUFFSIZE (bytes)
+  int ring_channels = 16;         ///< channels of a collective ring (NCCL on 8-GPU NVLink nodes with 8 NICs: 16)
+  int p2p_channels_per_peer = 2;  ///< NCCL_NCHANNELS_PER_NET_PEER default
+};
+
+/// The communicators a layout's ranks use and NCCL's buffers for them, per GPU: one ring each for
+/// the tensor-parallel, the gradient-reduction (dp x cp) and the expert-data-parallel group and
+/// the world group (barriers, the loss all-reduce), and point-to-point peers for pipeline stages
+/// (2), the context-parallel ring (2) and the expert all-to-all (ep - 1). Groups of one rank have
+/// no communicator. Bytes = rings x ring_channels x (simple + ll128 + ll) + peers x
+/// p2p_channels_per_peer x 2 x simple.
+double nccl_buffer_bytes(const Layout& layout, bool moe, const NcclBuffers& nccl = {});
+
 /// Framework conventions beyond the per-parameter state bytes.
 struct MemoryOptions {
   StateBytes state;
@@ -54,7 +77,17 @@ struct MemoryOptions {
   /// (DeepSpeed's PipelineEngine pipe_buffers["outputs"]); Megatron-Core frees the output's data
   /// once sent (deallocate_pipeline_outputs), keeping only its autograd node.
   bool keeps_pipeline_outputs = false;
-  double context_gib = 0.75;       ///< CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers outside the allocator
+  /// CUDA context (its loaded kernels) and library workspaces outside the allocator; NCCL's
+  /// buffers are counted apart (`nccl`).
+  double context_gib = 0.75;
+  NcclBuffers nccl;  ///< NCCL buffers per communicator (outside the allocator)
+  /// Gradient buckets of the data-parallel reduction held at the peak (Megatron-Core DDP's
+  /// buckets being reduced; DeepSpeed's reduce_bucket_size, 5e8 elements by default).
+  double grad_bucket_bytes = 256.0 * 1024 * 1024;
+  /// Multi-token-prediction modules trained on the last stage (DeepSeek-V3 mtp_num_layers; the job's
+  /// train_mtp): each adds one transformer layer, its input projection and norms, and one more
+  /// logits tensor through the shared output head.
+  int mtp_layers = 0;
   bool offload_optimizer = false;  ///< optimizer states and master weights in host memory (CPU Adam)
   bool offload_params = false;     ///< sharded parameters and gradients in host memory as well (FSDP CPU offload)
 };
@@ -75,7 +108,9 @@ struct MemoryBreakdown {
   core::Bytes buffers{};        ///< communication buckets, FSDP gathered layers, logits, workspace
   core::Bytes fragmentation{};  ///< caching-allocator blocks that cannot be released at the peak
   core::Bytes cache{};          ///< releasable cached blocks (in max_memory_reserved, not in the verdict)
-  core::Bytes context{};        ///< CUDA context and NCCL buffers (outside the allocator)
+  core::Bytes context{};        ///< CUDA context, workspaces and NCCL buffers (outside the allocator)
+  core::Bytes nccl{};           ///< of which NCCL's buffers (nccl_buffer_bytes)
+  core::Bytes cuda_graphs{};    ///< CUDA-graph static input/output buffers (in `buffers`)
   core::Bytes overhead{};       ///< context + fragmentation
   core::Bytes host{};           ///< states and activations offloaded to host memory
   /// Activation offloading: bytes each offloaded micro-batch moves to the host in its forward (and

@@ -543,7 +543,9 @@ class Costing {
 
 // The job's memory with `l` in place of its layout (job_memory; the micro-batch search varies it).
 parallelism::MemoryBreakdown memory_with_layout(const TrainingJob& job, const parallelism::Layout& l) {
-  return parallelism::estimate_memory(job.model, l, job.seq_len, memory_options(job.stack, job.task, l, job.lora_base));
+  auto options = memory_options(job.stack, job.task, l, job.lora_base);
+  if (job.train_mtp) options.mtp_layers = job.model.mtp_layers;
+  return parallelism::estimate_memory(job.model, l, job.seq_len, options);
 }
 
 // Validity and memory: shared by both paths. Returns false (with result.reason) when invalid.
@@ -606,6 +608,20 @@ double offload_exposed(const parallelism::MemoryBreakdown& mem, const StageCost&
   return std::max(0.0, copy - fwd) + std::max(0.0, copy - bwd);
 }
 
+// Optimizer offload (Layout::optimizer_offload_fraction f; Megatron-Core's HybridDeviceOptimizer,
+// DeepSpeed ZeRO-Offload): after the last backward, the offloaded share of the rank's fp32 gradient
+// shard goes to the host and the updated fp32 parameters come back over the host link, 4 + 4 bytes
+// per parameter, exposed (the step waits for them). The CPU's own Adam update is not costed.
+double optimizer_offload_seconds(const parallelism::Layout& l, const StageCost& st, double host_bandwidth) {
+  const double f = std::clamp(l.optimizer_offload_fraction, 0.0, 1.0);
+  if (f <= 0.0 || host_bandwidth <= 0.0) return 0.0;
+  const bool sharded = l.sharding != Sharding::None;
+  const double dense_shard = l.sharding == Sharding::Zero3 ? l.fsdp_shard_size() : std::max(1, l.dp);
+  const double local = sharded ? st.dense_params / dense_shard + st.expert_params / std::max(1, l.expert_dp())
+                               : st.dense_params + st.expert_params;
+  return f * local * (4.0 + 4.0) / host_bandwidth;
+}
+
 // Closed-form pipeline: m micro-batches through pp stages with vp chunks each (Narayanan et al. 2021):
 // time = m * max_stage(F+B) + (pp-1)/vp * mean_stage(F+B), plus the exposed p2p on the fill/drain path.
 void analytical(const TrainingJob& job, const Costing& costing, const std::vector<StageCost>& stages, StepResult& r) {
@@ -639,6 +655,11 @@ void analytical(const TrainingJob& job, const Costing& costing, const std::vecto
   b.dp_comm = Seconds(dp.exposed + m * dp.per_mb_fsdp);
   b.optimizer = Seconds(costing.optimizer_time(st));
   b.offload = Seconds(m * offload_exposed(r.memory, st, job.cluster.gpu.host_link_bandwidth.value()));
+  if (l.optimizer_offload_fraction > 0.0) {
+    // The CPU steps the offloaded share; the GPU the rest.
+    b.optimizer = b.optimizer * (1.0 - std::clamp(l.optimizer_offload_fraction, 0.0, 1.0));
+    b.offload += Seconds(optimizer_offload_seconds(l, st, job.cluster.gpu.host_link_bandwidth.value()));
+  }
   b.other = costing.sc_.step_overhead;
   r.comm.tp = m * st.sum.tp_bytes;
   r.comm.ep = m * st.sum.ep_bytes;

@@ -139,7 +139,8 @@ struct StepBreakdown {
   core::Seconds dp_comm{};  ///< exposed data-parallel / FSDP communication
   core::Seconds bubble{};   ///< pipeline fill and drain
   core::Seconds optimizer{};
-  core::Seconds offload{};  ///< exposed host-memory traffic of offloaded activations (beyond its overlap)
+  core::Seconds offload{};  ///< exposed host-link traffic: offloaded activations (beyond their overlap), offloaded
+                            ///< optimizer states
   core::Seconds other{};    ///< per-step framework overhead
   [[nodiscard]] core::Seconds total() const {
     return compute + tp_comm + cp_comm + ep_comm + pp_comm + dp_comm + bubble + optimizer + offload + other;

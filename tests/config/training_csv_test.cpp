@@ -11,6 +11,7 @@
 #include "config/catalog_loader.hpp"
 #include "config/csv.hpp"
 #include "config/training_csv.hpp"
+#include "core/error.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -60,6 +61,48 @@ TEST(TrainingRows, CellsNoJobCanHoldAreTheRowsReason) {
     ASSERT_EQ(rows.size(), 1u) << cell.first;
     EXPECT_FALSE(rows[0].job.has_value()) << cell.first;
     EXPECT_EQ(rows[0].reason.rfind(reason, 0), 0u) << rows[0].reason;
+  }
+}
+
+// The first row with a recipe_settings column holding `value`.
+std::vector<CsvRecord> first_row_with_recipe(const std::string& value) {
+  auto records = first_row_with("", "");
+  records[0].cells.push_back("recipe_settings");
+  records[1].cells.resize(records[0].cells.size() - 1);
+  records[1].cells.push_back(value);
+  return records;
+}
+
+// recipe_settings carries what the run's recipe files set where the table does not print it
+// (validation/README.md): NeMo's SFT recipe (vp 20, fp8_params, Apex DistributedFusedAdam with
+// dtype bf16) and Megatron-Bridge's GPT-OSS H100 preset (micro-batch 1, recompute_modules
+// layernorm and moe_act) become the layout's fields.
+TEST(TrainingRows, RecipeSettingsSetTheLayout) {
+  auto rows =
+      training_rows(first_row_with_recipe("vp=2; fp8_params=true; optimizer_dtype=bf16"), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_TRUE(rows[0].job->layout.fp8_param_storage);
+  EXPECT_TRUE(rows[0].job->layout.bf16_optimizer_states);
+  rows = training_rows(first_row_with_recipe("micro_batch_size=1; recompute_modules=layernorm,moe_act"), "t.csv",
+                       catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  const auto& l = rows[0].job->layout;
+  EXPECT_EQ(l.micro_batch, 1);
+  EXPECT_EQ(l.recompute, parallelism::Recompute::Selective);
+  EXPECT_TRUE(l.recomputes(parallelism::RecomputeModule::Layernorm));
+  EXPECT_TRUE(l.recomputes(parallelism::RecomputeModule::MoeAct));
+  EXPECT_FALSE(l.recomputes(parallelism::RecomputeModule::CoreAttn));
+}
+
+// A bad value names the column and what is allowed.
+TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
+  for (const char* bad : {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=yes", "colour=red"}) {
+    try {
+      training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
+      ADD_FAILURE() << bad;
+    } catch (const core::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("recipe_settings"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -311,5 +311,106 @@ TEST(Memory, ActivationOffloadMovesLayersToHost) {
   EXPECT_NE(why_invalid(model(), l, 8, 4096)->find("fewer than the model's layers"), std::string::npos);
 }
 
+// NCCL's buffers (src/init.cc defaults: Simple 4 MiB, LL128 4,915,200 B, LL 512 KiB per channel and
+// connection): tp 8 x pp 4 x dp 2 holds three rings (tp, dp, world) of 16 channels and two
+// pipeline peers of 2 p2p channels with a 4 MiB send and receive buffer each; an MoE layer's
+// ep 8 adds 7 all-to-all peers and the expert-data-parallel ring. They are outside the caching
+// allocator: in `context`, beside the CUDA context.
+TEST(Memory, NcclBuffersPerCommunicator) {
+  const double conn = 4194304.0 + 4915200.0 + 524288.0;
+  const Layout l = make(8, 4, 64);
+  EXPECT_DOUBLE_EQ(nccl_buffer_bytes(l, false), 3 * 16 * conn + 2 * 2 * 2 * 4194304.0);
+  Layout e = make(1, 1, 64);  // dp 64, ep 8: expert-dp 8
+  e.ep = 8;
+  EXPECT_DOUBLE_EQ(nccl_buffer_bytes(e, true), 3 * 16 * conn + 7 * 2 * 2 * 4194304.0);
+  EXPECT_DOUBLE_EQ(nccl_buffer_bytes(make(1, 1, 1), false), 0.0);
+  const MemoryOptions o;
+  const auto m = estimate_memory(model(), l, 4096, o);
+  EXPECT_DOUBLE_EQ(m.nccl.value(), nccl_buffer_bytes(l, false));
+  EXPECT_DOUBLE_EQ(m.context.value(), o.context_gib * 1024.0 * 1024 * 1024 + m.nccl.value());
+}
+
+// FP8 parameters (NeMo fp8_params): 1 B per weight and no FP8 cache; 16-bit optimizer states (Apex
+// DistributedFusedAdam dtype bf16): master weights, m and v in 2 B each, 6 B, with no fp32 step copy.
+TEST(Memory, Fp8ParametersAndSixteenBitOptimizerStates) {
+  Layout l = make(1, 1, 1);
+  l.precision = core::Precision::FP8;
+  const MemoryOptions o = stack_memory_options("megatron");
+  const auto base = estimate_memory(model(), l, 4096, o);
+  const double p = base.params_on_gpu;
+  EXPECT_NEAR(base.weights.value(), 3.0 * p, 1.0);  // bf16 weights + FP8 cache
+  l.fp8_param_storage = true;
+  l.bf16_optimizer_states = true;
+  const auto m = estimate_memory(model(), l, 4096, o);
+  EXPECT_NEAR(m.weights.value(), 1.0 * p, 1.0);
+  EXPECT_FALSE(m.optimizer_step_peak);
+  EXPECT_NEAR(m.optimizer.value(), 6.0 * p, 1.0);
+  EXPECT_DOUBLE_EQ(m.step_grad.value(), 0.0);
+}
+
+// --optimizer-offload-fraction f: f of the optimizer states (and of the step's fp32 gradient copy)
+// live in host memory.
+TEST(Memory, OptimizerOffloadFractionMovesStatesToHost) {
+  Layout l = make(1, 1, 8);
+  const MemoryOptions o = stack_memory_options("megatron");
+  const auto all = estimate_memory(model(), l, 4096, o);
+  l.optimizer_offload_fraction = 0.25;
+  const auto off = estimate_memory(model(), l, 4096, o);
+  const double p = all.params_on_gpu;
+  ASSERT_FALSE(off.optimizer_step_peak);
+  EXPECT_NEAR(off.optimizer.value(), 0.75 * 12.0 * p / 8, 1.0);
+  EXPECT_NEAR(off.host.value(), 0.25 * (12.0 + 4.0) * p / 8, 1.0);
+}
+
+// Padding to capacity (--moe-expert-capacity-factor c --moe-pad-expert-input-to-capacity): the
+// routed copies' activations (the MoE block less its shared experts) and the dispatch buffers
+// (2 x top_k x tokens x h x 2 B) scale by c.
+TEST(Memory, MoeCapacityFactorScalesRoutedTensors) {
+  workload::ModelSpec m = model();
+  m.num_layers = 4;
+  m.moe = {.num_experts = 8, .top_k = 2, .expert_ffn = 1024};
+  Layout l = make(1, 1, 8);
+  l.recompute = Recompute::None;
+  const auto dropless = estimate_memory(m, l, 4096);
+  l.moe_capacity_factor = 1.5;
+  const auto padded = estimate_memory(m, l, 4096);
+  const workload::ShardContext ctx{.micro_batch = 1, .seq_len = 4096, .tp = 1};
+  const auto act = workload::layer_activation_bytes(m, 0, ctx);
+  const double routed = act.modules.moe - act.modules.shared_experts;
+  ASSERT_GT(routed, 0.0);
+  EXPECT_NEAR(padded.activations.value() - dropless.activations.value(), 4 * 0.5 * routed, 1.0);
+  EXPECT_NEAR(padded.buffers.value() - dropless.buffers.value(), 0.5 * 2.0 * 2 * 4096 * 4096 * 2.0, 1.0);
+}
+
+// CUDA graphs over the layers: one graph per layer per micro-batch of the step, each with static
+// 16-bit input, output and their two gradients (4 x tokens x h x 2 B, sequence-split with SP).
+TEST(Memory, CudaGraphsKeepStaticBuffersPerLayerAndMicroBatch) {
+  Layout l = make(2, 1, 8);  // 32 layers, gbs 1024 / dp 4 = 256 micro-batches
+  l.global_batch = 32;       // 8 micro-batches
+  const auto plain = estimate_memory(model(), l, 4096);
+  l.cuda_graphs = true;
+  const auto graphed = estimate_memory(model(), l, 4096);
+  const double expected = 32.0 * 8 * 4 * 4096 * 4096 * 2.0 / 2;
+  EXPECT_DOUBLE_EQ(graphed.cuda_graphs.value(), expected);
+  EXPECT_NEAR(graphed.buffers.value() - plain.buffers.value(), expected, 1.0);
+}
+
+// A trained MTP module (DeepSeek-V3 mtp_num_layers 1) on the last stage: one more block of the last
+// layer's kind (its weights and activations), its 2h x h projection, and a second logits tensor.
+TEST(Memory, MtpModuleOnTheLastStage) {
+  const Layout l = make(1, 1, 8);
+  MemoryOptions o;
+  const auto base = estimate_memory(model(), l, 4096, o);
+  o.mtp_layers = 1;
+  const auto mtp = estimate_memory(model(), l, 4096, o);
+  const workload::ShardContext ctx{.micro_batch = 1, .seq_len = 4096, .tp = 1};
+  double layer = 0.0;
+  for (const auto& op : workload::layer_operators(model(), 31, ctx)) layer += op.weights;
+  EXPECT_NEAR(mtp.params_on_gpu - base.params_on_gpu, layer + 2.0 * 4096 * 4096, 1.0);
+  EXPECT_NEAR(mtp.buffers.value() - base.buffers.value(), 4096.0 * 128256 * 10.0, 1.0);
+  EXPECT_NEAR(mtp.activations.value() - base.activations.value(),
+              workload::layer_activation_bytes(model(), 31, ctx).selective, 1.0);
+}
+
 }  // namespace
 }  // namespace fmsim::parallelism
