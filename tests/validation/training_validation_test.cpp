@@ -1,6 +1,8 @@
 // Training-step predictions against validation/training.csv (published measurements).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "../golden/run_cli.hpp"
@@ -46,7 +48,9 @@ TEST(TrainingValidation, EveryRowAccountedFor) {
 // count. Narayanan et al. SC21: F = 96 B s l h^2 (1 + s/6h + V/16lh) with recomputation; for the
 // 1T run (3072 A100, batch 3072, seq 2048, 128 layers, h 25600, V 51200, 163 TFLOP/s/GPU) that is
 // t = F / (3072 x 163e12) = 102.6 s, the "about 103 s". They stay out of the summary (not
-// measured). The bound is today's figure: the ten SC21 rows at median 21.6% (all predicted fast).
+// measured). Megatron-LM of 2021 ran no FlashAttention (the full s x s scores through a fused
+// softmax and dropout), no sequence parallelism and no TP or DP overlap (the megatron-legacy
+// stack): median 21.6% (all fast) before that, 3.8% with it, p90 7.2% (7.5B and 18.4B, +7%).
 TEST(TrainingValidation, DerivedRowsFromPublishedTflops) {
   const auto j = run_validation();
   int derived = 0;
@@ -64,7 +68,29 @@ TEST(TrainingValidation, DerivedRowsFromPublishedTflops) {
   }
   EXPECT_EQ(derived, 10);
   EXPECT_EQ(j["derived_summary"]["predicted"], 10);
-  EXPECT_LE(j["derived_summary"]["median_abs_error_pct"].get<double>(), 22.0);
+  EXPECT_LE(j["derived_summary"]["median_abs_error_pct"].get<double>(), 4.0);
+  EXPECT_LE(j["derived_summary"]["p90_abs_error_pct"].get<double>(), 7.5);
+}
+
+// Calculon's Megatron validation set (Isaev et al. SC23; github.com/calculon-ai/calculon
+// calculon/megatron/validation.py): the measured iteration times of Korthikanti et al. 2022,
+// Table 5 (22B, 175B, 530B, 1T on 8-512 A100, full recompute and sequence parallelism with
+// selective recompute), on which Calculon reports a mean |error| of 3.65%. The rows are S23 of
+// training.csv; fmsim's mean is 2.8% and no row is off by more than 5%.
+TEST(TrainingValidation, CalculonsMegatronRowsRowByRow) {
+  const auto j = run_validation();
+  double sum = 0.0;
+  int n = 0;
+  for (const auto& r : j["rows"]) {
+    if (r["source_id"] != "S23") continue;
+    ASSERT_TRUE(r.contains("error_pct")) << r.dump();
+    const double e = std::abs(r["error_pct"].get<double>());
+    EXPECT_LE(e, 5.0) << r["row_id"];
+    sum += e;
+    ++n;
+  }
+  ASSERT_EQ(n, 8);
+  EXPECT_LE(sum / n, 3.0);
 }
 
 // The whole file in under 5 s (issue's speed target).
