@@ -16,6 +16,14 @@ using testing::free_network;
 using testing::test_calibration;
 using testing::test_job;
 
+// A copy of the test stack, named `name`, that runs attention kernel `kernel`.
+void add_stack_with_kernel(Calibration& cal, const std::string& name, AttentionKernel kernel) {
+  StackCalibration s = cal.stacks["test"];
+  s.name = name;
+  s.attention_kernel = kernel;
+  cal.stacks[name] = s;
+}
+
 parallelism::Layout layout(int tp, int pp, int vp, int mbs, std::int64_t gbs) {
   parallelism::Layout l;
   l.tp = tp;
@@ -190,10 +198,7 @@ TEST(StepModel, PowerCapSlowsCompute) {
 // (backward = 2.5 x forward: FlashAttention recomputes the scores). Everything else is unchanged.
 TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
   auto cal = test_calibration();
-  auto fa2 = cal.stacks["test"];
-  fa2.name = "test-fa2";
-  fa2.attention_kernel = AttentionKernel::FlashAttention2;
-  cal.stacks["test-fa2"] = fa2;
+  add_stack_with_kernel(cal, "test-fa2", AttentionKernel::FlashAttention2);
   cal.gpus[hardware::Architecture::Hopper].flash2_fwd_efficiency = 0.25;
   cal.gpus[hardware::Architecture::Hopper].flash2_bwd_efficiency = 0.25;
   auto job = test_job(1, layout(1, 1, 1, 1, 8), 8192);
@@ -222,10 +227,7 @@ TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
 // writing its scores, and the whole core costs far more than the fused kernel's (1 + 2.5) F.
 TEST(StepModel, UnfusedAttentionCostsTheWholeScoreMatrix) {
   auto cal = test_calibration();
-  auto unfused = cal.stacks["test"];
-  unfused.name = "test-unfused";
-  unfused.attention_kernel = AttentionKernel::Unfused;
-  cal.stacks["test-unfused"] = unfused;
+  add_stack_with_kernel(cal, "test-unfused", AttentionKernel::Unfused);
   auto job = test_job(1, layout(1, 1, 1, 1, 8), 8192);
   const auto ref = estimate_step(job, cal, free_network());
   job.stack = "test-unfused";
