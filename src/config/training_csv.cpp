@@ -112,6 +112,9 @@ std::string stack_of(const std::string& framework) {
   if (contains(framework, "torchtitan")) return std::string(to_string(Stack::TorchTitan));
   if (contains(framework, "composer") || contains(framework, "foundry"))
     return std::string(to_string(Stack::LlmFoundry));
+  // Megatron-LM of 2021-2022 (SC21, Korthikanti et al.): before FlashAttention and Transformer Engine.
+  if (contains(framework, "megatron-lm (2021") || contains(framework, "megatron-lm (2022"))
+    return std::string(to_string(Stack::MegatronLegacy));
   return std::string(
       to_string(Stack::Megatron));  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
 }
@@ -120,6 +123,7 @@ core::Precision precision_of(const std::string& p) {
   if (const auto word = core::kTrainingPrecisionWords.parse(p)) return *word;
   if (contains(p, "fp4")) return core::Precision::FP4;
   if (contains(p, "fp8")) return core::Precision::FP8;
+  if (contains(p, "fp16")) return core::Precision::FP16;
   return core::Precision::BF16;
 }
 
@@ -243,6 +247,29 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
             fmt::format("{:g} TFLOP/s/GPU by the SC21 formula 96 B s l h^2 (1 + s/6h + V/16lh)", *tflops);
       }
     }
+    // Megatron-Core's weak-scaling table (Megatron-LM README, images/model_table.png, r0.8.0):
+    // TFLOP/s per GPU as Megatron-LM's training loop logs it, from num_floating_point_operations
+    // (megatron/training/training.py): F = 12 B s l h^2 (1 + (f/h) k g + q/a + s/h + V/(2 l h)),
+    // f the FFN width, k experts per token (1 dense), g 3/2 for gated MLPs, q/a the query groups per
+    // head, no recomputation counted. Inverted for t as above.
+    const bool megatron_table = contains(get("source"), "model_table.png");
+    if (!row.measured_step_time_s && megatron_table) {
+      const auto tflops = num("tflops_per_gpu");
+      const auto l = num("num_layers"), h = num("hidden_size"), v = num("vocab_size");
+      const auto heads = num("num_attention_heads");
+      const double f = num("ffn_hidden_size").value_or(h ? 4.0 * *h : 0.0);
+      const double groups = num("num_kv_heads").value_or(heads.value_or(1.0));
+      const double gated = mlp_of(row.model) == workload::MlpKind::Gelu ? 1.0 : 1.5;
+      if (tflops && gbs && seq && l && h && v && heads && *heads > 0 && row.num_gpus > 0) {
+        const double flops = 12.0 * *gbs * *seq * *l * *h * *h *
+                             (1.0 + f / *h * gated + groups / *heads + *seq / *h + *v / (2.0 * *l * *h));
+        row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
+        row.derived_from = fmt::format(
+            "{:g} TFLOP/s/GPU by Megatron-LM's num_floating_point_operations 12 B s l h^2 (1 + f/h + q/a + s/h + "
+            "V/2lh)",
+            *tflops);
+      }
+    }
     if (options.require_step_time && !row.measured_step_time_s && !row.derived_step_time_s) {
       reject(
           "no step time or tokens/s/GPU measured (only TFLOPS/MFU, and the source states no FLOP formula fmsim reads)");
@@ -361,12 +388,15 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     l.global_batch = static_cast<std::int64_t>(*gbs);
     l.precision = precision_of(row.precision);
     l.fp8_recipe = fp8_recipe_of(row.precision);
-    l.sequence_parallel = l.tp > 1 && get("sp") != "0" && !contains(get("sp"), "false");
     const std::string shard = get("fsdp_or_zero");
     const std::string rc = core::to_lower(get("recompute"));
     // What the stack does when the row does not say (parallelism/stack.hpp).
     const parallelism::StackConventions stack = parallelism::stack_conventions(job.stack);
-    l.sharding = stack.fully_sharded ? parallelism::Sharding::Zero3 : parallelism::Sharding::DistributedOptimizer;
+    l.sequence_parallel =
+        l.tp > 1 && (get("sp").empty() ? stack.sequence_parallel : get("sp") != "0" && !contains(get("sp"), "false"));
+    l.sharding = stack.fully_sharded           ? parallelism::Sharding::Zero3
+                 : stack.distributed_optimizer ? parallelism::Sharding::DistributedOptimizer
+                                               : parallelism::Sharding::None;
     if (stack.tp_comm_overlap) l.overlap_tp_comm = l.tp > 1;
     l.recompute = stack.published_recompute;
     // Published cells are mostly free text ("FSDP FULL_SHARD (MP mode PURE)", "DDP (FSDP=0)"),
@@ -384,13 +414,18 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     else if (contains(shard, "zero3") || contains(shard, "zero-3"))
       l.sharding = parallelism::Sharding::Zero3;
     else if (core::to_lower(shard) == "ddp") {
-      l.sharding = stack.fully_sharded ? parallelism::Sharding::None : parallelism::Sharding::DistributedOptimizer;
+      l.sharding = stack.fully_sharded || !stack.distributed_optimizer ? parallelism::Sharding::None
+                                                                       : parallelism::Sharding::DistributedOptimizer;
     } else if (core::to_lower(shard).rfind("ddp", 0) == 0) {
       l.sharding = parallelism::Sharding::None;  // "ddp (ZeRO-0)", "ddp (no optimizer sharding)"
     } else if (const auto word = parallelism::kShardingWords.parse(shard)) {
       l.sharding = *word;
     }
     if (contains(shard, "pure")) l.bf16_grad_reduce = true;
+    // Megatron-LM of 2021-2022 keeps FP16 runs' gradient buffer in 16 bits and all-reduces it so
+    // (--accumulate-allreduce-grads-in-fp32 off unless --bf16, megatron/arguments.py).
+    if (job.stack == parallelism::to_string(parallelism::Stack::MegatronLegacy) && l.precision == core::Precision::FP16)
+      l.bf16_grad_reduce = true;
     // The SC21 runs all recompute activations (the paper's FLOP count includes the extra forward).
     if (sc21 && rc.empty()) l.recompute = parallelism::Recompute::Full;
     if (const auto word = parallelism::kRecomputeWords.parse(rc)) {

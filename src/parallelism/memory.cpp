@@ -99,6 +99,12 @@ MemoryOptions stack_memory_options(std::string_view name) {
     o.state = StateBytes{2.0, 2.0, 12.0, 1.0, 4.0};
     o.fp8_activations = true;
     o.fused_cross_entropy = true;  // cross_entropy_loss_fusion in the performance recipes
+  } else if (*stack == Stack::MegatronLegacy) {
+    // Megatron-LM 2021-2022: fp16 weights, fp32 main gradients, fp32 master weights and Adam m, v
+    // (Korthikanti et al. 2022: 18 bytes per parameter), unsharded; the unfused attention core
+    // keeps the s x s scores, probabilities and dropout mask.
+    o.state = StateBytes{2.0, 4.0, 12.0, 0.0};
+    o.flash_attention = false;
   } else {
     // FSDP2 / FSDP mixed precision: sharded fp32 parameters, fp32 gradients and Adam m, v;
     // the bf16 copies exist only for the gathered layers (buffers).

@@ -17,6 +17,9 @@ enum class Stack {
   Megatron,    ///< Megatron-LM / Megatron-Core, NeMo, Megatron-Bridge, Megatron-DeepSpeed
   TorchTitan,  ///< PyTorch torchtitan (FSDP2, torch.compile, Float8)
   LlmFoundry,  ///< MosaicML llm-foundry / Composer (FSDP)
+  /// Megatron-LM before FlashAttention and Transformer Engine (2019-2022: Narayanan et al. SC21,
+  /// Korthikanti et al. 2022, Megatron-DeepSpeed): unfused attention, no TP or DP overlap.
+  MegatronLegacy,
 };
 
 /// The words of --stack, job files and calibration files.
@@ -24,6 +27,7 @@ inline constexpr core::Word<Stack> kStackWordList[] = {
     {Stack::Megatron, "megatron"},
     {Stack::TorchTitan, "torchtitan"},
     {Stack::LlmFoundry, "llm-foundry"},
+    {Stack::MegatronLegacy, "megatron-legacy"},
 };
 inline constexpr core::Vocabulary<Stack> kStackWords{"software stack", kStackWordList};
 
@@ -49,6 +53,12 @@ struct StackConventions {
   /// instead of gathering again for every micro-batch (torchtitan: reshard_after_forward = not
   /// pp_enabled, torchtitan/models/llama3/infra/parallelize.py apply_fsdp, "default" policy).
   bool fsdp_gather_once_with_pp = false;
+  /// Sequence parallelism with TP when a run does not say (Megatron-LM from 2022, Korthikanti et
+  /// al.; torchtitan); Megatron-LM of 2021 (SC21) had none.
+  bool sequence_parallel = true;
+  /// Without full sharding, the optimizer is sharded over data parallelism (Megatron-Core's
+  /// distributed optimizer) when a run does not say; false: plain DDP (Megatron-LM before 2022).
+  bool distributed_optimizer = true;
 };
 
 /// A stack of none of the known kinds (a calibration's own): no overlap, no full sharding.
@@ -72,6 +82,15 @@ constexpr StackConventions stack_conventions(Stack s) {
               .fully_sharded = true,
               .tp_comm_overlap = false,
               .published_recompute = Recompute::Full};
+    case Stack::MegatronLegacy:
+      // Same cuBLAS GEMMs as Megatron-Core (its efficiencies are the architecture's); SC21 ran
+      // every configuration with activation recomputation (Narayanan et al. 2021, Sec. 5.1).
+      return {.reference_kernels = true,
+              .fully_sharded = false,
+              .tp_comm_overlap = false,
+              .published_recompute = Recompute::Full,
+              .sequence_parallel = false,
+              .distributed_optimizer = false};
   }
   return kNoStackConventions;
 }

@@ -70,12 +70,18 @@ struct GpuCalibration {
 enum class AttentionKernel {
   Reference,        ///< the architecture's fused attention (cuDNN / FlashAttention-3 on Hopper and later)
   FlashAttention2,  ///< the flash-attn 2.x package (Ampere-generation kernels)
+  /// Megatron-LM before FlashAttention (2019-2022): QK^T as one batched GEMM over the whole s x s
+  /// score matrix (the causal mask is applied afterwards, so no FLOPs are skipped), Megatron's fused
+  /// scale-mask-softmax kernel and dropout over the 16-bit scores, then a batched GEMM with V.
+  /// Costed from the GEMM and HBM figures of the architecture: no efficiency of its own.
+  Unfused,
 };
 
 /// The words of a stack's `attention_kernel:` in the calibration file.
 inline constexpr core::Word<AttentionKernel> kAttentionKernelWordList[] = {
     {AttentionKernel::Reference, "reference"},
     {AttentionKernel::FlashAttention2, "flash-attention-2", "fa2, flash2"},
+    {AttentionKernel::Unfused, "unfused"},
 };
 inline constexpr core::Vocabulary<AttentionKernel> kAttentionKernelWords{"attention kernel", kAttentionKernelWordList};
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "engine/task_graph.hpp"
@@ -34,6 +35,17 @@ constexpr double kScanBackwardRatio = 2.5;
 // 3 bytes of HBM traffic per element, at the memory roofline (Transformer Engine's cast kernels are
 // bandwidth-bound elementwise passes).
 constexpr double kFp8CastBytesPerElement = 2.0 + 1.0;
+
+// HBM traffic per element of the 16-bit s x s score matrix in Megatron-LM's pre-FlashAttention
+// attention core (megatron/model/transformer.py ParallelAttention, 2019-2022), beyond what its two
+// batched GEMMs read and write. Forward: FusedScaleMaskSoftmax reads the scores and writes the
+// probabilities (2 + 2 bytes), attention dropout reads them and writes its output and a 1-byte mask
+// (2 + 2 + 1): 9. Backward: dropout's backward reads the gradient and the mask and writes (2 + 1 +
+// 2), the fused softmax backward reads the probabilities and their gradient and writes the score
+// gradient (2 + 2 + 2): 11. The same tensors are the 5 a s^2 b / t bytes per layer that Korthikanti
+// et al. 2022 (arXiv:2205.05198, Sec. 4.1) count as the attention core's activations.
+constexpr double kUnfusedSoftmaxBytesFwd = 9.0;
+constexpr double kUnfusedSoftmaxBytesBwd = 11.0;
 
 using core::Seconds;
 using parallelism::Recompute;
@@ -187,6 +199,36 @@ class Costing {
     return std::max(op.flops / (peak * eff), t_bytes) + gc_.kernel_overhead.value() * op.groups;
   }
 
+  // One batched GEMM of `batch` products (m x k) x (k x n) in 16 bits: a single kernel, at the
+  // architecture's GEMM efficiency and tile-shape factors, never faster than its HBM traffic.
+  double batched_gemm_time(double batch, double m, double n, double k) const {
+    const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
+    const double eff = gc_.gemm_efficiency(core::Precision::BF16) * sc_.compute_efficiency * shape_factor(m) *
+                       shape_factor(n) * shape_factor(k);
+    const double bytes = batch * (m * k + k * n + m * n) * kBytes16;
+    const double t_bytes = bytes / (gpu_.hbm_bandwidth.value() * gc_.memory_efficiency);
+    return std::max(2.0 * batch * m * n * k / (peak * eff), t_bytes) + gc_.kernel_overhead.value();
+  }
+
+  // Megatron-LM's unfused attention core for one micro-batch (AttentionKernel::Unfused): every
+  // query against every key of the sequence (the causal mask is applied to the full score matrix,
+  // no work is skipped), QK^T and PV as batched GEMMs over micro-batch x local heads, the fused
+  // softmax and the dropout as HBM passes over the scores. Backward: four batched GEMMs of the
+  // forward's shapes (dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q), twice the forward's two,
+  // and the dropout and softmax backward passes.
+  std::pair<double, double> unfused_attention_time(const workload::Operator& op) const {
+    const double queries = static_cast<double>(job_.seq_len) / l_.cp;
+    const double keys = static_cast<double>(job_.seq_len);
+    const double heads = static_cast<double>(job_.model.num_heads) / l_.tp;
+    const double batch = static_cast<double>(l_.micro_batch) * heads;
+    const double v_dim = std::max(1.0, op.flops / (2.0 * op.m * op.n * heads) - op.k);
+    const double gemms = batched_gemm_time(batch, queries, keys, op.k) + batched_gemm_time(batch, queries, v_dim, keys);
+    const double scores = batch * queries * keys;
+    const double fwd = gemms + memory_time(kUnfusedSoftmaxBytesFwd * scores);
+    const double bwd = kGemmBackwardRatio * gemms + memory_time(kUnfusedSoftmaxBytesBwd * scores);
+    return {fwd, bwd};
+  }
+
   double memory_time(double bytes) const {
     return bytes * sc_.elementwise_factor / (gpu_.hbm_bandwidth.value() * gc_.memory_efficiency) +
            gc_.kernel_overhead.value();
@@ -243,6 +285,13 @@ class Costing {
           break;
         }
         case OpKind::Attention: {
+          if (sc_.attention_kernel == AttentionKernel::Unfused) {
+            std::tie(attention_fwd, attention_bwd) = unfused_attention_time(op);
+            module_fwd[static_cast<std::size_t>(parallelism::RecomputeModule::CoreAttn)] += attention_fwd;
+            c.fwd += Seconds(attention_fwd);
+            c.bwd += Seconds(attention_bwd);
+            break;
+          }
           const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
           const double g =
               shape_factor(op.n) * sc_.compute_efficiency * attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
@@ -337,7 +386,12 @@ class Costing {
       switch (l_.recompute) {
         case Recompute::None: break;
         case Recompute::Selective:
-          c.recompute = Seconds(l_.recompute_modules != 0 ? modules_recompute(module_fwd) : recomputable);
+          // Megatron-LM's selective recompute before Megatron-Core (Korthikanti et al. 2022,
+          // checkpoint_core_attention) repeats the unfused attention core.
+          c.recompute = Seconds(l_.recompute_modules != 0 ? modules_recompute(module_fwd)
+                                : sc_.attention_kernel == AttentionKernel::Unfused
+                                    ? module_fwd[static_cast<std::size_t>(parallelism::RecomputeModule::CoreAttn)]
+                                    : recomputable);
           break;
         case Recompute::Full: c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd; break;
       }

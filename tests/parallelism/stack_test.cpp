@@ -9,10 +9,11 @@ namespace {
 
 // Each stack has one canonical word that parses back to it; an unknown word does not parse.
 TEST(StackWords, EveryStackRoundTrips) {
-  for (const Stack s : {Stack::Megatron, Stack::TorchTitan, Stack::LlmFoundry}) {
+  for (const Stack s : {Stack::Megatron, Stack::TorchTitan, Stack::LlmFoundry, Stack::MegatronLegacy}) {
     EXPECT_EQ(kStackWords.parse(to_string(s)), s) << to_string(s);
   }
-  EXPECT_EQ(kStackWords.names(), (std::vector<std::string>{"megatron", "torchtitan", "llm-foundry"}));
+  EXPECT_EQ(kStackWords.names(),
+            (std::vector<std::string>{"megatron", "torchtitan", "llm-foundry", "megatron-legacy"}));
   EXPECT_FALSE(kStackWords.parse("deepspeed").has_value());
 }
 
@@ -34,6 +35,25 @@ TEST(StackConventions, StatedPerStack) {
   const auto lf = stack_conventions(Stack::LlmFoundry);
   EXPECT_TRUE(lf.fully_sharded);
   EXPECT_EQ(lf.published_recompute, Recompute::Full);
+}
+
+// Megatron-LM of 2021-2022 (SC21, Korthikanti et al.): the same cuBLAS GEMMs as Megatron-Core, but
+// no TP overlap, no sequence parallelism unless a run names it, plain DDP (no distributed
+// optimizer), activation recomputation in every SC21 run; its memory keeps the s x s attention
+// tensors (no FlashAttention) and 18 bytes of state per parameter (Korthikanti et al., Sec. 2).
+TEST(StackConventions, MegatronLegacy) {
+  const auto c = stack_conventions(Stack::MegatronLegacy);
+  EXPECT_TRUE(c.reference_kernels);
+  EXPECT_FALSE(c.tp_comm_overlap);
+  EXPECT_FALSE(c.fully_sharded);
+  EXPECT_FALSE(c.sequence_parallel);
+  EXPECT_FALSE(c.distributed_optimizer);
+  EXPECT_EQ(c.published_recompute, Recompute::Full);
+  EXPECT_TRUE(stack_conventions(Stack::Megatron).sequence_parallel);
+  EXPECT_TRUE(stack_conventions(Stack::Megatron).distributed_optimizer);
+  const MemoryOptions o = stack_memory_options("megatron-legacy");
+  EXPECT_FALSE(o.flash_attention);
+  EXPECT_DOUBLE_EQ(o.state.weights + o.state.gradients + o.state.optimizer, 18.0);
 }
 
 // A calibration's own stack name has none of the known stacks' conventions, and the default
