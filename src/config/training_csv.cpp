@@ -247,6 +247,29 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
             fmt::format("{:g} TFLOP/s/GPU by the SC21 formula 96 B s l h^2 (1 + s/6h + V/16lh)", *tflops);
       }
     }
+    // Megatron-Core's weak-scaling table (Megatron-LM README, images/model_table.png, r0.8.0):
+    // TFLOP/s per GPU as Megatron-LM's training loop logs it, from num_floating_point_operations
+    // (megatron/training/training.py): F = 12 B s l h^2 (1 + (f/h) k g + q/a + s/h + V/(2 l h)),
+    // f the FFN width, k experts per token (1 dense), g 3/2 for gated MLPs, q/a the query groups per
+    // head, no recomputation counted. Inverted for t as above.
+    const bool megatron_table = contains(get("source"), "model_table.png");
+    if (!row.measured_step_time_s && megatron_table) {
+      const auto tflops = num("tflops_per_gpu");
+      const auto l = num("num_layers"), h = num("hidden_size"), v = num("vocab_size");
+      const auto heads = num("num_attention_heads");
+      const double f = num("ffn_hidden_size").value_or(h ? 4.0 * *h : 0.0);
+      const double groups = num("num_kv_heads").value_or(heads.value_or(1.0));
+      const double gated = mlp_of(row.model) == workload::MlpKind::Gelu ? 1.0 : 1.5;
+      if (tflops && gbs && seq && l && h && v && heads && *heads > 0 && row.num_gpus > 0) {
+        const double flops = 12.0 * *gbs * *seq * *l * *h * *h *
+                             (1.0 + f / *h * gated + groups / *heads + *seq / *h + *v / (2.0 * *l * *h));
+        row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
+        row.derived_from = fmt::format(
+            "{:g} TFLOP/s/GPU by Megatron-LM's num_floating_point_operations 12 B s l h^2 (1 + f/h + q/a + s/h + "
+            "V/2lh)",
+            *tflops);
+      }
+    }
     if (options.require_step_time && !row.measured_step_time_s && !row.derived_step_time_s) {
       reject(
           "no step time or tokens/s/GPU measured (only TFLOPS/MFU, and the source states no FLOP formula fmsim reads)");

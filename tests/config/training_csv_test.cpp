@@ -63,5 +63,42 @@ TEST(TrainingRows, CellsNoJobCanHoldAreTheRowsReason) {
   }
 }
 
+// Rows run with Megatron-LM of 2021-2022 ("Megatron-LM (2021)", "(2022)": SC21, Korthikanti et al.)
+// read as the megatron-legacy stack and take its conventions where the row is silent: no sequence
+// parallelism (it arrived with Korthikanti et al.), plain DDP (no distributed optimizer), and for
+// FP16 a 16-bit gradient reduce (accumulate_allreduce_grads_in_fp32 was forced on only for BF16).
+// A row that names sequence parallelism keeps it; today's Megatron rows keep SP and ZeRO-1.
+TEST(TrainingRows, MegatronLmOf2021ReadsAsTheLegacyStack) {
+  auto with = [](std::vector<std::pair<std::string, std::string>> cells) {
+    auto records = first_row_with("", "");
+    const auto& header = records[0].cells;
+    for (const auto& [column, value] : cells) {
+      const auto it = std::find(header.begin(), header.end(), column);
+      EXPECT_NE(it, header.end()) << column;
+      records[1].cells[static_cast<std::size_t>(it - header.begin())] = value;
+    }
+    const auto rows = training_rows(records, "t.csv", catalog(), {});
+    EXPECT_EQ(rows.size(), 1u);
+    EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+    return *rows[0].job;
+  };
+  const std::pair<std::string, std::string> tp2{"tp", "2"}, no_sp{"sp", ""}, no_shard{"fsdp_or_zero", ""};
+  const auto legacy =
+      with({{"framework", "Megatron-LM (2021)"}, {"precision", "FP16 mixed precision"}, tp2, no_sp, no_shard});
+  EXPECT_EQ(legacy.stack, "megatron-legacy");
+  EXPECT_FALSE(legacy.layout.sequence_parallel);
+  EXPECT_EQ(legacy.layout.sharding, parallelism::Sharding::None);
+  EXPECT_EQ(legacy.layout.precision, core::Precision::FP16);
+  EXPECT_TRUE(legacy.layout.bf16_grad_reduce);
+  const auto with_sp = with({{"framework", "Megatron-LM (2022)"}, {"precision", "BF16"}, tp2, {"sp", "1"}, no_shard});
+  EXPECT_EQ(with_sp.stack, "megatron-legacy");
+  EXPECT_TRUE(with_sp.layout.sequence_parallel);
+  EXPECT_FALSE(with_sp.layout.bf16_grad_reduce);  // BF16: fp32 gradient reduce
+  const auto today = with({{"framework", "Megatron-Core r0.8.0"}, tp2, no_sp, no_shard});
+  EXPECT_EQ(today.stack, "megatron");
+  EXPECT_TRUE(today.layout.sequence_parallel);
+  EXPECT_EQ(today.layout.sharding, parallelism::Sharding::DistributedOptimizer);
+}
+
 }  // namespace
 }  // namespace fmsim::config

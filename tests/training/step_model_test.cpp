@@ -16,6 +16,14 @@ using testing::free_network;
 using testing::test_calibration;
 using testing::test_job;
 
+// A copy of the test stack, named `name`, that runs attention kernel `kernel`.
+void add_stack_with_kernel(Calibration& cal, const std::string& name, AttentionKernel kernel) {
+  StackCalibration s = cal.stacks["test"];
+  s.name = name;
+  s.attention_kernel = kernel;
+  cal.stacks[name] = s;
+}
+
 parallelism::Layout layout(int tp, int pp, int vp, int mbs, std::int64_t gbs) {
   parallelism::Layout l;
   l.tp = tp;
@@ -190,10 +198,7 @@ TEST(StepModel, PowerCapSlowsCompute) {
 // (backward = 2.5 x forward: FlashAttention recomputes the scores). Everything else is unchanged.
 TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
   auto cal = test_calibration();
-  auto fa2 = cal.stacks["test"];
-  fa2.name = "test-fa2";
-  fa2.attention_kernel = AttentionKernel::FlashAttention2;
-  cal.stacks["test-fa2"] = fa2;
+  add_stack_with_kernel(cal, "test-fa2", AttentionKernel::FlashAttention2);
   cal.gpus[hardware::Architecture::Hopper].flash2_fwd_efficiency = 0.25;
   cal.gpus[hardware::Architecture::Hopper].flash2_bwd_efficiency = 0.25;
   auto job = test_job(1, layout(1, 1, 1, 1, 8), 8192);
@@ -212,6 +217,39 @@ TEST(StepModel, FlashAttention2StackUsesItsOwnEfficiency) {
   // Without FA2 figures (Ampere, where FA2 is the reference kernel) the stack runs the reference.
   EXPECT_EQ(attention_efficiency(GpuCalibration{}, AttentionKernel::FlashAttention2),
             attention_efficiency(GpuCalibration{}, AttentionKernel::Reference));
+}
+
+// Megatron-LM's attention before FlashAttention (AttentionKernel::Unfused): QK^T and PV as batched
+// GEMMs over all s x s scores (the causal mask skips nothing), each the slower of its FLOPs at the
+// GEMM rate and its HBM traffic (Q, K and the 16-bit scores; the probabilities, V and the output),
+// plus the fused softmax and dropout passes over the scores, 9 bytes per score forward and 11
+// backward; backward GEMMs cost twice the forward's. At 8k tokens the 128-deep QK^T is bound by
+// writing its scores, and the whole core costs far more than the fused kernel's (1 + 2.5) F.
+TEST(StepModel, UnfusedAttentionCostsTheWholeScoreMatrix) {
+  auto cal = test_calibration();
+  add_stack_with_kernel(cal, "test-unfused", AttentionKernel::Unfused);
+  auto job = test_job(1, layout(1, 1, 1, 1, 8), 8192);
+  const auto ref = estimate_step(job, cal, free_network());
+  job.stack = "test-unfused";
+  const auto legacy = estimate_step(job, cal, free_network());
+  ASSERT_TRUE(ref.feasible && legacy.feasible);
+  const double peak = job.cluster.gpu.bf16.value() * 0.5, bw = job.cluster.gpu.hbm_bandwidth.value();
+  const double s = 8192.0, d = 128.0, heads = job.model.num_heads;
+  auto gemm = [&](double m, double n, double k) {
+    return std::max(2.0 * heads * m * n * k / peak, heads * (m * k + k * n + m * n) * 2.0 / bw);
+  };
+  const double scores = heads * s * s;
+  const double gemms = gemm(s, s, d) + gemm(s, d, s);
+  EXPECT_GT(heads * s * s * 2.0 / bw, 2.0 * heads * s * s * d / peak);  // QK^T: the score writes bind
+  const double core = (gemms + 9.0 * scores / bw) + (2.0 * gemms + 11.0 * scores / bw);
+  double extra = 0.0;
+  for (int layer = 0; layer < job.model.num_layers; ++layer) {
+    const double f = workload::layer_forward_flops(job.model, layer, job.seq_len, workload::AttentionMask::Causal)
+                         .attention_core.value();
+    extra += core - 3.5 * f / peak;
+  }
+  EXPECT_NEAR(legacy.breakdown.compute.value() - ref.breakdown.compute.value(), extra, 1e-9 * extra);
+  EXPECT_GT(legacy.breakdown.compute.value(), 1.5 * ref.breakdown.compute.value());
 }
 
 // Attention at head dimension d < 128 runs at [d/(d+c)] / [128/(128+c)] of the calibrated rate.
