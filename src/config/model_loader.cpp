@@ -321,6 +321,16 @@ int to_int(std::int64_t v, const JsonFields& j, const std::string& key) {
   return static_cast<int>(v);
 }
 
+/// a x b of two widths from the file (expand x hidden_size, heads x head_dim): past int64 it is
+/// refused by the field's name, not wrapped (libFuzzer/UBSan: "expand": 7777777777777777728).
+std::int64_t checked_product(std::int64_t a, std::int64_t b, const JsonFields& j, const std::string& key) {
+  std::int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    throw j.error(key, std::to_string(a) + " x " + std::to_string(b) + " is past 2^63");
+  }
+  return product;
+}
+
 /// Sliding-window layout from GPT-OSS style `layer_types`: every k-th layer full, the rest sliding.
 int sliding_pattern_from_layer_types(const json& types, int num_layers, const JsonFields& j) {
   if (!types.is_array()) throw j.error("layer_types", "expected a list of \"sliding_attention\" / \"full_attention\"");
@@ -470,23 +480,25 @@ void parse_hybrid(const JsonFields& j, const std::string& model_type, ModelSpec&
         to_int(j.integer({"ssm_state_size", "mamba_d_state", "state_size"}, &f.ssm_state).value_or(mamba1 ? 16 : 128),
                j, f.ssm_state);
     s.conv_kernel = to_int(j.integer({"conv_kernel", "mamba_d_conv"}, &f.ssm_conv).value_or(4), j, f.ssm_conv);
-    const std::int64_t expand = j.integer({"expand", "mamba_expand"}).value_or(2);
+    std::string expand_key = "expand";
+    const std::int64_t expand = j.integer({"expand", "mamba_expand"}, &expand_key).value_or(2);
     s.conv_bias = j.boolean({"use_conv_bias", "mamba_conv_bias"}).value_or(true);
     s.proj_bias = j.boolean({"mamba_proj_bias", "use_bias"}).value_or(false);
     if (mamba1) {
       // JambaConfig: mamba_dt_rank "auto" = ceil(hidden / 16); RMSNorms on dt, B and C.
-      std::int64_t rank = (m.hidden + 15) / 16;
+      std::int64_t rank = m.hidden / 16 + (m.hidden % 16 > 0 ? 1 : 0);
       if (const json* r = j.find({"mamba_dt_rank"}, &f.ssm_dt_rank); r && !r->is_string()) {
         rank = j.integer({"mamba_dt_rank"}, &f.ssm_dt_rank).value_or(rank);
       }
       s.dt_rank = to_int(rank, j, f.ssm_dt_rank);
-      s.inner = expand * m.hidden;
+      s.inner = checked_product(expand, m.hidden, j, expand_key);
       s.inner_norms = model_type == "jamba";
     } else {
       // NemotronHConfig: mamba_num_heads x mamba_head_dim (defaults 128, 64); B and C in n_groups.
       s.head_dim = to_int(j.integer({"mamba_head_dim"}, &f.ssm_head_dim).value_or(64), j, f.ssm_head_dim);
       const auto heads = j.integer({"mamba_num_heads"}, &f.ssm_heads);
-      s.inner = heads ? *heads * s.head_dim : expand * m.hidden;
+      s.inner = heads ? checked_product(*heads, s.head_dim, j, f.ssm_heads)
+                      : checked_product(expand, m.hidden, j, expand_key);
       s.num_heads = to_int(heads.value_or(s.head_dim > 0 ? s.inner / s.head_dim : 0), j, f.ssm_heads);
       s.groups = to_int(j.integer({"n_groups", "mamba_n_groups"}, &f.ssm_groups).value_or(8), j, f.ssm_groups);
       s.chunk = to_int(j.integer({"chunk_size"}, &f.ssm_chunk).value_or(128), j, f.ssm_chunk);

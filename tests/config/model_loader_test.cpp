@@ -316,6 +316,27 @@ TEST(ModelLoader, LayerCountIsCheckedBeforeTheLayout) {
   EXPECT_EQ(parse_hf_config(with_layers("32"), "j.json", "j").num_layers, 32);
 }
 
+// A Mamba inner width (expand x hidden_size, or mamba_num_heads x mamba_head_dim) past 2^63 is an
+// input error naming the field (libFuzzer/UBSan: signed overflow of 7777777777777777728 x 2688 in
+// a Nemotron-H config's "expand"), not a wrapped width.
+TEST(ModelLoader, MambaWidthPastInt64IsAnInputError) {
+  const std::string nemotron = R"({"model_type": "nemotron_h", "hidden_size": 2688, "num_hidden_layers": 4,
+    "num_attention_heads": 32, "num_key_value_heads": 2, "intermediate_size": 1856, "vocab_size": 131072,
+    "hybrid_override_pattern": "M-*-", EXTRA})";
+  auto with = [&](const std::string& extra) {
+    return nemotron.substr(0, nemotron.find("EXTRA")) + extra + nemotron.substr(nemotron.find("EXTRA") + 5);
+  };
+  EXPECT_THAT(error_of([&] { parse_hf_config(with(R"("expand": 7777777777777777728)"), "n.json", "n"); }),
+              HasSubstr("expand: 7777777777777777728 x 2688 is past 2^63"));
+  EXPECT_THAT(error_of([&] {
+                parse_hf_config(with(R"("mamba_num_heads": 4611686018427387904, "mamba_head_dim": 64)"), "n.json", "n");
+              }),
+              HasSubstr("mamba_num_heads: 4611686018427387904 x 64 is past 2^63"));
+  // A sane width is the product: 2 x 2688 = 5376 (Mamba-2 default expand 2).
+  EXPECT_EQ(parse_hf_config(with(R"("expand": 2, "mamba_head_dim": 64, "n_groups": 4)"), "n.json", "n").ssm->inner,
+            5376);
+}
+
 TEST(ModelLoader, ModelFromDimensions) {
   // training.csv row V042: Mixtral-8x7B, 32 layers, hidden 4096, 32/8 heads, vocab 32000,
   // 8 experts top-2 of width 14336 (dense FFN blank): 46.7B parameters.
