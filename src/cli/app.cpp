@@ -45,36 +45,31 @@ std::string command_word(int argc, char** argv) {
   return "";
 }
 
-// `fmsim plan --rl ...` is `fmsim rl --plan ...` (issue 15 names both): the RL placement search
-// under the planner's name, with fmsim rl's options. Returns the words to parse.
-std::vector<std::string> route_plan_rl(int argc, char** argv) {
-  std::vector<std::string> words(argv, argv + argc);
-  for (std::size_t i = 1; i < words.size(); ++i) {
-    if (words[i] == "--catalog") {
-      ++i;
-      continue;
+// Whether the words of `fmsim plan` hold --rl: then `plan` is the RL planner (fmsim rl's options,
+// the search of `fmsim rl --plan`) rather than the training planner. Each form is a CLI11 command
+// of its own, since the two take different options under the same names.
+bool plan_is_rl(int argc, char** argv) {
+  bool in_plan = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (!in_plan) {
+      if (word == "--catalog") {
+        ++i;
+        continue;
+      }
+      if (word.rfind("--catalog=", 0) == 0) continue;
+      if (word != "plan") return false;
+      in_plan = true;
+    } else if (word == "--rl") {
+      return true;
     }
-    if (words[i].rfind("--catalog=", 0) == 0) continue;
-    if (words[i] != "plan") break;
-    const auto rl = std::find(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end(), "--rl");
-    if (rl == words.end()) break;
-    words.erase(rl);
-    words[i] = "rl";
-    words.insert(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, "--plan");
-    break;
   }
-  return words;
+  return false;
 }
 
 }  // namespace
 
 int run(int argc, char** argv) {
-  auto words = route_plan_rl(argc, argv);
-  std::vector<char*> routed;
-  for (auto& w : words) routed.push_back(w.data());
-  argc = static_cast<int>(routed.size());
-  routed.push_back(nullptr);
-  argv = routed.data();
   Context ctx;
   CLI::App app{
       "fmsim: simulator and planner for foundation-model training and serving infrastructure.\n"
@@ -107,7 +102,12 @@ int run(int argc, char** argv) {
   if (wanted("catalog")) add_catalog_command(app, ctx);
   if (wanted("collective")) add_collective_command(app, ctx);
   if (wanted("train")) add_train_command(app, ctx);
-  if (wanted("plan")) add_plan_command(app, ctx);
+  if (wanted("plan")) {
+    if (only == "plan" && plan_is_rl(argc, argv))
+      add_plan_rl_command(app, ctx);
+    else
+      add_plan_command(app, ctx);
+  }
   if (wanted("checkpoint")) add_checkpoint_command(app, ctx);
   if (wanted("goodput")) add_goodput_command(app, ctx);
   if (wanted("run")) add_run_command(app, ctx);

@@ -7,31 +7,13 @@
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
-#include "cli/training_fit_data.hpp"
 #include "config/training_calibration.hpp"
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
+#include "jobspec/validate_training.hpp"
 #include "training/calibration_fit.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::cli {
-
-std::vector<training::Measurement> measurements_from_csv(const std::string& csv, Context& ctx,
-                                                         const std::vector<std::string>& exclude_sources) {
-  const auto rows = config::read_training_csv(csv, ctx.catalog());
-  std::map<std::string, training::CommCostFn> comm_by_cluster;
-  std::vector<training::Measurement> out;
-  for (const auto& row : rows) {
-    if (!row.job || !row.measured_step_time_s) continue;
-    if (std::find(exclude_sources.begin(), exclude_sources.end(), row.source_id) != exclude_sources.end()) continue;
-    const auto& job = *row.job;
-    const std::string key = fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
-    auto it = comm_by_cluster.find(key);
-    if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
-    out.push_back(training::Measurement{job, *row.measured_step_time_s, row.source_id, it->second});
-  }
-  return out;
-}
 
 namespace {
 
@@ -179,7 +161,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx]() {
     auto calibration = config::load_training_calibration(o->calibration);
     auto before = calibration;
-    const auto data = measurements_from_csv(o->csv, ctx, o->exclude);
+    const auto data = jobspec::training_measurements(o->csv, ctx.catalog(), o->exclude);
     const auto report = training::fit_calibration(
         calibration, data,
         training::FitOptions{.rounds = o->rounds, .from_priors = !o->from_current, .anchor = o->anchor});

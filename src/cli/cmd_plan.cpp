@@ -52,7 +52,7 @@ struct PlanOptions : jobspec::PlanFlags {
   bool scaling = false;
   std::string against_csv;
   bool markdown = false;
-  bool rl = false;  ///< documented only: `plan --rl` is routed to `rl --plan` before parsing (cli/app.cpp)
+  bool rl = false;  ///< documented only: with --rl, `plan` is registered as the RL planner (cli/app.cpp)
   bool no_progress = false;
 };
 
@@ -592,7 +592,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
                   "planner's best, both predicted")
       ->type_name("FILE");
   cmd->add_flag("--markdown", opts->markdown, "With --against-csv: print a Markdown table");
-  // Routed before parsing (cli/app.cpp): `fmsim plan --rl ...` runs `fmsim rl --plan ...`.
+  // With --rl in its words, `plan` is registered as the RL planner instead (add_plan_rl_command).
   cmd->add_flag("--rl", opts->rl,
                 "Plan an RL post-training job instead (same as fmsim rl --plan): placement, generator/trainer "
                 "split, generation TP and training layout for the shortest step; takes fmsim rl's options "

@@ -22,6 +22,7 @@ namespace {
 // The job (jobspec::RlFlags, resolved by jobspec::make_rl_job) and what the command does with it.
 struct RlOptions : jobspec::RlFlags {
   bool json = false, plan = false;
+  bool rl = false;  ///< `fmsim plan --rl`
   std::string trace, test_time, job;
   int search_steps = 8;
 };
@@ -182,11 +183,21 @@ void run_test_time(const RlOptions& o, const rl::RlJob& job, const jobspec::RlMo
 
 }  // namespace
 
-void add_rl_command(CLI::App& app, Context& ctx) {
+/// `fmsim rl`, or (`as_plan`) `fmsim plan --rl`: the same options and the same run, with --plan
+/// implied (the RL placement search, rl::plan_rl).
+void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
   auto o = std::make_shared<RlOptions>();
-  auto* cmd = app.add_subcommand("rl",
-                                 "Predict one step of RL post-training (GRPO, DAPO, PPO): rollout, reward, "
-                                 "log-prob forwards, policy update, weight sync");
+  auto* cmd = as_plan ? app.add_subcommand("plan",
+                                           "Plan an RL post-training job (fmsim plan --rl, the search of fmsim rl "
+                                           "--plan): placement, generator/trainer split, generation TP and "
+                                           "training layout for the shortest step")
+                      : app.add_subcommand("rl",
+                                           "Predict one step of RL post-training (GRPO, DAPO, PPO): rollout, reward, "
+                                           "log-prob forwards, policy update, weight sync");
+  if (as_plan) {
+    o->plan = true;
+    cmd->add_flag("--rl", o->rl, "Plan an RL post-training job (this form of fmsim plan)")->required();
+  }
   cmd->add_option("--policy", o->policy, "Policy model: preset (fmsim models) or config.json")->capture_default_str();
   cmd->add_option("--critic", o->critic, "PPO critic model (default: the policy's architecture)");
   cmd->add_option("--reward-model", o->reward_model,
@@ -287,8 +298,9 @@ void add_rl_command(CLI::App& app, Context& ctx) {
       "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:1 --test-time self-consistency --samples 16 --prompts 64\n"
       "  fmsim rl --job examples/grpo_qwen3_32b_rl.yaml --placement disaggregated --sync off-policy\n"
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
-  cmd->callback([o, cmd, &ctx] {
+  cmd->callback([o, cmd, as_plan, &ctx] {
     apply_flags_job_file(o->job, *cmd);
+    if (as_plan) o->plan = true;
     const auto job = jobspec::make_rl_job(*o, ctx.catalog());
     const auto models = jobspec::load_rl_models(job, o->engine);
     const auto& calibration = models.training;
@@ -360,5 +372,9 @@ void add_rl_command(CLI::App& app, Context& ctx) {
     }
   });
 }
+
+void add_rl_command(CLI::App& app, Context& ctx) { add_rl_subcommand(app, ctx, false); }
+
+void add_plan_rl_command(CLI::App& app, Context& ctx) { add_rl_subcommand(app, ctx, true); }
 
 }  // namespace fmsim::cli

@@ -261,6 +261,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
   cmd->callback([opts, &ctx, cmd]() {
     TrainOptions o = *opts;
     const jobspec::TrainingSetup setup = jobspec::resolve_training_job(o.job, ctx.catalog(), given_on(*cmd));
+    print_warnings(setup.warnings);
     const training::TrainingJob& job = setup.job;
     const training::Calibration& calibration = setup.calibration;
     const auto comm = training::make_comm_cost(job.cluster);
@@ -279,7 +280,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
       write_file_atomically(o.metrics, observability::to_prometheus_text(to_metrics(job, result)), "--metrics");
     }
     if (o.json) {
-      std::cout << to_json(job, result).dump(2) << "\n";
+      auto j = to_json(job, result);
+      if (!setup.warnings.empty()) j["warnings"] = setup.warnings;
+      std::cout << j.dump(2) << "\n";
     } else {
       print_step(job, result);
     }

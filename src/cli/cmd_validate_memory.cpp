@@ -1,17 +1,13 @@
-// `fmsim validate memory`: predicted per-GPU training memory against published measurements.
+// `fmsim validate memory`: predicted per-GPU training memory against published measurements
+// (jobspec::validate_memory predicts; this prints).
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/stats.hpp"
-#include "config/memory_csv.hpp"
-#include "core/error.hpp"
 #include "core/strings.hpp"
-#include "parallelism/memory.hpp"
+#include "jobspec/validate_memory.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -24,36 +20,13 @@ struct Options {
   std::vector<std::string> rows;
 };
 
-struct Outcome {
-  const config::MemoryRow* row = nullptr;
-  parallelism::MemoryBreakdown memory;
-  double capacity_gib = 0.0;
-  double predicted_gib = 0.0;  // the row's quantity
-  double error_pct = 0.0;
-  bool fits = true;           // device total within usable HBM
-  bool verdict_right = true;  // OOM rows: predicted not to fit; every other row: predicted to fit
-};
-
-std::string_view quantity_name(config::MemoryQuantity q) {
-  switch (q) {
-    case config::MemoryQuantity::Reserved: return "reserved";
-    case config::MemoryQuantity::Allocated: return "allocated";
-    case config::MemoryQuantity::Device: return "device";
-    case config::MemoryQuantity::States: return "states";
-    case config::MemoryQuantity::Activations: return "activations";
-    case config::MemoryQuantity::OutOfMemory: return "OOM";
-    case config::MemoryQuantity::Fits: return "fits";
-  }
-  return "";
-}
-
 }  // namespace
 
 void add_validate_memory(CLI::App& validate, Context& ctx) {
   auto opts = std::make_shared<Options>();
   auto* cmd = validate.add_subcommand("memory", "Predict published per-GPU training memory and out-of-memory verdicts");
   cmd->footer(
-      "Reads the column schema of validation/memory.csv. Each row is predicted in the quantity it\n"
+      "Reads the column schema of validation/memory.cs Each row is predicted in the quantity it\n"
       "reports (memory_kind): torch max reserved, max allocated/active, a device reading (nvidia-smi,\n"
       "and the 'unspecified' rows), or a paper's component (states, activations). Rows marked OOM\n"
       "must be predicted not to fit; every other row must be predicted to fit.\n"
@@ -68,59 +41,9 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
   cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
   cmd->add_option("--rows", opts->rows, "Only these row ids (e.g. M001,M013), each with its breakdown")->delimiter(',');
   cmd->callback([opts, &ctx]() {
-    const auto rows = config::read_memory_csv(opts->csv, ctx.catalog());
-    for (const auto& id : opts->rows) {
-      if (std::none_of(rows.begin(), rows.end(), [&](const config::MemoryRow& r) { return r.run.row_id == id; })) {
-        throw core::InputError::flag(
-            "--rows", "no row '" + id + "' in " + (opts->csv.empty() ? "validation/memory.csv" : opts->csv));
-      }
-    }
-    std::vector<Outcome> outcomes;
-    for (const auto& row : rows) {
-      if (!opts->rows.empty() && std::find(opts->rows.begin(), opts->rows.end(), row.run.row_id) == opts->rows.end())
-        continue;
-      Outcome o;
-      o.row = &row;
-      if (row.run.job) {
-        const auto& job = *row.run.job;
-        o.memory = parallelism::estimate_memory(job.model, job.layout, job.seq_len, row.options);
-        const auto& gpu = job.cluster.gpu;
-        o.capacity_gib = (gpu.hbm_usable.value() > 0 ? gpu.hbm_usable : gpu.hbm_capacity).value() / kGiB;
-        o.fits = o.memory.total().value() / kGiB <= o.capacity_gib;
-        o.verdict_right = row.quantity == config::MemoryQuantity::OutOfMemory ? !o.fits : o.fits;
-        // Paper components are reference values, not runs: no verdict.
-        if (row.quantity == config::MemoryQuantity::States || row.quantity == config::MemoryQuantity::Activations) {
-          o.verdict_right = true;
-        }
-        if (row.measured_gib) {
-          o.predicted_gib = config::predicted_bytes(o.memory, row.quantity) / kGiB;
-          // The allocator caches no more than the device holds.
-          if (row.quantity == config::MemoryQuantity::Reserved || row.quantity == config::MemoryQuantity::Device) {
-            o.predicted_gib = std::min(o.predicted_gib, o.capacity_gib);
-          }
-          o.error_pct = 100.0 * (o.predicted_gib - *row.measured_gib) / *row.measured_gib;
-        }
-      }
-      outcomes.push_back(o);
-    }
-
-    std::size_t predicted = 0, oom_rows = 0, oom_agreed = 0, run_rows = 0, run_agreed = 0;
-    std::vector<double> abs;
-    for (const auto& o : outcomes) {
-      if (!o.row->run.job) continue;
-      ++predicted;
-      if (o.row->measured_gib) abs.push_back(std::fabs(o.error_pct));
-      if (o.row->quantity == config::MemoryQuantity::OutOfMemory) {
-        ++oom_rows;
-        oom_agreed += o.verdict_right ? 1 : 0;
-      } else if (o.row->quantity != config::MemoryQuantity::States &&
-                 o.row->quantity != config::MemoryQuantity::Activations) {
-        ++run_rows;
-        run_agreed += o.verdict_right ? 1 : 0;
-      }
-    }
-    const double median = quantile(abs, 0.5), p90 = quantile(abs, 0.9);
-
+    const auto v = jobspec::validate_memory(opts->csv, opts->rows, ctx.catalog());
+    const auto& outcomes = v.outcomes;
+    const auto& abs = v.abs_errors;
     if (opts->json) {
       nlohmann::ordered_json j;
       j["csv"] = opts->csv.empty() ? "validation/memory.csv" : opts->csv;
@@ -133,7 +56,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
                                  {"gpus", r.run.num_gpus},
                                  {"framework", r.framework},
                                  {"memory_kind", r.memory_kind},
-                                 {"quantity", quantity_name(r.quantity)}};
+                                 {"quantity", jobspec::memory_quantity_name(r.quantity)}};
         if (r.measured_gib) x["measured_gib"] = *r.measured_gib;
         if (!r.run.job) {
           x["skipped"] = r.run.reason;
@@ -159,9 +82,9 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         }
         j["rows"].push_back(x);
       }
-      j["summary"] = {{"rows", outcomes.size()},        {"predicted", predicted},   {"with_number", abs.size()},
-                      {"median_abs_error_pct", median}, {"p90_abs_error_pct", p90}, {"oom_rows", oom_rows},
-                      {"oom_agreed", oom_agreed},       {"run_rows", run_rows},     {"run_agreed", run_agreed}};
+      j["summary"] = {{"rows", outcomes.size()},          {"predicted", v.predicted},   {"with_number", abs.size()},
+                      {"median_abs_error_pct", v.median}, {"p90_abs_error_pct", v.p90}, {"oom_rows", v.oom_rows},
+                      {"oom_agreed", v.oom_agreed},       {"run_rows", v.run_rows},     {"run_agreed", v.run_agreed}};
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -180,7 +103,8 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
                       o.capacity_gib, o.verdict_right ? "" : "  WRONG");
       std::cout << fmt::format("{:<6}{:<18.18}{:<22.22}{:>6}  {:<40.40}{:<12}{:>9}{:>10}{:>9}  {}\n", r.run.row_id,
                                r.run.model, r.framework, r.run.num_gpus, r.run.layout_summary,
-                               quantity_name(r.quantity), r.measured_gib ? fmt::format("{:.1f}", *r.measured_gib) : "-",
+                               jobspec::memory_quantity_name(r.quantity),
+                               r.measured_gib ? fmt::format("{:.1f}", *r.measured_gib) : "-",
                                r.measured_gib ? fmt::format("{:.1f}", o.predicted_gib) : "-",
                                r.measured_gib ? fmt::format("{:+.1f}%", o.error_pct) : "-", verdict);
       if (!opts->rows.empty()) {
@@ -199,7 +123,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
     std::cout << fmt::format(
         "\nsummary: {} rows, {} predicted; {} with a number: median |error| {:.1f}%, p90 {:.1f}%; out-of-memory rows "
         "{}, agreed {}; rows that ran {}, predicted to fit {}\n",
-        outcomes.size(), predicted, abs.size(), median, p90, oom_rows, oom_agreed, run_rows, run_agreed);
+        outcomes.size(), v.predicted, abs.size(), v.median, v.p90, v.oom_rows, v.oom_agreed, v.run_rows, v.run_agreed);
   });
 }
 

@@ -1,124 +1,16 @@
 // fmsim validate rl: predict the published RL steps, phases, weight syncs and throughputs of
-// validation/rl.csv and report the error, per row type, and the async-vs-sync speed-ups.
+// validation/rl.csv and report the error, per row type, and the async-vs-sync speed-ups
+// (jobspec::validate_rl predicts; this prints).
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
-#include "config/rl_input.hpp"
-#include "config/serving_calibration.hpp"
-#include "config/training_calibration.hpp"
-#include "jobspec/rl.hpp"
-#include "parallelism/stack.hpp"
-#include "rl/rl_step.hpp"
-#include "training/comm_adapter.hpp"
+#include "jobspec/validate_rl.hpp"
 
 namespace fmsim::cli {
-namespace {
-
-struct Check {
-  std::string id, type, what;  // type: step, phase, weight_sync, throughput
-  double measured = 0.0, predicted = 0.0;
-  [[nodiscard]] double error_pct() const { return 100.0 * (predicted - measured) / measured; }
-};
-
-double median_abs(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  for (auto& x : v) x = std::abs(x);
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-struct Pair {
-  std::string sync_id, async_id;
-  double measured = 0.0, predicted = 0.0;  // step(sync colocated) / step(async separate)
-};
-
-}  // namespace
-
-/// The checks and pairs of one CSV; shared by the command and the validation test through the CLI.
-struct RlValidation {
-  std::vector<config::RlRow> rows;
-  std::map<std::string, rl::RlStepResult> results;               ///< predicted steps by row id
-  std::vector<std::pair<std::string, std::string>> unpredicted;  ///< row id, why not
-  std::vector<Check> checks;
-  std::vector<Pair> pairs;
-  int predicted_rows = 0, step_rows = 0, step_predicted = 0, sync_rows = 0, sync_predicted = 0;
-};
-
-static RlValidation run_rl_validation(const std::string& csv, Context& ctx) {
-  RlValidation v;
-  v.rows = config::load_rl_rows(csv, ctx.catalog());
-  const auto calibration = config::load_training_calibration("");
-  const auto serving_cal = config::load_serving_calibration();
-  const auto cal = jobspec::rl_calibration(serving_cal);
-  const rl::ServingRolloutEngine engine(serving_cal, "vllm");
-  auto& results = v.results;
-  for (const auto& row : v.rows) {
-    if (row.row_type == config::RlRowType::RlStep) ++v.step_rows;
-    if (row.row_type == config::RlRowType::WeightSync) ++v.sync_rows;
-    if (row.sync_job && row.measured_sync_s) {
-      const auto r = rl::estimate_weight_sync(*row.sync_job, cal, training::make_comm_cost(row.sync_job->cluster));
-      v.checks.push_back({row.id, "weight_sync", "sync", *row.measured_sync_s, r.total.value()});
-      ++v.predicted_rows;
-      ++v.sync_predicted;
-      continue;
-    }
-    if (!row.skip_reason.empty()) {
-      v.unpredicted.emplace_back(row.id, row.skip_reason);
-      continue;
-    }
-    if (!row.job || !row.measured_step_s) {
-      v.unpredicted.emplace_back(row.id, "no measured time of a step or a sync");
-      continue;
-    }
-    const auto r = rl::estimate_rl_step(*row.job, calibration, cal, engine);
-    if (!r.feasible) {
-      v.unpredicted.emplace_back(row.id, "infeasible: " + r.reason);
-      continue;
-    }
-    results[row.id] = r;
-    ++v.predicted_rows;
-    ++v.step_predicted;
-    v.checks.push_back({row.id, "step", "step", *row.measured_step_s, r.step_time.value()});
-    const bool async = row.job->synchrony != rl::Synchrony::OnPolicy;
-    const double update = rl::phase_time(r, rl::Phase::PolicyUpdate).value();
-    if (row.measured_gen_s && *row.measured_gen_s > 0.0) {
-      v.checks.push_back({row.id, "phase", async ? "trainer wait" : "generation", *row.measured_gen_s,
-                          async ? r.trainer_wait.value() : r.rollout.makespan.value()});
-    }
-    if (row.measured_train_s && *row.measured_train_s > 0.0 &&
-        parallelism::kStackWords.parse(row.job->stack) == parallelism::Stack::TorchTitan) {
-      v.checks.push_back({row.id, "phase", "policy update", *row.measured_train_s, update});
-    }
-    if (row.measured_tokens_per_s_per_gpu) {
-      const double tokens =
-          static_cast<double>(r.responses) * (static_cast<double>(row.job->prompt_len) + r.mean_response);
-      v.checks.push_back({row.id, "throughput", "tokens/s/GPU", *row.measured_tokens_per_s_per_gpu,
-                          tokens / r.step_time.value() / row.job->job_gpus()});
-    }
-  }
-  // Async (separate pools) vs sync (colocated) pairs: same source, model, GPU count and batch.
-  for (const auto& a : v.rows) {
-    if (!a.job || !results.count(a.id) || a.job->placement != rl::Placement::Colocated) continue;
-    for (const auto& b : v.rows) {
-      if (!b.job || !results.count(b.id) || b.job->placement != rl::Placement::Disaggregated) continue;
-      if (a.source != b.source || a.model_text != b.model_text || a.hardware != b.hardware ||
-          a.job->job_gpus() != b.job->job_gpus() || a.job->prompts != b.job->prompts)
-        continue;
-      v.pairs.push_back({a.id, b.id, *a.measured_step_s / *b.measured_step_s,
-                         results[a.id].step_time.value() / results[b.id].step_time.value()});
-      break;
-    }
-  }
-  return v;
-}
 
 void add_validate_rl(CLI::App& validate, Context& ctx) {
   auto csv = std::make_shared<std::string>();  // empty: the copy of validation/rl.csv built into fmsim
@@ -130,20 +22,13 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
       ->type_name("FILE");
   cmd->add_flag("--json", *json, "JSON output");
   cmd->callback([csv, json, &ctx] {
-    const auto v = run_rl_validation(*csv, ctx);
-    std::map<std::string, std::vector<double>> by_type;
-    std::vector<double> all;
-    for (const auto& c : v.checks) {
-      by_type[c.type].push_back(c.error_pct());
-      all.push_back(c.error_pct());
-    }
-    std::vector<double> pair_err;
-    int agree = 0;
-    for (const auto& p : v.pairs) {
-      pair_err.push_back(100.0 * (p.predicted / p.measured - 1.0));
-      if ((p.predicted > 1.0) == (p.measured > 1.0)) ++agree;
-    }
-    const double step_sync_cov = 100.0 * (v.step_predicted + v.sync_predicted) / std::max(1, v.step_rows + v.sync_rows);
+    const auto v = jobspec::validate_rl(*csv, ctx.catalog());
+    const auto& by_type = v.errors_by_type;
+    const auto& all = v.errors;
+    const auto& pair_err = v.pair_errors;
+    const int agree = v.pairs_agreeing;
+    const double step_sync_cov = v.step_sync_coverage_pct;
+    using jobspec::median_abs;
     if (*json) {
       nlohmann::json types = nlohmann::json::object();
       for (const auto& [t, e] : by_type) types[t] = {{"checks", e.size()}, {"median_abs_error_pct", median_abs(e)}};

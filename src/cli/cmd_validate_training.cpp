@@ -1,114 +1,29 @@
-// fmsim validate training: predict every published training run of a CSV and report the error.
+// fmsim validate training: predict every published training run of a CSV and report the error
+// (jobspec::validate_training predicts; this prints).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
-#include "cli/stats.hpp"
 #include "cli/train_report.hpp"
-#include "cli/training_fit_data.hpp"
-#include "config/training_calibration.hpp"
-#include "config/training_csv.hpp"
-#include "core/error.hpp"
 #include "core/strings.hpp"
-#include "training/calibration_fit.hpp"
-#include "training/comm_adapter.hpp"
-#include "training/step_model.hpp"
+#include "jobspec/validate_training.hpp"
 
 namespace fmsim::cli {
 namespace {
 
-struct Options {
-  std::string csv;
-  bool json = false;
-  bool markdown = false;
-  bool analytical = false;
-  std::string calibration;
-  std::vector<std::string> rows;
-  bool holdout = false;
-  double anchor = training::FitOptions{}.anchor;
-};
-
-struct Outcome {
-  config::TrainingRow row;
-  double predicted = 0.0;
-  double error_pct = 0.0;  // signed: (predicted - measured) / measured
-  bool ok = false;
-  bool oom = false;
-  double memory_gib = 0.0;    // predicted peak per GPU (device total)
-  double capacity_gib = 0.0;  // usable HBM
-  int peak_stage = 0;
-};
-
-/// Rows the simulator cannot tell apart (same model, system, GPU count, layout, sequence length,
-/// task and stack) whose measurements still differ, e.g. the same recipe in two container
-/// releases. A model that sees only these inputs predicts one time p for all of them; the worst
-/// |error| in the group, max(p / m_min - 1, 1 - p / m_max), is smallest at
-/// p = 2 m_min m_max / (m_min + m_max), where it is (m_max - m_min) / (m_max + m_min): the floor.
-struct RepeatGroup {
-  std::vector<const Outcome*> rows;
-  double min_s = 0.0, max_s = 0.0;
-  [[nodiscard]] double spread_pct() const { return 100.0 * (max_s / min_s - 1.0); }
-  [[nodiscard]] double floor_pct() const { return 100.0 * (max_s - min_s) / (max_s + min_s); }
-};
-
-/// Groups of indistinguishable rows whose measurements differ by more than `min_spread_pct`.
-std::vector<RepeatGroup> repeat_groups(const std::vector<const Outcome*>& measured, double min_spread_pct) {
-  std::map<std::string, RepeatGroup> by_inputs;
-  for (const Outcome* o : measured) {
-    if (!o->ok || !o->row.job) continue;
-    const auto& job = *o->row.job;
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", o->row.model, o->row.system, o->row.num_gpus,
-                                        o->row.layout_summary, job.seq_len, static_cast<int>(job.task), job.stack);
-    RepeatGroup& g = by_inputs[key];
-    const double m = *o->row.measured_step_time_s;
-    g.min_s = g.rows.empty() ? m : std::min(g.min_s, m);
-    g.max_s = g.rows.empty() ? m : std::max(g.max_s, m);
-    g.rows.push_back(o);
-  }
-  std::vector<RepeatGroup> out;
-  for (auto& [key, g] : by_inputs) {
-    if (g.rows.size() > 1 && g.spread_pct() > min_spread_pct) out.push_back(std::move(g));
-  }
-  std::sort(out.begin(), out.end(),
-            [](const RepeatGroup& a, const RepeatGroup& b) { return a.spread_pct() > b.spread_pct(); });
-  return out;
-}
-
-struct Summary {
-  int rows = 0;
-  int predicted = 0;
-  double median = 0, p90 = 0, max = 0, mean_signed = 0;
-};
-
-Summary summarise(const std::vector<const Outcome*>& outcomes) {
-  Summary s;
-  std::vector<double> abs;
-  double signed_sum = 0;
-  for (const auto* o : outcomes) {
-    ++s.rows;
-    if (!o->ok) continue;
-    ++s.predicted;
-    abs.push_back(std::fabs(o->error_pct));
-    signed_sum += o->error_pct;
-  }
-  s.median = quantile(abs, 0.5);
-  s.p90 = quantile(abs, 0.9);
-  s.max = abs.empty() ? 0.0 : *std::max_element(abs.begin(), abs.end());
-  s.mean_signed = s.predicted ? signed_sum / s.predicted : 0.0;
-  return s;
-}
+using Outcome = jobspec::TrainingRowOutcome;
+using RepeatGroup = jobspec::TrainingRepeatGroup;
 
 }  // namespace
 
 void add_validate_training(CLI::App& validate, Context& ctx) {
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<jobspec::TrainingValidationOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto markdown = std::make_shared<bool>(false);
   auto* cmd = validate.add_subcommand("training", "Predict published training runs (step time) and report the error");
   cmd->footer(
       "Reads the column schema of validation/training.csv; every row with a step time or\n"
@@ -117,8 +32,8 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->add_option("--csv", opts->csv,
                   "Measurements CSV (training.csv schema; default: the built-in validation/training.csv)")
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--json", opts->json, "Rows and summary as JSON");
-  cmd->add_flag("--markdown", opts->markdown, "Markdown tables (for docs/validation.md)");
+  cmd->add_flag("--json", *json, "Rows and summary as JSON");
+  cmd->add_flag("--markdown", *markdown, "Markdown tables (for docs/validation.md)");
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
   cmd->add_flag("--holdout", opts->holdout,
                 "Leave-one-source-out: refit the calibration without each source, then predict that source");
@@ -132,109 +47,36 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       ->delimiter(',');
   cmd->add_option("--calibration", opts->calibration, "Calibration YAML replacing the shipped one")
       ->check(CLI::ExistingFile);
-  cmd->callback([opts, &ctx]() {
+  cmd->callback([opts, json, markdown, &ctx]() {
     const auto start = std::chrono::steady_clock::now();
-    const auto rows = config::read_training_csv(opts->csv, ctx.catalog());
-    for (const auto& id : opts->rows) {
-      if (std::none_of(rows.begin(), rows.end(), [&](const config::TrainingRow& r) { return r.row_id == id; })) {
-        throw core::InputError::flag("--rows", "no row '" + id + "' in " + opts->csv);
-      }
-    }
-    const auto calibration = config::load_training_calibration(opts->calibration);
-    // Leave-one-source-out: the calibration used for a row's source is fitted without that source.
-    std::map<std::string, training::Calibration> held_out;
-    if (opts->holdout) {
-      std::map<std::string, int> sources;
-      for (const auto& row : rows) {
-        if (row.job && row.measured_step_time_s) ++sources[row.source_id];
-      }
-      for (const auto& [source, n] : sources) {
-        auto cal = calibration;
-        auto data = measurements_from_csv(opts->csv, ctx, {source});
-        (void)training::fit_calibration(cal, data, training::FitOptions{.anchor = opts->anchor});
-        held_out.emplace(source, std::move(cal));
-        if (!opts->json) std::cerr << fmt::format("refitted without {} ({} rows)\n", source, n);
-      }
-    }
-    std::vector<Outcome> outcomes;
-    std::map<std::string, training::CommCostFn> comm_by_cluster;
-    for (const auto& row : rows) {
-      if (!opts->rows.empty() && std::find(opts->rows.begin(), opts->rows.end(), row.row_id) == opts->rows.end())
-        continue;
-      Outcome o;
-      o.row = row;
-      if (row.job) {
-        const auto& job = *row.job;
-        const std::string key =
-            fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
-        auto it = comm_by_cluster.find(key);
-        if (it == comm_by_cluster.end()) it = comm_by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
-        // Derived rows are never fitted, so a source with only those has no held-out calibration.
-        const auto held = held_out.find(row.source_id);
-        const auto& cal = opts->holdout && held != held_out.end() ? held->second : calibration;
-        const auto r = opts->analytical ? training::estimate_step(job, cal, it->second)
-                                        : training::simulate_step(job, cal, it->second);
-        if (!opts->rows.empty() && !opts->json) {
-          fmt::print("=== {} ({}, {} on {} GPUs of {}): measured {:.3f} s\n", row.row_id, row.source_id, row.model,
-                     row.num_gpus, row.system, row.measured_step_time_s.value_or(0.0));
-          print_step(job, r);
-          fmt::print("\n");
-        }
-        if (r.feasible) {
-          o.ok = true;
-          o.predicted = r.step_time.value();
-          const double reference =
-              row.measured_step_time_s ? *row.measured_step_time_s : row.derived_step_time_s.value_or(0.0);
-          o.error_pct = reference > 0.0 ? 100.0 * (o.predicted - reference) / reference : 0.0;
-          o.oom = !r.fits_memory;
-          o.memory_gib = r.memory.total().value() / (1024.0 * 1024.0 * 1024.0);
-          o.capacity_gib = r.memory_capacity.value() / (1024.0 * 1024.0 * 1024.0);
-          o.peak_stage = r.memory.peak_stage;
-        } else {
-          o.row.reason = "simulator: " + r.reason;
-        }
-      }
-      outcomes.push_back(std::move(o));
-    }
+    const auto result = jobspec::validate_training(*opts, ctx.catalog());
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!*json) {
+      for (const auto& [source, n] : result.refits)
+        std::cerr << fmt::format("refitted without {} ({} rows)\n", source, n);
+      for (const auto& o : result.outcomes) {
+        if (!o.step) continue;
+        fmt::print("=== {} ({}, {} on {} GPUs of {}): measured {:.3f} s\n", o.row.row_id, o.row.source_id, o.row.model,
+                   o.row.num_gpus, o.row.system, o.row.measured_step_time_s.value_or(0.0));
+        print_step(*o.row.job, *o.step);
+        fmt::print("\n");
+      }
+    }
+    const auto& outcomes = result.outcomes;
+    const auto& derived = result.derived;
+    const auto& all = result.all;
+    const auto& derived_summary = result.derived_summary;
+    const auto& repeats = result.repeats;
+    const auto& oom_ids = result.oom_ids;
+    const auto fitting = result.fitting;
+    const auto over_25 = result.repeats_over_25;
+    const auto& by_source = result.by_source;
+    const auto& by_gpu = result.by_system;
+    const auto& by_arch = result.by_arch;
+    using jobspec::summarise_training;
+    auto repeat_ids = [](const RepeatGroup& g) { return g.ids(); };
 
-    // Only rows with a measurement count as rows to predict.
-    std::vector<const Outcome*> measured;
-    std::map<std::string, std::vector<const Outcome*>> by_source, by_gpu, by_arch;
-    for (const auto& o : outcomes) {
-      if (!o.row.measured_step_time_s) continue;
-      measured.push_back(&o);
-      by_source[o.row.source_id].push_back(&o);
-      by_gpu[o.row.system.empty() ? o.row.hardware : o.row.system].push_back(&o);
-      by_arch[o.row.arch_type].push_back(&o);
-    }
-    const Summary all = summarise(measured);
-    // Rows whose step time is derived from published TFLOP/s by the source's FLOP formula.
-    std::vector<const Outcome*> derived;
-    for (const auto& o : outcomes) {
-      if (!o.row.measured_step_time_s && o.row.derived_step_time_s) derived.push_back(&o);
-    }
-    const Summary derived_summary = summarise(derived);
-    const auto repeats = repeat_groups(measured, 5.0);
-    auto repeat_ids = [](const RepeatGroup& g) {
-      std::vector<std::string> ids;
-      for (const Outcome* o : g.rows) ids.push_back(o->row.row_id);
-      return ids;
-    };
-    // Every measured run ran: each predicted "DOES NOT FIT" is a wrong memory verdict.
-    std::vector<std::string> oom_ids;
-    std::size_t fitting = 0;
-    for (const Outcome* o : measured) {
-      if (!o->ok) continue;
-      if (o->oom)
-        oom_ids.push_back(o->row.row_id);
-      else
-        ++fitting;
-    }
-    const auto over_25 =
-        std::count_if(repeats.begin(), repeats.end(), [](const RepeatGroup& g) { return g.floor_pct() > 25.0; });
-
-    if (opts->json) {
+    if (*json) {
       nlohmann::json j;
       j["rows"] = nlohmann::json::array();
       for (const auto& o : outcomes) {
@@ -261,7 +103,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       auto group_json = [](const std::map<std::string, std::vector<const Outcome*>>& groups) {
         nlohmann::json g = nlohmann::json::object();
         for (const auto& [k, v] : groups) {
-          const auto s = summarise(v);
+          const auto s = summarise_training(v);
           g[k] = {{"rows", s.rows},
                   {"predicted", s.predicted},
                   {"median_abs_error_pct", s.median},
@@ -297,7 +139,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
       return;
     }
 
-    const bool md = opts->markdown;
+    const bool md = *markdown;
     auto table_row = [&](const std::vector<std::string>& cells) {
       if (md) {
         std::cout << "| " << core::join(cells, " | ") << " |\n";
@@ -345,7 +187,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
                                      title, title)
                        : fmt::format("\nby {}:\n", title));
       for (const auto& [k, v] : groups) {
-        const auto s = summarise(v);
+        const auto s = summarise_training(v);
         if (md) {
           std::cout << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:+.1f}% |\n", k, s.rows, s.predicted,
                                    s.median, s.p90, s.mean_signed);

@@ -21,6 +21,9 @@ void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_topology_command(CLI::App& app, Context& ctx);
 void add_cluster_command(CLI::App& app, Context& ctx);
 void add_rl_command(CLI::App& app, Context& ctx);
+/// `fmsim plan --rl`: fmsim rl's options with --plan implied (registered instead of the training
+/// planner when the plan command's words hold --rl; in cmd_rl.cpp).
+void add_plan_rl_command(CLI::App& app, Context& ctx);
 void add_serve_command(CLI::App& app, Context& ctx);
 void add_metrics_command(CLI::App& app, Context& ctx);
 void add_compare_command(CLI::App& app, Context& ctx);

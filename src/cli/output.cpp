@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "config/csv.hpp"
 #include "core/error.hpp"
@@ -56,5 +57,9 @@ CLI::Validator output_file() {
 }
 
 std::string read_file(const std::string& path, const std::string& flag) { return config::read_text_file(path, flag); }
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
+}
 
 }  // namespace fmsim::cli

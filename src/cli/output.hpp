@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fmsim::cli {
 
@@ -18,5 +19,8 @@ CLI::Validator output_file();
 
 /// Reads a whole file; throws core::InputError naming `flag` when it cannot be read.
 std::string read_file(const std::string& path, const std::string& flag);
+
+/// Each of a resolved job's warnings on stderr as "warning: TEXT".
+void print_warnings(const std::vector<std::string>& warnings);
 
 }  // namespace fmsim::cli

@@ -2,6 +2,7 @@
 #include "cli/training_job_flags.hpp"
 
 #include "cli/flag_checks.hpp"
+#include "cli/output.hpp"
 #include "core/precision.hpp"
 #include "parallelism/layout.hpp"
 #include "parallelism/stack.hpp"
@@ -108,6 +109,7 @@ jobspec::FlagGiven given_on(const CLI::App& cmd) {
 PredictedJob predict_training_job(const jobspec::TrainingJobFlags& flags, const CLI::App& cmd, Context& ctx,
                                   bool analytical) {
   PredictedJob p{.setup = jobspec::resolve_training_job(flags, ctx.catalog(), given_on(cmd)), .step = {}};
+  print_warnings(p.setup.warnings);
   const auto comm = training::make_comm_cost(p.setup.job.cluster);
   p.step = analytical ? training::estimate_step(p.setup.job, p.setup.calibration, comm)
                       : training::simulate_step(p.setup.job, p.setup.calibration, comm);

@@ -112,10 +112,11 @@ class Vocabulary {
   std::span<const Word<E>> words_;
 };
 
-/// A yes/no setting: YAML's booleans and the cells of validation CSVs ("yes", "true", "on").
+/// A yes/no setting: YAML's booleans, the cells of validation CSVs ("yes", "true", "on") and
+/// slurm.conf's YES/NO keys (Default=, FavorSmall=, which Slurm also accepts as 1 and 0).
 inline constexpr Word<bool> kYesNoWordList[] = {
-    {true, "yes", "true, on"},
-    {false, "no", "false, off"},
+    {true, "yes", "true, on, 1"},
+    {false, "no", "false, off, 0"},
 };
 inline constexpr Vocabulary<bool> kYesNoWords{"yes/no setting", kYesNoWordList};
 

@@ -159,11 +159,9 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   l.tp = o.tp;
   l.pp = o.pp;
   l.vp = o.vp;
-  if (l.vp > 1 && l.pp == 1) {
-    // Recipes set virtual_pipeline_model_parallel_size with pp 1; Megatron then runs no interleaving.
-    fmt::print(stderr, "warning: --vp {} with --pp 1 has no pipeline to interleave; running vp 1\n", l.vp);
-    l.vp = 1;
-  }
+  // Recipes set virtual_pipeline_model_parallel_size with pp 1; Megatron then runs no interleaving
+  // (training_job_warnings says so).
+  if (l.vp > 1 && l.pp == 1) l.vp = 1;
   l.cp = o.cp;
   l.ep = o.ep;
   l.etp = o.etp;
@@ -219,6 +217,14 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   return job;
 }
 
+std::vector<std::string> training_job_warnings(const TrainingJobFlags& f) {
+  std::vector<std::string> out;
+  if (f.vp > 1 && f.pp == 1) {
+    out.push_back(fmt::format("--vp {} with --pp 1 has no pipeline to interleave; running vp 1", f.vp));
+  }
+  return out;
+}
+
 TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& catalog, const FlagGiven& given) {
   apply_job_file(f, given);
   // Where neither a flag nor the job file says, the stack's conventions decide (megatron-legacy,
@@ -234,6 +240,7 @@ TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& 
   if (conventions.fp16_grad_reduce_in_16_bits && s.job.layout.precision == core::Precision::FP16) {
     s.job.layout.bf16_grad_reduce = true;
   }
+  s.warnings = training_job_warnings(f);
   s.calibration = load_stack_calibration(f.calibration, s.job.stack);
   resolve_moe_dispatcher(s.job, s.calibration);
   return s;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hardware/catalog.hpp"
 #include "jobspec/flags.hpp"
@@ -60,6 +61,7 @@ struct TrainingJobFlags {
 struct TrainingSetup {
   training::TrainingJob job;
   training::Calibration calibration;
+  std::vector<std::string> warnings;  ///< training_job_warnings: the command prints each as "warning: ..."
 };
 
 /// Copies into `f` the values of its --job file whose flags were not `given` (no-op without
@@ -72,6 +74,11 @@ void apply_job_text(TrainingJobFlags& f, std::string_view text, const std::strin
 /// The job the flags describe, its layout validated (dp derived from the GPUs). InputError naming
 /// the flag, or "layout" with the reason, on bad or inconsistent values.
 training::TrainingJob make_training_job(const TrainingJobFlags& f, const hardware::Catalog& catalog);
+
+/// What the flags ask for that the job runs differently (make_training_job adjusts it), one
+/// sentence each, e.g. "--vp 2 with --pp 1 has no pipeline to interleave; running vp 1". The library
+/// never prints: commands print these on stderr and list them in their --json.
+std::vector<std::string> training_job_warnings(const TrainingJobFlags& f);
 
 /// The whole resolution of a training command: the --job file under the flags, the job, its
 /// stack's calibration (--calibration or the shipped one) and, for an MoE model without

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/vocabulary.hpp"
 #include "orchestration/reservation.hpp"
 
 namespace fmsim::orchestration {
@@ -193,10 +194,9 @@ double number_value(const std::string& path, int line, const std::string& key, c
 }
 
 bool yes_no(const std::string& path, int line, const std::string& key, const std::string& value) {
-  const std::string v = lower(value);
-  if (v == "yes" || v == "1" || v == "true") return true;
-  if (v == "no" || v == "0" || v == "false") return false;
-  throw core::InputError(path, line, key, fmt::format("'{}' is not allowed; use YES or NO", value));
+  if (const auto v = core::kYesNoWords.parse(value)) return *v;
+  throw core::InputError(path, line, key,
+                         fmt::format("'{}' is not allowed; use YES or NO ({})", value, core::kYesNoWords.allowed()));
 }
 
 // PreemptMode=MODE[,GANG]: the mode before any GANG flag.

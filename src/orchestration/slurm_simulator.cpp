@@ -138,6 +138,7 @@ class Simulator {
       max_job_factor_ = std::max(max_job_factor_, p.priority_job_factor);
     }
     for (const auto& q : config_.qos) max_qos_priority_ = std::max(max_qos_priority_, q.priority);
+    any_preemptable_ = any_preemptable_partition();
     for (const auto& r : config_.reservations) {
       NodeSet set(n_);
       for (int node : r.nodes) set.set(node);
@@ -711,15 +712,31 @@ class Simulator {
     return false;
   }
 
+  /// The PreemptMode that applies to a job: its partition's PreemptMode= where the partition sets
+  /// one, which overrides the cluster-wide mode for the jobs of that partition (slurm.conf(5)),
+  /// otherwise the cluster-wide PreemptMode. A job under OFF is never preempted.
+  PreemptMode preempt_mode_of(const Job& j) const {
+    return config_.partitions[static_cast<std::size_t>(j.partition)].preempt_mode.value_or(config_.preempt_mode);
+  }
+
+  /// Whether any job can be preempted at all: some partition's mode (its own or the cluster's) is on.
+  bool any_preemptable_partition() const {
+    return std::any_of(config_.partitions.begin(), config_.partitions.end(), [&](const PartitionConfig& p) {
+      return p.preempt_mode.value_or(config_.preempt_mode) != PreemptMode::Off;
+    });
+  }
+
   bool try_preempt(int ji, double t) {
-    if (config_.preempt_type == PreemptType::None || config_.preempt_mode == PreemptMode::Off) return false;
+    if (config_.preempt_type == PreemptType::None || !any_preemptable_) return false;
     const auto& j = jobs_[static_cast<std::size_t>(ji)];
     if (t < j.awaiting_victims_until) return false;  // its victims are on their way out
     NodeSet pool = usable_for(j, t);
     for (int node = 0; node < n_; ++node) {
       const int r = node_job_[static_cast<std::size_t>(node)];
       if (r >= 0 && !down_.test(node) && partition_nodes_[static_cast<std::size_t>(j.partition)].test(node) &&
-          jobs_[static_cast<std::size_t>(r)].kill_s < 0 && can_preempt(j, jobs_[static_cast<std::size_t>(r)]))
+          jobs_[static_cast<std::size_t>(r)].kill_s < 0 &&
+          preempt_mode_of(jobs_[static_cast<std::size_t>(r)]) != PreemptMode::Off &&
+          can_preempt(j, jobs_[static_cast<std::size_t>(r)]))
         pool.set(node);
     }
     apply_reservations(j, t, t + j.limit_s, pool);
@@ -772,7 +789,7 @@ class Simulator {
     auto& victim = jobs_[static_cast<std::size_t>(v)];
     const bool saved = victim.spec.sigterm_checkpoint_s > 0 && victim.spec.sigterm_checkpoint_s <= config_.kill_wait_s;
     const double signal = victim.signal_s >= 0 ? victim.signal_s : t;
-    const bool requeue = config_.preempt_mode == PreemptMode::Requeue && victim.spec.requeue;
+    const bool requeue = preempt_mode_of(victim) == PreemptMode::Requeue && victim.spec.requeue;
     interrupt(v, t, JobState::Preempted, requeue, saved ? signal : -1.0);
   }
 
@@ -1039,6 +1056,7 @@ class Simulator {
 
   const ClusterLayout& layout_;
   SlurmConfig config_;
+  bool any_preemptable_ = false;  ///< any_preemptable_partition(), once the partitions are known
   SimulationOptions options_;
   int n_;
   std::vector<NodeSet> partition_nodes_;

@@ -99,24 +99,28 @@ unsigned lora_module_of(std::string_view op) {
   return 0;
 }
 
-// The Megatron-Core recompute_modules entry whose repetition repeats an operator's forward; -1 for
-// none. Layer norms are a third of the norms/residuals traffic (two norms of six passes).
-int recompute_module_of(std::string_view name) {
+// The Megatron-Core recompute_modules entry whose repetition repeats an operator's forward (the
+// block the operator was built in); -1 for none. Layer norms are a third of the norms/residuals
+// traffic (two norms of six passes).
+int recompute_module_of(workload::OpBlock block) {
   using M = parallelism::RecomputeModule;
-  if (name == "q_up" || name == "kv_up") return static_cast<int>(M::MlaUpProj);
-  if (name == "fc1" || name == "fc2" || name == "activation") return static_cast<int>(M::Mlp);
-  if (name == "expert_act") return static_cast<int>(M::MoeAct);
-  if (name == "shared_fc1" || name == "shared_fc2" || name == "shared_act") return static_cast<int>(M::SharedExperts);
-  if (name == "router" || name == "expert_fc1" || name == "expert_fc2" || name == "permute_unpermute")
-    return static_cast<int>(M::Moe);
-  if (name == "norms_residuals") return static_cast<int>(M::Layernorm);
+  using B = workload::OpBlock;
+  switch (block) {
+    case B::Other: return -1;
+    case B::MlaUpProj: return static_cast<int>(M::MlaUpProj);
+    case B::Mlp: return static_cast<int>(M::Mlp);
+    case B::MoeAct: return static_cast<int>(M::MoeAct);
+    case B::SharedExperts: return static_cast<int>(M::SharedExperts);
+    case B::Moe: return static_cast<int>(M::Moe);
+    case B::Norms: return static_cast<int>(M::Layernorm);
+  }
   return -1;
 }
 constexpr double kLayernormShareOfNormsResiduals = 1.0 / 3.0;
 using ModuleTimes = std::array<double, 7>;  // forward time per RecomputeModule
 
-void add_module_time(ModuleTimes& times, std::string_view name, double t) {
-  const int m = recompute_module_of(name);
+void add_module_time(ModuleTimes& times, workload::OpBlock block, double t) {
+  const int m = recompute_module_of(block);
   if (m < 0) return;
   times[static_cast<std::size_t>(m)] +=
       m == static_cast<int>(parallelism::RecomputeModule::Layernorm) ? t * kLayernormShareOfNormsResiduals : t;
@@ -248,7 +252,7 @@ class Costing {
           const core::Precision gp = keep16 ? core::Precision::BF16 : p;
           const double t = gemm_time(op, gp) * (op.expert ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
-          add_module_time(module_fwd, op.name, t);
+          add_module_time(module_fwd, op.block, t);
           c.bwd += Seconds(lora ? t : kGemmBackwardRatio * t);  // dgrad + wgrad; LoRA: frozen weights, dgrad only
           if (lora && !keep16) {
             // A frozen base stored narrower than the GEMM's inputs is dequantised for the forward
@@ -312,11 +316,15 @@ class Costing {
           break;
         }
         case OpKind::Memory: {
-          const double t = memory_time(op.bytes) * (op.name == "expert_act" ? job_.expert_load_factor : 1.0);
+          const double t =
+              memory_time(op.bytes) * (op.block == workload::OpBlock::MoeAct ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
           c.bwd += Seconds(kElementwiseBackwardRatio * t);
-          if (op.name == "activation" || op.name == "expert_act" || op.name == "shared_act") recomputable += t;
-          add_module_time(module_fwd, op.name, t);
+          // The FFN activations (the memory ops of the MLP, routed and shared expert blocks).
+          if (op.block == workload::OpBlock::Mlp || op.block == workload::OpBlock::MoeAct ||
+              op.block == workload::OpBlock::SharedExperts)
+            recomputable += t;
+          add_module_time(module_fwd, op.block, t);
           c.dense_params += op.weights;
           c.weight_bytes += core::Bytes(op.weights * kBytes16);
           break;

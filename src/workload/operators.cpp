@@ -29,6 +29,12 @@ Operator memory(std::string_view name, double bytes) {
   return op;
 }
 
+// `op` as part of `block` of the layer.
+Operator in(OpBlock block, Operator op) {
+  op.block = block;
+  return op;
+}
+
 int head_dim_of(const ModelSpec& m) {
   return m.head_dim > 0 ? m.head_dim : static_cast<int>(m.hidden / std::max(1, m.num_heads));
 }
@@ -59,12 +65,13 @@ void append_attention_operators(const ModelSpec& model, int layer, const ShardCo
     v_width = heads * a.v_head_dim;
     if (a.q_lora_rank > 0) {
       ops.push_back(gemm("q_down", tokens, a.q_lora_rank, h));  // replicated across TP in Megatron
-      ops.push_back(gemm("q_up", tokens, q_width / t, a.q_lora_rank));
+      ops.push_back(in(OpBlock::MlaUpProj, gemm("q_up", tokens, q_width / t, a.q_lora_rank)));
     } else {
       ops.push_back(gemm("q_proj", tokens, q_width / t, h));
     }
     ops.push_back(gemm("kv_down", tokens, a.kv_lora_rank + a.qk_rope_head_dim, h));
-    ops.push_back(gemm("kv_up", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank));
+    ops.push_back(
+        in(OpBlock::MlaUpProj, gemm("kv_up", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank)));
   } else {
     const double gate = model.attention_output_gate ? heads * hd : 0.0;
     ops.push_back(gemm("qkv_proj", tokens, ((heads + 2.0 * kv_heads) * hd + gate) / t, h));
@@ -263,7 +270,7 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
   if (mixer == MixerKind::LinearAttention) append_linear_attention_operators(model, tokens, t, ops);
   // Per block (mixer, FFN): its norm, residual add, RoPE/bias: ~6 h-wide reads+writes per token.
   const double blocks = (mixer != MixerKind::None ? 1.0 : 0.0) + (model.ffn(layer) != FfnKind::None ? 1.0 : 0.0);
-  ops.push_back(memory("norms_residuals", 6.0 * blocks * tokens * h * bytes_per / sp));
+  ops.push_back(in(OpBlock::Norms, memory("norms_residuals", 6.0 * blocks * tokens * h * bytes_per / sp)));
 
   // Feed-forward.
   if (model.ffn(layer) == FfnKind::None) return ops;
@@ -273,7 +280,7 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
   if (model.is_moe_layer(layer)) {
     const MoeSpec& moe = model.moe;
     const double local_tokens = tokens / t;  // tokens this GPU dispatches (sequence-split over TP)
-    ops.push_back(gemm("router", local_tokens, moe.num_experts, h));
+    ops.push_back(in(OpBlock::Moe, gemm("router", local_tokens, moe.num_experts, h)));
     ops.back().weights = d(moe.num_experts) * h / t;  // replicated; count a 1/t share to sum exactly
     Operator dispatch;
     dispatch.name = "dispatch";
@@ -285,14 +292,14 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
     const double expert_tokens = local_tokens * moe.top_k * ctx.etp;  // etp ranks share each token
     const double f_e = d(moe.expert_ffn) / ctx.etp;
     const double per_expert = expert_tokens / experts_here;
-    Operator up = gemm("expert_fc1", per_expert, up_mult * f_e, h, true);
+    Operator up = in(OpBlock::Moe, gemm("expert_fc1", per_expert, up_mult * f_e, h, true));
     up.kind = OpKind::GroupedGemm;
     up.groups = static_cast<int>(experts_here);
     up.flops *= experts_here;
     up.weights *= experts_here;
     ops.push_back(up);
-    ops.push_back(memory("expert_act", expert_tokens * f_e * (up_mult + 1.0) * bytes_per));
-    Operator down = gemm("expert_fc2", per_expert, h, f_e, true);
+    ops.push_back(in(OpBlock::MoeAct, memory("expert_act", expert_tokens * f_e * (up_mult + 1.0) * bytes_per)));
+    Operator down = in(OpBlock::Moe, gemm("expert_fc2", per_expert, h, f_e, true));
     down.kind = OpKind::GroupedGemm;
     down.groups = static_cast<int>(experts_here);
     down.flops *= experts_here;
@@ -303,18 +310,18 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
     ops.push_back(combine);
     // Permutation before the experts and unpermutation after: each reads and writes the top_k
     // copies of every token (4 passes over local_tokens x top_k x hidden activations).
-    ops.push_back(memory("permute_unpermute", 4.0 * local_tokens * moe.top_k * h * bytes_per));
+    ops.push_back(in(OpBlock::Moe, memory("permute_unpermute", 4.0 * local_tokens * moe.top_k * h * bytes_per)));
     if (moe.shared_expert_ffn > 0) {
       const double fs = d(moe.shared_expert_ffn) / t;
-      ops.push_back(gemm("shared_fc1", tokens, up_mult * fs, h));
-      ops.push_back(memory("shared_act", tokens * fs * (up_mult + 1.0) * bytes_per));
-      ops.push_back(gemm("shared_fc2", tokens, h, fs));
+      ops.push_back(in(OpBlock::SharedExperts, gemm("shared_fc1", tokens, up_mult * fs, h)));
+      ops.push_back(in(OpBlock::SharedExperts, memory("shared_act", tokens * fs * (up_mult + 1.0) * bytes_per)));
+      ops.push_back(in(OpBlock::SharedExperts, gemm("shared_fc2", tokens, h, fs)));
     }
   } else {
     const double f = d(model.ffn_hidden) / t;
-    ops.push_back(gemm("fc1", tokens, up_mult * f, h));
-    ops.push_back(memory("activation", tokens * f * (up_mult + 1.0) * bytes_per));
-    ops.push_back(gemm("fc2", tokens, h, f));
+    ops.push_back(in(OpBlock::Mlp, gemm("fc1", tokens, up_mult * f, h)));
+    ops.push_back(in(OpBlock::Mlp, memory("activation", tokens * f * (up_mult + 1.0) * bytes_per)));
+    ops.push_back(in(OpBlock::Mlp, gemm("fc2", tokens, h, f)));
   }
   return ops;
 }

@@ -20,9 +20,23 @@ enum class OpKind {
 
 /// One operator of the forward pass on one GPU. Backward costs follow from the kind:
 /// GEMMs 2x (input and weight gradients), attention 2.5x (flash backward), memory ops 2x.
+/// The block of the layer an operator belongs to, as Megatron-Core's recompute_modules name them
+/// (the training model repeats a block's forward under --recompute-modules): set where the operator
+/// is built, so no model compares names. Attention and the all-to-all are told by their kind.
+enum class OpBlock : std::uint8_t {
+  Other,          ///< in no recompute module (projections, the mixer's own ops, embedding, head)
+  MlaUpProj,      ///< mla_up_proj: MLA's q_up and kv_up
+  Mlp,            ///< mlp: a dense layer's fc1, activation, fc2
+  MoeAct,         ///< moe_act: the routed experts' activation
+  SharedExperts,  ///< shared_experts: the shared expert's fc1, activation, fc2
+  Moe,            ///< moe: router, expert GEMMs, permute/unpermute
+  Norms,          ///< layernorm: the norms/residuals pass (layer norms are a third of it)
+};
+
 struct Operator {
   std::string_view name;
   OpKind kind = OpKind::Gemm;
+  OpBlock block = OpBlock::Other;
   double m = 0, n = 0, k = 0;  ///< GEMM shape on this GPU (m = tokens)
   int groups = 1;              ///< grouped GEMM: number of expert GEMMs on this GPU
   double flops = 0;            ///< forward FLOPs on this GPU

@@ -278,14 +278,20 @@ INSTANTIATE_TEST_SUITE_P(
 }  // namespace
 
 // A published recipe may set vp with pp 1 (Megatron then interleaves nothing): accepted with a
-// warning on stderr and run as vp 1, the same step as without --vp.
+// warning on stderr (and in the JSON's "warnings") and run as vp 1, the same step as without --vp;
+// without it the JSON has no "warnings".
 TEST(TrainCli, VirtualStagesWithoutPipelineWarnAndRun) {
   const auto a = fmsim::testing::run_fmsim(
       {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--vp", "4", "--json"});
   const auto b = fmsim::testing::run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_NE(a.err.find("warning: --vp 4 with --pp 1"), std::string::npos) << a.err;
-  EXPECT_EQ(nlohmann::json::parse(a.out)["step_time_s"], nlohmann::json::parse(b.out)["step_time_s"]);
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["step_time_s"], jb["step_time_s"]);
+  ASSERT_EQ(ja["warnings"].size(), 1u);
+  EXPECT_EQ(ja["warnings"][0], "--vp 4 with --pp 1 has no pipeline to interleave; running vp 1");
+  EXPECT_FALSE(jb.contains("warnings"));
+  EXPECT_EQ(b.err, "");
 }
 
 // Layouts as recipes write them: Llama 3.1 405B's 126 layers over pp 16 x vp 8 = 128 chunks run

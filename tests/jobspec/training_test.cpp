@@ -48,6 +48,18 @@ TEST(ResolveTrainingJob, DefaultGlobalBatchIsMicroBatchTimesDp) {
   EXPECT_EQ(s.job.layout.global_batch, 8);
 }
 
+// --vp with --pp 1: Megatron interleaves nothing, so the job runs vp 1, and the resolution says so
+// in its warnings (the library prints nothing; the command prints them).
+TEST(ResolveTrainingJob, VirtualStagesWithoutPipelineAreAWarning) {
+  TrainingJobFlags f;
+  f.vp = 3;
+  const TrainingSetup s = resolve_training_job(f, catalog(), kNoFlags);
+  EXPECT_EQ(s.job.layout.vp, 1);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0], "--vp 3 with --pp 1 has no pipeline to interleave; running vp 1");
+  EXPECT_TRUE(resolve_training_job(TrainingJobFlags{}, catalog(), kNoFlags).warnings.empty());
+}
+
 // An unknown word is refused naming its flag: --sharding zero7.
 TEST(ResolveTrainingJob, UnknownWordNamesItsFlag) {
   TrainingJobFlags f;

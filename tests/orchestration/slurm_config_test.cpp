@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "core/vocabulary.hpp"
 #include "orchestration/slurm_config.hpp"
 
 namespace fmsim::orchestration {
@@ -63,6 +64,33 @@ TEST(SlurmConf, BadValuesNameTheLineAndKey) {
   }
   EXPECT_THROW(parse_slurm_conf("SchedulerType=sched/hold\n", "x"), core::InputError);
   EXPECT_THROW(parse_slurm_conf("NodeName=n1\nPartitionName=p Nodes=n2\n", "x"), core::InputError);
+}
+
+// slurm.conf(5) writes Default= and FavorSmall= as YES/NO; Slurm's boolean parser also takes
+// TRUE/FALSE and 1/0. They are core::kYesNoWords, the one yes/no vocabulary: case-blind, and
+// anything else is an error naming file:line and the key.
+TEST(SlurmConf, YesNoKeysUseTheOneVocabulary) {
+  const auto f = parse_slurm_conf(
+      "NodeName=n[1-3]\n"
+      "PartitionName=a Nodes=n1 Default=NO\n"
+      "PartitionName=b Nodes=n2 Default=yes\n"
+      "PartitionName=c Nodes=n3 Default=0\n",
+      "slurm.conf");
+  ASSERT_EQ(f.config.partitions.size(), 3u);
+  EXPECT_FALSE(f.config.partitions[0].is_default);
+  EXPECT_TRUE(f.config.partitions[1].is_default);
+  EXPECT_FALSE(f.config.partitions[2].is_default);
+  EXPECT_EQ(core::kYesNoWords.parse("TRUE"), true);
+  EXPECT_EQ(core::kYesNoWords.parse("1"), true);
+  try {
+    parse_slurm_conf("NodeName=n1\nPartitionName=p Nodes=n1 Default=maybe\n", "my.conf");
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("my.conf:2"), std::string::npos) << what;
+    EXPECT_NE(what.find("Default"), std::string::npos) << what;
+    EXPECT_NE(what.find("YES or NO"), std::string::npos) << what;
+  }
 }
 
 // slurm.conf(5): PreemptMode=MODE[,GANG] cluster-wide or per partition; OFF, CANCEL and REQUEUE

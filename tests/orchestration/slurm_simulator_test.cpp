@@ -2,6 +2,10 @@
 // clusters where the right schedule can be worked out by hand.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <optional>
+
 #include "core/error.hpp"
 #include "orchestration/slurm_simulator.hpp"
 #include "sim_fixtures.hpp"
@@ -114,18 +118,26 @@ TEST(SlurmSimulator, FailuresRequeueJobsAndKeepCheckpointedWork) {
   EXPECT_GT(requeues, 0);
 }
 
-// preempt/partition_prio with REQUEUE: a job in a higher PriorityTier partition takes the nodes of
-// a running lower-tier job at once; the victim is requeued and runs again later.
-TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
+// preempt/partition_prio over two partitions: "low" (the default, PriorityTier 1, its own
+// PreemptMode `low_mode` if set) and "high" (PriorityTier 10); `mode` is the cluster-wide PreemptMode.
+SlurmConfig two_tiers(PreemptMode mode, std::optional<PreemptMode> low_mode = std::nullopt) {
   auto c = fast_backfill();
   c.preempt_type = PreemptType::PartitionPrio;
-  c.preempt_mode = PreemptMode::Requeue;
+  c.preempt_mode = mode;
   PartitionConfig low, high;
   low.name = "low";
   low.is_default = true;
+  low.preempt_mode = low_mode;
   high.name = "high";
   high.priority_tier = 10;
   c.partitions = {low, high};
+  return c;
+}
+
+// preempt/partition_prio with REQUEUE: a job in a higher PriorityTier partition takes the nodes of
+// a running lower-tier job at once; the victim is requeued and runs again later.
+TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
+  const auto c = two_tiers(PreemptMode::Requeue);
   auto urgent = job(2, 50, 2, 100, 100);
   urgent.partition = "high";
   const auto r = simulate_slurm(flat(2), c, {job(1, 0, 2, 1000, 2000), urgent});
@@ -138,6 +150,39 @@ TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
   EXPECT_EQ(r.jobs[0].end_s, 150 + 180 + 1000);
 }
 
+// slurm.conf(5), PartitionName PreemptMode: "This partition-specific PreemptMode configuration
+// parameter will override the cluster-wide PreemptMode for this partition." The mode that applies
+// to a victim is its partition's where set, else the cluster's: REQUEUE requeues it, CANCEL ends it
+// PREEMPTED, OFF keeps it from being preempted (the urgent job waits for its end at t=1000).
+TEST(SlurmSimulator, PartitionPreemptModeOverridesTheClusterWideMode) {
+  struct Case {
+    PreemptMode cluster;
+    std::optional<PreemptMode> partition;
+    int preemptions, requeues;
+    JobState victim_state;
+    double urgent_start;
+  };
+  for (const Case& k : {
+           Case{PreemptMode::Cancel, PreemptMode::Requeue, 1, 1, JobState::Completed, 50},
+           Case{PreemptMode::Requeue, PreemptMode::Cancel, 1, 0, JobState::Preempted, 50},
+           Case{PreemptMode::Requeue, PreemptMode::Off, 0, 0, JobState::Completed, 1000},
+           Case{PreemptMode::Off, PreemptMode::Requeue, 1, 1, JobState::Completed, 50},
+           Case{PreemptMode::Requeue, std::nullopt, 1, 1, JobState::Completed, 50},
+           Case{PreemptMode::Off, std::nullopt, 0, 0, JobState::Completed, 1000},
+       }) {
+    const auto c = two_tiers(k.cluster, k.partition);
+    auto urgent = job(2, 50, 2, 100, 100);
+    urgent.partition = "high";
+    const auto r = simulate_slurm(flat(2), c, {job(1, 0, 2, 1000, 2000), urgent});
+    const std::string what = fmt::format("cluster {} partition {}", kPreemptModeWords.name(k.cluster),
+                                         k.partition ? kPreemptModeWords.name(*k.partition) : "unset");
+    EXPECT_EQ(r.preemptions, k.preemptions) << what;
+    EXPECT_EQ(r.jobs[0].requeues, k.requeues) << what;
+    EXPECT_EQ(r.jobs[0].state, k.victim_state) << what;
+    EXPECT_EQ(r.jobs[1].start_s, k.urgent_start) << what;
+  }
+}
+
 // GraceTime and KillWait (slurm.conf(5)): a job selected for preemption runs on for its partition's
 // GraceTime, then gets SIGTERM; its nodes are free when it exits, or at SIGKILL KillWait later. The
 // preemptor stays pending until then. Victim: 2 nodes from t=0, preempted at t=50, GraceTime 120,
@@ -146,17 +191,9 @@ TEST(SlurmSimulator, HigherTierPartitionPreemptsAndRequeues) {
 // - it writes a checkpoint in 20 s (<= KillWait): free at 190, the 170 s of work kept, 20 s lost;
 // - its checkpoint needs 60 s (> KillWait): SIGKILL at 200 and the whole 200 s lost.
 TEST(SlurmSimulator, PreemptionGivesGraceTimeThenSigtermAndKillWait) {
-  auto c = fast_backfill();
-  c.preempt_type = PreemptType::PartitionPrio;
-  c.preempt_mode = PreemptMode::Requeue;
+  auto c = two_tiers(PreemptMode::Requeue);
   c.kill_wait_s = 30;
-  PartitionConfig low, high;
-  low.name = "low";
-  low.is_default = true;
-  low.grace_time_s = 120;
-  high.name = "high";
-  high.priority_tier = 10;
-  c.partitions = {low, high};
+  c.partitions[0].grace_time_s = 120;  // "low"
   auto urgent = job(2, 50, 2, 100, 100);
   urgent.partition = "high";
   const double restart = SimulationOptions{}.failures.restart_s;

@@ -1,11 +1,11 @@
-// Summary statistics shared by the validation commands.
+// Summary statistics shared by the validation comparisons.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-namespace fmsim::cli {
+namespace fmsim::jobspec {
 
 /// The q-quantile (0..1) of v by linear interpolation between order statistics; 0 when empty.
 inline double quantile(std::vector<double> v, double q) {
@@ -17,4 +17,4 @@ inline double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-}  // namespace fmsim::cli
+}  // namespace fmsim::jobspec

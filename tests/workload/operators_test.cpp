@@ -1,0 +1,57 @@
+// workload::layer_operators: each operator carries the block of the layer it was built in
+// (Megatron-Core's recompute_modules: mla_up_proj, mlp, moe_act, shared_experts, moe, layernorm).
+#include "workload/operators.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "test_models.hpp"
+
+namespace fmsim::workload {
+namespace {
+
+// Every operator of a layer, name -> block.
+std::map<std::string, OpBlock> blocks(const ModelSpec& m, int layer) {
+  std::map<std::string, OpBlock> out;
+  for (const auto& op : layer_operators(m, layer, ShardContext{})) out[std::string(op.name)] = op.block;
+  return out;
+}
+
+// A dense layer: fc1, the activation and fc2 are the MLP; the norms/residuals pass is the
+// layernorm module's; the attention projections are in no module (core_attn is the attention
+// kernel, told by its kind).
+TEST(LayerOperators, DenseLayerBlocks) {
+  const auto b = blocks(testing::llama31_8b(), 0);
+  EXPECT_EQ(b.at("fc1"), OpBlock::Mlp);
+  EXPECT_EQ(b.at("activation"), OpBlock::Mlp);
+  EXPECT_EQ(b.at("fc2"), OpBlock::Mlp);
+  EXPECT_EQ(b.at("norms_residuals"), OpBlock::Norms);
+  EXPECT_EQ(b.at("qkv_proj"), OpBlock::Other);
+  EXPECT_EQ(b.at("o_proj"), OpBlock::Other);
+  EXPECT_EQ(b.at("attention"), OpBlock::Other);
+}
+
+// DeepSeek-V3's MoE layer (after its 3 dense layers): MLA's up-projections are mla_up_proj; the
+// router, expert GEMMs and permutation are moe; the experts' activation is moe_act; the shared
+// expert is shared_experts; the down-projections stay outside any module.
+TEST(LayerOperators, MlaMoeLayerBlocks) {
+  const auto b = blocks(testing::deepseek_v3(), 3);
+  EXPECT_EQ(b.at("q_up"), OpBlock::MlaUpProj);
+  EXPECT_EQ(b.at("kv_up"), OpBlock::MlaUpProj);
+  EXPECT_EQ(b.at("q_down"), OpBlock::Other);
+  EXPECT_EQ(b.at("kv_down"), OpBlock::Other);
+  EXPECT_EQ(b.at("router"), OpBlock::Moe);
+  EXPECT_EQ(b.at("expert_fc1"), OpBlock::Moe);
+  EXPECT_EQ(b.at("expert_fc2"), OpBlock::Moe);
+  EXPECT_EQ(b.at("permute_unpermute"), OpBlock::Moe);
+  EXPECT_EQ(b.at("expert_act"), OpBlock::MoeAct);
+  EXPECT_EQ(b.at("shared_fc1"), OpBlock::SharedExperts);
+  EXPECT_EQ(b.at("shared_act"), OpBlock::SharedExperts);
+  EXPECT_EQ(b.at("shared_fc2"), OpBlock::SharedExperts);
+  EXPECT_EQ(b.count("fc1"), 0u);
+}
+
+}  // namespace
+}  // namespace fmsim::workload
