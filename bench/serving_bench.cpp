@@ -106,7 +106,7 @@ void BM_PlanServe4Families(benchmark::State& state) {
       req.workload.input = {serving::LengthKind::Fixed, 1024, 0, 0};
       req.workload.output = {serving::LengthKind::Fixed, 1024, 0, 0};
       req.target_rate = 500;
-      req.slo = {2.0, 0.05};
+      req.slo = {core::Seconds(2.0), core::Seconds(0.05)};
       const auto comm = training::make_comm_cost(base.cluster);
       const auto& sys = base.cluster.system;
       const double price = sys.gpus() > 0 ? sys.price_per_hour_usd / sys.gpus() : 0.0;

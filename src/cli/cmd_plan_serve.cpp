@@ -42,7 +42,7 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
   report::Document doc;
   doc.title = fmt::format("Serving plan: {}", o.plan.serving.model);
   doc.subtitle = fmt::format("{} | SLO p99 TTFT {} TPOT {}{}", serving::describe(req.workload),
-                             slo_bound_text(req.slo.ttft_s), slo_bound_text(req.slo.tpot_s),
+                             slo_bound_text(req.slo.ttft.value()), slo_bound_text(req.slo.tpot.value()),
                              req.target_rate > 0 ? fmt::format(" | {:g} requests/s", req.target_rate) : "");
   report::Section plans{"Cheapest plans", {}};
   report::Table t;
@@ -188,7 +188,7 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       j["model"] = o.plan.serving.model;
       j["workload"] = serving::describe(req.workload);
       j["target_rate"] = req.target_rate;
-      j["slo"] = {{"ttft_p99_s", req.slo.ttft_s}, {"tpot_p99_s", req.slo.tpot_s}};
+      j["slo"] = {{"ttft_p99_s", req.slo.ttft.value()}, {"tpot_p99_s", req.slo.tpot.value()}};
       nlohmann::json plans = nlohmann::json::array();
       for (const auto& r : results) {
         plans.push_back({{"system", r.system},
@@ -223,8 +223,8 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       return;
     }
     std::cout << fmt::format("fmsim plan-serve: {} | {} | SLO p99 TTFT {} TPOT {}{}\n\n", o.plan.serving.model,
-                             serving::describe(req.workload), slo_bound_text(req.slo.ttft_s),
-                             slo_bound_text(req.slo.tpot_s),
+                             serving::describe(req.workload), slo_bound_text(req.slo.ttft.value()),
+                             slo_bound_text(req.slo.tpot.value()),
                              req.target_rate > 0 ? fmt::format(" | target {:g} requests/s", req.target_rate) : "");
     TextTable t({{"#"},
                  {"system"},

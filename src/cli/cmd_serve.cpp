@@ -80,12 +80,12 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
   const auto& d = s.deployment;
   nlohmann::json series = nlohmann::json::array();
   for (const auto& it : downsample(r.iterations, 200)) {
-    series.push_back({{"time_s", it.time_s},
+    series.push_back({{"time_s", it.time.value()},
                       {"batch", it.running},
                       {"tokens", it.tokens},
                       {"kv_usage", it.kv_usage},
                       {"waiting", it.waiting},
-                      {"iteration_s", it.duration_s}});
+                      {"iteration_s", it.duration.value()}});
   }
   const auto& p = r.time_by_part;
   return {{"model", d.model.name},
@@ -128,11 +128,11 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
             {"itl", "gap between consecutive output tokens of a request, over all tokens"},
             {"e2e", "last output token - arrival"}}},
           {"slo",
-           {{"ttft_s", s.slo.ttft_s},
-            {"tpot_s", s.slo.tpot_s},
+           {{"ttft_s", s.slo.ttft.value()},
+            {"tpot_s", s.slo.tpot.value()},
             {"attainment", m.slo_attainment},
             {"goodput_requests_per_s", m.goodput_requests_per_s},
-            {"meets_p99", s.slo.met(m.ttft.p99, m.tpot.p99)}}},
+            {"meets_p99", s.slo.met(core::Seconds(m.ttft.p99), core::Seconds(m.tpot.p99))}}},
           {"kv_usage", {{"mean", m.kv_usage_mean}, {"max", m.kv_usage_max}}},
           {"batch_mean", m.batch_mean},
           {"queue", {{"mean", m.queue_mean}, {"max", m.queue_max}}},
@@ -205,11 +205,11 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
       "  TTFT = first token - arrival (queueing included); TPOT = (last - first token) / (output - 1) per request;\n"
       "  ITL = gap between consecutive tokens over all tokens; E2E = last token - arrival.\n");
   if (s.slo.any()) {
-    const bool meets = s.slo.met(m.ttft.p99, m.tpot.p99);
+    const bool meets = s.slo.met(core::Seconds(m.ttft.p99), core::Seconds(m.tpot.p99));
     fmt::print(
         "\nSLO         TTFT <= {} ms, TPOT <= {} ms: {:.1f}% of requests meet it, goodput {:.2f} req/s; p99 {}\n",
-        s.slo.ttft_s > 0 ? ms(s.slo.ttft_s) : "-", s.slo.tpot_s > 0 ? ms(s.slo.tpot_s) : "-", 100 * m.slo_attainment,
-        m.goodput_requests_per_s, meets ? "MEETS the SLO" : "MISSES the SLO");
+        s.slo.ttft.value() > 0 ? ms(s.slo.ttft.value()) : "-", s.slo.tpot.value() > 0 ? ms(s.slo.tpot.value()) : "-",
+        100 * m.slo_attainment, m.goodput_requests_per_s, meets ? "MEETS the SLO" : "MISSES the SLO");
   }
   fmt::print(
       "\nengine      batch mean {:.1f} | KV usage mean {:.0f}% max {:.0f}% | queue mean {:.1f} max {:.0f} | "
@@ -239,7 +239,8 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
   }
   fmt::print("\n{:>10}{:>8}{:>10}{:>8}{:>8}   over time (10 samples)\n", "time s", "batch", "tokens", "KV %", "queue");
   for (const auto& it : downsample(r.iterations, 10)) {
-    fmt::print("{:>10.2f}{:>8}{:>10}{:>8.0f}{:>8}\n", it.time_s, it.running, it.tokens, 100 * it.kv_usage, it.waiting);
+    fmt::print("{:>10.2f}{:>8}{:>10}{:>8.0f}{:>8}\n", it.time.value(), it.running, it.tokens, 100 * it.kv_usage,
+               it.waiting);
   }
 }
 
@@ -254,8 +255,8 @@ std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeRes
     if (!q.completed()) continue;
     if (q.sample == 0) prompt += static_cast<double>(q.input_tokens);
     gen += static_cast<double>(q.output_tokens);
-    ttft.push_back(q.ttft());
-    e2e.push_back(q.e2e());
+    ttft.push_back(q.ttft().value());
+    e2e.push_back(q.e2e().value());
   }
   std::vector<observability::Metric> g{
       gauge("vllm:num_requests_running", "Requests in the running batch (time-weighted mean)", m.batch_mean, labels),
@@ -384,7 +385,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     if (!o.timeseries.empty()) {
       std::string csv = "time_s,iteration_s,batch,decode_seqs,prefill_tokens,tokens,waiting,kv_usage,preemptions\n";
       for (const auto& it : r.iterations) {
-        csv += fmt::format("{:.6f},{:.6f},{},{},{},{},{},{:.4f},{}\n", it.time_s, it.duration_s, it.running,
+        csv += fmt::format("{:.6f},{:.6f},{},{},{},{},{},{:.4f},{}\n", it.time.value(), it.duration.value(), it.running,
                            it.decode_seqs, it.prefill_tokens, it.tokens, it.waiting, it.kv_usage, it.preemptions);
       }
       write_file_atomically(o.timeseries, csv, "--timeseries");

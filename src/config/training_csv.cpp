@@ -448,10 +448,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       l.sharding = *word;
     }
     if (contains(shard, "pure")) l.bf16_grad_reduce = true;
-    // Megatron-LM of 2021-2022 keeps FP16 runs' gradient buffer in 16 bits and all-reduces it so
-    // (--accumulate-allreduce-grads-in-fp32 off unless --bf16, megatron/arguments.py).
-    if (job.stack == parallelism::to_string(parallelism::Stack::MegatronLegacy) && l.precision == core::Precision::FP16)
-      l.bf16_grad_reduce = true;
+    if (stack.fp16_grad_reduce_in_16_bits && l.precision == core::Precision::FP16) l.bf16_grad_reduce = true;
     // The SC21 runs all recompute activations (the paper's FLOP count includes the extra forward).
     if (sc21 && rc.empty()) l.recompute = parallelism::Recompute::Full;
     if (const auto word = parallelism::kRecomputeWords.parse(rc)) {

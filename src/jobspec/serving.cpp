@@ -133,8 +133,8 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
     wl.arrival = serving::ArrivalKind::ClosedLoop;
     wl.concurrency = f.concurrency;
   }
-  s.slo.ttft_s = duration_flag("--slo-ttft", f.slo_ttft);
-  s.slo.tpot_s = duration_flag("--slo-tpot", f.slo_tpot);
+  s.slo.ttft = core::Seconds(duration_flag("--slo-ttft", f.slo_ttft));
+  s.slo.tpot = core::Seconds(duration_flag("--slo-tpot", f.slo_tpot));
   const auto& sys = d.cluster.system;
   s.price_per_gpu_hour = sys.gpus() > 0 ? sys.price_per_hour_usd / sys.gpus() : 0.0;
   return s;

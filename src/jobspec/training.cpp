@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "parallelism/layout.hpp"
+#include "parallelism/stack.hpp"
 #include "workload/expert_load.hpp"
 
 namespace fmsim::jobspec {
@@ -89,15 +90,20 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
       o.loss_slot = n->as_bool() ? 1 : 0;
     if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group"))
       o.shard_group = n->as_int(config::Bound::NonNegative);
-    if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) o.no_sp = !n->as_bool();
+    if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) {
+      o.no_sp = !n->as_bool();
+      o.job_sets_sp = true;
+    }
     if (const auto n = p->find("tp_overlap"); n && !flag_given("--tp-overlap")) o.tp_overlap = n->as_bool();
     if (const auto n = p->find("moe_dispatcher"); n && !flag_given("--moe-dispatcher")) {
       o.moe_dispatcher = n->as_word_name(training::kMoeDispatcherWords);
     }
     if (const auto n = p->find("expert_load_cv"); n && !flag_given("--expert-load-cv"))
       o.expert_load_cv = n->as_number(config::Bound::NonNegative);
-    if (const auto n = p->find("sharding"); n && !flag_given("--sharding"))
+    if (const auto n = p->find("sharding"); n && !flag_given("--sharding")) {
       o.sharding = n->as_word_name(parallelism::kShardingWords);
+      o.job_sets_sharding = true;
+    }
   }
   if (const auto b = root.find("batch")) {
     b->check_keys({"global", "micro"});
@@ -242,8 +248,19 @@ std::vector<std::string> training_job_warnings(const TrainingJobFlags& f) {
 
 TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& catalog, const FlagGiven& given) {
   apply_job_file(f, given);
+  // Where neither a flag nor the job file says, the stack's conventions decide (megatron-legacy,
+  // Megatron-LM of 2021-2022: no sequence parallelism, plain DDP).
+  const parallelism::StackConventions conventions = parallelism::stack_conventions(f.stack);
+  if (!conventions.sequence_parallel && !given("--no-sp") && !f.job_sets_sp) f.no_sp = true;
+  if (!conventions.distributed_optimizer && !conventions.fully_sharded && !given("--sharding") &&
+      !f.job_sets_sharding) {
+    f.sharding = std::string(parallelism::to_string(parallelism::Sharding::None));
+  }
   TrainingSetup s;
   s.job = make_training_job(f, catalog);
+  if (conventions.fp16_grad_reduce_in_16_bits && s.job.layout.precision == core::Precision::FP16) {
+    s.job.layout.bf16_grad_reduce = true;
+  }
   s.warnings = training_job_warnings(f);
   s.calibration = load_stack_calibration(f.calibration, s.job.stack);
   resolve_moe_dispatcher(s.job, s.calibration);

@@ -49,6 +49,9 @@ struct TrainingJobFlags {
   std::string lora_targets = "all-linear";  ///< comma-separated LoraModules words
   std::string lora_base = "bf16";           ///< frozen weights: bf16, fp8, nf4 (QLoRA)
   bool no_sp = false;
+  /// The job file named sequence_parallel / sharding: the stack's conventions do not replace them.
+  bool job_sets_sp = false;
+  bool job_sets_sharding = false;
   bool mtp = false;         ///< train the model's multi-token-prediction modules
   std::string power_limit;  ///< "" = TDP
   bool tp_overlap = false;

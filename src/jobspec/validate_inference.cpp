@@ -101,7 +101,7 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
     const int n = wl.num_requests, c = row.concurrency;
     std::vector<double> finishes;
     for (const auto& q : r.requests) {
-      if (q.completed()) finishes.push_back(q.finish_s);
+      if (q.completed()) finishes.push_back(q.finish.value());
     }
     std::sort(finishes.begin(), finishes.end());
     if (static_cast<int>(finishes.size()) == n && n > 2 * c + 1) {

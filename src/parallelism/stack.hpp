@@ -59,6 +59,10 @@ struct StackConventions {
   /// Without full sharding, the optimizer is sharded over data parallelism (Megatron-Core's
   /// distributed optimizer) when a run does not say; false: plain DDP (Megatron-LM before 2022).
   bool distributed_optimizer = true;
+  /// FP16 runs reduce their gradients in 16 bits (Megatron-LM before Megatron-Core kept the FP16
+  /// gradient buffer in the parameters' type: --accumulate-allreduce-grads-in-fp32 was forced on
+  /// only for BF16, megatron/arguments.py).
+  bool fp16_grad_reduce_in_16_bits = false;
 };
 
 /// A stack of none of the known kinds (a calibration's own): no overlap, no full sharding.
@@ -90,7 +94,8 @@ constexpr StackConventions stack_conventions(Stack s) {
               .tp_comm_overlap = false,
               .published_recompute = Recompute::Full,
               .sequence_parallel = false,
-              .distributed_optimizer = false};
+              .distributed_optimizer = false,
+              .fp16_grad_reduce_in_16_bits = true};
   }
   return kNoStackConventions;
 }

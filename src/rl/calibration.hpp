@@ -32,7 +32,7 @@ struct RlCalibration {
   /// update of Qwen3-235B-A22B (BF16, 470 GB) on 8 H800 in one NVLink domain: 6.22 s, of which
   /// 0.33 s metadata; the NVLink broadcast itself takes under 3 s, so load_weights bounds the
   /// pipeline at 470 GB / 5.9 s = 80 GB/s (validation/rl.csv R143).
-  double engine_load_bandwidth = 80e9;
+  core::BytesPerSecond engine_load_bandwidth = core::gb_per_s(80.0);
   /// Fixed cost of one update: barrier, metadata gather, engine cache reset.
   core::Seconds sync_fixed = core::ms(10.0);
   /// Quantising on receive (BF16 trainer -> FP8/FP4 rollout): the engine's load_weights casts
@@ -49,13 +49,13 @@ struct RlCalibration {
   /// v0.5 dense colocated rows (R061, R070, R074, R082: residual after the other phases over the
   /// bytes moved = 4.5, 1.6, 3.1, 2.8 GB/s, median 3.0), on H100 (PCIe Gen5) and GB200 (C2C)
   /// alike: a pageable, CPU-bound copy, not the host link. Held out: v0.4 rows R084, R092.
-  double offload_bandwidth = 2.7e9;
+  core::BytesPerSecond offload_bandwidth = core::gb_per_s(2.7);
   /// The same copies on a Grace host (GB200: the CPU joined to its GPUs by NVLink-C2C, its
   /// LPDDR5X shared by 2 GPUs instead of 8 GPUs per x86 host). Fitted the same way as
   /// offload_bandwidth, on the NeMo-RL v0.5 GB200 colocated rows (R074, R076, R078, R080, R082):
   /// the residual after the other phases (with vllm_blackwell_iteration_factor) over the bytes
   /// moved = 28, 4.7, 10.4, 4.7, 320 GB/s, median 10.4. In-sample for those rows.
-  double offload_bandwidth_grace = 10.4e9;
+  core::BytesPerSecond offload_bandwidth_grace = core::gb_per_s(10.4);
 
   // ---- the rollout engine on Blackwell
   /// vLLM's iteration time on Blackwell GPUs in RL rollouts over what the serving model predicts

@@ -203,7 +203,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // ---- colocated switch: optimizer states and gradients to host and back, engine sleep/wake
   // (host copies at the x86 hosts' rate, or a Grace host's).
   const double offload_bandwidth =
-      job.cluster.system.cpu_vendor == hardware::CpuVendor::Arm ? cal.offload_bandwidth_grace : cal.offload_bandwidth;
+      (job.cluster.system.cpu_vendor == hardware::CpuVendor::Arm ? cal.offload_bandwidth_grace : cal.offload_bandwidth)
+          .value();
   double switch_time = 0.0;
   const double engine_share = gen_cal.gpu_memory_utilization * job.cluster.gpu.hbm_usable.value();
   const bool fits_together = r.train.memory.total().value() + engine_share <= job.cluster.gpu.hbm_usable.value();

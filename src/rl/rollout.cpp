@@ -133,9 +133,9 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   BatchSegment seg;
   double start = 0.0;
   for (const auto& it : sim.iterations) {
-    busy += it.running * it.duration_s;
+    busy += it.running * it.duration.value();
     kv_peak = std::max(kv_peak, it.kv_usage);
-    const double begin = it.time_s - it.duration_s;
+    const double begin = (it.time - it.duration).value();
     if (it.running != seg.batch && seg.batch > 0) {
       seg.end_s = begin;
       r.segments.push_back(seg);
@@ -146,7 +146,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
       start = begin;
       seg.start_s = start;
     }
-    seg.end_s = it.time_s;
+    seg.end_s = it.time.value();
   }
   if (seg.batch > 0) r.segments.push_back(seg);
   r.busy_fraction = sim.duration.value() > 0.0 ? busy / (r.concurrency * sim.duration.value()) : 0.0;

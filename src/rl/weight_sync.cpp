@@ -98,7 +98,7 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
   r.per_tensor = each * static_cast<double>(r.tensors);
   r.fixed = cal.sync_fixed;
   r.load = core::Seconds(
-      job.method == SyncMethod::Storage || !job.engine_load ? 0.0 : recv_bytes / cal.engine_load_bandwidth);
+      job.method == SyncMethod::Storage || !job.engine_load ? 0.0 : recv_bytes / cal.engine_load_bandwidth.value());
   if (requantize) {
     const double kept_params = static_cast<double>(params.total) / std::max(1, job.generator_tp);
     const double hbm_pass = kept_params * (wide + narrow) / job.cluster.gpu.hbm_bandwidth.value();

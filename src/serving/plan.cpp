@@ -38,7 +38,7 @@ bool meets(const IterationModel& model, const WorkloadSpec& base, const Slo& slo
   // that grows for the whole run drains far later). A search criterion, not a model constant.
   const double span = reqs.empty() ? 0.0 : reqs.back().arrival_s;
   if (r.duration.value() > 1.2 * span + s.e2e.p50 + 1e-9) return false;
-  return slo.met(s.ttft.p99, s.tpot.p99);
+  return slo.met(core::Seconds(s.ttft.p99), core::Seconds(s.tpot.p99));
 }
 
 }  // namespace
@@ -158,8 +158,9 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   WorkloadSpec pre = r.workload;
   pre.output = {LengthKind::Fixed, 1, 0, 0};
   pre.samples_per_prompt = 1;
-  Slo pre_slo{r.slo.ttft_s > 0 ? r.slo.ttft_s - kv_transfer : 0.0, 0.0};
-  if (r.slo.ttft_s > 0 && pre_slo.ttft_s <= 0) {
+  const double ttft_bound = r.slo.ttft.value(), tpot_bound = r.slo.tpot.value();
+  const Slo pre_slo{core::Seconds(ttft_bound > 0 ? ttft_bound - kv_transfer : 0.0), core::Seconds{}};
+  if (ttft_bound > 0 && pre_slo.ttft.value() <= 0) {
     p.reason = "the KV transfer alone exceeds the TTFT SLO";
     out.push_back(p);
     return out;
@@ -177,7 +178,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
     w.decode_ctx_window = b * (d.model.sliding_window > 0 ? std::min<double>(ctx, d.model.sliding_window) : ctx);
     w.sampled = b;
     const double step = model.iteration(w).total().value() / d.speculation.tokens_per_step();
-    if (r.slo.tpot_s > 0 && step > r.slo.tpot_s) break;
+    if (tpot_bound > 0 && step > tpot_bound) break;
     const double rate = b / step / osl;
     if (rate > best_rate_d) best_rate_d = rate, best_step = step;
   }
@@ -192,7 +193,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   p.max_rate = rate_p * best_rate_d / (rate_p + best_rate_d) * 2;  // a 1:1-GPU unit of both pools, normalised below
   p.output_tokens_per_s_per_gpu = osl / gpu_s_per_request;
   p.tpot_p99 = best_step;
-  p.ttft_p99 = r.slo.ttft_s;  // bounded by construction
+  p.ttft_p99 = ttft_bound;  // bounded by construction
   const double target = r.target_rate > 0 ? r.target_rate : std::max(rate_p, best_rate_d);
   const int np = static_cast<int>(std::ceil(target / rate_p - 1e-9));
   const int nd = static_cast<int>(std::ceil(target / best_rate_d - 1e-9));
@@ -221,7 +222,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   if (res.fits && sum.completed > 0) {
     p.ttft_p99 = sum.ttft.p99;
     p.tpot_p99 = sum.tpot.p99;
-    if (!r.slo.met(sum.ttft.p99, sum.tpot.p99)) {
+    if (!r.slo.met(core::Seconds(sum.ttft.p99), core::Seconds(sum.tpot.p99))) {
       p.feasible = false;
       p.reason = fmt::format("the simulated {}:{} pools miss the SLO (p99 TTFT {:.0f} ms, TPOT {:.1f} ms)",
                              dis.prefill_replicas, dis.decode_replicas, sum.ttft.p99 * 1e3, sum.tpot.p99 * 1e3);

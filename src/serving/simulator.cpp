@@ -251,9 +251,9 @@ class Scheduler {
       RequestResult rr;
       rr.request = s.request;
       rr.sample = s.sample;
-      rr.arrival_s = s.arrival;
-      rr.first_token_s = s.first_token;
-      rr.finish_s = s.finish;
+      rr.arrival = core::Seconds(s.arrival);
+      rr.first_token = core::Seconds(s.first_token);
+      rr.finish = core::Seconds(s.finish);
       rr.input_tokens = s.input;
       rr.output_tokens = s.generated;
       rr.cached_tokens = s.cached;
@@ -628,8 +628,8 @@ class Scheduler {
       }
       std::erase_if(running_, [&](int idx) { return seqs_[static_cast<std::size_t>(idx)].finish >= 0; });
       IterationSample smp;
-      smp.time_s = now;
-      smp.duration_s = dt;
+      smp.time = core::Seconds(now);
+      smp.duration = core::Seconds(dt);
       smp.running = static_cast<int>(batch.size());
       smp.decode_seqs = w.decode_seqs;
       smp.prefill_tokens = w.prefill_tokens;
@@ -811,8 +811,8 @@ ServeResult merge(std::vector<ServeResult>& parts) {
     accumulate(r.time_by_part, p.time_by_part);
     r.iterations.insert(r.iterations.end(), p.iterations.begin(), p.iterations.end());
     for (const auto& q : p.requests) {
-      first = std::min(first, q.arrival_s);
-      if (q.completed()) last = std::max(last, q.finish_s);
+      first = std::min(first, q.arrival.value());
+      if (q.completed()) last = std::max(last, q.finish.value());
     }
     r.requests.insert(r.requests.end(), p.requests.begin(), p.requests.end());
   }
@@ -820,7 +820,7 @@ ServeResult merge(std::vector<ServeResult>& parts) {
     return std::tie(a.request, a.sample) < std::tie(b.request, b.sample);
   });
   std::stable_sort(r.iterations.begin(), r.iterations.end(),
-                   [](const IterationSample& a, const IterationSample& b) { return a.time_s < b.time_s; });
+                   [](const IterationSample& a, const IterationSample& b) { return a.time < b.time; });
   r.duration = core::Seconds(last > first ? last - first : 0.0);
   return r;
 }
@@ -896,24 +896,26 @@ void trace_requests(const ServeResult& r, engine::TraceSink* trace) {
     std::vector<const RequestResult*> done;
     for (const auto& q : r.requests)
       if (q.completed() && shown++ < 2000) done.push_back(&q);
-    std::sort(done.begin(), done.end(), [](auto* a, auto* b) { return a->arrival_s < b->arrival_s; });
+    std::sort(done.begin(), done.end(), [](auto* a, auto* b) { return a->arrival < b->arrival; });
     for (const auto* q : done) {
       int lane;
-      if (!free_lanes.empty() && free_lanes.top().first <= q->arrival_s) {
+      if (!free_lanes.empty() && free_lanes.top().first <= q->arrival.value()) {
         lane = free_lanes.top().second;
         free_lanes.pop();
       } else {
         lane = lanes++;
       }
-      free_lanes.emplace(q->finish_s, lane);
+      free_lanes.emplace(q->finish.value(), lane);
       const std::string thread = fmt::format("requests {:04d}", lane);
       const std::string name = fmt::format("req {}{}", q->request, q->sample > 0 ? fmt::format(".{}", q->sample) : "");
-      const std::vector<std::pair<std::string, std::string>> args{{"input_tokens", std::to_string(q->input_tokens)},
-                                                                  {"output_tokens", std::to_string(q->output_tokens)},
-                                                                  {"ttft_ms", fmt::format("{:.2f}", 1e3 * q->ttft())}};
-      trace->record({"requests", thread, name + " ttft", "queue+prefill", at(q->arrival_s), at(q->ttft()), args});
-      trace->record({"requests", thread, name + " decode", "decode", at(q->first_token_s),
-                     at(q->finish_s - q->first_token_s), args});
+      const std::vector<std::pair<std::string, std::string>> args{
+          {"input_tokens", std::to_string(q->input_tokens)},
+          {"output_tokens", std::to_string(q->output_tokens)},
+          {"ttft_ms", fmt::format("{:.2f}", 1e3 * q->ttft().value())}};
+      trace->record(
+          {"requests", thread, name + " ttft", "queue+prefill", at(q->arrival.value()), at(q->ttft().value()), args});
+      trace->record({"requests", thread, name + " decode", "decode", at(q->first_token.value()),
+                     at((q->finish - q->first_token).value()), args});
     }
   }
 }
@@ -1009,7 +1011,7 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   r.rejected += p.rejected;
   r.iterations.insert(r.iterations.end(), p.iterations.begin(), p.iterations.end());
   std::stable_sort(r.iterations.begin(), r.iterations.end(),
-                   [](const IterationSample& a, const IterationSample& b) { return a.time_s < b.time_s; });
+                   [](const IterationSample& a, const IterationSample& b) { return a.time < b.time; });
   accumulate(r.time_by_part, p.time_by_part);
   trace_requests(r, trace);
   return r;
@@ -1052,9 +1054,9 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
     s.completed++;
     out_tokens += static_cast<double>(q.output_tokens);
     if (q.sample == 0) in_tokens += static_cast<double>(q.input_tokens);
-    ttft.push_back(q.ttft());
-    e2e.push_back(q.e2e());
-    if (q.output_tokens > 1) tpot.push_back(q.tpot());
+    ttft.push_back(q.ttft().value());
+    e2e.push_back(q.e2e().value());
+    if (q.output_tokens > 1) tpot.push_back(q.tpot().value());
     counted++;
     const bool ok = slo.met(q.ttft(), q.tpot());
     good += ok ? 1 : 0;
@@ -1077,10 +1079,11 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
   s.goodput_requests_per_s = good / dur;
   double kv = 0, batch = 0, queue = 0, wsum = 0;
   for (const auto& it : r.iterations) {
-    kv += it.kv_usage * it.duration_s;
-    batch += it.running * it.duration_s;
-    queue += it.waiting * it.duration_s;
-    wsum += it.duration_s;
+    const double d = it.duration.value();
+    kv += it.kv_usage * d;
+    batch += it.running * d;
+    queue += it.waiting * d;
+    wsum += d;
     s.kv_usage_max = std::max(s.kv_usage_max, it.kv_usage);
     s.queue_max = std::max<double>(s.queue_max, it.waiting);
   }

@@ -19,26 +19,26 @@ namespace fmsim::serving {
 struct RequestResult {
   int request = 0;
   int sample = 0;
-  double arrival_s = 0;
-  double first_token_s = -1;  ///< when the first output token was produced; -1 if never
-  double finish_s = -1;       ///< when the last output token was produced; -1 if not completed
+  core::Seconds arrival{};
+  core::Seconds first_token{-1.0};  ///< when the first output token was produced; -1 if never
+  core::Seconds finish{-1.0};       ///< when the last output token was produced; -1 if not completed
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   std::int64_t cached_tokens = 0;  ///< prompt tokens served from the prefix cache
   int preemptions = 0;
-  [[nodiscard]] bool completed() const { return finish_s >= 0; }
-  [[nodiscard]] double ttft() const { return first_token_s - arrival_s; }
-  [[nodiscard]] double e2e() const { return finish_s - arrival_s; }
+  [[nodiscard]] bool completed() const { return finish.value() >= 0; }
+  [[nodiscard]] core::Seconds ttft() const { return first_token - arrival; }
+  [[nodiscard]] core::Seconds e2e() const { return finish - arrival; }
   /// Time per output token after the first: (finish - first token) / (output - 1).
-  [[nodiscard]] double tpot() const {
-    return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0;
+  [[nodiscard]] core::Seconds tpot() const {
+    return output_tokens > 1 ? (finish - first_token) / static_cast<double>(output_tokens - 1) : core::Seconds{};
   }
 };
 
 /// The state after one iteration: the time series observability exports.
 struct IterationSample {
-  double time_s = 0;  ///< end of the iteration
-  double duration_s = 0;
+  core::Seconds time{};  ///< end of the iteration
+  core::Seconds duration{};
   int running = 0;  ///< requests holding KV (scheduled this iteration)
   int decode_seqs = 0;
   int prefill_tokens = 0;
@@ -153,13 +153,13 @@ struct LatencyStats {
 
 /// Service-level objective on per-request latencies (0 = no bound).
 struct Slo {
-  double ttft_s = 0;
-  double tpot_s = 0;
+  core::Seconds ttft{};  ///< bound on time to first token; 0 = none
+  core::Seconds tpot{};  ///< bound on time per output token; 0 = none
   /// Whether a TTFT and a TPOT (one request's, or a percentile's) are within the bounds set.
-  [[nodiscard]] bool met(double ttft, double tpot) const {
-    return (ttft_s <= 0 || ttft <= ttft_s) && (tpot_s <= 0 || tpot <= tpot_s);
+  [[nodiscard]] bool met(core::Seconds t, core::Seconds p) const {
+    return (ttft <= core::Seconds{} || t <= ttft) && (tpot <= core::Seconds{} || p <= tpot);
   }
-  [[nodiscard]] bool any() const { return ttft_s > 0 || tpot_s > 0; }
+  [[nodiscard]] bool any() const { return ttft > core::Seconds{} || tpot > core::Seconds{}; }
 };
 
 /// Headline figures of a run.

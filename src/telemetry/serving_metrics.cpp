@@ -21,8 +21,8 @@ const std::vector<double>& kE2eBounds = serving::kVllmE2eBuckets;
 std::vector<std::pair<double, double>> events(const serving::ServeResult& r, bool first_token) {
   std::vector<std::pair<double, double>> out;
   for (const auto& q : r.requests) {
-    if (first_token && q.first_token_s >= 0) out.emplace_back(q.first_token_s, q.ttft());
-    if (!first_token && q.completed()) out.emplace_back(q.finish_s, q.e2e());
+    if (first_token && q.first_token.value() >= 0) out.emplace_back(q.first_token.value(), q.ttft().value());
+    if (!first_token && q.completed()) out.emplace_back(q.finish.value(), q.e2e().value());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -32,7 +32,7 @@ std::vector<std::pair<double, double>> events(const serving::ServeResult& r, boo
 
 WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::string& model_name,
                                    const SeriesOptions& options, observability::MetricsOutput& out) {
-  const double horizon = std::max(r.duration.value(), r.iterations.empty() ? 1.0 : r.iterations.back().time_s);
+  const double horizon = std::max(r.duration.value(), r.iterations.empty() ? 1.0 : r.iterations.back().time.value());
   // The last tick at or after the last completion, so the final totals are sampled.
   const double res = static_cast<double>(options.resolution_s);
   const Grid grid = make_grid(std::max(std::ceil(horizon / res) * res, res), options);
@@ -44,7 +44,7 @@ WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::str
     std::size_t i = 0;
     double p = 0.0, d = 0.0;
     for (std::size_t k = 0; k < n; ++k) {
-      while (i < r.iterations.size() && r.iterations[i].time_s <= grid.time(k)) {
+      while (i < r.iterations.size() && r.iterations[i].time.value() <= grid.time(k)) {
         p += r.iterations[i].prefill_tokens;
         d += r.iterations[i].decode_seqs;
         ++i;

@@ -102,6 +102,43 @@ TEST(TrainCli, JobFileWithFlagOverride) {
   EXPECT_EQ(j["model"], "llama3.1-70b");
 }
 
+// --stack megatron-legacy (Megatron-LM of 2021-2022) takes its conventions where no flag says:
+// no sequence parallelism, plain DDP, and an FP16 run's 16-bit gradient reduce, which makes the
+// SC21 1T step of `validate training` (98.5 s) reproducible from the command line. Flags win.
+TEST(TrainCli, LegacyMegatronStackConventions) {
+  const std::vector<std::string> sc21{"train",
+                                      "--model",
+                                      "megatron-sc21-gpt-1008b",
+                                      "--cluster",
+                                      "dgx-a100:384",
+                                      "--tp",
+                                      "8",
+                                      "--pp",
+                                      "64",
+                                      "--gbs",
+                                      "3072",
+                                      "--seq",
+                                      "2048",
+                                      "--precision",
+                                      "fp16",
+                                      "--recompute",
+                                      "full",
+                                      "--stack",
+                                      "megatron-legacy",
+                                      "--json"};
+  const auto r = run_fmsim(sc21);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["layout"]["sequence_parallel"], false);
+  EXPECT_EQ(j["layout"]["sharding"], "ddp");
+  EXPECT_NEAR(j["step_time_s"].get<double>(), 98.5, 0.5);
+  auto pinned = sc21;
+  pinned.insert(pinned.end(), {"--sharding", "zero1"});
+  const auto z = run_fmsim(pinned);
+  ASSERT_EQ(z.exit_code, 0) << z.err;
+  EXPECT_EQ(nlohmann::json::parse(z.out)["layout"]["sharding"], "zero1");
+}
+
 // --moe-dispatcher: a deduplicating dispatcher sends a token once per destination node, so
 // expert parallelism across two nodes gets cheaper; inside one node (ep 8) nothing changes.
 TEST(TrainCli, MoeDispatcherMattersAcrossNodesOnly) {

@@ -48,6 +48,8 @@ TEST(StackConventions, MegatronLegacy) {
   EXPECT_FALSE(c.fully_sharded);
   EXPECT_FALSE(c.sequence_parallel);
   EXPECT_FALSE(c.distributed_optimizer);
+  EXPECT_TRUE(c.fp16_grad_reduce_in_16_bits);
+  EXPECT_FALSE(stack_conventions(Stack::Megatron).fp16_grad_reduce_in_16_bits);
   EXPECT_EQ(c.published_recompute, Recompute::Full);
   EXPECT_TRUE(stack_conventions(Stack::Megatron).sequence_parallel);
   EXPECT_TRUE(stack_conventions(Stack::Megatron).distributed_optimizer);

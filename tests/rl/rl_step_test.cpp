@@ -100,14 +100,15 @@ TEST(RlStep, TrainerOffloadMovesStatesAroundEachTrainingPhase) {
   const auto r = estimate_rl_step(j, testing::test_calibration(), cal, TailEngine{});
   ASSERT_TRUE(r.feasible) << r.reason;
   const double w = r.train.memory.weights.value(), o = r.train.memory.optimizer.value();
-  EXPECT_NEAR(phase(r, "trainer_offload"), 2.0 * ((w + o) + 2.0 * w) / cal.offload_bandwidth, 1e-9);
-  EXPECT_NEAR(phase(r, "offload_reload"), 2.0 * r.rollout.weights_per_gpu.value() / cal.offload_bandwidth, 1e-9);
+  EXPECT_NEAR(phase(r, "trainer_offload"), 2.0 * ((w + o) + 2.0 * w) / cal.offload_bandwidth.value(), 1e-9);
+  EXPECT_NEAR(phase(r, "offload_reload"), 2.0 * r.rollout.weights_per_gpu.value() / cal.offload_bandwidth.value(),
+              1e-9);
   EXPECT_NEAR(r.step_time.value(), exposed_sum(r), 1e-9);
   // With gradient buffers too (Megatron grad_offload) the update moves them as well.
   j.trainer_offload = TrainerOffload::ParamsGradsOptimizer;
   const auto g = estimate_rl_step(j, testing::test_calibration(), cal, TailEngine{});
   EXPECT_NEAR(phase(g, "trainer_offload") - phase(r, "trainer_offload"),
-              2.0 * g.train.memory.gradients.value() / cal.offload_bandwidth, 1e-9);
+              2.0 * g.train.memory.gradients.value() / cal.offload_bandwidth.value(), 1e-9);
 }
 
 // The engine's share of HBM given by the job (vLLM gpu_memory_utilization in the recipe) reaches

@@ -44,8 +44,8 @@ TEST(WeightSync, P2pMovesShardsBroadcastMovesFullTensors) {
   const auto shard = estimate_weight_sync(job(SyncMethod::P2pRdma, 4, 4, 4), cal, comm);
   const double bytes = 2.0 * static_cast<double>(workload::count_parameters(testing::test_model()).total);
   EXPECT_DOUBLE_EQ(full.bytes.value(), bytes);
-  EXPECT_NEAR(full.load.value(), bytes / cal.engine_load_bandwidth, 1e-12);
-  EXPECT_NEAR(shard.load.value(), bytes / 4.0 / cal.engine_load_bandwidth, 1e-12);
+  EXPECT_NEAR(full.load.value(), bytes / cal.engine_load_bandwidth.value(), 1e-12);
+  EXPECT_NEAR(shard.load.value(), bytes / 4.0 / cal.engine_load_bandwidth.value(), 1e-12);
   EXPECT_GT(full.transfer.value(), 0.0);
   EXPECT_EQ(full.path, "NVLink");
 }

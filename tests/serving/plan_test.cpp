@@ -39,8 +39,8 @@ TEST(ServingPlan, TighterSloNeverRaisesTheSustainableRate) {
   WorkloadSpec w;
   w.input.mean = 1024;
   w.output.mean = 64;
-  const double loose = max_rate_under_slo(m, w, {2.0, 0.0}, 100);
-  const double tight = max_rate_under_slo(m, w, {0.2, 0.0}, 100);
+  const double loose = max_rate_under_slo(m, w, {core::Seconds(2.0), core::Seconds{}}, 100);
+  const double tight = max_rate_under_slo(m, w, {core::Seconds(0.2), core::Seconds{}}, 100);
   EXPECT_GT(loose, 0.0);
   EXPECT_LE(tight, loose);
 }
@@ -51,7 +51,7 @@ TEST(ServingPlan, ImpossibleSloHasNoRate) {
   WorkloadSpec w;
   w.input.mean = 128;
   w.output.mean = 32;
-  EXPECT_EQ(max_rate_under_slo(m, w, {0.0, 1e-6}, 50), 0.0);
+  EXPECT_EQ(max_rate_under_slo(m, w, {core::Seconds{}, core::Seconds(1e-6)}, 50), 0.0);
 }
 
 TEST(ServingPlan, LayoutsArePowersOfTwoUpToTheNvlinkDomainAndValid) {
@@ -68,7 +68,7 @@ TEST(ServingPlan, CostPerMillionTokensFollowsFromRateAndPrice) {
   PlanRequest r;
   r.workload.input.mean = 512;
   r.workload.output.mean = 128;
-  r.slo = {1.0, 0.1};
+  r.slo = {core::Seconds(1.0), core::Seconds(0.1)};
   r.requests_per_probe = 80;
   r.disaggregated = false;
   const auto res = evaluate(c, r, cheap_comm());

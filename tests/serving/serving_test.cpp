@@ -108,8 +108,8 @@ TEST(ServingSimulator, OneRequestTakesOnePrefillThenOneDecodeIterationPerToken) 
   const auto& q = r.requests[0];
   EXPECT_EQ(q.output_tokens, 64);
   EXPECT_EQ(r.iterations.size(), 64u);
-  EXPECT_NEAR(q.ttft(), r.iterations[0].duration_s, 1e-12);
-  EXPECT_NEAR(q.e2e(), q.ttft() + 63 * q.tpot(), 1e-9);
+  EXPECT_NEAR(q.ttft().value(), r.iterations[0].duration.value(), 1e-12);
+  EXPECT_NEAR(q.e2e().value(), (q.ttft() + 63 * q.tpot()).value(), 1e-9);
 }
 
 TEST(ServingSimulator, ClosedLoopOfOneIsOneRequestAfterAnother) {
@@ -391,11 +391,11 @@ TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
   ASSERT_EQ(layered.requests.size(), 1u);
   EXPECT_EQ(whole.requests[0].output_tokens, 16);
   EXPECT_EQ(whole.gpus, 2);
-  EXPECT_NEAR(whole.requests[0].ttft(), m.prefill_time(2048).value(), 1e-9);
-  EXPECT_NEAR(layered.requests[0].ttft(), whole.requests[0].ttft(), 1e-12);
+  EXPECT_NEAR(whole.requests[0].ttft().value(), m.prefill_time(2048).value(), 1e-9);
+  EXPECT_NEAR(layered.requests[0].ttft().value(), whole.requests[0].ttft().value(), 1e-12);
   const double t = m.kv_bytes(2048) / 1e9;
   const double exposed = std::max(t / 16.0, t - m.prefill_time(2048).value());
-  EXPECT_NEAR(whole.requests[0].e2e() - layered.requests[0].e2e(), t - exposed, 1e-9);
+  EXPECT_NEAR((whole.requests[0].e2e() - layered.requests[0].e2e()).value(), t - exposed, 1e-9);
 }
 
 }  // namespace
