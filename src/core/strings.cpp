@@ -50,9 +50,17 @@ std::vector<std::string> closest_matches(std::string_view name, const std::vecto
   std::vector<std::pair<int, std::string>> scored;
   for (const auto& c : candidates) {
     const std::string lc = to_lower(c);
-    int d = edit_distance(lname, lc);
     const bool contains =
         !lname.empty() && (lc.find(lname) != std::string::npos || lname.find(lc) != std::string::npos);
+    // The edit distance is at least the difference of the lengths: past max_distance only
+    // containment can match (and scores max_distance), so the O(|name| |candidate|) distance of a
+    // long mistyped or garbled key is not computed.
+    const auto gap = lname.size() > lc.size() ? lname.size() - lc.size() : lc.size() - lname.size();
+    if (gap > static_cast<std::size_t>(max_distance)) {
+      if (contains) scored.emplace_back(max_distance, c);
+      continue;
+    }
+    const int d = edit_distance(lname, lc);
     if (d <= max_distance || contains) scored.emplace_back(contains ? std::min(d, max_distance) : d, c);
   }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });

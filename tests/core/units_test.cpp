@@ -91,6 +91,19 @@ TEST(Strings, SuggestsClosestName) {
             "unknown system 'p5.48xlarg'; did you mean p5.48xlarge or p5e.48xlarge?");
 }
 
+// Suggestions are names within edit distance max(2, |name|/3), or names one contains: the edit
+// distance is at least the difference of the lengths, so a name much longer than a candidate
+// matches it only by containment (and a garbled 5,000-character key is answered without the
+// 5,000 x |candidate| distance table).
+TEST(Strings, LongNamesMatchOnlyByContainment) {
+  const std::vector<std::string> keys{"gpus", "nodes", "fabric"};
+  EXPECT_EQ(closest_matches(std::string(5000, 'q') + "nodes", keys), std::vector<std::string>{"nodes"});
+  EXPECT_TRUE(closest_matches(std::string(5000, 'q'), keys).empty());
+  // Within the distance the edit distance still decides: "gpu" (distance 1) and "nodez" (1).
+  EXPECT_EQ(closest_matches("gpu", keys), std::vector<std::string>{"gpus"});
+  EXPECT_EQ(closest_matches("nodez", keys), std::vector<std::string>{"nodes"});
+}
+
 // Counts print with an SI-style suffix, three significant figures; thousands get separators.
 TEST(Strings, FormatsCountsAndThousands) {
   EXPECT_EQ(format_count(355e6), "355M");
