@@ -110,13 +110,13 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
           {"replicas", topo.instances},
           {"topology", topology_json(topo)},
           {"throughput",
-           {{"output_tokens_per_s_per_replica", m.output_tokens_per_s / units},
-            {"total_tokens_per_s_per_replica", m.total_tokens_per_s / units},
-            {"output_tokens_per_s_per_gpu", m.output_tokens_per_s_per_gpu},
-            {"total_tokens_per_s_per_gpu", m.total_tokens_per_s_per_gpu},
-            {"output_tokens_per_s_fleet", m.output_tokens_per_s},
-            {"requests_per_s_per_replica", m.requests_per_s / units},
-            {"tokens_per_s_per_user", m.tokens_per_s_per_user}}},
+           {{"output_tokens_per_s_per_replica", m.output_tokens_per_s.value() / units},
+            {"total_tokens_per_s_per_replica", m.total_tokens_per_s.value() / units},
+            {"output_tokens_per_s_per_gpu", m.output_tokens_per_s_per_gpu.value()},
+            {"total_tokens_per_s_per_gpu", m.total_tokens_per_s_per_gpu.value()},
+            {"output_tokens_per_s_fleet", m.output_tokens_per_s.value()},
+            {"requests_per_s_per_replica", m.requests_per_s.value() / units},
+            {"tokens_per_s_per_user", m.tokens_per_s_per_user.value()}}},
           {"latency_s",
            {{"ttft", stats_json(m.ttft)},
             {"tpot", stats_json(m.tpot)},
@@ -131,7 +131,7 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
            {{"ttft_s", s.slo.ttft.value()},
             {"tpot_s", s.slo.tpot.value()},
             {"attainment", m.slo_attainment},
-            {"goodput_requests_per_s", m.goodput_requests_per_s},
+            {"goodput_requests_per_s", m.goodput_requests_per_s.value()},
             {"meets_p99", s.slo.met(core::Seconds(m.ttft.p99), core::Seconds(m.tpot.p99))}}},
           {"kv_usage", {{"mean", m.kv_usage_mean}, {"max", m.kv_usage_max}}},
           {"batch_mean", m.batch_mean},
@@ -192,10 +192,10 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
     fmt::print("  {:<24}{:>14.1f}{:>14.1f}{}\n", name, v / replicas, v / std::max(1, r.gpus),
                replicas > 1 ? fmt::format("{:>14.1f}", v) : "");
   };
-  row("output tokens/s", m.output_tokens_per_s);
-  row("total tokens/s", m.total_tokens_per_s);
-  row("requests/s", m.requests_per_s);
-  fmt::print("  {:<24}{:>14.1f}  (1 / mean TPOT)\n", "tokens/s per user", m.tokens_per_s_per_user);
+  row("output tokens/s", m.output_tokens_per_s.value());
+  row("total tokens/s", m.total_tokens_per_s.value());
+  row("requests/s", m.requests_per_s.value());
+  fmt::print("  {:<24}{:>14.1f}  (1 / mean TPOT)\n", "tokens/s per user", m.tokens_per_s_per_user.value());
   fmt::print("\n{:<26}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90", "p99");
   for (const auto& [name, st] :
        {std::pair{"TTFT", m.ttft}, std::pair{"TPOT", m.tpot}, std::pair{"ITL", m.itl}, std::pair{"E2E", m.e2e}}) {
@@ -209,7 +209,7 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
     fmt::print(
         "\nSLO         TTFT <= {} ms, TPOT <= {} ms: {:.1f}% of requests meet it, goodput {:.2f} req/s; p99 {}\n",
         s.slo.ttft.value() > 0 ? ms(s.slo.ttft.value()) : "-", s.slo.tpot.value() > 0 ? ms(s.slo.tpot.value()) : "-",
-        100 * m.slo_attainment, m.goodput_requests_per_s, meets ? "MEETS the SLO" : "MISSES the SLO");
+        100 * m.slo_attainment, m.goodput_requests_per_s.value(), meets ? "MEETS the SLO" : "MISSES the SLO");
   }
   fmt::print(
       "\nengine      batch mean {:.1f} | KV usage mean {:.0f}% max {:.0f}% | queue mean {:.1f} max {:.0f} | "

@@ -57,6 +57,7 @@ struct FlopsTag {};
 struct BytesPerSecondTag {};
 struct FlopsPerSecondTag {};
 struct WattsTag {};
+struct PerSecondTag {};
 
 using Bytes = Quantity<BytesTag>;
 using Seconds = Quantity<SecondsTag>;
@@ -64,6 +65,8 @@ using Flops = Quantity<FlopsTag>;
 using BytesPerSecond = Quantity<BytesPerSecondTag>;
 using FlopsPerSecond = Quantity<FlopsPerSecondTag>;
 using Watts = Quantity<WattsTag>;
+/// A count per second: tokens/s, requests/s.
+using PerSecond = Quantity<PerSecondTag>;
 
 constexpr Seconds operator/(Bytes b, BytesPerSecond r) { return Seconds(b.value() / r.value()); }
 constexpr BytesPerSecond operator/(Bytes b, Seconds t) { return BytesPerSecond(b.value() / t.value()); }

@@ -118,7 +118,8 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
   out.predicted = true;
   out.kv_capacity_tokens = r.memory.token_capacity;
   out.batch_mean = static_cast<int>(std::lround(m.batch_mean));
-  out.throughput.predicted = steady_tokens_per_s > 0 ? steady_tokens_per_s / d.gpus() : m.output_tokens_per_s_per_gpu;
+  out.throughput.predicted =
+      steady_tokens_per_s > 0 ? steady_tokens_per_s / d.gpus() : m.output_tokens_per_s_per_gpu.value();
   out.ttft.predicted = m.ttft.mean * 1e3;
   out.tpot.predicted = m.tpot.mean * 1e3;
   out.e2e.predicted = m.e2e.mean * 1e3;

@@ -59,7 +59,7 @@ double max_rate_under_slo(const IterationModel& model, const WorkloadSpec& workl
   off.num_requests = requests;
   const auto sat = simulate(model, off, make_requests(off));
   if (!sat.fits) return 0.0;
-  const double hi0 = summarize(sat, {}, 0.0).requests_per_s;
+  const double hi0 = summarize(sat, {}, 0.0).requests_per_s.value();
   if (hi0 <= 0) return 0.0;
   // Bisection over (1%, 105%) of the saturated rate in 9 halvings: the max rate to ~0.2% of it.
   double lo = 0, hi = hi0 * 1.05;
@@ -243,8 +243,8 @@ std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest&
     const auto res = simulate(model, w, make_requests(w));
     if (!res.fits) break;
     const auto s = summarize(res, {}, 0.0);
-    out.push_back({c.deployment.cluster.system.name, layout_name(c.deployment), n, s.output_tokens_per_s_per_gpu,
-                   s.tokens_per_s_per_user});
+    out.push_back({c.deployment.cluster.system.name, layout_name(c.deployment), n,
+                   s.output_tokens_per_s_per_gpu.value(), s.tokens_per_s_per_user.value()});
   }
   return out;
 }

@@ -1062,21 +1062,21 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
     good += ok ? 1 : 0;
   }
   const double dur = r.duration.value() > 0 ? r.duration.value() : 1.0;
-  s.output_tokens_per_s = out_tokens / dur;
-  s.total_tokens_per_s = (out_tokens + in_tokens) / dur;
+  s.output_tokens_per_s = core::PerSecond(out_tokens / dur);
+  s.total_tokens_per_s = core::PerSecond((out_tokens + in_tokens) / dur);
   const double g = std::max(1, r.gpus);
   s.output_tokens_per_s_per_gpu = s.output_tokens_per_s / g;
   s.total_tokens_per_s_per_gpu = s.total_tokens_per_s / g;
-  s.requests_per_s = s.completed / dur;
+  s.requests_per_s = core::PerSecond(s.completed / dur);
   s.ttft = latency_stats(ttft);
   s.tpot = latency_stats(tpot);
   s.e2e = latency_stats(e2e);
   s.itl =
       LatencyStats{r.itl.mean(), r.itl.quantile(0.5), r.itl.quantile(0.9), r.itl.quantile(0.99), r.itl.quantile(1.0)};
-  s.tokens_per_s_per_user = s.tpot.mean > 0 ? 1.0 / s.tpot.mean : 0.0;
+  s.tokens_per_s_per_user = core::PerSecond(s.tpot.mean > 0 ? 1.0 / s.tpot.mean : 0.0);
   const int total = static_cast<int>(r.requests.size());
   s.slo_attainment = total > 0 ? static_cast<double>(good) / total : 0.0;
-  s.goodput_requests_per_s = good / dur;
+  s.goodput_requests_per_s = core::PerSecond(good / dur);
   double kv = 0, batch = 0, queue = 0, wsum = 0;
   for (const auto& it : r.iterations) {
     const double d = it.duration.value();
@@ -1093,8 +1093,10 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
     s.queue_mean = queue / wsum;
   }
   const double usd_per_s = price_per_gpu_hour_usd * g / 3600.0;
-  if (s.output_tokens_per_s > 0) s.cost_per_million_output_tokens = usd_per_s / s.output_tokens_per_s * 1e6;
-  if (s.total_tokens_per_s > 0) s.cost_per_million_total_tokens = usd_per_s / s.total_tokens_per_s * 1e6;
+  if (s.output_tokens_per_s.value() > 0)
+    s.cost_per_million_output_tokens = usd_per_s / s.output_tokens_per_s.value() * 1e6;
+  if (s.total_tokens_per_s.value() > 0)
+    s.cost_per_million_total_tokens = usd_per_s / s.total_tokens_per_s.value() * 1e6;
   (void)counted;
   return s;
 }

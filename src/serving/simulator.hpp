@@ -165,15 +165,15 @@ struct Slo {
 /// Headline figures of a run.
 struct ServeSummary {
   int completed = 0;
-  double output_tokens_per_s = 0;  ///< replica
-  double total_tokens_per_s = 0;   ///< input + output, replica
-  double output_tokens_per_s_per_gpu = 0;
-  double total_tokens_per_s_per_gpu = 0;
-  double requests_per_s = 0;
+  core::PerSecond output_tokens_per_s{};  ///< replica
+  core::PerSecond total_tokens_per_s{};   ///< input + output, replica
+  core::PerSecond output_tokens_per_s_per_gpu{};
+  core::PerSecond total_tokens_per_s_per_gpu{};
+  core::PerSecond requests_per_s{};
   LatencyStats ttft, tpot, itl, e2e;
-  double tokens_per_s_per_user = 0;   ///< 1 / mean TPOT
-  double slo_attainment = 1.0;        ///< fraction of requests meeting the SLO
-  double goodput_requests_per_s = 0;  ///< completed requests meeting the SLO, per second
+  core::PerSecond tokens_per_s_per_user{};   ///< 1 / mean TPOT
+  double slo_attainment = 1.0;               ///< fraction of requests meeting the SLO
+  core::PerSecond goodput_requests_per_s{};  ///< completed requests meeting the SLO, per second
   double kv_usage_mean = 0, kv_usage_max = 0;
   double batch_mean = 0, queue_mean = 0, queue_max = 0;
   double cost_per_million_output_tokens = 0;  ///< USD, at the system's price per GPU-hour

@@ -124,7 +124,7 @@ TEST(ServingSimulator, ClosedLoopOfOneIsOneRequestAfterAnother) {
   const auto r = simulate(m, wl, make_requests(wl));
   const auto s = summarize(r, {}, 0.0);
   EXPECT_EQ(s.completed, 5);
-  EXPECT_NEAR(s.output_tokens_per_s, 32.0 / s.e2e.mean, 1e-6 * s.output_tokens_per_s);
+  EXPECT_NEAR(s.output_tokens_per_s.value(), 32.0 / s.e2e.mean, 1e-6 * s.output_tokens_per_s.value());
   EXPECT_NEAR(s.batch_mean, 1.0, 1e-9);
 }
 
@@ -347,7 +347,8 @@ TEST(ServingFleet, RoundRobinOfIdenticalRequestsSplitsThemEvenly) {
   EXPECT_EQ(fleet.requests.size(), 16u);
   EXPECT_EQ(fleet.gpus, 2 * one.gpus);
   EXPECT_NEAR(fleet.duration.value(), one.duration.value(), 1e-9);
-  EXPECT_NEAR(summarize(fleet, {}, 0).output_tokens_per_s, 2 * summarize(one, {}, 0).output_tokens_per_s, 1e-6);
+  EXPECT_NEAR(summarize(fleet, {}, 0).output_tokens_per_s.value(),
+              2 * summarize(one, {}, 0).output_tokens_per_s.value(), 1e-6);
 }
 
 TEST(ServingFleet, JoinTheShortestQueueCutsTheTtftTailOfUnevenRequests) {
