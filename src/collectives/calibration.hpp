@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "topology/topology.hpp"
 
 namespace fmsim::collectives {
 
@@ -74,7 +73,7 @@ struct Calibration {
   int max_channels = 32;
   double pci_bandwidth = 24.0;  ///< GB/s, NCCL PCI_BW, for GPUs without an NVLink peer
 
-  /// Indexed by topology::GpuFamily (Volta, Ampere, Hopper, Blackwell).
+  /// By NCCL's compute-capability class (Volta, Ampere, Hopper, Blackwell): family(sm_version).
   std::array<FamilyTuning, 4> families{{
       {20.0,
        0.96,
@@ -132,8 +131,10 @@ struct Calibration {
   double p2p_base_latency_us = 6.0;
   double p2p_per_peer_latency_us = 0.1;  ///< issue cost per peer of an all-to-all
 
-  [[nodiscard]] const FamilyTuning& family(topology::GpuFamily f) const {
-    return families[static_cast<std::size_t>(f)];
+  /// NCCL's tuning tables by compute capability (src/graph/tuning.cc: sm 70 Volta, 80 Ampere, 90
+  /// Hopper, 100 and later Blackwell, so Blackwell Ultra's sm 103 is tuned as Blackwell).
+  [[nodiscard]] const FamilyTuning& family(int sm_version) const {
+    return families[sm_version >= 100 ? 3 : sm_version >= 90 ? 2 : sm_version >= 80 ? 1 : 0];
   }
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };

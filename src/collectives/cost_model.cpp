@@ -43,7 +43,7 @@ struct Context {
   bool ll128 = true;
 
   Context(const topology::Topology& t, const Calibration& c, const topology::GroupShape& g)
-      : cal(c), fam(c.family(t.family)), topo(t), shape(g) {
+      : cal(c), fam(c.family(t.sm_version)), topo(t), shape(g) {
     n = g.size;
     domains = g.domains;
     local = g.max_per_domain;

@@ -5,23 +5,6 @@
 
 namespace fmsim::topology {
 
-GpuFamily family_of(int sm_version) {
-  if (sm_version >= 100) return GpuFamily::Blackwell;
-  if (sm_version >= 90) return GpuFamily::Hopper;
-  if (sm_version >= 80) return GpuFamily::Ampere;
-  return GpuFamily::Volta;
-}
-
-const char* family_name(GpuFamily family) {
-  switch (family) {
-    case GpuFamily::Volta: return "volta";
-    case GpuFamily::Ampere: return "ampere";
-    case GpuFamily::Hopper: return "hopper";
-    case GpuFamily::Blackwell: return "blackwell";
-  }
-  return "hopper";
-}
-
 Topology build_topology(const hardware::ClusterSpec& cluster) {
   Topology t;
   const hardware::SystemSpec& sys = cluster.system;
@@ -33,7 +16,7 @@ Topology build_topology(const hardware::ClusterSpec& cluster) {
   t.leaves = (t.nodes + t.nodes_per_leaf - 1) / t.nodes_per_leaf;
 
   t.sm_version = cluster.gpu.sm_version;
-  t.family = family_of(t.sm_version);
+  t.architecture = cluster.gpu.architecture;
   t.nvlink_links = t.domain_gpus > 1 ? cluster.gpu.nvlink_links : 0;
   t.nvlink_bandwidth = t.domain_gpus > 1 ? cluster.gpu.nvlink_per_direction() : core::BytesPerSecond{};
   t.nvswitch = sys.nvswitch && t.domain_gpus > 1;

@@ -21,12 +21,6 @@
 namespace fmsim::topology {
 
 /// GPU generation as NCCL's tuning tables index it (by CUDA compute capability).
-enum class GpuFamily { Volta, Ampere, Hopper, Blackwell };
-
-/// sm_version 70..79 Volta, 80..89 Ampere, 90..99 Hopper, >= 100 Blackwell.
-GpuFamily family_of(int sm_version);
-const char* family_name(GpuFamily family);
-
 /// Physical description of a cluster, in the terms the network and collective models need.
 struct Topology {
   // Sizes.
@@ -38,7 +32,7 @@ struct Topology {
   int nodes_per_leaf = 1;
 
   // Scale-up (NVLink / NVSwitch).
-  GpuFamily family = GpuFamily::Hopper;
+  hardware::Architecture architecture = hardware::Architecture::Hopper;  ///< the GPU spec's generation
   int sm_version = 90;
   int nvlink_links = 0;                     ///< NVLink links per GPU
   core::BytesPerSecond nvlink_bandwidth{};  ///< per GPU, one direction, line rate

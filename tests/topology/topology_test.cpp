@@ -16,7 +16,7 @@ TEST(Topology, SizesFollowTheClusterSpec) {
   EXPECT_EQ(t.nodes, 4);
   EXPECT_EQ(t.domain_gpus, 8);
   EXPECT_EQ(t.domains(), 4);
-  EXPECT_EQ(t.family, GpuFamily::Hopper);
+  EXPECT_EQ(t.architecture, hardware::Architecture::Hopper);
   // Per-GPU rail: 3200 Gbps / 8 GPUs = 400 Gbps = 50 GB/s; 4 NICs per GPU.
   EXPECT_DOUBLE_EQ(t.nic_bandwidth_per_gpu().value(), 50e9);
   EXPECT_EQ(t.nics_per_gpu(), 4);
