@@ -409,7 +409,9 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     // they are assumed only where the layout cannot run without them (more chunks than layers).
     // Turned on wherever they even an uneven split (as `fmsim train` and the planner do), the
     // in-sample p90 moves 24.6% -> 26.2% (docs/validation.md).
-    if (l.pp * l.vp > job.model.num_layers) l = parallelism::with_recipe_pipeline_split(l, job.model.num_layers);
+    if (static_cast<std::int64_t>(l.pp) * l.vp > job.model.num_layers) {
+      l = parallelism::with_recipe_pipeline_split(l, job.model.num_layers);
+    }
     l.micro_batch = integer("micro_batch_size", 1);
     l.global_batch = static_cast<std::int64_t>(*gbs);
     l.precision = precision_of(row.precision);

@@ -111,9 +111,10 @@ LayerRange chunk_layers(int num_layers, const Layout& l, int stage, int chunk) {
 }
 
 Layout with_recipe_pipeline_split(Layout l, int num_layers) {
-  const int chunks = l.pp * l.vp;
-  if (l.pp > 1 && l.first_stage_layers == 0 && l.last_stage_layers == 0 && !l.embedding_slot && !l.loss_slot &&
-      num_layers % chunks != 0 && (num_layers + 2) % chunks == 0) {
+  // In 64 bits: a file's pp x vp can pass an int (libFuzzer/UBSan: 1519362 x 4096 from a CSV row).
+  const std::int64_t chunks = static_cast<std::int64_t>(l.pp) * l.vp;
+  if (l.pp > 1 && chunks > 0 && l.first_stage_layers == 0 && l.last_stage_layers == 0 && !l.embedding_slot &&
+      !l.loss_slot && num_layers % chunks != 0 && (num_layers + 2) % chunks == 0) {
     l.embedding_slot = true;
     l.loss_slot = true;
   }

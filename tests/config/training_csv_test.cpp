@@ -64,6 +64,18 @@ TEST(TrainingRows, CellsNoJobCanHoldAreTheRowsReason) {
   }
 }
 
+// pp 1519362 x vp 4096 in a row (libFuzzer/UBSan: a signed int overflow in the pipeline-slot
+// check, 6.2e9 chunks) is read without overflow and refused by the layout check with its reason.
+TEST(TrainingRows, HugePipelineCellsDoNotOverflow) {
+  auto records = first_row_with("pp", "1519362");
+  records[1].cells[28] = "4096";  // vp (column 29 of same_inputs.csv)
+  ASSERT_EQ(records[0].cells[28], "vp");
+  const auto rows = training_rows(records, "t.csv", catalog(), {});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].job.has_value());
+  EXPECT_EQ(rows[0].reason, "layout: tp*pp*cp = 1519362 does not divide 256 GPUs");
+}
+
 // The first row with a recipe_settings column holding `value`.
 std::vector<CsvRecord> first_row_with_recipe(const std::string& value) {
   auto records = first_row_with("", "");

@@ -53,6 +53,17 @@ TEST(Layout, RejectsWithReasons) {
 // (account_for_embedding/loss_in_pipeline_split): Llama 3.1 405B's 126 layers + 2 = 128 slots fill
 // pp 16 x vp 8 = 128 chunks, one slot each, so chunk 0 of stage 0 holds only the embedding and the
 // last chunk of the last stage only the loss; chunks in order k = c*pp + s tile [0, 126).
+// pp x vp past an int's range (a mutated CSV row, libFuzzer/UBSan: 1519362 x 4096) is compared
+// in 64 bits: 6.2e9 chunks neither divide 126 nor 128 layer slots, so no slots are added.
+TEST(Layout, PipelineSplitOfAHugeChunkCountStaysUnchanged) {
+  Layout l = make(8, 16, 2048);
+  l.pp = 1519362;
+  l.vp = 4096;
+  l = with_recipe_pipeline_split(l, 126);
+  EXPECT_FALSE(l.embedding_slot);
+  EXPECT_FALSE(l.loss_slot);
+}
+
 TEST(Layout, EmbeddingAndLossArePipelineSlots) {
   Layout l = make(8, 16, 2048);
   l.vp = 8;
