@@ -13,6 +13,7 @@
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/vocabulary.hpp"
 #include "parallelism/stack.hpp"
 
 namespace fmsim::config {
@@ -195,11 +196,13 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, cons
       if (!v || *v < 1.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of at least 1");
       (key == "vp" ? l.vp : l.micro_batch) = static_cast<int>(*v);
     } else if (key == "fp8_params") {
-      if (value != "true" && value != "false") throw bad("true, false");
-      l.fp8_param_storage = value == "true";
+      const auto v = core::kYesNoWords.parse(value);
+      if (!v) throw bad(core::kYesNoWords.allowed());
+      l.fp8_param_storage = *v;
     } else if (key == "optimizer_dtype") {
-      if (value != "bf16" && value != "fp32") throw bad("bf16, fp32");
-      l.bf16_optimizer_states = value == "bf16";
+      const auto v = core::kOptimizerDtypeWords.parse(value);
+      if (!v) throw bad(core::kOptimizerDtypeWords.allowed());
+      l.bf16_optimizer_states = *v;
     } else {
       throw core::InputError(
           file, line, "recipe_settings",

@@ -120,4 +120,12 @@ inline constexpr Word<bool> kYesNoWordList[] = {
 };
 inline constexpr Vocabulary<bool> kYesNoWords{"yes/no setting", kYesNoWordList};
 
+/// The optimizer states' data type (Megatron-Core `--main-params-dtype`/`--exp-avg-dtype`,
+/// NeMo's bf16 Adam): true when the moments (and master weights) are kept in 16 bits.
+inline constexpr Word<bool> kOptimizerDtypeWordList[] = {
+    {false, "fp32", "float32"},
+    {true, "bf16", "bfloat16"},
+};
+inline constexpr Vocabulary<bool> kOptimizerDtypeWords{"optimizer dtype", kOptimizerDtypeWordList};
+
 }  // namespace fmsim::core

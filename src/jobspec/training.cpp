@@ -205,10 +205,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   l.moe_capacity_factor = o.moe_capacity_factor;
   l.cuda_graphs = o.cuda_graphs;
   l.fp8_param_storage = o.fp8_params;
-  if (o.optimizer_dtype != "fp32" && o.optimizer_dtype != "bf16") {
-    throw core::InputError::flag("--optimizer-dtype", "'" + o.optimizer_dtype + "': allowed: fp32, bf16");
-  }
-  l.bf16_optimizer_states = o.optimizer_dtype == "bf16";
+  l.bf16_optimizer_states = config::word_flag(core::kOptimizerDtypeWords, o.optimizer_dtype, "--optimizer-dtype");
   l.precision = config::word_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   if (job.cluster.gpu.peak(l.precision).value() <= 0) {

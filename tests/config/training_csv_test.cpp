@@ -12,6 +12,7 @@
 #include "config/csv.hpp"
 #include "config/training_csv.hpp"
 #include "core/error.hpp"
+#include "core/vocabulary.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -106,15 +107,37 @@ TEST(TrainingRows, RecipeSettingsSetTheLayout) {
   EXPECT_FALSE(l.recomputes(parallelism::RecomputeModule::CoreAttn));
 }
 
+// fp8_params and optimizer_dtype read the project's one vocabulary for each setting (core/vocabulary.hpp):
+// a yes/no cell takes every yes/no word (yes, true, on, 1), as the job file and slurm.conf do, and
+// the optimizer dtype the words of --optimizer-dtype (fp32/float32, bf16/bfloat16).
+TEST(TrainingRows, RecipeSettingsReadTheSharedVocabulary) {
+  auto rows = training_rows(first_row_with_recipe("fp8_params=yes; optimizer_dtype=bfloat16"), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_TRUE(rows[0].job->layout.fp8_param_storage);
+  EXPECT_TRUE(rows[0].job->layout.bf16_optimizer_states);
+  rows = training_rows(first_row_with_recipe("fp8_params=off; optimizer_dtype=FP32"), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_FALSE(rows[0].job->layout.fp8_param_storage);
+  EXPECT_FALSE(rows[0].job->layout.bf16_optimizer_states);
+}
+
 // A bad value names the column and what is allowed.
 TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
-  for (const char* bad : {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=yes", "colour=red"}) {
+  for (const char* bad : {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe", "colour=red"}) {
     try {
       training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
       ADD_FAILURE() << bad;
     } catch (const core::InputError& e) {
       EXPECT_NE(std::string(e.what()).find("recipe_settings"), std::string::npos) << e.what();
     }
+  }
+  // The refusal lists the vocabulary's words, aliases included.
+  try {
+    training_rows(first_row_with_recipe("optimizer_dtype=fp16"), "t.csv", catalog(), {});
+    ADD_FAILURE() << "optimizer_dtype=fp16 accepted";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(core::kOptimizerDtypeWords.allowed()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp32 (float32), bf16 (bfloat16)"), std::string::npos) << e.what();
   }
 }
 
