@@ -56,8 +56,12 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
         std::cerr << fmt::format("refitted without {} ({} rows)\n", source, n);
       for (const auto& o : result.outcomes) {
         if (!o.step) continue;
-        fmt::print("=== {} ({}, {} on {} GPUs of {}): measured {:.3f} s\n", o.row.row_id, o.row.source_id, o.row.model,
-                   o.row.num_gpus, o.row.system, o.row.measured_step_time_s.value_or(0.0));
+        const std::string reference =
+            o.row.measured_step_time_s
+                ? fmt::format("measured {:.3f} s", *o.row.measured_step_time_s)
+                : fmt::format("derived {:.3f} s from {}", o.row.derived_step_time_s.value_or(0.0), o.row.derived_from);
+        fmt::print("=== {} ({}, {} on {} GPUs of {}): {}\n", o.row.row_id, o.row.source_id, o.row.model, o.row.num_gpus,
+                   o.row.system, reference);
         print_step(*o.row.job, *o.step);
         fmt::print("\n");
       }

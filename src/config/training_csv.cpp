@@ -75,6 +75,22 @@ std::optional<double> number(const std::string& cell) {
   }
 }
 
+// A parameter-count cell as published ("405B", "30.5B total/3.3B active", "1.3T"): the first
+// number with its suffix (K, M, B, T); nullopt without a suffix-less reading.
+std::optional<double> parameter_count(const std::string& cell) {
+  const auto v = number(cell);
+  if (!v) return std::nullopt;
+  const auto at = cell.find_first_not_of("0123456789., ");
+  if (at == std::string::npos) return v;
+  switch (cell[at]) {
+    case 'K': return *v * 1e3;
+    case 'M': return *v * 1e6;
+    case 'B': return *v * 1e9;
+    case 'T': return *v * 1e12;
+    default: return v;
+  }
+}
+
 // GPU and system as published -> catalog keys.
 struct HardwareMatch {
   std::string system;
@@ -297,6 +313,48 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
             "{:g} TFLOP/s/GPU by Megatron-LM's num_floating_point_operations 12 B s l h^2 (1 + f/h + q/a + s/h + "
             "V/2lh)",
             *tflops);
+      }
+    }
+    // NeMo's performance tables (NVIDIA/NeMo docs/source/performance/*.md): TFLOP/s per GPU as
+    // NeMo's FLOPsMeasurementCallback logs it, from nemo/utils/flops_formulas.py (llama2, llama3,
+    // mixtral, nemotron, gpt3 are one formula): F = B s l h^2 (12 + 12 q/a + 6 g (f/h) k + 12 s/h +
+    // 6 V/(l h)), g 3 for gated MLPs (SwiGLU, 18 f/h) and 2 otherwise (nemotron's squared ReLU and
+    // GPT-3's GELU, 12 f/h), k experts per token (1 dense), no recomputation counted. Inverted for t.
+    const bool nemo_table =
+        contains(get("source"), "github.com/NVIDIA/NeMo ") && contains(get("source"), "performance");
+    if (!row.measured_step_time_s && !row.derived_step_time_s && nemo_table) {
+      const auto tflops = num("tflops_per_gpu");
+      const auto l = num("num_layers"), h = num("hidden_size"), v = num("vocab_size");
+      const auto heads = num("num_attention_heads");
+      const double groups = num("num_kv_heads").value_or(heads.value_or(1.0));
+      const double k = num("moe_topk").value_or(1.0);
+      const double f = k > 1.0 || num("moe_expert_ffn") ? num("moe_expert_ffn").value_or(0.0)
+                                                        : num("ffn_hidden_size").value_or(h ? 4.0 * *h : 0.0);
+      const double g = mlp_of(row.model) == workload::MlpKind::Gelu ? 2.0 : 3.0;
+      if (tflops && gbs && seq && l && h && v && heads && *heads > 0 && f > 0 && row.num_gpus > 0) {
+        const double flops =
+            *gbs * *seq * *l * *h * *h *
+            (12.0 + 12.0 * groups / *heads + 6.0 * g * f / *h * k + 12.0 * *seq / *h + 6.0 * *v / (*l * *h));
+        row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
+        row.derived_from = fmt::format(
+            "{:g} TFLOP/s/GPU by NeMo's flops_formulas.py B s l h^2 (12 + 12 q/a + 18 f/h + 12 s/h + 6 V/lh)", *tflops);
+      }
+    }
+    // The Llama 3 paper (arXiv 2407.21783, Section 3.3.2, Table 4) reports "BF16 Model FLOPs
+    // Utilization (MFU; Chowdhery et al. (2023))": PaLM's model FLOPs (Chowdhery et al., Appendix B),
+    // 6 N + 12 L H Q T per token (N parameters, L layers, H heads, Q head size, T sequence length;
+    // no recomputation, no causal halving). N is the row's parameter count (Meta's 405B; PaLM leaves
+    // the embeddings in or out, 1% here). F = B T (6 N + 12 L H Q T), inverted for t.
+    const bool palm_mfu = contains(get("source"), "Llama 3 Herd of Models");
+    if (!row.measured_step_time_s && !row.derived_step_time_s && palm_mfu) {
+      const auto tflops = num("tflops_per_gpu");
+      const auto l = num("num_layers"), h = num("hidden_size");
+      const auto n = parameter_count(get("params_total"));
+      if (tflops && gbs && seq && l && h && n && row.num_gpus > 0) {
+        const double flops = *gbs * *seq * (6.0 * *n + 12.0 * *l * *h * *seq);
+        row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
+        row.derived_from =
+            fmt::format("{:g} TFLOP/s/GPU by PaLM's model FLOPs 6N + 12LHQT per token (the paper's MFU)", *tflops);
       }
     }
     if (options.require_step_time && !row.measured_step_time_s && !row.derived_step_time_s) {

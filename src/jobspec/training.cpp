@@ -298,8 +298,10 @@ LoraFlags lora_flags(const std::string& task, int rank, const std::string& targe
     throw core::InputError::flag("--lora-targets", "expected one or more of: " + training::kLoraModuleWords.allowed());
   }
   f.base = config::word_flag(training::kLoraBaseWords, base, "--lora-base");
-  if (f.task != training::Task::Lora && (base != "bf16" || targets != "all-linear")) {
-    throw core::InputError::flag(base != "bf16" ? "--lora-base" : "--lora-targets",
+  const bool base_set = f.base != training::LoraBase::Bf16;
+  if (f.task != training::Task::Lora &&
+      (base_set || f.targets != static_cast<unsigned>(training::LoraModules::AllLinear))) {
+    throw core::InputError::flag(base_set ? "--lora-base" : "--lora-targets",
                                  "applies to --task lora only (the task is " + task + ")");
   }
   return f;

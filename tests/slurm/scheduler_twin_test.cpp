@@ -11,6 +11,7 @@
 // Placement is also checked decision by decision: slurmctld.log (millisecond stamps) gives the
 // order of every start and completion; replaying it, each multi-node start under topology/tree
 // must get exactly the nodes fmsim's node selection picks from the nodes free at that moment.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,11 +44,8 @@ constexpr double kLaunchAndCompletion_s = 0.1;
 
 /// Each job's run time as slurmctld saw it: from its start line ("_start_job: Started JobId=N" or
 /// "sched: Allocate JobId=N") to "_job_complete: JobId=N done", in seconds. A job's run time is an
-/// input of the twin, as in a replayed trace (0.04 s beyond the sleep on average in the runs of
-/// 2026-11-25). The daemons' timing needs an otherwise idle machine all the same: with two
-/// CPU-bound processes beside them, even at nice 12, each start came about 1 s after the
-/// completion that freed its nodes and the real mean wait was 12-14% above the twin's, with every
-/// placement decision the same; the suite runs these tests alone (RUN_SERIAL).
+/// input of the twin, as in a replayed trace (0.02-0.04 s beyond the sleep on average in the runs
+/// of 2026-11-25).
 std::map<std::string, double> run_times(const SlurmLoopback& slurm) {
   std::ifstream log(slurm.slurmctld_log_path());
   const std::regex stamp_re(R"(^\[\d+-\d+-\d+T(\d+):(\d+):(\d+)\.(\d+)\])");
@@ -85,12 +83,18 @@ std::optional<double> backfill_phase(const SlurmLoopback& slurm) {
 struct TraceJob {
   double offset_s;  ///< submission time from the start of the trace
   int nodes;
-  int sleep_s;
+  double sleep_s;
   int limit_min;
   int nice = 0;
 };
 
-/// Poisson arrivals, node counts drawn from `sizes`, sleeps uniform in [lo, hi] s, limits 1-2 min.
+/// Poisson arrivals, node counts drawn from `sizes`, sleeps uniform in [lo, hi] s plus half a
+/// second, limits 1-2 min. The half second keeps completions away from the backfill pass: jobs
+/// start in that pass (bf_interval=1, one phase each second), so whole-second sleeps end within
+/// 0.03 s of a later pass, while the backfill thread holds the job locks, and slurmctld.log showed
+/// those freed nodes taken by the next pass a second later (the twin's main loop took them at
+/// once); completions half a second off the pass are taken by the main loop at once, as in the
+/// twin ("sched: Allocate" lines 0.005-0.02 s after the "_job_complete" that freed the nodes).
 std::vector<TraceJob> synthetic_trace(int jobs, double mean_gap_s, std::vector<int> sizes, int lo, int hi,
                                       unsigned seed, bool with_nice) {
   std::mt19937 rng(seed);
@@ -103,7 +107,7 @@ std::vector<TraceJob> synthetic_trace(int jobs, double mean_gap_s, std::vector<i
   double t = 0;
   for (int i = 0; i < jobs; ++i) {
     if (i > 0) t += gap(rng);
-    out.push_back({t, sizes[size(rng)], sleep(rng), limit(rng), with_nice ? nice(rng) * 100 : 0});
+    out.push_back({t, sizes[size(rng)], sleep(rng) + 0.5, limit(rng), with_nice ? nice(rng) * 100 : 0});
   }
   return out;
 }
@@ -126,9 +130,10 @@ std::vector<TraceJob> blocked_burst_trace(int jobs, double blocker_s, std::vecto
   std::shuffle(nice.begin(), nice.end(), rng);
   // The blocker's --nice=-1000 (root may lower nice) puts it first even if a scheduling pass sees
   // it together with the first jobs of the burst.
-  std::vector<TraceJob> out{{0.0, 8, static_cast<int>(blocker_s), 1, -1000}};
+  std::vector<TraceJob> out{{0.0, 8, blocker_s, 1, -1000}};
   for (int i = 0; i < jobs; ++i)
-    out.push_back({1.5 + 0.1 * i, sizes[size(rng)], sleep(rng), 1, nice[static_cast<std::size_t>(i)]});
+    out.push_back(
+        {1.5 + 0.1 * i, sizes[size(rng)], static_cast<double>(sleep(rng)), 1, nice[static_cast<std::size_t>(i)]});
   return out;
 }
 
@@ -220,7 +225,7 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
                                   "-J", "j" + std::to_string(i + 1),    "-o", "/dev/null"};
     if (trace[i].nice) args.push_back("--nice=" + std::to_string(trace[i].nice));
     args.push_back("--wrap");
-    args.push_back("sleep " + std::to_string(trace[i].sleep_s));
+    args.push_back(fmt::format("sleep {:g}", trace[i].sleep_s));
     auto wall = [] {
       return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     };
