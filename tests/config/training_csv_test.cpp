@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -75,6 +76,18 @@ TEST(TrainingRows, HugePipelineCellsDoNotOverflow) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].job.has_value());
   EXPECT_EQ(rows[0].reason, "layout: tp*pp*cp = 1519362 does not divide 256 GPUs");
+}
+
+// num_layers 1717986905 (libFuzzer on validation_csv: the dense-layer count walked every layer,
+// 17 s) is refused at once with the range every model source shares, 1 to 2^20 layers.
+TEST(TrainingRows, AbsurdLayerCountIsRefusedAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto rows = training_rows(first_row_with("num_layers", "1717986905"), "t.csv", catalog(), {});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].job.has_value());
+  EXPECT_NE(rows[0].reason.find("1717986905 layers is out of range; allowed: 1 to 1048576"), std::string::npos)
+      << rows[0].reason;
 }
 
 // The first row with a recipe_settings column holding `value`.
