@@ -25,8 +25,26 @@ namespace {
 // A job file holds the same settings as the flags, as YAML (kind: TrainingJob).
 void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, const FlagGiven& given) {
   const auto root = doc.node();
-  root.check_keys({"kind", "model", "cluster", "gpus", "parallelism", "batch", "seq_len", "precision", "fp8_recipe",
-                   "recompute", "recompute_modules", "activation_offload_layers", "stack", "task", "lora"});
+  root.check_keys({"kind",
+                   "model",
+                   "cluster",
+                   "gpus",
+                   "parallelism",
+                   "batch",
+                   "seq_len",
+                   "precision",
+                   "fp8_recipe",
+                   "recompute",
+                   "recompute_modules",
+                   "activation_offload_layers",
+                   "fp8_params",
+                   "optimizer_dtype",
+                   "optimizer_offload_fraction",
+                   "moe_capacity_factor",
+                   "cuda_graphs",
+                   "stack",
+                   "task",
+                   "lora"});
   if (const auto k = root.find("kind"); k && k->as_string() != "TrainingJob") k->fail("expected kind: TrainingJob");
   auto flag_given = [&](const char* name) { return given(name); };
   if (const auto n = root.find("model"); n && !flag_given("--model")) o.model = n->as_string();
@@ -43,6 +61,16 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   if (const auto n = root.find("activation_offload_layers"); n && !flag_given("--activation-offload-layers")) {
     o.activation_offload_layers = n->as_int(config::Bound::NonNegative);
   }
+  // The memory settings of `fmsim train`'s flags, under the same names (Megatron-Core's where it
+  // has one: --optimizer-offload-fraction, --moe-expert-capacity-factor).
+  if (const auto n = root.find("fp8_params"); n && !flag_given("--fp8-params")) o.fp8_params = n->as_bool();
+  if (const auto n = root.find("optimizer_dtype"); n && !flag_given("--optimizer-dtype"))
+    o.optimizer_dtype = n->as_word_name(core::kOptimizerDtypeWords);
+  if (const auto n = root.find("optimizer_offload_fraction"); n && !flag_given("--optimizer-offload-fraction"))
+    o.optimizer_offload_fraction = n->as_number(config::Bound::NonNegative);
+  if (const auto n = root.find("moe_capacity_factor"); n && !flag_given("--moe-capacity-factor"))
+    o.moe_capacity_factor = n->as_number(config::Bound::NonNegative);
+  if (const auto n = root.find("cuda_graphs"); n && !flag_given("--cuda-graphs")) o.cuda_graphs = n->as_bool();
   if (const auto n = root.find("recompute_modules"); n && !flag_given("--recompute-modules")) {
     // A YAML list or one comma-separated string of Megatron-Core's module names.
     std::vector<std::string> names;

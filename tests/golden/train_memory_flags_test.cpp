@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "run_cli.hpp"
@@ -36,6 +38,39 @@ TEST(TrainMemoryFlags, StatesOffloadAndGraphs) {
   const auto graphs = train_json({"--cuda-graphs"});
   EXPECT_GT(graphs["memory_bytes"]["cuda_graphs"].get<double>(), 0.0);
   EXPECT_GT(base["memory_bytes"]["nccl"].get<double>(), 0.0);
+}
+
+// A job file takes the same settings under the flags' names (fp8_params, optimizer_dtype,
+// optimizer_offload_fraction, moe_capacity_factor, cuda_graphs): the same prediction, byte for byte;
+// a flag given beside the file wins; a bad value names the key.
+TEST(TrainMemoryFlags, JobFileKeysEqualTheFlags) {
+  const std::string path = ::testing::TempDir() + "fmsim_memory_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nmodel: mixtral-8x7b\ncluster: p5.48xlarge:1\nprecision: fp8\n"
+                         "parallelism: {ep: 8}\nfp8_params: true\noptimizer_dtype: bf16\n"
+                         "optimizer_offload_fraction: 0.5\nmoe_capacity_factor: 1.25\ncuda_graphs: true\n";
+  const auto file = run_fmsim({"train", "--job", path, "--json"});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  const auto flags =
+      run_fmsim({"train", "--model", "mixtral-8x7b", "--cluster", "p5.48xlarge:1", "--precision", "fp8", "--ep", "8",
+                 "--fp8-params", "--optimizer-dtype", "bf16", "--optimizer-offload-fraction", "0.5",
+                 "--moe-capacity-factor", "1.25", "--cuda-graphs", "--json"});
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  auto strip = [](std::string out) {
+    auto j = nlohmann::json::parse(out);
+    j.erase("elapsed_s");
+    return j;
+  };
+  EXPECT_EQ(strip(file.out), strip(flags.out));
+  const auto fp32 = run_fmsim({"train", "--job", path, "--optimizer-dtype", "fp32", "--json"});
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  EXPECT_GT(nlohmann::json::parse(fp32.out)["memory_bytes"]["optimizer"].get<double>(),
+            nlohmann::json::parse(file.out)["memory_bytes"]["optimizer"].get<double>());
+
+  std::ofstream(path) << "kind: TrainingJob\nmodel: llama3.1-8b\ncluster: p5.48xlarge:1\noptimizer_dtype: fp16\n";
+  const auto bad = run_fmsim({"train", "--job", path});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("optimizer_dtype"));
+  EXPECT_THAT(bad.err, HasSubstr("fp32"));
 }
 
 // Out-of-range values and a capacity factor for a dense model are refused with the flag's name.
