@@ -148,7 +148,14 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   }
   r.stack = o.stack;
   r.moe_dispatcher = moe_dispatcher_flag(o.moe_dispatcher);
-  r.framework.overlap_tp_comm = parallelism::stack_conventions(o.stack).tp_comm_overlap;
+  // The stack's conventions shape every candidate, as they shape `fmsim train`'s job where no flag
+  // says (jobspec::resolve_training_job): megatron-legacy (Megatron-LM of 2021-2022) has no
+  // sequence parallelism, no distributed optimizer (plain DDP unless --sharding pins others) and
+  // reduces FP16 gradients in 16 bits.
+  const parallelism::StackConventions conventions = parallelism::stack_conventions(o.stack);
+  r.framework.overlap_tp_comm = conventions.tp_comm_overlap;
+  r.framework.sequence_parallel = conventions.sequence_parallel;
+  r.framework.fp16_grad_reduce_in_16_bits = conventions.fp16_grad_reduce_in_16_bits;
   r.framework.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   r.top = o.top;
   r.threads = o.threads;
@@ -165,6 +172,9 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   r.space.precision = config::word_list_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   r.space.recompute = config::word_list_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
   r.space.sharding = config::word_list_flag(parallelism::kShardingWords, o.sharding, "--sharding");
+  if (r.space.sharding.empty() && !conventions.distributed_optimizer && !conventions.fully_sharded) {
+    r.space.sharding = {parallelism::Sharding::None};
+  }
   check_pins(r.space, r.model, r.seq_len, r.global_batch);
 
   if (!o.gpus_range.empty()) {

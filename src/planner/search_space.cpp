@@ -157,7 +157,7 @@ parallelism::Layout make_layout(const Shape& shape, const Variant& variant, std:
   l.dp = shape.dp;
   l.embedding_slot = shape.pipeline_slots;
   l.loss_slot = shape.pipeline_slots;
-  l.sequence_parallel = shape.tp > 1;
+  l.sequence_parallel = framework.sequence_parallel && shape.tp > 1;
   l.sharding = variant.sharding;
   l.micro_batch = variant.micro_batch;
   l.global_batch = global_batch;
@@ -168,7 +168,8 @@ parallelism::Layout make_layout(const Shape& shape, const Variant& variant, std:
   l.overlap_dp_comm = framework.overlap_dp_comm;
   l.overlap_pp_comm = framework.overlap_pp_comm;
   l.fsdp_prefetch = framework.fsdp_prefetch;
-  l.bf16_grad_reduce = framework.bf16_grad_reduce;
+  l.bf16_grad_reduce = framework.bf16_grad_reduce ||
+                       (framework.fp16_grad_reduce_in_16_bits && variant.precision == core::Precision::FP16);
   return l;
 }
 

@@ -65,11 +65,16 @@ struct FrameworkSettings {
   bool overlap_pp_comm = true;
   bool fsdp_prefetch = true;
   bool bf16_grad_reduce = false;  ///< 16-bit gradient reduction (FSDP "pure" mixed precision)
+  /// FP16 candidates reduce their gradients in 16 bits (parallelism::StackConventions, megatron-legacy).
+  bool fp16_grad_reduce_in_16_bits = false;
+  /// Sequence parallelism on candidates with tp > 1 (off for megatron-legacy: Megatron-LM of 2021).
+  bool sequence_parallel = true;
   core::Fp8Recipe fp8_recipe = core::Fp8Recipe::Tensorwise;  ///< scaling of the FP8 candidates
   friend bool operator==(const FrameworkSettings&, const FrameworkSettings&) = default;
 };
 
-/// The full layout of a shape and a variant (dp filled; sequence parallelism on when tp > 1).
+/// The full layout of a shape and a variant (dp filled; sequence parallelism on when tp > 1 and the
+/// framework has it).
 parallelism::Layout make_layout(const Shape& shape, const Variant& variant, std::int64_t global_batch,
                                 const FrameworkSettings& framework = {});
 
