@@ -72,6 +72,10 @@ struct FieldNames {
 // The most layers a model may have (deeper than any model by three orders of magnitude).
 constexpr int kMaxLayers = 1 << 20;
 
+std::string layers_out_of_range(std::int64_t n) {
+  return std::to_string(n) + " layers is out of range; allowed: 1 to " + std::to_string(kMaxLayers) + " (2^20)";
+}
+
 void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error) {
   auto positive = [&](std::int64_t v, const std::string& field) {
     if (v <= 0) throw error(field, std::to_string(v) + " must be a positive integer");
@@ -81,7 +85,7 @@ void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error
   // per-layer checks below walk in bounded time (libFuzzer on validation_csv: 1,717,986,905 layers
   // took 17 s in the dense-layer count).
   if (m.num_layers > kMaxLayers) {
-    throw error(f.num_layers, std::to_string(m.num_layers) + " layers is out of range; allowed: 1 to 1048576 (2^20)");
+    throw error(f.num_layers, layers_out_of_range(m.num_layers));
   }
   positive(m.hidden, f.hidden);
   positive(m.num_heads, f.num_heads);
@@ -631,7 +635,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   // count of -31 read as a size asked for 4 GiB, found by libFuzzer as an out-of-memory).
   if (m.num_layers <= 0) throw j.error(f.num_layers, std::to_string(m.num_layers) + " must be a positive integer");
   if (m.num_layers > kMaxLayers) {
-    throw j.error(f.num_layers, std::to_string(m.num_layers) + " layers is out of range; allowed: 1 to 1048576 (2^20)");
+    throw j.error(f.num_layers, layers_out_of_range(m.num_layers));
   }
 
   if (family) {

@@ -13,6 +13,7 @@
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/units.hpp"
 #include "core/vocabulary.hpp"
 #include "parallelism/stack.hpp"
 
@@ -72,22 +73,6 @@ std::optional<double> number(const std::string& cell) {
     return v;
   } catch (...) {
     return std::nullopt;
-  }
-}
-
-// A parameter-count cell as published ("405B", "30.5B total/3.3B active", "1.3T"): the first
-// number with its suffix (K, M, B, T); nullopt without a suffix-less reading.
-std::optional<double> parameter_count(const std::string& cell) {
-  const auto v = number(cell);
-  if (!v) return std::nullopt;
-  const auto at = cell.find_first_not_of("0123456789., ");
-  if (at == std::string::npos) return v;
-  switch (cell[at]) {
-    case 'K': return *v * 1e3;
-    case 'M': return *v * 1e6;
-    case 'B': return *v * 1e9;
-    case 'T': return *v * 1e12;
-    default: return v;
   }
 }
 
@@ -292,52 +277,34 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
             fmt::format("{:g} TFLOP/s/GPU by the SC21 formula 96 B s l h^2 (1 + s/6h + V/16lh)", *tflops);
       }
     }
-    // Megatron-Core's weak-scaling table (Megatron-LM README, images/model_table.png, r0.8.0):
-    // TFLOP/s per GPU as Megatron-LM's training loop logs it, from num_floating_point_operations
-    // (megatron/training/training.py): F = 12 B s l h^2 (1 + (f/h) k g + q/a + s/h + V/(2 l h)),
-    // f the FFN width, k experts per token (1 dense), g 3/2 for gated MLPs, q/a the query groups per
-    // head, no recomputation counted. Inverted for t as above.
-    const bool megatron_table = contains(get("source"), "model_table.png");
-    if (!row.measured_step_time_s && megatron_table) {
-      const auto tflops = num("tflops_per_gpu");
-      const auto l = num("num_layers"), h = num("hidden_size"), v = num("vocab_size");
-      const auto heads = num("num_attention_heads");
-      const double f = num("ffn_hidden_size").value_or(h ? 4.0 * *h : 0.0);
-      const double groups = num("num_kv_heads").value_or(heads.value_or(1.0));
-      const double gated = mlp_of(row.model) == workload::MlpKind::Gelu ? 1.0 : 1.5;
-      if (tflops && gbs && seq && l && h && v && heads && *heads > 0 && row.num_gpus > 0) {
-        const double flops = 12.0 * *gbs * *seq * *l * *h * *h *
-                             (1.0 + f / *h * gated + groups / *heads + *seq / *h + *v / (2.0 * *l * *h));
-        row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
-        row.derived_from = fmt::format(
-            "{:g} TFLOP/s/GPU by Megatron-LM's num_floating_point_operations 12 B s l h^2 (1 + f/h + q/a + s/h + "
-            "V/2lh)",
-            *tflops);
-      }
-    }
-    // NeMo's performance tables (NVIDIA/NeMo docs/source/performance/*.md): TFLOP/s per GPU as
-    // NeMo's FLOPsMeasurementCallback logs it, from nemo/utils/flops_formulas.py (llama2, llama3,
-    // mixtral, nemotron, gpt3 are one formula): F = B s l h^2 (12 + 12 q/a + 6 g (f/h) k + 12 s/h +
-    // 6 V/(l h)), g 3 for gated MLPs (SwiGLU, 18 f/h) and 2 otherwise (nemotron's squared ReLU and
-    // GPT-3's GELU, 12 f/h), k experts per token (1 dense), no recomputation counted. Inverted for t.
-    const bool nemo_table =
-        contains(get("source"), "github.com/NVIDIA/NeMo ") && contains(get("source"), "performance");
-    if (!row.measured_step_time_s && !row.derived_step_time_s && nemo_table) {
+    // Megatron-Core's weak-scaling table (Megatron-LM README, images/model_table.png, r0.8.0) logs
+    // TFLOP/s per GPU as Megatron-LM's training loop counts them, num_floating_point_operations
+    // (megatron/training/training.py); NeMo's performance tables (NVIDIA/NeMo
+    // docs/source/performance/*.md) as NeMo's FLOPsMeasurementCallback does, nemo/utils/flops_formulas.py
+    // (llama2/llama3: B s l h^2 (12 + 12 q/a + 18 f/h + 12 s/h + 6 V/(l h)); gpt3, nemotron and
+    // mixtral the same with their MLP). Both are F = 12 B s l h^2 (1 + q/a + g k f/h + s/h + V/(2 l h)):
+    // f the FFN width (an expert's for MoE), k experts per token (1 dense), g 3/2 for gated MLPs and 1
+    // otherwise, q/a the query groups per head, no recomputation counted. Inverted for t as above.
+    const char* megatron_count =
+        contains(get("source"), "model_table.png") ? "Megatron-LM's num_floating_point_operations"
+        : contains(get("source"), "github.com/NVIDIA/NeMo ") && contains(get("source"), "performance")
+            ? "NeMo's flops_formulas.py"
+            : nullptr;
+    if (!row.measured_step_time_s && !row.derived_step_time_s && megatron_count) {
       const auto tflops = num("tflops_per_gpu");
       const auto l = num("num_layers"), h = num("hidden_size"), v = num("vocab_size");
       const auto heads = num("num_attention_heads");
       const double groups = num("num_kv_heads").value_or(heads.value_or(1.0));
-      const double k = num("moe_topk").value_or(1.0);
-      const double f = k > 1.0 || num("moe_expert_ffn") ? num("moe_expert_ffn").value_or(0.0)
-                                                        : num("ffn_hidden_size").value_or(h ? 4.0 * *h : 0.0);
-      const double g = mlp_of(row.model) == workload::MlpKind::Gelu ? 2.0 : 3.0;
+      const auto expert_ffn = num("moe_expert_ffn");
+      const double k = expert_ffn ? num("moe_topk").value_or(1.0) : 1.0;
+      const double f = expert_ffn ? *expert_ffn : num("ffn_hidden_size").value_or(h ? 4.0 * *h : 0.0);
+      const double g = mlp_of(row.model) == workload::MlpKind::Gelu ? 1.0 : 1.5;
       if (tflops && gbs && seq && l && h && v && heads && *heads > 0 && f > 0 && row.num_gpus > 0) {
-        const double flops =
-            *gbs * *seq * *l * *h * *h *
-            (12.0 + 12.0 * groups / *heads + 6.0 * g * f / *h * k + 12.0 * *seq / *h + 6.0 * *v / (*l * *h));
+        const double flops = 12.0 * *gbs * *seq * *l * *h * *h *
+                             (1.0 + groups / *heads + g * k * f / *h + *seq / *h + *v / (2.0 * *l * *h));
         row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
-        row.derived_from = fmt::format(
-            "{:g} TFLOP/s/GPU by NeMo's flops_formulas.py B s l h^2 (12 + 12 q/a + 18 f/h + 12 s/h + 6 V/lh)", *tflops);
+        row.derived_from = fmt::format("{:g} TFLOP/s/GPU by {} 12 B s l h^2 (1 + q/a + g k f/h + s/h + V/2lh)", *tflops,
+                                       megatron_count);
       }
     }
     // The Llama 3 paper (arXiv 2407.21783, Section 3.3.2, Table 4) reports "BF16 Model FLOPs
@@ -349,9 +316,11 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     if (!row.measured_step_time_s && !row.derived_step_time_s && palm_mfu) {
       const auto tflops = num("tflops_per_gpu");
       const auto l = num("num_layers"), h = num("hidden_size");
-      const auto n = parameter_count(get("params_total"));
-      if (tflops && gbs && seq && l && h && n && row.num_gpus > 0) {
-        const double flops = *gbs * *seq * (6.0 * *n + 12.0 * *l * *h * *seq);
+      // The cell's first word ("405B"; "30.5B total/3.3B active" for MoE rows).
+      const std::string params = get("params_total");
+      const auto n = core::parse_count(params.substr(0, params.find(' ')));
+      if (tflops && gbs && seq && l && h && n.value && row.num_gpus > 0) {
+        const double flops = *gbs * *seq * (6.0 * *n.value + 12.0 * *l * *h * *seq);
         row.derived_step_time_s = flops / (*tflops * 1e12 * row.num_gpus);
         row.derived_from =
             fmt::format("{:g} TFLOP/s/GPU by PaLM's model FLOPs 6N + 12LHQT per token (the paper's MFU)", *tflops);
@@ -483,9 +452,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     const parallelism::StackConventions stack = parallelism::stack_conventions(job.stack);
     l.sequence_parallel =
         l.tp > 1 && (get("sp").empty() ? stack.sequence_parallel : get("sp") != "0" && !contains(get("sp"), "false"));
-    l.sharding = stack.fully_sharded           ? parallelism::Sharding::Zero3
-                 : stack.distributed_optimizer ? parallelism::Sharding::DistributedOptimizer
-                                               : parallelism::Sharding::None;
+    l.sharding = stack.default_sharding();
     if (stack.tp_comm_overlap) l.overlap_tp_comm = l.tp > 1;
     l.recompute = stack.published_recompute;
     // Published cells are mostly free text ("FSDP FULL_SHARD (MP mode PURE)", "DDP (FSDP=0)"),

@@ -172,7 +172,7 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   r.space.precision = config::word_list_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   r.space.recompute = config::word_list_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
   r.space.sharding = config::word_list_flag(parallelism::kShardingWords, o.sharding, "--sharding");
-  if (r.space.sharding.empty() && !conventions.distributed_optimizer && !conventions.fully_sharded) {
+  if (r.space.sharding.empty() && conventions.default_sharding() == parallelism::Sharding::None) {
     r.space.sharding = {parallelism::Sharding::None};
   }
   check_pins(r.space, r.model, r.seq_len, r.global_batch);

@@ -277,8 +277,7 @@ TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& 
   // Megatron-LM of 2021-2022: no sequence parallelism, plain DDP).
   const parallelism::StackConventions conventions = parallelism::stack_conventions(f.stack);
   if (!conventions.sequence_parallel && !given("--no-sp") && !f.job_sets_sp) f.no_sp = true;
-  if (!conventions.distributed_optimizer && !conventions.fully_sharded && !given("--sharding") &&
-      !f.job_sets_sharding) {
+  if (conventions.default_sharding() == parallelism::Sharding::None && !given("--sharding") && !f.job_sets_sharding) {
     f.sharding = std::string(parallelism::to_string(parallelism::Sharding::None));
   }
   TrainingSetup s;

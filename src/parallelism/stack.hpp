@@ -63,6 +63,12 @@ struct StackConventions {
   /// gradient buffer in the parameters' type: --accumulate-allreduce-grads-in-fp32 was forced on
   /// only for BF16, megatron/arguments.py).
   bool fp16_grad_reduce_in_16_bits = false;
+
+  /// The sharding a run gets when it does not say: FSDP for the fully sharded stacks, else the
+  /// distributed optimizer, else plain DDP.
+  [[nodiscard]] constexpr Sharding default_sharding() const {
+    return fully_sharded ? Sharding::Zero3 : distributed_optimizer ? Sharding::DistributedOptimizer : Sharding::None;
+  }
 };
 
 /// A stack of none of the known kinds (a calibration's own): no overlap, no full sharding.

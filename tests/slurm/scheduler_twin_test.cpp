@@ -42,26 +42,46 @@ namespace orch = fmsim::orchestration;
 // `sleep 8`). Used for a job whose two lines the log lacks.
 constexpr double kLaunchAndCompletion_s = 0.1;
 
-/// Each job's run time as slurmctld saw it: from its start line ("_start_job: Started JobId=N" or
-/// "sched: Allocate JobId=N") to "_job_complete: JobId=N done", in seconds. A job's run time is an
-/// input of the twin, as in a replayed trace (0.02-0.04 s beyond the sleep on average in the runs
-/// of 2026-11-25).
-std::map<std::string, double> run_times(const SlurmLoopback& slurm) {
+/// A job's start or completion in slurmctld.log: its millisecond stamp as seconds of the day, the
+/// job, and for a start the nodes ("_start_job: Started JobId=N in P on NODES" from the backfill
+/// pass, "sched: Allocate JobId=N NodeList=NODES" from the main loop; "_job_complete: JobId=N done").
+struct CtldEvent {
+  double t = 0;
+  bool start = false;
+  std::string job, nodes;
+};
+
+std::vector<CtldEvent> ctld_events(const SlurmLoopback& slurm) {
   std::ifstream log(slurm.slurmctld_log_path());
   const std::regex stamp_re(R"(^\[\d+-\d+-\d+T(\d+):(\d+):(\d+)\.(\d+)\])");
-  const std::regex start_re(R"((?:_start_job: Started JobId=(\d+) )|(?:sched: Allocate JobId=(\d+) ))");
+  const std::regex start_re(
+      R"((?:_start_job: Started JobId=(\d+) in \S+ on (\S+))|(?:sched: Allocate JobId=(\d+) NodeList=(\S+)))");
   const std::regex done_re(R"(_job_complete: JobId=(\d+) done)");
-  std::map<std::string, double> started, out;
+  std::vector<CtldEvent> out;
   for (std::string line; std::getline(log, line);) {
     std::smatch m;
     if (!std::regex_search(line, m, stamp_re)) continue;
-    const double now = std::stod(m[1].str()) * 3600 + std::stod(m[2].str()) * 60 + std::stod(m[3].str()) +
-                       std::stod("0." + m[4].str());
+    const double t = std::stod(m[1].str()) * 3600 + std::stod(m[2].str()) * 60 + std::stod(m[3].str()) +
+                     std::stod("0." + m[4].str());
     if (std::regex_search(line, m, start_re)) {
-      started.emplace(m[1].matched ? m[1].str() : m[2].str(), now);
+      out.push_back({t, true, m[1].matched ? m[1].str() : m[3].str(), m[1].matched ? m[2].str() : m[4].str()});
     } else if (std::regex_search(line, m, done_re)) {
-      const auto it = started.find(m[1].str());
-      if (it != started.end() && now >= it->second) out[it->first] = now - it->second;
+      out.push_back({t, false, m[1].str(), {}});
+    }
+  }
+  return out;
+}
+
+/// Each job's run time as slurmctld saw it: from its start to its completion, in seconds. A job's
+/// run time is an input of the twin, as in a replayed trace (0.02-0.04 s beyond the sleep on
+/// average in the runs of 2026-11-25).
+std::map<std::string, double> run_times(const std::vector<CtldEvent>& events) {
+  std::map<std::string, double> started, out;
+  for (const auto& e : events) {
+    if (e.start) {
+      started.emplace(e.job, e.t);
+    } else if (const auto it = started.find(e.job); it != started.end() && e.t >= it->second) {
+      out[e.job] = e.t - it->second;
     }
   }
   return out;
@@ -147,13 +167,8 @@ struct Comparison {
 
 /// Replays slurmctld.log's starts and completions in their order; at each start asks fmsim's
 /// node selection for the job's nodes among those free then, and compares with Slurm's choice.
-void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& layout, orch::Placement placement,
-                       Comparison& c, std::ostringstream& table) {
-  std::ifstream log(slurm.slurmctld_log_path());
-  const std::regex stamp_re(R"(^\[\d+-\d+-\d+T(\d+):(\d+):(\d+)\.(\d+)\])");
-  const std::regex start_re(
-      R"((?:_start_job: Started JobId=(\d+) in \S+ on (\S+))|(?:sched: Allocate JobId=(\d+) NodeList=(\S+)))");
-  const std::regex done_re(R"(_job_complete: JobId=(\d+) done)");
+void replay_placements(const std::vector<CtldEvent>& events, const orch::ClusterLayout& layout,
+                       orch::Placement placement, Comparison& c, std::ostringstream& table) {
   // A finished job's nodes stay COMPLETING until slurmd reports its epilog done; that message is
   // not logged at info level. Observed: nodes reused 0.05 s after "done" in one case, still
   // completing 0.07 s after it in another; all free within 0.5 s. So the nodes of a job that
@@ -163,12 +178,8 @@ void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& la
   std::map<std::string, std::vector<int>> busy;
   std::vector<std::pair<double, std::string>> completing;  // (time of "done", job)
   table << "decisions replayed from slurmctld.log (job: Slurm's nodes / fmsim's):";
-  for (std::string line; std::getline(log, line);) {
-    std::smatch m;
-    double now = 0;
-    if (std::regex_search(line, m, stamp_re))
-      now = std::stod(m[1].str()) * 3600 + std::stod(m[2].str()) * 60 + std::stod(m[3].str()) +
-            std::stod("0." + m[4].str());
+  for (const auto& e : events) {
+    const double now = e.t;
     for (auto it = completing.begin(); it != completing.end();) {
       if (it->first + kCompleting_s <= now) {
         busy.erase(it->second);
@@ -177,9 +188,9 @@ void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& la
         ++it;
       }
     }
-    if (std::regex_search(line, m, start_re)) {
-      const std::string id = m[1].matched ? m[1].str() : m[3].str();
-      const std::string list = m[1].matched ? m[2].str() : m[4].str();
+    if (e.start) {
+      const std::string& id = e.job;
+      const std::string& list = e.nodes;
       std::vector<int> real;
       for (const auto& name : expand_slurm_hostlist(list)) real.push_back(layout.index_of(name));
       std::sort(real.begin(), real.end());
@@ -204,8 +215,8 @@ void replay_placements(const SlurmLoopback& slurm, const orch::ClusterLayout& la
       c.decisions_same += same;
       table << " " << id << ": " << list << (same ? "" : " / " + orch::hostlist(layout, first_choice) + " DIFFERENT");
       busy[id] = real;
-    } else if (std::regex_search(line, m, done_re)) {
-      completing.push_back({now, m[1].str()});
+    } else {
+      completing.push_back({now, e.job});
     }
   }
   table << "\n";
@@ -268,7 +279,8 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
   const long first_submit = static_cast<long>(std::floor(*std::min_element(submitted_at.begin(), submitted_at.end())));
   auto config = conf.config;
   if (const auto phase = backfill_phase(slurm)) config.bf_phase = *phase;
-  const auto ran = run_times(slurm);
+  const auto events = ctld_events(slurm);
+  const auto ran = run_times(events);
   double overhead_sum = 0;
   std::vector<orch::JobSpec> jobs;
   std::vector<const SlurmCompletedJob*> real_by_job(trace.size(), nullptr);
@@ -326,7 +338,7 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
     c.twin_mean_wait /= static_cast<double>(twin.jobs.size());
   }
   c.tau = orch::kendall_tau(real_start, twin_start);
-  replay_placements(slurm, layout, conf.config.placement, c, table);
+  replay_placements(events, layout, conf.config.placement, c, table);
   table << "launch and completion beyond the sleep (slurmctld.log), mean over jobs: "
         << (jobs.empty() ? 0.0 : overhead_sum / static_cast<double>(jobs.size())) << " s\n";
   c.table = table.str();
