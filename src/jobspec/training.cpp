@@ -66,10 +66,17 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   if (const auto n = root.find("fp8_params"); n && !flag_given("--fp8-params")) o.fp8_params = n->as_bool();
   if (const auto n = root.find("optimizer_dtype"); n && !flag_given("--optimizer-dtype"))
     o.optimizer_dtype = n->as_word_name(core::kOptimizerDtypeWords);
-  if (const auto n = root.find("optimizer_offload_fraction"); n && !flag_given("--optimizer-offload-fraction"))
+  // Ranges as the flags' (make_training_job), refused here with the file, line and key.
+  if (const auto n = root.find("optimizer_offload_fraction"); n && !flag_given("--optimizer-offload-fraction")) {
     o.optimizer_offload_fraction = n->as_number(config::Bound::NonNegative);
-  if (const auto n = root.find("moe_capacity_factor"); n && !flag_given("--moe-capacity-factor"))
+    if (o.optimizer_offload_fraction > 1.0)
+      n->fail(fmt::format("{} is not a fraction; allowed: 0 to 1", o.optimizer_offload_fraction));
+  }
+  if (const auto n = root.find("moe_capacity_factor"); n && !flag_given("--moe-capacity-factor")) {
     o.moe_capacity_factor = n->as_number(config::Bound::NonNegative);
+    if (o.moe_capacity_factor > 64.0)
+      n->fail(fmt::format("{} is out of range; allowed: 0 (dropless) to 64", o.moe_capacity_factor));
+  }
   if (const auto n = root.find("cuda_graphs"); n && !flag_given("--cuda-graphs")) o.cuda_graphs = n->as_bool();
   if (const auto n = root.find("recompute_modules"); n && !flag_given("--recompute-modules")) {
     // A YAML list or one comma-separated string of Megatron-Core's module names.

@@ -71,6 +71,17 @@ TEST(TrainMemoryFlags, JobFileKeysEqualTheFlags) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("optimizer_dtype"));
   EXPECT_THAT(bad.err, HasSubstr("fp32"));
+
+  // Out-of-range values are refused with the file, the line and the key, not the flag's name.
+  std::ofstream(path) << "kind: TrainingJob\nmodel: llama3.1-8b\ncluster: p5.48xlarge:1\n"
+                         "optimizer_offload_fraction: 1.5\n";
+  const auto fraction = run_fmsim({"train", "--job", path});
+  EXPECT_EQ(fraction.exit_code, 2);
+  EXPECT_THAT(fraction.err, HasSubstr(":4: optimizer_offload_fraction: 1.5 is not a fraction; allowed: 0 to 1"));
+  std::ofstream(path) << "kind: TrainingJob\nmodel: mixtral-8x7b\ncluster: p5.48xlarge:1\nmoe_capacity_factor: 100\n";
+  const auto capacity = run_fmsim({"train", "--job", path});
+  EXPECT_EQ(capacity.exit_code, 2);
+  EXPECT_THAT(capacity.err, HasSubstr(":4: moe_capacity_factor: 100 is out of range"));
 }
 
 // Out-of-range values and a capacity factor for a dense model are refused with the flag's name.
