@@ -76,6 +76,9 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_flag("--cuda-graphs", f.cuda_graphs,
                "Capture the layers as CUDA graphs (Megatron-Core --enable-cuda-graph): static buffers per\n"
                "layer and micro-batch");
+  cmd.add_flag("--grad-reduce-in-bf16", f.grad_reduce_in_bf16,
+               "Reduce the data-parallel gradients in 16 bits instead of fp32 (Megatron-LM --grad-reduce-in-bf16;\n"
+               "NeMo / Megatron-Bridge grad_reduce_in_fp32: false, which NeMo's FP8 performance recipes set)");
   cmd.add_flag("--fp8-params", f.fp8_params,
                "Hold the weights in FP8 only (NeMo fp8_params, Megatron-Core --fp8-param-gather)");
   cmd.add_option("--optimizer-dtype", f.optimizer_dtype,

@@ -200,6 +200,16 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, cons
       const auto v = core::kYesNoWords.parse(value);
       if (!v) throw bad(core::kYesNoWords.allowed());
       l.fp8_param_storage = *v;
+    } else if (key == "tp_overlap") {
+      // TP collectives overlapped with the GEMMs: Megatron's tp_comm_overlap, torchtitan's async TP.
+      const auto v = core::kYesNoWords.parse(value);
+      if (!v) throw bad(core::kYesNoWords.allowed());
+      l.overlap_tp_comm = *v && l.tp > 1;
+    } else if (key == "grad_reduce_in_fp32") {
+      // NeMo / Megatron-Bridge mixed-precision plugin: false reduces the gradients in 16 bits.
+      const auto v = core::kYesNoWords.parse(value);
+      if (!v) throw bad(core::kYesNoWords.allowed());
+      l.bf16_grad_reduce = !*v;
     } else if (key == "optimizer_dtype") {
       const auto v = core::kOptimizerDtypeWords.parse(value);
       if (!v) throw bad(core::kOptimizerDtypeWords.allowed());
@@ -208,7 +218,7 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, cons
       throw core::InputError(
           file, line, "recipe_settings",
           fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute, recompute_modules, "
-                      "micro_batch_size, vp, fp8_params, optimizer_dtype)",
+                      "micro_batch_size, vp, tp_overlap, fp8_params, grad_reduce_in_fp32, optimizer_dtype)",
                       key));
     }
   }

@@ -38,6 +38,7 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
                    "recompute_modules",
                    "activation_offload_layers",
                    "fp8_params",
+                   "grad_reduce_in_bf16",
                    "optimizer_dtype",
                    "optimizer_offload_fraction",
                    "moe_capacity_factor",
@@ -64,6 +65,9 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   // The memory settings of `fmsim train`'s flags, under the same names (Megatron-Core's where it
   // has one: --optimizer-offload-fraction, --moe-expert-capacity-factor).
   if (const auto n = root.find("fp8_params"); n && !flag_given("--fp8-params")) o.fp8_params = n->as_bool();
+  if (const auto n = root.find("grad_reduce_in_bf16"); n && !flag_given("--grad-reduce-in-bf16")) {
+    o.grad_reduce_in_bf16 = n->as_bool();
+  }
   if (const auto n = root.find("optimizer_dtype"); n && !flag_given("--optimizer-dtype"))
     o.optimizer_dtype = n->as_word_name(core::kOptimizerDtypeWords);
   // Ranges as the flags' (make_training_job), refused here with the file, line and key.
@@ -240,6 +244,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   l.moe_capacity_factor = o.moe_capacity_factor;
   l.cuda_graphs = o.cuda_graphs;
   l.fp8_param_storage = o.fp8_params;
+  l.bf16_grad_reduce = o.grad_reduce_in_bf16;
   l.bf16_optimizer_states = config::word_flag(core::kOptimizerDtypeWords, o.optimizer_dtype, "--optimizer-dtype");
   l.precision = config::word_flag(core::kTrainingPrecisionWords, o.precision, "--precision");
   l.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);

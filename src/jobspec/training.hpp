@@ -40,6 +40,7 @@ struct TrainingJobFlags {
   double moe_capacity_factor = 0.0;         ///< Megatron-Core --moe-expert-capacity-factor, padded (0 = dropless)
   bool cuda_graphs = false;                 ///< layers captured as CUDA graphs (static buffers per micro-batch)
   bool fp8_params = false;                  ///< weights held in FP8 only (NeMo fp8_params, --fp8-param-gather)
+  bool grad_reduce_in_bf16 = false;         ///< gradients reduced in 16 bits (Megatron-LM --grad-reduce-in-bf16)
   std::string optimizer_dtype = "fp32";     ///< master weights and Adam moments: fp32 or bf16
   std::string sharding = "zero1";
   int shard_group = 0;

@@ -508,12 +508,23 @@ class Costing {
     if (l_.dp <= 1 && l_.expert_dp() <= 1) return d;
     const double grad_b = l_.bf16_grad_reduce ? kBytes16 : 4.0;  // gradients reduced in 16 bits or fp32
     const double bucket_params = 40e6;                           // Megatron DDP default bucket size (parameters)
-    const double window_b = sc_.dp_overlap * (st.sum.bwd + st.sum.recompute).value() / std::max(1, l_.vp);
-    const double window_f = sc_.dp_overlap * st.sum.fwd.value() / std::max(1, l_.vp);
-    auto exposed_after = [&](double t, double params, double window) {
+    // Overlap windows (Megatron-Core DDP overlap_grad_reduce / overlap_param_gather): a model
+    // chunk's gradients are reduce-scattered once its last micro-batch's backward has run, its
+    // parameters all-gathered before its first forward. Without interleaving that is the one
+    // pass of the last (first) micro-batch. With vp chunks the interleaved schedule runs the
+    // chunks in groups of pp micro-batches, so chunk c's reduction has the last backward of c
+    // and the c x pp chunk passes after it to hide in (and symmetrically the gathers before the
+    // first forwards); the last chunk's own reduction stays exposed beyond its own pass.
+    const double vp = std::max(1, l_.vp);
+    const double pp = std::max(1, l_.pp);
+    const double chunk_b = sc_.dp_overlap * (st.sum.bwd + st.sum.recompute).value() / vp;
+    const double chunk_f = sc_.dp_overlap * st.sum.fwd.value() / vp;
+    auto exposed_after = [&](double t, double params, double chunk_pass) {
       if (!l_.overlap_dp_comm) return t;
       const double last_bucket = t * std::min(1.0, bucket_params / std::max(1.0, params));
-      return std::max(last_bucket, t - window);
+      const double first_chunk = t / vp - chunk_pass;
+      const double all_chunks = t - chunk_pass * (1.0 + (vp - 1.0) * pp);
+      return std::max({last_bucket, first_chunk, all_chunks});
     };
     const bool lora = job_.task == Task::Lora;
     if (lora && l_.sharding != Sharding::Zero3) {
@@ -524,7 +535,7 @@ class Costing {
                            ? comm_time(collectives::Op::AllReduce, dp_group(), adapters * grad_b)
                            : comm_time(collectives::Op::ReduceScatter, dp_group(), adapters * grad_b) +
                                  comm_time(collectives::Op::AllGather, dp_group(), adapters * kBytes16);
-      d.exposed = exposed_after(t, adapters, window_b);
+      d.exposed = exposed_after(t, adapters, chunk_b);
       d.bytes = adapters * (grad_b + (l_.sharding == Sharding::None ? 0.0 : kBytes16));
       return d;
     }
@@ -573,7 +584,7 @@ class Costing {
                 comm_time(collectives::Op::AllGather, edp_group(), st.expert_params * kBytes16);
     }
     const double params = st.dense_params + st.expert_params;
-    d.exposed = exposed_after(t_grad, params, window_b) + exposed_after(t_param, params, window_f);
+    d.exposed = exposed_after(t_grad, params, chunk_b) + exposed_after(t_param, params, chunk_f);
     d.bytes = dense_grad_bytes + expert_grad_bytes + (t_param > 0 ? kBytes16 * params : 0.0);
     return d;
   }

@@ -134,9 +134,24 @@ TEST(TrainingRows, RecipeSettingsReadTheSharedVocabulary) {
   EXPECT_FALSE(rows[0].job->layout.bf16_optimizer_states);
 }
 
+// NeMo's FP8 performance recipes reduce gradients in 16 bits (scripts/performance/helpers.py,
+// set_primary_perf_configs: grad_reduce_in_fp32 = False) and torchtitan's async-TP rows overlap the
+// TP collectives: both are recipe settings of the row, in the shared yes/no vocabulary.
+TEST(TrainingRows, RecipeSettingsSetGradientReduceAndTpOverlap) {
+  auto rows = training_rows(first_row_with_recipe("grad_reduce_in_fp32=false; tp_overlap=no"), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_TRUE(rows[0].job->layout.bf16_grad_reduce);
+  EXPECT_FALSE(rows[0].job->layout.overlap_tp_comm);
+  rows = training_rows(first_row_with_recipe("grad_reduce_in_fp32=yes; tp_overlap=on"), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_FALSE(rows[0].job->layout.bf16_grad_reduce);
+  EXPECT_EQ(rows[0].job->layout.overlap_tp_comm, rows[0].job->layout.tp > 1);  // one TP rank has nothing to overlap
+}
+
 // A bad value names the column and what is allowed.
 TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
-  for (const char* bad : {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe", "colour=red"}) {
+  for (const char* bad : {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe",
+                          "grad_reduce_in_fp32=half", "tp_overlap=2", "colour=red"}) {
     try {
       training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
       ADD_FAILURE() << bad;

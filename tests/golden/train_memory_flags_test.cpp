@@ -40,6 +40,23 @@ TEST(TrainMemoryFlags, StatesOffloadAndGraphs) {
   EXPECT_GT(base["memory_bytes"]["nccl"].get<double>(), 0.0);
 }
 
+// --grad-reduce-in-bf16 (Megatron-LM's flag; NeMo / Megatron-Bridge grad_reduce_in_fp32: false):
+// under the distributed optimizer each GPU reduce-scatters its gradients (fp32: 4 B per parameter,
+// 16-bit: 2 B) and all-gathers the updated 16-bit weights (2 B), so the data-parallel bytes go from
+// 6 B to 4 B per parameter, two thirds; the job-file key grad_reduce_in_bf16 is the same setting.
+TEST(TrainMemoryFlags, GradReduceInBf16CutsTheDataParallelBytes) {
+  const auto fp32 = train_json({});
+  const auto bf16 = train_json({"--grad-reduce-in-bf16"});
+  EXPECT_NEAR(bf16["comm_bytes_per_gpu"]["dp"].get<double>(),
+              fp32["comm_bytes_per_gpu"]["dp"].get<double>() * 4.0 / 6.0,
+              1e-6 * fp32["comm_bytes_per_gpu"]["dp"].get<double>());
+  const std::string path = ::testing::TempDir() + "fmsim_grad_reduce_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nmodel: llama3.1-8b\ncluster: p5.48xlarge:1\ngrad_reduce_in_bf16: true\n";
+  const auto file = run_fmsim({"train", "--job", path, "--json"});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(nlohmann::json::parse(file.out)["comm_bytes_per_gpu"], bf16["comm_bytes_per_gpu"]);
+}
+
 // A job file takes the same settings under the flags' names (fp8_params, optimizer_dtype,
 // optimizer_offload_fraction, moe_capacity_factor, cuda_graphs): the same prediction, byte for byte;
 // a flag given beside the file wins; a bad value names the key.

