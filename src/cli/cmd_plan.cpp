@@ -304,6 +304,7 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
           {"model", request.model.name},
           {"gpus", request.ranked_gpu_counts.empty() ? request.gpu_counts : request.ranked_gpu_counts},
           {"seq_len", request.seq_len},
+          {"document_tokens", request.document_tokens > 0 ? json(request.document_tokens) : json()},
           {"global_batch", request.global_batch},
           {"tokens", request.tokens},
           {"objective", std::string(planner::to_string(request.objective))},
@@ -534,6 +535,13 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--model", opts->model, "Model preset or config.json")->capture_default_str();
   cmd->add_option("--gpus", opts->gpus, "GPUs the job uses")->capture_default_str();
   cmd->add_option("--seq", opts->seq, "Sequence length (tokens)")->capture_default_str();
+  cmd->add_option("--document-tokens", opts->document_tokens,
+                  "Mean tokens of the documents packed into each sequence (SFT sequence packing): attention\n"
+                  "stays inside a document. 0: one document per sequence")
+      ->check(whole_number(0, 1LL << 27))
+      ->capture_default_str();
+  cmd->add_flag("--grad-reduce-in-bf16", opts->grad_reduce_in_bf16,
+                "Reduce the data-parallel gradients in 16 bits instead of fp32 (Megatron-LM --grad-reduce-in-bf16)");
   cmd->add_option("--gbs", opts->gbs, "Global batch (sequences per optimizer step)")->capture_default_str();
   cmd->add_option("--tokens", opts->tokens, "Training budget in tokens (15T, 300B, 1.5e12)")->capture_default_str();
   cmd->add_option("--systems", opts->systems, "Comma-separated systems to compare")->capture_default_str();

@@ -62,12 +62,13 @@ static std::string pipeline_split_note(const parallelism::Layout& l) {
 std::string layout_line(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& l = job.layout;
   return fmt::format(
-             "layout      tp{} pp{} vp{} cp{} ep{} etp{} dp{}{} | mbs {} gbs {} ({} micro-batches) | seq {} | {} | "
+             "layout      tp{} pp{} vp{} cp{} ep{} etp{} dp{}{} | mbs {} gbs {} ({} micro-batches) | seq {}{} | {} | "
              "recompute {}{} | {} | stack {}",
              l.tp, l.pp, l.vp, l.cp, l.ep, l.etp, l.dp, l.sequence_parallel && l.tp > 1 ? " +sp" : "", l.micro_batch,
-             l.global_batch, r.micro_batches, job.seq_len, core::precision_label(l.precision, l.fp8_recipe),
-             parallelism::to_string(l.recompute), recompute_modules_note(l), parallelism::to_string(l.sharding),
-             job.stack) +
+             l.global_batch, r.micro_batches, job.seq_len,
+             job.document_tokens > 0 ? fmt::format(" (packed documents of {} tokens)", job.document_tokens) : "",
+             core::precision_label(l.precision, l.fp8_recipe), parallelism::to_string(l.recompute),
+             recompute_modules_note(l), parallelism::to_string(l.sharding), job.stack) +
          (job.model.is_moe() && job.moe_dispatcher ? fmt::format(" | moe dispatch {}", to_string(*job.moe_dispatcher))
                                                    : std::string()) +
          (job.task == training::Task::Lora
@@ -91,6 +92,7 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"global_batch", l.global_batch},
           {"micro_batches", r.micro_batches},
           {"seq_len", job.seq_len},
+          {"document_tokens", job.document_tokens > 0 ? nlohmann::json(job.document_tokens) : nlohmann::json()},
           {"precision", core::to_string(l.precision)},
           {"fp8_recipe",
            l.precision == core::Precision::FP8 ? nlohmann::json(core::to_string(l.fp8_recipe)) : nlohmann::json()},

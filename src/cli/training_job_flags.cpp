@@ -48,6 +48,11 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_option("--mbs", f.mbs, "Micro-batch size (sequences)")->check(positive(f.mbs))->capture_default_str();
   cmd.add_option("--gbs", f.gbs, "Global batch size (sequences; default: micro-batch x dp)")->check(positive(f.gbs));
   cmd.add_option("--seq", f.seq, "Sequence length (tokens)")->check(positive(f.seq))->capture_default_str();
+  cmd.add_option("--document-tokens", f.document_tokens,
+                 "Mean tokens of the documents packed into each sequence (SFT sequence packing: NeMo packed\n"
+                 "datasets, TE THD with cu_seqlens): attention stays inside a document. 0: one per sequence")
+      ->check(whole_number(0, 1LL << 27))
+      ->capture_default_str();
   cmd.add_option("--precision", f.precision, "Compute precision: " + core::kTrainingPrecisionWords.allowed())
       ->capture_default_str();
   cmd.add_option("--fp8-recipe", f.fp8_recipe,

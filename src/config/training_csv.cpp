@@ -156,9 +156,10 @@ std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const ha
 namespace {
 
 // What a row's `recipe_settings` cell ("key=value; ..." read from the recipe files the source ran;
-// validation/README.md lists the keys and their sources) sets on its layout. An unknown key or a
-// bad value is an InputError naming the file, line and column.
-void apply_training_recipe(const std::string& text, parallelism::Layout& l, const std::string& file, int line) {
+// validation/README.md lists the keys and their sources) sets on its layout and its packed documents'
+// length. An unknown key or a bad value is an InputError naming the file, line and column.
+void apply_training_recipe(const std::string& text, parallelism::Layout& l, std::int64_t& document_tokens,
+                           const std::string& file, int line) {
   std::stringstream items(text);
   std::string item;
   while (std::getline(items, item, ';')) {
@@ -192,6 +193,11 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, cons
       if (bits == 0) throw bad(parallelism::kRecomputeModuleWords.allowed());
       l.recompute = parallelism::Recompute::Selective;
       l.recompute_modules = bits;
+    } else if (key == "document_tokens") {
+      // SFT sequence packing: the mean tokens of the documents packed into each sequence.
+      const auto v = number(value);
+      if (!v || *v < 1.0 || *v > 1e9 || *v != std::floor(*v)) throw bad("a whole number of tokens, at least 1");
+      document_tokens = static_cast<std::int64_t>(*v);
     } else if (key == "micro_batch_size" || key == "vp") {
       const auto v = number(value);
       if (!v || *v < 1.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of at least 1");
@@ -218,7 +224,8 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, cons
       throw core::InputError(
           file, line, "recipe_settings",
           fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute, recompute_modules, "
-                      "micro_batch_size, vp, tp_overlap, fp8_params, grad_reduce_in_fp32, optimizer_dtype)",
+                      "micro_batch_size, vp, tp_overlap, fp8_params, grad_reduce_in_fp32, optimizer_dtype, "
+                      "document_tokens)",
                       key));
     }
   }
@@ -501,7 +508,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       else if (contains(rc, "none") || contains(rc, "no"))
         l.recompute = parallelism::Recompute::None;
     }
-    apply_training_recipe(get("recipe_settings"), l, path, row.line);
+    apply_training_recipe(get("recipe_settings"), l, job.document_tokens, path, row.line);
     l = parallelism::with_dp(l, row.num_gpus);
     if (l.sharding == parallelism::Sharding::Zero3) {
       // "FSDP2 (8)" / "FSDP (64)": the shard group size; hybrid sharding when smaller than dp.

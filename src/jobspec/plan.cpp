@@ -134,6 +134,11 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   }
   r.tokens = *tokens.value;
   r.seq_len = o.seq;
+  if (o.document_tokens < 0) {
+    throw core::InputError::flag("--document-tokens",
+                                 fmt::format("{}: expected 0 (one document per sequence) or more", o.document_tokens));
+  }
+  r.document_tokens = o.document_tokens;
   r.global_batch = o.gbs;
   r.objective = config::word_flag(planner::kObjectiveWords, o.objective, "--objective");
   const LoraFlags lora = lora_flags(o.task, o.lora_rank, o.lora_targets, o.lora_base);
@@ -157,6 +162,7 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   r.framework.sequence_parallel = conventions.sequence_parallel;
   r.framework.fp16_grad_reduce_in_16_bits = conventions.fp16_grad_reduce_in_16_bits;
   r.framework.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
+  r.framework.bf16_grad_reduce = o.grad_reduce_in_bf16;
   r.top = o.top;
   r.threads = o.threads;
 

@@ -19,6 +19,8 @@ struct PlanFlags {
   std::string model = "llama3.1-70b";
   int gpus = 512;
   std::int64_t seq = 8192;
+  std::int64_t document_tokens = 0;  ///< mean tokens of the documents packed per sequence (0 = unpacked)
+  bool grad_reduce_in_bf16 = false;  ///< gradients reduced in 16 bits (Megatron-LM --grad-reduce-in-bf16)
   std::int64_t gbs = 1024;
   std::string tokens = "15T";
   std::string systems = kDefaultPlanSystems;

@@ -32,6 +32,7 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
                    "parallelism",
                    "batch",
                    "seq_len",
+                   "document_tokens",
                    "precision",
                    "fp8_recipe",
                    "recompute",
@@ -52,6 +53,8 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   if (const auto n = root.find("cluster"); n && !flag_given("--cluster")) o.cluster = n->as_string();
   if (const auto n = root.find("gpus"); n && !flag_given("--gpus")) o.gpus = n->as_int(config::Bound::Positive);
   if (const auto n = root.find("seq_len"); n && !flag_given("--seq")) o.seq = n->as_int(config::Bound::Positive);
+  if (const auto n = root.find("document_tokens"); n && !flag_given("--document-tokens"))
+    o.document_tokens = n->as_int(config::Bound::NonNegative);
   if (const auto n = root.find("precision"); n && !flag_given("--precision"))
     o.precision = n->as_word_name(core::kTrainingPrecisionWords);
   if (const auto n = root.find("fp8_recipe"); n && !flag_given("--fp8-recipe")) {
@@ -186,6 +189,11 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
                                  fmt::format("{} tokens is too long; allowed: 1 to {} (2^27)", o.seq, kMaxSeq));
   }
   job.seq_len = o.seq;
+  if (o.document_tokens < 0) {
+    throw core::InputError::flag("--document-tokens",
+                                 fmt::format("{}: expected 0 (one document per sequence) or more", o.document_tokens));
+  }
+  job.document_tokens = o.document_tokens;
   job.stack = o.stack;
   const LoraFlags lora = lora_flags(o.task, o.lora_rank, o.lora_targets, o.lora_base);
   job.task = lora.task;

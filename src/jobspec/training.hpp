@@ -31,6 +31,7 @@ struct TrainingJobFlags {
   int mbs = 1;
   long long gbs = 0;  ///< 0 = micro-batch x dp
   long long seq = 4096;
+  long long document_tokens = 0;  ///< mean tokens of the documents packed per sequence (0 = unpacked)
   std::string precision = "bf16";
   std::string fp8_recipe = "tensorwise";  ///< scaling of FP8 GEMMs: tensorwise, rowwise, block
   std::string recompute = "selective";

@@ -73,6 +73,7 @@ training::TrainingJob base_job(const PlanRequest& request, const hardware::Clust
   job.model = request.model;
   job.cluster = cluster;
   job.seq_len = request.seq_len;
+  job.document_tokens = request.document_tokens;
   job.task = request.task;
   job.lora_rank = request.lora_rank;
   job.lora_targets = request.lora_targets;

@@ -54,6 +54,7 @@ struct PlanRequest {
   /// sweep can rank only the requested count while sweeping others for the scaling points.)
   std::vector<int> ranked_gpu_counts;
   std::int64_t seq_len = 8192;
+  std::int64_t document_tokens = 0;  ///< mean tokens of the documents packed per sequence (0 = unpacked)
   std::int64_t global_batch = 1024;  ///< sequences per optimizer step
   double tokens = 15e12;             ///< training budget in tokens
   training::Task task = training::Task::Pretrain;

@@ -82,6 +82,7 @@ std::vector<PublishedComparison> compare_with_published(const std::vector<Publis
     r.systems = {job0.cluster};
     r.gpu_counts = {g.gpus};
     r.seq_len = job0.seq_len;
+    r.document_tokens = job0.document_tokens;
     r.global_batch = job0.layout.global_batch;
     r.tokens = 1e12;
     r.task = job0.task;

@@ -161,7 +161,7 @@ class Costing {
         gc_(cal.gpu(job.cluster.gpu.architecture)),
         sc_(cal.stack(job.stack)),
         comm_(comm),
-        ctx_{l_.micro_batch, job.seq_len, l_.tp, l_.cp, l_.ep, l_.etp, l_.sequence_parallel},
+        ctx_{l_.micro_batch, job.seq_len, l_.tp, l_.cp, l_.ep, l_.etp, l_.sequence_parallel, job.document_tokens},
         groups_(groups_of(l_)),
         ep_dedup_(job.moe_dispatcher.value_or(sc_.moe_dispatcher) == MoeDispatcher::Deduplicated
                       ? dedup_ratio(job.model.moe.num_experts, job.model.moe.top_k,

@@ -106,6 +106,9 @@ struct TrainingJob {
   hardware::ClusterSpec cluster;
   parallelism::Layout layout;  ///< dp filled in (parallelism::with_dp)
   std::int64_t seq_len = 4096;
+  /// Mean tokens of the documents packed into each sequence (SFT sequence packing): attention stays
+  /// inside a document (workload::ShardContext::document_tokens). 0 = one document per sequence.
+  std::int64_t document_tokens = 0;
   Task task = Task::Pretrain;
   /// LoRA: rank of the adapters on the `lora_targets` modules (default every linear layer but the
   /// router and the output head: Megatron-Bridge's linear_qkv, linear_proj, linear_fc1, linear_fc2;

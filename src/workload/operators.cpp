@@ -39,11 +39,16 @@ int head_dim_of(const ModelSpec& m) {
   return m.head_dim > 0 ? m.head_dim : static_cast<int>(m.hidden / std::max(1, m.num_heads));
 }
 
-// Fraction of keys each query attends to on average, times the sequence length.
-double effective_kv_len(const ModelSpec& model, int layer, double seq) {
+// Keys each query attends to on average: s/2 for causal attention over a sequence of s tokens,
+// the window for a sliding layer; with documents of d tokens packed into the sequence, a query sees
+// only its own document's earlier tokens, d/2 on average (the block-diagonal causal mask of packed
+// SFT), and never more than the window.
+double effective_kv_len(const ModelSpec& model, int layer, double seq, double document) {
+  double keys = seq / 2.0;  // causal
   // A window as long as the sequence masks nothing: the layer is plain causal attention.
-  if (model.is_sliding_layer(layer) && model.sliding_window < seq) return static_cast<double>(model.sliding_window);
-  return seq / 2.0;  // causal
+  if (model.is_sliding_layer(layer) && model.sliding_window < seq) keys = static_cast<double>(model.sliding_window);
+  if (document > 0.0 && document < seq) keys = std::min(keys, document / 2.0);
+  return keys;
 }
 
 // Attention projections and core of one layer on one GPU.
@@ -80,7 +85,7 @@ void append_attention_operators(const ModelSpec& model, int layer, const ShardCo
     Operator att;
     att.name = "attention";
     att.kind = OpKind::Attention;
-    const double kv_len = effective_kv_len(model, layer, d(ctx.seq_len));
+    const double kv_len = effective_kv_len(model, layer, d(ctx.seq_len), d(ctx.document_tokens));
     // QK^T and PV: 2 GEMMs of 2*q*kv*dim FLOPs per head; this GPU holds heads/t heads and s/cp queries.
     att.flops = 2.0 * tokens * kv_len * (heads / t) * (qk_dim + v_width / heads);
     att.m = tokens;

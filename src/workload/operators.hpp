@@ -54,6 +54,10 @@ struct ShardContext {
   int ep = 1;
   int etp = 1;
   bool sequence_parallel = true;
+  /// Mean length of the documents packed into each sequence (SFT sequence packing: NeMo's packed
+  /// datasets, TE's THD layout with cu_seqlens); attention stays inside a document. 0 = one document
+  /// per sequence.
+  std::int64_t document_tokens = 0;
 };
 
 /// Forward operators of transformer layer `layer` (0-based) on one GPU. Mamba-2 layers (Megatron-Core
@@ -62,7 +66,8 @@ struct ShardContext {
 /// and dt_proj. Gated DeltaNet layers run in_proj_qkvz/ba, conv1d, the chunked delta-rule
 /// recurrence, the gated norm and out_proj. FFN-only layers (Nemotron-H "-"/"E") have no mixer.
 /// Assumptions: causal attention computed by a fused kernel (FLOPs = 4*b*s*s_kv*heads*head_dim with
-/// s_kv = s/2 for full causal, min(window, s) for sliding layers), balanced MoE routing (every
+/// s_kv = s/2 for full causal, min(window, s) for sliding layers, at most d/2 for packed documents
+/// of d tokens), balanced MoE routing (every
 /// expert gets tokens*top_k/experts tokens), Megatron sharding (column-parallel QKV/FC1,
 /// row-parallel O/FC2; experts split ep ways, each expert's FFN etp ways).
 std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const ShardContext& ctx);

@@ -148,10 +148,22 @@ TEST(TrainingRows, RecipeSettingsSetGradientReduceAndTpOverlap) {
   EXPECT_EQ(rows[0].job->layout.overlap_tp_comm, rows[0].job->layout.tp > 1);  // one TP rank has nothing to overlap
 }
 
+// document_tokens=N (SFT sequence packing: documents of N tokens packed into each sequence) is set
+// on the job; without it a row is one document per sequence (0).
+TEST(TrainingRows, RecipeSettingsSetPackedDocumentLength) {
+  auto rows = training_rows(first_row_with_recipe("document_tokens=250"), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_EQ(rows[0].job->document_tokens, 250);
+  rows = training_rows(first_row_with_recipe(""), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_EQ(rows[0].job->document_tokens, 0);
+}
+
 // A bad value names the column and what is allowed.
 TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
-  for (const char* bad : {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe",
-                          "grad_reduce_in_fp32=half", "tp_overlap=2", "colour=red"}) {
+  for (const char* bad :
+       {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe", "grad_reduce_in_fp32=half",
+        "tp_overlap=2", "document_tokens=0", "document_tokens=2.5", "colour=red"}) {
     try {
       training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
       ADD_FAILURE() << bad;

@@ -53,5 +53,25 @@ TEST(LayerOperators, MlaMoeLayerBlocks) {
   EXPECT_EQ(b.count("fc1"), 0u);
 }
 
+// The attention core's FLOPs are 2 * tokens * keys * heads * (qk + v) per GPU, keys the mean keys a
+// query attends to: s/2 for causal attention over s tokens; with documents of d tokens packed into
+// the sequence (block-diagonal causal mask), d/2. A document as long as the sequence is unpacked.
+TEST(LayerOperators, PackedDocumentsBoundTheAttendedKeys) {
+  const auto m = testing::llama31_8b();  // 32 heads of 128
+  auto attention_flops = [&](std::int64_t document) {
+    ShardContext ctx;
+    ctx.seq_len = 4096;
+    ctx.document_tokens = document;
+    for (const auto& op : layer_operators(m, 0, ctx))
+      if (op.kind == OpKind::Attention) return op.flops;
+    return 0.0;
+  };
+  const double tokens = 4096.0, heads = 32.0, dims = 128.0 + 128.0;
+  EXPECT_DOUBLE_EQ(attention_flops(0), 2.0 * tokens * (4096.0 / 2.0) * heads * dims);
+  EXPECT_DOUBLE_EQ(attention_flops(250), 2.0 * tokens * (250.0 / 2.0) * heads * dims);
+  EXPECT_DOUBLE_EQ(attention_flops(4096), attention_flops(0));
+  EXPECT_DOUBLE_EQ(attention_flops(1 << 20), attention_flops(0));
+}
+
 }  // namespace
 }  // namespace fmsim::workload
