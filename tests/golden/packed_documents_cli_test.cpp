@@ -18,9 +18,8 @@ using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
 nlohmann::json train_json(std::vector<std::string> extra) {
-  std::vector<std::string> args{"train",        "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1",
-                                "--seq",        "8192",    "--gbs",       "64",        "--precision",
-                                "fp8",          "--json"};
+  std::vector<std::string> args{"train", "--model", "llama3.1-8b", "--cluster",   "p5.48xlarge:1", "--seq",
+                                "8192",  "--gbs",   "64",          "--precision", "fp8",           "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_fmsim(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -42,8 +41,8 @@ TEST(PackedDocumentsCli, AttentionStaysInsideEachDocument) {
   // Documents as long as the sequence are no packing at all.
   EXPECT_EQ(train_json({"--document-tokens", "8192"})["step_time_s"], whole["step_time_s"]);
 
-  const auto text = run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--seq", "8192",
-                               "--document-tokens", "256"});
+  const auto text = run_fmsim(
+      {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--seq", "8192", "--document-tokens", "256"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("seq 8192 (packed documents of 256 tokens)"));
 
@@ -58,9 +57,9 @@ TEST(PackedDocumentsCli, AttentionStaysInsideEachDocument) {
 // `fmsim plan` takes the same setting: the best plan of a packed SFT run is faster than unpacked.
 TEST(PackedDocumentsCli, PlanTakesThePackedLength) {
   auto best = [](std::vector<std::string> extra) {
-    std::vector<std::string> args{"plan",    "--model", "llama3.1-8b", "--gpus",        "8",     "--seq",
-                                  "8192",    "--gbs",   "64",          "--systems",     "p5.48xlarge",
-                                  "--top",   "1",       "--json",      "--no-progress", "--tp",  "1"};
+    std::vector<std::string> args{"plan", "--model",   "llama3.1-8b", "--gpus", "8", "--seq",  "8192",          "--gbs",
+                                  "64",   "--systems", "p5.48xlarge", "--top",  "1", "--json", "--no-progress", "--tp",
+                                  "1"};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = run_fmsim(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
