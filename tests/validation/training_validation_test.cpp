@@ -23,7 +23,7 @@ nlohmann::json run_validation(const std::vector<std::string>& extra = {}) {
 }
 
 // Coverage and error bands (issue 13 asks for a median of at most 6% and a p90 of at most 18%: the
-// median is 6.0%, the p90 22.8%, not met); docs/validation.md lists the worst rows and why.
+// median is 5.8%, met; the p90 22.8%, not met); docs/validation.md lists the worst rows and why.
 TEST(TrainingValidation, CoverageAndErrorBands) {
   const auto j = run_validation();
   const auto& s = j["summary"];
@@ -31,11 +31,11 @@ TEST(TrainingValidation, CoverageAndErrorBands) {
   const double predicted = s["predicted"].get<double>();
   EXPECT_GE(rows, 200);
   EXPECT_GE(predicted / rows, 0.95);
-  EXPECT_LE(s["median_abs_error_pct"].get<double>(), 6.3);
+  EXPECT_LE(s["median_abs_error_pct"].get<double>(), 6.0);
   EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 23.2);  // 22.8%: the tail is the MoE rows of S06
-  // Dense models, the bulk of the data: 4.7% / 14.6% since the packed SFT documents of S01 are
-  // modelled (4.9% / 14.8% before; 5.8% / 15.5% before the interleaved schedule's gradient
-  // reduction windows, NeMo's 16-bit gradient reduction and torchtitan's async TP).
+  // Dense models, the bulk of the data: 4.6% / 14.5% since the packed SFT documents of S01 and its
+  // launcher scripts' settings are modelled (4.9% / 14.8% before; 5.8% / 15.5% before the interleaved schedule's
+  // gradient reduction windows, NeMo's 16-bit gradient reduction and torchtitan's async TP).
   EXPECT_LE(j["by_arch"]["dense"]["median_abs_error_pct"].get<double>(), 5.0);
   EXPECT_LE(j["by_arch"]["dense"]["p90_abs_error_pct"].get<double>(), 15.0);
 }
