@@ -134,11 +134,7 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   }
   r.tokens = *tokens.value;
   r.seq_len = o.seq;
-  if (o.document_tokens < 0) {
-    throw core::InputError::flag("--document-tokens",
-                                 fmt::format("{}: expected 0 (one document per sequence) or more", o.document_tokens));
-  }
-  r.document_tokens = o.document_tokens;
+  r.document_tokens = document_tokens_flag(o.document_tokens);
   r.global_batch = o.gbs;
   r.objective = config::word_flag(planner::kObjectiveWords, o.objective, "--objective");
   const LoraFlags lora = lora_flags(o.task, o.lora_rank, o.lora_targets, o.lora_base);

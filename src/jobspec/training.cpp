@@ -165,6 +165,14 @@ void apply_job_text(TrainingJobFlags& f, std::string_view text, const std::strin
   apply_job_document(f, config::load_yaml_text(text, file), given);
 }
 
+std::int64_t document_tokens_flag(long long value) {
+  if (value < 0) {
+    throw core::InputError::flag("--document-tokens",
+                                 fmt::format("{}: expected 0 (one document per sequence) or more", value));
+  }
+  return value;
+}
+
 training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardware::Catalog& catalog) {
   training::TrainingJob job;
   job.model = config::load_model(o.model);
@@ -189,11 +197,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
                                  fmt::format("{} tokens is too long; allowed: 1 to {} (2^27)", o.seq, kMaxSeq));
   }
   job.seq_len = o.seq;
-  if (o.document_tokens < 0) {
-    throw core::InputError::flag("--document-tokens",
-                                 fmt::format("{}: expected 0 (one document per sequence) or more", o.document_tokens));
-  }
-  job.document_tokens = o.document_tokens;
+  job.document_tokens = document_tokens_flag(o.document_tokens);
   job.stack = o.stack;
   const LoraFlags lora = lora_flags(o.task, o.lora_rank, o.lora_targets, o.lora_base);
   job.task = lora.task;

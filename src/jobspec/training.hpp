@@ -4,6 +4,7 @@
 // TrainingJobFlags and calls resolve_training_job.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,6 +106,10 @@ core::Fp8Recipe fp8_recipe_flag(const std::string& value);
 /// For an MoE model without --moe-dispatcher: records the stack's dispatcher on the job, so the
 /// layout line and JSON show the one the prediction used.
 void resolve_moe_dispatcher(training::TrainingJob& job, const training::Calibration& calibration);
+
+/// The --document-tokens value (mean tokens of the documents packed per sequence; 0 = unpacked),
+/// shared by `fmsim train` and `fmsim plan`; InputError naming the flag when negative.
+std::int64_t document_tokens_flag(long long value);
 
 /// LoRA settings from the --task, --lora-rank, --lora-targets and --lora-base values (shared by
 /// `fmsim train` and `fmsim plan`); InputError naming the flag when a value is not allowed or a
