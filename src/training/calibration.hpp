@@ -48,6 +48,9 @@ struct GpuCalibration {
   core::Seconds kernel_overhead = core::us(3.0);  ///< launch + tail per kernel not hidden by the stream
   std::string source;                             ///< the measurements behind these values
 
+  /// The tile-shape factor g(x) = x / (x + gemm_half_dim) of one GEMM dimension.
+  [[nodiscard]] double tile_factor(double x) const { return x / (x + gemm_half_dim); }
+
   [[nodiscard]] double gemm_efficiency(core::Precision p) const {
     switch (p) {
       case core::Precision::FP8: return gemm_efficiency_fp8;

@@ -21,8 +21,8 @@ double gemm_seconds(const hardware::GpuSpec& gpu, const GpuCalibration& gc, doub
                     core::Fp8Recipe recipe, double m, double n, double k, double groups, double flops) {
   const double peak = (gpu.peak(p).value() > 0 ? gpu.peak(p).value() : gpu.bf16.value()) * gpu.power_clock_factor();
   const double recipe_factor = p == core::Precision::FP8 ? gc.fp8_recipe_factor(recipe) : 1.0;
-  auto shape = [&](double x) { return x / (x + gc.gemm_half_dim); };
-  const double eff = gc.gemm_efficiency(p) * recipe_factor * stack_efficiency * shape(m) * shape(n) * shape(k);
+  const double eff = gc.gemm_efficiency(p) * recipe_factor * stack_efficiency * gc.tile_factor(m) * gc.tile_factor(n) *
+                     gc.tile_factor(k);
   // Roofline: a GEMM also reads its inputs (m x k activations, k x n weights, in the GEMM's
   // precision) and writes its 16-bit output, once per group. A grouped expert GEMM with few
   // tokens per expert reads each expert's whole weight for a handful of rows and is bound by
@@ -198,8 +198,6 @@ class Costing {
   CommGroup edp_group() const { return groups_.expert_dp; }
   CommGroup pp_group() const { return groups_.pp; }
 
-  double shape_factor(double x) const { return x / (x + gc_.gemm_half_dim); }
-
   double gemm_time(const workload::Operator& op, core::Precision p) const {
     return gemm_seconds(gpu_, gc_, sc_.compute_efficiency, p, l_.fp8_recipe, op.m, op.n, op.k, op.groups, op.flops);
   }
@@ -208,8 +206,8 @@ class Costing {
   // architecture's GEMM efficiency and tile-shape factors, never faster than its HBM traffic.
   double batched_gemm_time(double batch, double m, double n, double k) const {
     const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
-    const double eff = gc_.gemm_efficiency(core::Precision::BF16) * sc_.compute_efficiency * shape_factor(m) *
-                       shape_factor(n) * shape_factor(k);
+    const double eff = gc_.gemm_efficiency(core::Precision::BF16) * sc_.compute_efficiency * gc_.tile_factor(m) *
+                       gc_.tile_factor(n) * gc_.tile_factor(k);
     const double bytes = batch * (m * k + k * n + m * n) * kBytes16;
     const double t_bytes = bytes / (gpu_.hbm_bandwidth.value() * gc_.memory_efficiency);
     return std::max(2.0 * batch * m * n * k / (peak * eff), t_bytes) + gc_.kernel_overhead.value();
@@ -298,8 +296,8 @@ class Costing {
             break;
           }
           const double peak = gpu_.bf16.value() * gpu_.power_clock_factor();
-          const double g =
-              shape_factor(op.n) * sc_.compute_efficiency * attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
+          const double g = gc_.tile_factor(op.n) * sc_.compute_efficiency *
+                           attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
           attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
           module_fwd[static_cast<std::size_t>(parallelism::RecomputeModule::CoreAttn)] += attention_fwd;

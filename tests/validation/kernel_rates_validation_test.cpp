@@ -5,13 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "config/catalog_loader.hpp"
+#include "config/csv.hpp"
 #include "config/training_calibration.hpp"
 #include "training/step_model.hpp"
 
@@ -19,37 +17,15 @@ namespace {
 
 using namespace fmsim;
 
-// One CSV of validation/kernels/h200 as rows of column name -> text (no quoted fields there).
-std::vector<std::map<std::string, std::string>> read_csv(const std::string& name) {
+// One CSV of validation/kernels/h200, read by column name.
+config::CsvTable read_csv(const std::string& name) {
   const std::string path = std::string(FMSIM_SOURCE_DIR) + "/validation/kernels/h200/" + name;
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::vector<std::map<std::string, std::string>> rows;
-  std::string line;
-  std::vector<std::string> header;
-  auto split = [](const std::string& s) {
-    std::vector<std::string> cells;
-    std::stringstream ss(s);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (!s.empty() && s.back() == ',') cells.emplace_back();
-    return cells;
-  };
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto cells = split(line);
-    if (header.empty()) {
-      header = cells;
-      continue;
-    }
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
+  return config::CsvTable(config::parse_csv(config::read_text_file(path, name), path), path, "no header");
 }
 
-double num(const std::map<std::string, std::string>& row, const std::string& key) { return std::stod(row.at(key)); }
+double num(const config::CsvTable& t, std::size_t row, const std::string& column) {
+  return std::stod(t.cell(row, column));
+}
 
 struct Errors {
   double median = 0, p90 = 0;
@@ -84,20 +60,21 @@ class KernelRates : public ::testing::Test {
   Errors gemm_errors(const std::string& precision, bool grouped, double large_shape_fraction) const {
     training::GpuCalibration gc = *gc_;
     const core::Precision p = precision == "bf16" ? core::Precision::BF16 : core::Precision::FP8;
-    const double s = 8192.0 / (8192.0 + gc.gemm_half_dim);
+    const double s = gc.tile_factor(8192.0);
     (p == core::Precision::BF16 ? gc.gemm_efficiency_bf16 : gc.gemm_efficiency_fp8) =
         large_shape_fraction / (s * s * s);
     std::vector<double> e;
-    for (const auto& row : read_csv(grouped ? "grouped_gemm.csv" : "gemm.csv")) {
-      if (!row.at("error").empty() || row.at("seconds").empty()) continue;
-      if (!grouped && row.at("precision") != precision) continue;
-      const double measured = num(row, "seconds");
+    const auto t = read_csv(grouped ? "grouped_gemm.csv" : "gemm.csv");
+    for (std::size_t r = 0; r < t.rows(); ++r) {
+      if (!t.cell(r, "error").empty() || t.cell(r, "seconds").empty()) continue;
+      if (!grouped && t.cell(r, "precision") != precision) continue;
+      const double measured = num(t, r, "seconds");
       if (measured < kHostBoundSeconds) continue;
-      const double m = num(row, grouped ? "tokens_per_group" : "m"), n = num(row, "n"), k = num(row, "k");
-      const double groups = grouped ? num(row, "groups") : 1.0;
-      const double t = training::gemm_seconds(*gpu_, gc, 1.0, p, core::Fp8Recipe::Tensorwise, m, n, k, groups,
-                                              2.0 * groups * m * n * k);
-      e.push_back(std::abs(t / measured - 1.0));
+      const double m = num(t, r, grouped ? "tokens_per_group" : "m"), n = num(t, r, "n"), k = num(t, r, "k");
+      const double groups = grouped ? num(t, r, "groups") : 1.0;
+      const double predicted = training::gemm_seconds(*gpu_, gc, 1.0, p, core::Fp8Recipe::Tensorwise, m, n, k, groups,
+                                                      2.0 * groups * m * n * k);
+      e.push_back(std::abs(predicted / measured - 1.0));
     }
     return summarise(e);
   }
@@ -114,16 +91,17 @@ TEST_F(KernelRates, LargeGemmsRunNearTheFittedEfficiency) {
   for (const auto& [precision, peak] : {std::pair{std::string("bf16"), gpu_->bf16.value()},
                                         std::pair{std::string("fp8_tensorwise"), gpu_->fp8.value()}}) {
     std::vector<double> fraction;
-    for (const auto& row : read_csv("gemm.csv")) {
-      if (row.at("precision") != precision || !row.at("error").empty()) continue;
-      const double m = num(row, "m"), n = num(row, "n"), k = num(row, "k");
+    const auto t = read_csv("gemm.csv");
+    for (std::size_t r = 0; r < t.rows(); ++r) {
+      if (t.cell(r, "precision") != precision || !t.cell(r, "error").empty()) continue;
+      const double m = num(t, r, "m"), n = num(t, r, "n"), k = num(t, r, "k");
       if (std::min({m, n, k}) < 4096) continue;
-      fraction.push_back(2.0 * m * n * k / num(row, "seconds") / peak);
+      fraction.push_back(2.0 * m * n * k / num(t, r, "seconds") / peak);
     }
     ASSERT_GE(fraction.size(), 20u) << precision;
     std::sort(fraction.begin(), fraction.end());
     const double measured = fraction[fraction.size() / 2];
-    const double s = 8192.0 / (8192.0 + gc_->gemm_half_dim);
+    const double s = gc_->tile_factor(8192.0);
     const double shipped = (precision == "bf16" ? gc_->gemm_efficiency_bf16 : gc_->gemm_efficiency_fp8) * s * s * s;
     EXPECT_GT(measured, 0.55) << precision;
     EXPECT_LE(shipped, measured) << precision;
