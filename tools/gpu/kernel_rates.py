@@ -338,8 +338,14 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
+    families = (device_info, hbm, launch, gemm, grouped_gemm, attention, decode, moe_dispatch)
     only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
-    for fn in (device_info, hbm, launch, gemm, grouped_gemm, attention, decode, moe_dispatch):
+    unknown = sorted(only - {fn.__name__ for fn in families}) if only else []
+    if unknown:
+        print(f"kernel_rates.py: FAMILY: unknown {', '.join(unknown)}; allowed: "
+              f"{', '.join(fn.__name__ for fn in families)}", file=sys.stderr)
+        sys.exit(2)
+    for fn in families:
         if only and fn.__name__ not in only:
             continue
         t0 = time.time()
