@@ -81,6 +81,17 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_flag("--cuda-graphs", f.cuda_graphs,
                "Capture the layers as CUDA graphs (Megatron-Core --enable-cuda-graph): static buffers per\n"
                "layer and micro-batch");
+  cmd.add_flag("--full-iteration-cuda-graph", f.full_iteration_cuda_graph,
+               "Replay the whole step as one CUDA graph (Megatron-Core cuda_graph_impl full_iteration):\n"
+               "no per-layer host launches or MoE host syncs");
+  cmd.add_flag("--moe-a2a-overlap", f.moe_a2a_overlap,
+               "Overlap the MoE dispatch/combine all-to-alls with another micro-batch's compute\n"
+               "(Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap)");
+  cmd.add_flag("--fused-grouped-mlp", f.fused_grouped_mlp,
+               "Routed experts as one fused grouped MLP kernel (Megatron-Bridge cutedsl_fused_grouped_mlp):\n"
+               "no separate expert activation or FP8 cast passes");
+  cmd.add_flag("--fp8-attention", f.fp8_attention,
+               "With an FP8 precision, run attention in FP8 too (Transformer Engine fp8_dot_product_attention)");
   cmd.add_flag("--grad-reduce-in-bf16", f.grad_reduce_in_bf16,
                "Reduce the data-parallel gradients in 16 bits instead of fp32 (Megatron-LM --grad-reduce-in-bf16;\n"
                "NeMo / Megatron-Bridge grad_reduce_in_fp32: false, which NeMo's FP8 performance recipes set)");

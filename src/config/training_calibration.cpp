@@ -93,7 +93,8 @@ training::Calibration parse_training_calibration(const std::string& path) {
     node.check_keys({"gemm_efficiency_bf16", "gemm_efficiency_fp8", "gemm_efficiency_fp4", "fp8_rowwise_factor",
                      "fp8_block_factor", "gemm_half_dim", "attention_fwd_efficiency", "attention_bwd_efficiency",
                      "flash2_fwd_efficiency", "flash2_bwd_efficiency", "attention_head_dim_half",
-                     "flash2_head_dim_half", "ssm_scan_efficiency", "memory_efficiency", "kernel_overhead"});
+                     "flash2_head_dim_half", "fp8_attention_factor", "ssm_scan_efficiency", "memory_efficiency",
+                     "kernel_overhead"});
     training::GpuCalibration g;
     g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
     g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
@@ -121,6 +122,12 @@ training::Calibration parse_training_calibration(const std::string& path) {
       g.attention_head_dim_half = number(node, "attention_head_dim_half", Bound::NonNegative);
     if (node.has("flash2_head_dim_half"))
       g.flash2_head_dim_half = number(node, "flash2_head_dim_half", Bound::NonNegative);
+    // Optional: without it FP8 attention gains the built-in share of the FP8 peak's.
+    if (node.has("fp8_attention_factor")) {
+      g.fp8_attention_factor = number(node, "fp8_attention_factor", Bound::Positive);
+      if (g.fp8_attention_factor > 1.0)
+        node["fp8_attention_factor"].fail("a share of the FP8 peak's gain; allowed: (0, 1]");
+    }
     // Optional: without it state-space scans use the built-in default.
     if (node.has("ssm_scan_efficiency")) g.ssm_scan_efficiency = number(node, "ssm_scan_efficiency", Bound::Positive);
     g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
@@ -145,7 +152,8 @@ training::Calibration parse_training_calibration(const std::string& path) {
   }
   for (const auto& [name, node] : root["stacks"].entries()) {
     node.check_keys({"description", "compute_efficiency", "tp_overlap", "dp_overlap", "elementwise_factor",
-                     "step_overhead", "layer_overhead", "moe_layer_overhead", "attention_kernel", "moe_dispatcher"});
+                     "step_overhead", "layer_overhead", "moe_layer_overhead", "attention_kernel", "moe_dispatcher",
+                     "ep_overlap_cost"});
     training::StackCalibration s;
     s.name = name;
     s.compute_efficiency = node.has("compute_efficiency") ? number(node, "compute_efficiency", Bound::Positive) : 1.0;
@@ -158,6 +166,11 @@ training::Calibration parse_training_calibration(const std::string& path) {
     s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
     s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);
     if (s.tp_overlap > 1.0 || s.dp_overlap > 1.0) node.fail("overlap fractions must be at most 1");
+    if (node.has("ep_overlap_cost")) {
+      s.ep_overlap_cost = number(node, "ep_overlap_cost", Bound::NonNegative);
+      if (s.ep_overlap_cost > 1.0)
+        node["ep_overlap_cost"].fail("a fraction of the hidden all-to-all time; allowed: [0, 1]");
+    }
     s.elementwise_factor = number(node, "elementwise_factor", Bound::Positive);
     s.step_overhead = duration(node, "step_overhead");
     s.layer_overhead_us = duration(node, "layer_overhead").value() * 1e6;

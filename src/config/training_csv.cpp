@@ -159,7 +159,7 @@ namespace {
 // validation/README.md lists the keys and their sources) sets on its layout and its packed documents'
 // length. An unknown key or a bad value is an InputError naming the file, line and column.
 void apply_training_recipe(const std::string& text, parallelism::Layout& l, std::int64_t& document_tokens,
-                           const std::string& file, int line) {
+                           std::optional<training::MoeDispatcher>& dispatcher, const std::string& file, int line) {
   std::stringstream items(text);
   std::string item;
   while (std::getline(items, item, ';')) {
@@ -216,6 +216,33 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       const auto v = core::kYesNoWords.parse(value);
       if (!v) throw bad(core::kYesNoWords.allowed());
       l.bf16_grad_reduce = !*v;
+    } else if (key == "cuda_graph_impl") {
+      // Megatron-Core cuda_graph_impl: "full_iteration" graphs the whole step; "transformer_engine"
+      // and "local" graph chosen layer parts, which the calibrated per-layer overheads include.
+      if (value == "full_iteration") {
+        l.full_iteration_graph = true;
+      } else if (value == "transformer_engine" || value == "local" || value == "none") {
+        l.full_iteration_graph = false;
+      } else {
+        throw bad("full_iteration, transformer_engine, local, none");
+      }
+    } else if (key == "moe_a2a_overlap" || key == "cutedsl_fused_grouped_mlp" || key == "fp8_dot_product_attention") {
+      // Megatron-Bridge performance-recipe switches (scripts/performance/configs, WorkloadBaseConfig).
+      const auto v = core::kYesNoWords.parse(value);
+      if (!v) throw bad(core::kYesNoWords.allowed());
+      (key == "moe_a2a_overlap"             ? l.overlap_ep_comm
+       : key == "cutedsl_fused_grouped_mlp" ? l.fused_grouped_mlp
+                                            : l.fp8_attention) = *v;
+    } else if (key == "moe_token_dispatcher_type") {
+      // Megatron-Core's dispatcher: "alltoall" sends a copy per selected expert (NCCL all-to-all),
+      // "flex" (with the HybridEP or DeepEP backend) one per destination NVLink domain.
+      if (value == "alltoall") {
+        dispatcher = training::MoeDispatcher::AllToAll;
+      } else if (value == "flex") {
+        dispatcher = training::MoeDispatcher::Deduplicated;
+      } else {
+        throw bad("alltoall, flex");
+      }
     } else if (key == "optimizer_dtype") {
       const auto v = core::kOptimizerDtypeWords.parse(value);
       if (!v) throw bad(core::kOptimizerDtypeWords.allowed());
@@ -225,7 +252,8 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
           file, line, "recipe_settings",
           fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute, recompute_modules, "
                       "micro_batch_size, vp, tp_overlap, fp8_params, grad_reduce_in_fp32, optimizer_dtype, "
-                      "document_tokens)",
+                      "document_tokens, cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp, "
+                      "fp8_dot_product_attention, moe_token_dispatcher_type)",
                       key));
     }
   }
@@ -508,7 +536,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       else if (contains(rc, "none") || contains(rc, "no"))
         l.recompute = parallelism::Recompute::None;
     }
-    apply_training_recipe(get("recipe_settings"), l, job.document_tokens, path, row.line);
+    apply_training_recipe(get("recipe_settings"), l, job.document_tokens, job.moe_dispatcher, path, row.line);
     l = parallelism::with_dp(l, row.num_gpus);
     if (l.sharding == parallelism::Sharding::Zero3) {
       // "FSDP2 (8)" / "FSDP (64)": the shard group size; hybrid sharding when smaller than dp.

@@ -40,6 +40,10 @@ struct GpuCalibration {
   /// eff(d) = eff x [d / (d + c)] / [128 / (128 + c)] for d < 128 (eff is measured at d = 128).
   double attention_head_dim_half = 0.0;
   double flash2_head_dim_half = 0.0;
+  /// FP8 attention (Transformer Engine fp8_dot_product_attention): the share of the FP8-over-BF16
+  /// peak ratio that fused attention gains in FP8; it runs at fp8_attention_factor x (FP8 peak /
+  /// BF16 peak) times its BF16 rate, never slower than in BF16.
+  double fp8_attention_factor = 0.81;
   /// State-space scans (Mamba-2 SSD chunk kernels, gated DeltaNet chunk kernels: Triton tl.dot
   /// kernels): fraction of the BF16 peak their matmul FLOPs reach; their bytes run at the memory
   /// roofline, the slower of the two sets the time.
@@ -160,6 +164,9 @@ struct StackCalibration {
   core::Seconds step_overhead = core::ms(20.0);  ///< per optimizer step: launch gaps, logging, data
   double layer_overhead_us = 0.0;                ///< per layer per micro-batch, forward+backward (host/framework), us
   double moe_layer_overhead_us = 0.0;  ///< per MoE layer per micro-batch: router, permutation, dispatcher syncs, us
+  /// With the MoE all-to-all overlapped (Layout::overlap_ep_comm): the fraction of the hidden
+  /// all-to-all time that the overlapping computation still loses (the SMs the dispatcher holds).
+  double ep_overlap_cost = 0.0;
   std::string source;
 };
 

@@ -277,9 +277,10 @@ class Costing {
             c.bwd += Seconds(2.0 * t * frac + 4.0 * gc_.kernel_overhead.value());
             c.adapter_params += op.groups * r * (op.k + op.n);
           }
-          if (low_precision && !keep16) {
+          if (low_precision && !keep16 && !(op.expert && l_.fused_grouped_mlp)) {
             // Cast the GEMM's activation input (m x k) forward and its output gradient (m x n)
-            // backward to 8 bits: kFp8CastBytesPerElement of HBM traffic per element.
+            // backward to 8 bits: kFp8CastBytesPerElement of HBM traffic per element (a fused
+            // grouped MLP quantises inside its kernels).
             c.fwd += Seconds(memory_time(kFp8CastBytesPerElement * op.m * op.k));
             c.bwd += Seconds(memory_time(kFp8CastBytesPerElement * op.m * op.n));
           }
@@ -299,9 +300,11 @@ class Costing {
           const double g = gc_.tile_factor(op.n) * sc_.compute_efficiency *
                            attention_head_dim_factor(gc_, sc_.attention_kernel, op.k);
           const auto [eff_fwd, eff_bwd] = attention_efficiency(gc_, sc_.attention_kernel);
-          attention_fwd = op.flops / (peak * eff_fwd * g) + gc_.kernel_overhead.value();
+          const double fp8_gain = fp8_attention_gain();
+          attention_fwd = op.flops / (peak * eff_fwd * g * fp8_gain) + gc_.kernel_overhead.value();
           module_fwd[static_cast<std::size_t>(parallelism::RecomputeModule::CoreAttn)] += attention_fwd;
-          attention_bwd = kAttentionBackwardFlopRatio * op.flops / (peak * eff_bwd * g) + gc_.kernel_overhead.value();
+          attention_bwd =
+              kAttentionBackwardFlopRatio * op.flops / (peak * eff_bwd * g * fp8_gain) + gc_.kernel_overhead.value();
           c.fwd += Seconds(attention_fwd);
           c.bwd += Seconds(attention_bwd);
           break;
@@ -319,6 +322,8 @@ class Costing {
           break;
         }
         case OpKind::Memory: {
+          // A fused grouped MLP applies the experts' gated activation inside its GEMM kernels.
+          if (op.block == workload::OpBlock::MoeAct && l_.fused_grouped_mlp) break;
           const double t =
               memory_time(op.bytes) * (op.block == workload::OpBlock::MoeAct ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
@@ -386,6 +391,7 @@ class Costing {
         c.cp_bwd = Seconds(std::max(0.0, 2.0 * t_cp - attention_bwd * (l_.cp - 1.0) / l_.cp));
         c.cp_bytes = core::Bytes(3.0 * (l_.cp - 1.0) * kv_bytes);
       }
+      if (l_.overlap_ep_comm) hide_ep_comm(c);
       switch (l_.recompute) {
         case Recompute::None: break;
         case Recompute::Selective:
@@ -398,12 +404,37 @@ class Costing {
           break;
         case Recompute::Full: c.recompute = c.fwd + c.tp_fwd + c.ep_fwd + c.cp_fwd; break;
       }
+      // Host launches and syncs per layer; none inside a full-iteration CUDA graph.
       const double per_layer =
-          1e-6 * (sc_.layer_overhead_us + (job_.model.is_moe_layer(layer) ? sc_.moe_layer_overhead_us : 0.0));
+          l_.full_iteration_graph
+              ? 0.0
+              : 1e-6 * (sc_.layer_overhead_us + (job_.model.is_moe_layer(layer) ? sc_.moe_layer_overhead_us : 0.0));
       c.fwd += Seconds(per_layer / kLayerWorkParts);
       c.bwd += Seconds(per_layer * kGemmBackwardRatio / kLayerWorkParts);
     }
     return c;
+  }
+
+  // Speed-up of fused attention in FP8 over BF16 (Layout::fp8_attention with an FP8 or FP4
+  // recipe): fp8_attention_factor of the FP8-over-BF16 peak ratio, never below 1.
+  double fp8_attention_gain() const {
+    const bool low = l_.precision == core::Precision::FP8 || l_.precision == core::Precision::FP4;
+    if (!l_.fp8_attention || !low || gpu_.fp8.value() <= 0.0 || gpu_.bf16.value() <= 0.0) return 1.0;
+    return std::max(1.0, gc_.fp8_attention_factor * gpu_.fp8.value() / gpu_.bf16.value());
+  }
+
+  // MoE all-to-all overlapped with another micro-batch's computation (Layout::overlap_ep_comm):
+  // Megatron-Core merges one micro-batch's forward with another's backward layer by layer, so a
+  // layer's dispatch and combine (forward and backward) hide behind up to that layer's forward and
+  // backward kernels. The hidden part still costs ep_overlap_cost of its time (the SMs the
+  // dispatcher holds); what exceeds the kernels stays exposed.
+  void hide_ep_comm(LayerCost& c) const {
+    const double t = (c.ep_fwd + c.ep_bwd).value();
+    if (t <= 0.0) return;
+    const double hidden = std::min(t, (c.fwd + c.bwd).value());
+    const double scale = (t - hidden + hidden * sc_.ep_overlap_cost) / t;
+    c.ep_fwd = Seconds(c.ep_fwd.value() * scale);
+    c.ep_bwd = Seconds(c.ep_bwd.value() * scale);
   }
 
   // Forward time repeated under explicit recompute_modules ("moe" covers moe_act and shared_experts).

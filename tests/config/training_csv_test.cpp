@@ -159,11 +159,31 @@ TEST(TrainingRows, RecipeSettingsSetPackedDocumentLength) {
   EXPECT_EQ(rows[0].job->document_tokens, 0);
 }
 
+// Megatron-Bridge's 26.06 MoE presets (v0.5.1 scripts/performance/configs: moe_a2a_overlap,
+// cuda_graph_impl "full_iteration", cutedsl_fused_grouped_mlp, fp8_dot_product_attention) set the
+// layout's four switches; "transformer_engine" (graphs over chosen layer parts) is not the full step.
+TEST(TrainingRows, RecipeSettingsSetMegatronBridgeMoeSwitches) {
+  auto rows = training_rows(first_row_with_recipe("cuda_graph_impl=full_iteration; moe_a2a_overlap=yes; "
+                                                  "cutedsl_fused_grouped_mlp=true; fp8_dot_product_attention=on"),
+                            "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  const auto& l = rows[0].job->layout;
+  EXPECT_TRUE(l.full_iteration_graph);
+  EXPECT_TRUE(l.overlap_ep_comm);
+  EXPECT_TRUE(l.fused_grouped_mlp);
+  EXPECT_TRUE(l.fp8_attention);
+  rows = training_rows(first_row_with_recipe("cuda_graph_impl=transformer_engine"), "t.csv", catalog(), {});
+  ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  EXPECT_FALSE(rows[0].job->layout.full_iteration_graph);
+  EXPECT_FALSE(rows[0].job->layout.overlap_ep_comm);
+}
+
 // A bad value names the column and what is allowed.
 TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
   for (const char* bad :
        {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe", "grad_reduce_in_fp32=half",
-        "tp_overlap=2", "document_tokens=0", "document_tokens=2.5", "colour=red"}) {
+        "tp_overlap=2", "document_tokens=0", "document_tokens=2.5", "colour=red", "cuda_graph_impl=partial",
+        "moe_a2a_overlap=2", "fp8_dot_product_attention=maybe"}) {
     try {
       training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
       ADD_FAILURE() << bad;

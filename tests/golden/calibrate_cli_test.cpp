@@ -100,10 +100,11 @@ TEST(CalibrateCli, WriteKeepsUnitsAndSections) {
 // Leave-one-source-out (issue: "the error on a source must not depend on having tuned against
 // it"): every source predicted from a calibration fitted without it, starting from the benchmark
 // priors (every value with one, exercised by the remaining rows or not), so no value fitted to the
-// held-out source survives into its prediction. Measured: median 9.0%, p90 29.0% over all rows;
-// per source, the held-out median is at most 2.9 points above the in-sample one (LLM Foundry,
-// 90 rows: 3.8% -> 6.7%). Guarded here: every source of at least 8 rows within 5 points of its
-// in-sample median, and the overall held-out median within the issue's 10%.
+// held-out source survives into its prediction. Measured: median 7.2%, p90 24.6% over all rows;
+// per source, the held-out median is at most 1.6 points above the in-sample one (LLM Foundry,
+// 90 rows: 3.7% -> 5.3%; S03, 9 B200 rows, 2.2% -> 3.3%, was 2.2% -> 5.7% before the Megatron-Bridge
+// MoE recipe switches were modelled). Guarded here: the issue's target, every source of at least 8
+// rows within 3 points of its in-sample median, and the overall held-out median within 10%.
 TEST(CalibrateCli, HoldoutErrorDoesNotDependOnTuning) {
   const auto fitted = run_fmsim({"validate", "training", "--csv", kCsv, "--json"});
   const auto held = run_fmsim({"validate", "training", "--csv", kCsv, "--holdout", "--json"});
@@ -112,12 +113,12 @@ TEST(CalibrateCli, HoldoutErrorDoesNotDependOnTuning) {
   const auto in = nlohmann::json::parse(fitted.out);
   const auto out = nlohmann::json::parse(held.out);
   EXPECT_LE(out["summary"]["median_abs_error_pct"].get<double>(), 10.0);
-  EXPECT_LE(out["summary"]["p90_abs_error_pct"].get<double>(), 31.0);
+  EXPECT_LE(out["summary"]["p90_abs_error_pct"].get<double>(), 25.0);
   int compared = 0;
   for (const auto& [source, s] : out["by_source"].items()) {
     if (s["rows"].get<int>() < 8) continue;
     const double tuned = in["by_source"][source]["median_abs_error_pct"].get<double>();
-    EXPECT_LE(s["median_abs_error_pct"].get<double>(), tuned + 5.0) << source;
+    EXPECT_LE(s["median_abs_error_pct"].get<double>(), tuned + 3.0) << source;
     ++compared;
   }
   EXPECT_GE(compared, 8);

@@ -183,6 +183,39 @@ TEST(TrainCli, ExpertLoadCvScalesTheBusiestRank) {
   EXPECT_THAT(bad.err, ::testing::HasSubstr("--expert-load-cv"));
 }
 
+// Megatron-Bridge's MoE recipe switches as flags and job-file keys: --moe-a2a-overlap hides the
+// all-to-all behind the layers' kernels, leaving megatron.ep_overlap_cost (0.15) of it where the
+// kernels are longer (Qwen3-30B-A3B, ep 8 in one DGX-H100); --full-iteration-cuda-graph drops the
+// per-MoE-layer host overhead from the compute, --fused-grouped-mlp the expert activation passes,
+// and --fp8-attention (with FP8) speeds attention up. The layout line and the JSON name them.
+TEST(TrainCli, MoeRecipeSwitchesFromFlagsAndJobFile) {
+  auto run = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train", "--model", "qwen3-30b-a3b", "--cluster", "dgx-h100:1",  "--ep", "8",
+                                     "--gbs", "64",      "--precision",   "fp8",       "--recompute", "none", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto plain = run({});
+  const auto overlap = run({"--moe-a2a-overlap"});
+  EXPECT_NEAR(overlap["breakdown_s"]["ep_comm"].get<double>(), 0.15 * plain["breakdown_s"]["ep_comm"].get<double>(),
+              1e-3 * plain["breakdown_s"]["ep_comm"].get<double>());
+  EXPECT_EQ(overlap["layout"]["moe_a2a_overlap"], true);
+  const auto all = run({"--moe-a2a-overlap", "--full-iteration-cuda-graph", "--fused-grouped-mlp", "--fp8-attention"});
+  EXPECT_LT(all["breakdown_s"]["compute"].get<double>(), plain["breakdown_s"]["compute"].get<double>());
+  EXPECT_EQ(all["layout"]["full_iteration_cuda_graph"], true);
+  EXPECT_EQ(all["layout"]["fp8_attention"], true);
+  const std::string path = ::testing::TempDir() + "fmsim_moe_switches_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nmoe_a2a_overlap: true\nfull_iteration_cuda_graph: true\n"
+                         "fused_grouped_mlp: true\nfp8_attention: true\n";
+  EXPECT_DOUBLE_EQ(run({"--job", path})["step_time_s"].get<double>(), all["step_time_s"].get<double>());
+  const auto text = run_fmsim({"train", "--model", "qwen3-30b-a3b", "--cluster", "dgx-h100:1", "--ep", "8", "--gbs",
+                               "64", "--moe-a2a-overlap", "--full-iteration-cuda-graph"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("| full-iteration CUDA graph | MoE a2a overlap"));
+}
+
 // A job file's parallelism.moe_dispatcher is read like the flag; without either, an MoE job
 // reports the stack's dispatcher (Megatron: deduplicated) and a dense job none.
 TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {
