@@ -21,6 +21,7 @@
 #include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
+#include "cli/training_job_flags.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
@@ -542,13 +543,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_flag("--grad-reduce-in-bf16", opts->grad_reduce_in_bf16,
                 "Reduce the data-parallel gradients in 16 bits instead of fp32 (Megatron-LM --grad-reduce-in-bf16)");
-  cmd->add_flag("--full-iteration-cuda-graph", opts->full_iteration_cuda_graph,
-                "Every candidate replays its whole step as one CUDA graph (Megatron-Core cuda_graph_impl\n"
-                "full_iteration): no per-layer host overheads");
-  cmd->add_flag("--moe-a2a-overlap", opts->moe_a2a_overlap,
-                "MoE candidates with ep > 1 overlap their all-to-all with another micro-batch's compute");
-  cmd->add_flag("--fused-grouped-mlp", opts->fused_grouped_mlp, "MoE experts as one fused grouped MLP kernel");
-  cmd->add_flag("--fp8-attention", opts->fp8_attention, "FP8 candidates run attention in FP8 too");
+  add_recipe_switch_flags(*cmd, opts->recipe);
   cmd->add_option("--gbs", opts->gbs, "Global batch (sequences per optimizer step)")->capture_default_str();
   cmd->add_option("--tokens", opts->tokens, "Training budget in tokens (15T, 300B, 1.5e12)")->capture_default_str();
   cmd->add_option("--systems", opts->systems, "Comma-separated systems to compare")->capture_default_str();

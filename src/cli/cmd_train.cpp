@@ -62,10 +62,10 @@ static std::string pipeline_split_note(const parallelism::Layout& l) {
 // The step-wide switches of Megatron-Bridge's MoE recipes, as " | ..." when any is on.
 std::string overlap_note(const parallelism::Layout& l) {
   std::string out;
-  if (l.full_iteration_graph) out += " | full-iteration CUDA graph";
-  if (l.overlap_ep_comm) out += " | MoE a2a overlap";
-  if (l.fused_grouped_mlp) out += " | fused grouped MLP";
-  if (l.fp8_attention) out += " | FP8 attention";
+  if (l.recipe.full_iteration_graph) out += " | full-iteration CUDA graph";
+  if (l.recipe.overlap_ep_comm) out += " | MoE a2a overlap";
+  if (l.recipe.fused_grouped_mlp) out += " | fused grouped MLP";
+  if (l.recipe.fp8_attention) out += " | FP8 attention";
   return out;
 }
 
@@ -115,10 +115,10 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
              return a;
            }()},
           {"sharding", parallelism::to_string(l.sharding)},
-          {"full_iteration_cuda_graph", l.full_iteration_graph},
-          {"moe_a2a_overlap", l.overlap_ep_comm},
-          {"fused_grouped_mlp", l.fused_grouped_mlp},
-          {"fp8_attention", l.fp8_attention},
+          {"full_iteration_cuda_graph", l.recipe.full_iteration_graph},
+          {"moe_a2a_overlap", l.recipe.overlap_ep_comm},
+          {"fused_grouped_mlp", l.recipe.fused_grouped_mlp},
+          {"fp8_attention", l.recipe.fp8_attention},
           {"stack", job.stack},
           {"account_for_embedding_in_pipeline_split", l.embedding_slot},
           {"account_for_loss_in_pipeline_split", l.loss_slot},

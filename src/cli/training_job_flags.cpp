@@ -11,6 +11,20 @@
 
 namespace fmsim::cli {
 
+void add_recipe_switch_flags(CLI::App& cmd, parallelism::RecipeSwitches& s) {
+  cmd.add_flag("--full-iteration-cuda-graph", s.full_iteration_graph,
+               "Replay the whole step as one CUDA graph (Megatron-Core cuda_graph_impl full_iteration):\n"
+               "no per-layer host launches or MoE host syncs");
+  cmd.add_flag("--moe-a2a-overlap", s.overlap_ep_comm,
+               "Overlap the MoE dispatch/combine all-to-alls with another micro-batch's compute\n"
+               "(Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap); ep > 1 only");
+  cmd.add_flag("--fused-grouped-mlp", s.fused_grouped_mlp,
+               "Routed experts as one fused grouped MLP kernel (Megatron-Bridge cutedsl_fused_grouped_mlp):\n"
+               "no separate expert activation or FP8 cast passes");
+  cmd.add_flag("--fp8-attention", s.fp8_attention,
+               "With an FP8 precision, run attention in FP8 too (Transformer Engine fp8_dot_product_attention)");
+}
+
 void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const std::string& job_file_flag) {
   f.job_file_flag = job_file_flag;
   cmd.add_option(job_file_flag, f.job_file, "YAML job file (kind: TrainingJob); flags override its values")
@@ -81,17 +95,7 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_flag("--cuda-graphs", f.cuda_graphs,
                "Capture the layers as CUDA graphs (Megatron-Core --enable-cuda-graph): static buffers per\n"
                "layer and micro-batch");
-  cmd.add_flag("--full-iteration-cuda-graph", f.full_iteration_cuda_graph,
-               "Replay the whole step as one CUDA graph (Megatron-Core cuda_graph_impl full_iteration):\n"
-               "no per-layer host launches or MoE host syncs");
-  cmd.add_flag("--moe-a2a-overlap", f.moe_a2a_overlap,
-               "Overlap the MoE dispatch/combine all-to-alls with another micro-batch's compute\n"
-               "(Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap)");
-  cmd.add_flag("--fused-grouped-mlp", f.fused_grouped_mlp,
-               "Routed experts as one fused grouped MLP kernel (Megatron-Bridge cutedsl_fused_grouped_mlp):\n"
-               "no separate expert activation or FP8 cast passes");
-  cmd.add_flag("--fp8-attention", f.fp8_attention,
-               "With an FP8 precision, run attention in FP8 too (Transformer Engine fp8_dot_product_attention)");
+  add_recipe_switch_flags(cmd, f.recipe);
   cmd.add_flag("--grad-reduce-in-bf16", f.grad_reduce_in_bf16,
                "Reduce the data-parallel gradients in 16 bits instead of fp32 (Megatron-LM --grad-reduce-in-bf16;\n"
                "NeMo / Megatron-Bridge grad_reduce_in_fp32: false, which NeMo's FP8 performance recipes set)");

@@ -15,6 +15,10 @@ namespace fmsim::cli {
 /// `job_file_flag` names the job-file flag ("--job", or "--job-file" where --job means something else).
 void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const std::string& job_file_flag = "--job");
 
+/// Registers Megatron-Bridge's recipe switches on `cmd`: --full-iteration-cuda-graph,
+/// --moe-a2a-overlap, --fused-grouped-mlp and --fp8-attention (`fmsim train` and `fmsim plan`).
+void add_recipe_switch_flags(CLI::App& cmd, parallelism::RecipeSwitches& s);
+
 /// Whether a flag was given on `cmd`'s command line, for the job-file resolvers of jobspec/.
 jobspec::FlagGiven given_on(const CLI::App& cmd);
 

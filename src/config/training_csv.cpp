@@ -220,9 +220,9 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       // Megatron-Core cuda_graph_impl: "full_iteration" graphs the whole step; "transformer_engine"
       // and "local" graph chosen layer parts, which the calibrated per-layer overheads include.
       if (value == "full_iteration") {
-        l.full_iteration_graph = true;
+        l.recipe.full_iteration_graph = true;
       } else if (value == "transformer_engine" || value == "local" || value == "none") {
-        l.full_iteration_graph = false;
+        l.recipe.full_iteration_graph = false;
       } else {
         throw bad("full_iteration, transformer_engine, local, none");
       }
@@ -230,9 +230,9 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       // Megatron-Bridge performance-recipe switches (scripts/performance/configs, WorkloadBaseConfig).
       const auto v = core::kYesNoWords.parse(value);
       if (!v) throw bad(core::kYesNoWords.allowed());
-      (key == "moe_a2a_overlap"             ? l.overlap_ep_comm
-       : key == "cutedsl_fused_grouped_mlp" ? l.fused_grouped_mlp
-                                            : l.fp8_attention) = *v;
+      (key == "moe_a2a_overlap"             ? l.recipe.overlap_ep_comm
+       : key == "cutedsl_fused_grouped_mlp" ? l.recipe.fused_grouped_mlp
+                                            : l.recipe.fp8_attention) = *v;
     } else if (key == "moe_token_dispatcher_type") {
       // Megatron-Core's dispatcher: "alltoall" sends a copy per selected expert (NCCL all-to-all),
       // "flex" (with the HybridEP or DeepEP backend) one per destination NVLink domain.

@@ -159,10 +159,7 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   r.framework.fp16_grad_reduce_in_16_bits = conventions.fp16_grad_reduce_in_16_bits;
   r.framework.fp8_recipe = fp8_recipe_flag(o.fp8_recipe);
   r.framework.bf16_grad_reduce = o.grad_reduce_in_bf16;
-  r.framework.full_iteration_graph = o.full_iteration_cuda_graph;
-  r.framework.overlap_ep_comm = o.moe_a2a_overlap;
-  r.framework.fused_grouped_mlp = o.fused_grouped_mlp;
-  r.framework.fp8_attention = o.fp8_attention;
+  r.framework.recipe = o.recipe;
   r.top = o.top;
   r.threads = o.threads;
 

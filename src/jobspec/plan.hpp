@@ -19,12 +19,9 @@ struct PlanFlags {
   std::string model = "llama3.1-70b";
   int gpus = 512;
   std::int64_t seq = 8192;
-  std::int64_t document_tokens = 0;        ///< mean tokens of the documents packed per sequence (0 = unpacked)
-  bool grad_reduce_in_bf16 = false;        ///< gradients reduced in 16 bits (Megatron-LM --grad-reduce-in-bf16)
-  bool full_iteration_cuda_graph = false;  ///< candidates replay the whole step as one CUDA graph
-  bool moe_a2a_overlap = false;            ///< MoE all-to-all overlapped with another micro-batch
-  bool fused_grouped_mlp = false;          ///< experts as one fused grouped MLP kernel
-  bool fp8_attention = false;              ///< FP8 candidates run attention in FP8
+  std::int64_t document_tokens = 0;    ///< mean tokens of the documents packed per sequence (0 = unpacked)
+  bool grad_reduce_in_bf16 = false;    ///< gradients reduced in 16 bits (Megatron-LM --grad-reduce-in-bf16)
+  parallelism::RecipeSwitches recipe;  ///< --full-iteration-cuda-graph ... for every candidate
   std::int64_t gbs = 1024;
   std::string tokens = "15T";
   std::string systems = kDefaultPlanSystems;

@@ -92,11 +92,11 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   if (const auto n = root.find("cuda_graphs"); n && !flag_given("--cuda-graphs")) o.cuda_graphs = n->as_bool();
   for (auto [key, flag, field] :
        {std::tuple{"full_iteration_cuda_graph", "--full-iteration-cuda-graph",
-                   &TrainingJobFlags::full_iteration_cuda_graph},
-        std::tuple{"moe_a2a_overlap", "--moe-a2a-overlap", &TrainingJobFlags::moe_a2a_overlap},
-        std::tuple{"fused_grouped_mlp", "--fused-grouped-mlp", &TrainingJobFlags::fused_grouped_mlp},
-        std::tuple{"fp8_attention", "--fp8-attention", &TrainingJobFlags::fp8_attention}}) {
-    if (const auto n = root.find(key); n && !flag_given(flag)) o.*field = n->as_bool();
+                   &parallelism::RecipeSwitches::full_iteration_graph},
+        std::tuple{"moe_a2a_overlap", "--moe-a2a-overlap", &parallelism::RecipeSwitches::overlap_ep_comm},
+        std::tuple{"fused_grouped_mlp", "--fused-grouped-mlp", &parallelism::RecipeSwitches::fused_grouped_mlp},
+        std::tuple{"fp8_attention", "--fp8-attention", &parallelism::RecipeSwitches::fp8_attention}}) {
+    if (const auto n = root.find(key); n && !flag_given(flag)) o.recipe.*field = n->as_bool();
   }
   if (const auto n = root.find("recompute_modules"); n && !flag_given("--recompute-modules")) {
     // A YAML list or one comma-separated string of Megatron-Core's module names.
@@ -268,10 +268,7 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   }
   l.moe_capacity_factor = o.moe_capacity_factor;
   l.cuda_graphs = o.cuda_graphs;
-  l.full_iteration_graph = o.full_iteration_cuda_graph;
-  l.overlap_ep_comm = o.moe_a2a_overlap;
-  l.fused_grouped_mlp = o.fused_grouped_mlp;
-  l.fp8_attention = o.fp8_attention;
+  l.recipe = o.recipe;
   l.fp8_param_storage = o.fp8_params;
   l.bf16_grad_reduce = o.grad_reduce_in_bf16;
   l.bf16_optimizer_states = config::word_flag(core::kOptimizerDtypeWords, o.optimizer_dtype, "--optimizer-dtype");

@@ -41,10 +41,7 @@ struct TrainingJobFlags {
   double optimizer_offload_fraction = 0.0;  ///< Megatron-Core --optimizer-offload-fraction (states on the CPU)
   double moe_capacity_factor = 0.0;         ///< Megatron-Core --moe-expert-capacity-factor, padded (0 = dropless)
   bool cuda_graphs = false;                 ///< layers captured as CUDA graphs (static buffers per micro-batch)
-  bool full_iteration_cuda_graph = false;   ///< the whole step as one CUDA graph (cuda_graph_impl full_iteration)
-  bool moe_a2a_overlap = false;             ///< MoE all-to-all overlapped with another micro-batch's compute
-  bool fused_grouped_mlp = false;           ///< routed experts as one fused grouped MLP kernel
-  bool fp8_attention = false;               ///< attention in FP8 (fp8_dot_product_attention)
+  parallelism::RecipeSwitches recipe;       ///< --full-iteration-cuda-graph ... --fp8-attention
   bool fp8_params = false;                  ///< weights held in FP8 only (NeMo fp8_params, --fp8-param-gather)
   bool grad_reduce_in_bf16 = false;         ///< gradients reduced in 16 bits (Megatron-LM --grad-reduce-in-bf16)
   std::string optimizer_dtype = "fp32";     ///< master weights and Adam moments: fp32 or bf16

@@ -70,6 +70,28 @@ constexpr std::uint8_t module_bit(RecomputeModule m) {
 constexpr std::string_view to_string(Sharding s) { return kShardingWords.name(s); }
 constexpr std::string_view to_string(Recompute r) { return kRecomputeWords.name(r); }
 
+/// Megatron-Bridge's performance-recipe switches (scripts/performance/configs, WorkloadBaseConfig):
+/// features its MoE recipes turn on by release and GPU, which `fmsim train` and `fmsim plan` take as
+/// flags and job keys and validation/training.csv as recipe_settings.
+struct RecipeSwitches {
+  /// One CUDA graph over the forward and backward of every micro-batch of the step (Megatron-Core
+  /// cuda_graph_impl "full_iteration", with paged stashing of the MoE token buffers): no host
+  /// launches and no host synchronisation inside the step, so the per-layer host overheads go.
+  bool full_iteration_graph = false;
+  /// The MoE dispatch and combine all-to-alls of one micro-batch run while another micro-batch
+  /// computes (Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap:
+  /// the forward of one micro-batch and the backward of the next are merged layer by layer).
+  bool overlap_ep_comm = false;
+  /// Routed experts as one fused grouped MLP kernel (Megatron-Bridge cutedsl_fused_grouped_mlp):
+  /// FC1, the gated activation, the FP8 quantisation of FC2's input and FC2 in one kernel, so the
+  /// expert activation's HBM passes and the expert GEMMs' separate FP8 casts go.
+  bool fused_grouped_mlp = false;
+  /// Attention's matrix products in FP8 (Transformer Engine fp8_dot_product_attention, cuDNN FP8
+  /// fused attention), at GpuCalibration::fp8_attention_factor of the FP8 peak's gain.
+  bool fp8_attention = false;
+  friend bool operator==(const RecipeSwitches&, const RecipeSwitches&) = default;
+};
+
 /// One parallel layout. dp is derived: gpus / (tp * pp * cp). Megatron conventions: EP is carved
 /// out of DP*CP (and TP when etp < tp), rank order TP innermost, then CP, DP, PP outermost.
 struct Layout {
@@ -126,21 +148,9 @@ struct Layout {
   /// step, and each graph keeps static buffers for its input and output hidden states and, for the
   /// backward graph, their gradients.
   bool cuda_graphs = false;
-  /// One CUDA graph over the forward and backward of every micro-batch of the step (Megatron-Core
-  /// cuda_graph_impl "full_iteration", with paged stashing of the MoE token buffers): no host
-  /// launches and no host synchronisation inside the step, so the per-layer host overheads go.
-  bool full_iteration_graph = false;
-  /// The MoE dispatch and combine all-to-alls of one micro-batch run while another micro-batch
-  /// computes (Megatron-Core overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap:
-  /// the forward of one micro-batch and the backward of the next are merged layer by layer).
-  bool overlap_ep_comm = false;
-  /// Routed experts as one fused grouped MLP kernel (Megatron-Bridge cutedsl_fused_grouped_mlp):
-  /// FC1, the gated activation, the FP8 quantisation of FC2's input and FC2 in one kernel, so the
-  /// expert activation's HBM passes and the expert GEMMs' separate FP8 casts go.
-  bool fused_grouped_mlp = false;
-  /// Attention's matrix products in FP8 (Transformer Engine fp8_dot_product_attention, cuDNN FP8
-  /// fused attention), at GpuCalibration::fp8_attention_factor of the FP8 peak's gain.
-  bool fp8_attention = false;
+  /// Megatron-Bridge's performance-recipe switches (full-iteration CUDA graph, MoE all-to-all
+  /// overlap, fused grouped MLP, FP8 attention).
+  RecipeSwitches recipe;
   // Overlaps (the usual framework defaults: on).
   bool overlap_dp_comm = true;    ///< gradient reduce-scatter overlaps backward; param all-gather overlaps forward
   bool overlap_tp_comm = false;   ///< TP communication overlapped with GEMMs (userbuffers / async TP)

@@ -95,10 +95,7 @@ std::vector<PublishedComparison> compare_with_published(const std::vector<Publis
         job0.layout.overlap_tp_comm || parallelism::stack_conventions(job0.stack).tp_comm_overlap;
     r.framework.bf16_grad_reduce = job0.layout.bf16_grad_reduce;
     r.framework.fp8_recipe = job0.layout.fp8_recipe;
-    r.framework.full_iteration_graph = job0.layout.full_iteration_graph;
-    r.framework.overlap_ep_comm = job0.layout.overlap_ep_comm;
-    r.framework.fused_grouped_mlp = job0.layout.fused_grouped_mlp;
-    r.framework.fp8_attention = job0.layout.fp8_attention;
+    r.framework.recipe = job0.layout.recipe;
 
     PublishedComparison line;
     line.model = g.model;

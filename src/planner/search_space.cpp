@@ -168,10 +168,9 @@ parallelism::Layout make_layout(const Shape& shape, const Variant& variant, std:
   l.overlap_dp_comm = framework.overlap_dp_comm;
   l.overlap_pp_comm = framework.overlap_pp_comm;
   l.fsdp_prefetch = framework.fsdp_prefetch;
-  l.full_iteration_graph = framework.full_iteration_graph;
-  l.overlap_ep_comm = framework.overlap_ep_comm && shape.ep > 1;
-  l.fused_grouped_mlp = framework.fused_grouped_mlp;
-  l.fp8_attention = framework.fp8_attention && variant.precision == core::Precision::FP8;
+  l.recipe = framework.recipe;
+  l.recipe.overlap_ep_comm = l.recipe.overlap_ep_comm && shape.ep > 1;
+  l.recipe.fp8_attention = l.recipe.fp8_attention && variant.precision == core::Precision::FP8;
   l.bf16_grad_reduce = framework.bf16_grad_reduce ||
                        (framework.fp16_grad_reduce_in_16_bits && variant.precision == core::Precision::FP16);
   return l;

@@ -70,12 +70,9 @@ struct FrameworkSettings {
   /// Sequence parallelism on candidates with tp > 1 (off for megatron-legacy: Megatron-LM of 2021).
   bool sequence_parallel = true;
   core::Fp8Recipe fp8_recipe = core::Fp8Recipe::Tensorwise;  ///< scaling of the FP8 candidates
-  /// Megatron-Bridge's MoE recipe switches (parallelism::Layout): the all-to-all overlap on candidates
-  /// with ep > 1, FP8 attention on FP8 candidates, the other two on every candidate.
-  bool full_iteration_graph = false;
-  bool overlap_ep_comm = false;
-  bool fused_grouped_mlp = false;
-  bool fp8_attention = false;
+  /// Megatron-Bridge's recipe switches: the all-to-all overlap on candidates with ep > 1, FP8
+  /// attention on FP8 candidates, the other two on every candidate.
+  parallelism::RecipeSwitches recipe;
   friend bool operator==(const FrameworkSettings&, const FrameworkSettings&) = default;
 };
 

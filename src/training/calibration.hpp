@@ -164,7 +164,7 @@ struct StackCalibration {
   core::Seconds step_overhead = core::ms(20.0);  ///< per optimizer step: launch gaps, logging, data
   double layer_overhead_us = 0.0;                ///< per layer per micro-batch, forward+backward (host/framework), us
   double moe_layer_overhead_us = 0.0;  ///< per MoE layer per micro-batch: router, permutation, dispatcher syncs, us
-  /// With the MoE all-to-all overlapped (Layout::overlap_ep_comm): the fraction of the hidden
+  /// With the MoE all-to-all overlapped (parallelism::RecipeSwitches::overlap_ep_comm): the fraction of the hidden
   /// all-to-all time that the overlapping computation still loses (the SMs the dispatcher holds).
   double ep_overlap_cost = 0.0;
   std::string source;

@@ -277,7 +277,7 @@ class Costing {
             c.bwd += Seconds(2.0 * t * frac + 4.0 * gc_.kernel_overhead.value());
             c.adapter_params += op.groups * r * (op.k + op.n);
           }
-          if (low_precision && !keep16 && !(op.expert && l_.fused_grouped_mlp)) {
+          if (low_precision && !keep16 && !(op.expert && l_.recipe.fused_grouped_mlp)) {
             // Cast the GEMM's activation input (m x k) forward and its output gradient (m x n)
             // backward to 8 bits: kFp8CastBytesPerElement of HBM traffic per element (a fused
             // grouped MLP quantises inside its kernels).
@@ -323,7 +323,7 @@ class Costing {
         }
         case OpKind::Memory: {
           // A fused grouped MLP applies the experts' gated activation inside its GEMM kernels.
-          if (op.block == workload::OpBlock::MoeAct && l_.fused_grouped_mlp) break;
+          if (op.block == workload::OpBlock::MoeAct && l_.recipe.fused_grouped_mlp) break;
           const double t =
               memory_time(op.bytes) * (op.block == workload::OpBlock::MoeAct ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
@@ -391,7 +391,7 @@ class Costing {
         c.cp_bwd = Seconds(std::max(0.0, 2.0 * t_cp - attention_bwd * (l_.cp - 1.0) / l_.cp));
         c.cp_bytes = core::Bytes(3.0 * (l_.cp - 1.0) * kv_bytes);
       }
-      if (l_.overlap_ep_comm) hide_ep_comm(c);
+      if (l_.recipe.overlap_ep_comm) hide_ep_comm(c);
       switch (l_.recompute) {
         case Recompute::None: break;
         case Recompute::Selective:
@@ -406,7 +406,7 @@ class Costing {
       }
       // Host launches and syncs per layer; none inside a full-iteration CUDA graph.
       const double per_layer =
-          l_.full_iteration_graph
+          l_.recipe.full_iteration_graph
               ? 0.0
               : 1e-6 * (sc_.layer_overhead_us + (job_.model.is_moe_layer(layer) ? sc_.moe_layer_overhead_us : 0.0));
       c.fwd += Seconds(per_layer / kLayerWorkParts);
@@ -415,15 +415,15 @@ class Costing {
     return c;
   }
 
-  // Speed-up of fused attention in FP8 over BF16 (Layout::fp8_attention with an FP8 or FP4
+  // Speed-up of fused attention in FP8 over BF16 (RecipeSwitches::fp8_attention with an FP8 or FP4
   // recipe): fp8_attention_factor of the FP8-over-BF16 peak ratio, never below 1.
   double fp8_attention_gain() const {
     const bool low = l_.precision == core::Precision::FP8 || l_.precision == core::Precision::FP4;
-    if (!l_.fp8_attention || !low || gpu_.fp8.value() <= 0.0 || gpu_.bf16.value() <= 0.0) return 1.0;
+    if (!l_.recipe.fp8_attention || !low || gpu_.fp8.value() <= 0.0 || gpu_.bf16.value() <= 0.0) return 1.0;
     return std::max(1.0, gc_.fp8_attention_factor * gpu_.fp8.value() / gpu_.bf16.value());
   }
 
-  // MoE all-to-all overlapped with another micro-batch's computation (Layout::overlap_ep_comm):
+  // MoE all-to-all overlapped with another micro-batch's computation (RecipeSwitches::overlap_ep_comm):
   // Megatron-Core merges one micro-batch's forward with another's backward layer by layer, so a
   // layer's dispatch and combine (forward and backward) hide behind up to that layer's forward and
   // backward kernels. The hidden part still costs ep_overlap_cost of its time (the SMs the

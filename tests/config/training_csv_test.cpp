@@ -168,14 +168,14 @@ TEST(TrainingRows, RecipeSettingsSetMegatronBridgeMoeSwitches) {
                             "t.csv", catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   const auto& l = rows[0].job->layout;
-  EXPECT_TRUE(l.full_iteration_graph);
-  EXPECT_TRUE(l.overlap_ep_comm);
-  EXPECT_TRUE(l.fused_grouped_mlp);
-  EXPECT_TRUE(l.fp8_attention);
+  EXPECT_TRUE(l.recipe.full_iteration_graph);
+  EXPECT_TRUE(l.recipe.overlap_ep_comm);
+  EXPECT_TRUE(l.recipe.fused_grouped_mlp);
+  EXPECT_TRUE(l.recipe.fp8_attention);
   rows = training_rows(first_row_with_recipe("cuda_graph_impl=transformer_engine"), "t.csv", catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
-  EXPECT_FALSE(rows[0].job->layout.full_iteration_graph);
-  EXPECT_FALSE(rows[0].job->layout.overlap_ep_comm);
+  EXPECT_FALSE(rows[0].job->layout.recipe.full_iteration_graph);
+  EXPECT_FALSE(rows[0].job->layout.recipe.overlap_ep_comm);
 }
 
 // A bad value names the column and what is allowed.

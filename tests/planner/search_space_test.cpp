@@ -131,18 +131,19 @@ TEST(SearchSpace, MakeLayoutAndLabel) {
 // overlap only with ep > 1, FP8 attention only on FP8 candidates; the graph and the fused MLP always.
 TEST(SearchSpace, MakeLayoutCopiesTheMoeRecipeSwitches) {
   FrameworkSettings f;
-  f.full_iteration_graph = f.overlap_ep_comm = f.fused_grouped_mlp = f.fp8_attention = true;
+  f.recipe = {.full_iteration_graph = true, .overlap_ep_comm = true, .fused_grouped_mlp = true, .fp8_attention = true};
   Variant v{.sharding = parallelism::Sharding::DistributedOptimizer,
             .micro_batch = 1,
             .recompute = parallelism::Recompute::None,
             .precision = core::Precision::FP8};
   const auto moe = make_layout({.tp = 1, .pp = 1, .vp = 1, .cp = 1, .ep = 8, .etp = 1, .dp = 8}, v, 64, f);
-  EXPECT_TRUE(moe.full_iteration_graph && moe.overlap_ep_comm && moe.fused_grouped_mlp && moe.fp8_attention);
+  EXPECT_TRUE(moe.recipe.full_iteration_graph && moe.recipe.overlap_ep_comm && moe.recipe.fused_grouped_mlp &&
+              moe.recipe.fp8_attention);
   v.precision = core::Precision::BF16;
   const auto dense = make_layout({.tp = 1, .pp = 1, .vp = 1, .cp = 1, .ep = 1, .etp = 1, .dp = 8}, v, 64, f);
-  EXPECT_TRUE(dense.full_iteration_graph && dense.fused_grouped_mlp);
-  EXPECT_FALSE(dense.overlap_ep_comm);
-  EXPECT_FALSE(dense.fp8_attention);
+  EXPECT_TRUE(dense.recipe.full_iteration_graph && dense.recipe.fused_grouped_mlp);
+  EXPECT_FALSE(dense.recipe.overlap_ep_comm);
+  EXPECT_FALSE(dense.recipe.fp8_attention);
 }
 
 }  // namespace

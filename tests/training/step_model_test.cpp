@@ -371,7 +371,7 @@ TEST(StepModel, DeduplicatedDispatchScalesCrossNodeAllToAll) {
   EXPECT_NEAR(ep_time(1, 8, "test-dedup"), ep_time(1, 8, "test"), 1e-12);
 }
 
-// MoE all-to-all overlapped with another micro-batch (Layout::overlap_ep_comm): a layer's
+// MoE all-to-all overlapped with another micro-batch (RecipeSwitches::overlap_ep_comm): a layer's
 // dispatch and combine (fwd + bwd, t) hide behind up to its own kernels (F + B); exposed =
 // max(0, t - (F + B)) + min(t, F + B) x ep_overlap_cost. With a slow network (1 ns per byte) most
 // of it stays exposed, with a fast one (1 ps per byte) only the cost share of it.
@@ -388,9 +388,9 @@ TEST(StepModel, OverlappedAllToAllHidesBehindTheLayersKernels) {
   auto job = test_job(1, l);
   job.model.moe = workload::MoeSpec{.num_experts = 128, .top_k = 8, .expert_ffn = 768};
   for (const double s_per_byte : {1e-9, 1e-12}) {
-    job.layout.overlap_ep_comm = false;
+    job.layout.recipe.overlap_ep_comm = false;
     const auto plain = estimate_step(job, cal, per_byte(s_per_byte));
-    job.layout.overlap_ep_comm = true;
+    job.layout.recipe.overlap_ep_comm = true;
     const auto hidden = estimate_step(job, cal, per_byte(s_per_byte));
     ASSERT_TRUE(plain.feasible && hidden.feasible) << plain.reason << hidden.reason;
     const double t = plain.breakdown.ep_comm.value();
@@ -403,7 +403,7 @@ TEST(StepModel, OverlappedAllToAllHidesBehindTheLayersKernels) {
   }
 }
 
-// A full-iteration CUDA graph (Layout::full_iteration_graph) removes the host's per-layer costs:
+// A full-iteration CUDA graph (RecipeSwitches::full_iteration_graph) removes the host's per-layer costs:
 // with layer_overhead 100 us and moe_layer_overhead 1 ms over L MoE layers and one micro-batch,
 // the compute falls by exactly L x 1.1 ms.
 TEST(StepModel, FullIterationGraphRemovesPerLayerHostOverheads) {
@@ -415,13 +415,13 @@ TEST(StepModel, FullIterationGraphRemovesPerLayerHostOverheads) {
   auto job = test_job(1, l);
   job.model.moe = workload::MoeSpec{.num_experts = 128, .top_k = 8, .expert_ffn = 768};
   const auto eager = estimate_step(job, cal, free_network());
-  job.layout.full_iteration_graph = true;
+  job.layout.recipe.full_iteration_graph = true;
   const auto graphed = estimate_step(job, cal, free_network());
   ASSERT_TRUE(eager.feasible && graphed.feasible) << eager.reason << graphed.reason;
   EXPECT_NEAR(eager.breakdown.compute.value() - graphed.breakdown.compute.value(), job.model.num_layers * 1.1e-3, 1e-9);
 }
 
-// FP8 attention (Layout::fp8_attention) runs attention at fp8_attention_factor x (FP8 peak / BF16
+// FP8 attention (RecipeSwitches::fp8_attention) runs attention at fp8_attention_factor x (FP8 peak / BF16
 // peak) of its BF16 rate, only with an FP8 recipe; a fused grouped MLP drops the expert
 // activation pass and the expert GEMMs' FP8 casts, so both only make the step shorter.
 TEST(StepModel, Fp8AttentionAndFusedGroupedMlpShortenTheKernels) {
@@ -431,7 +431,7 @@ TEST(StepModel, Fp8AttentionAndFusedGroupedMlpShortenTheKernels) {
   l.precision = core::Precision::FP8;
   auto job = test_job(1, l, /*seq=*/16384);
   const auto base = estimate_step(job, cal, free_network());
-  job.layout.fp8_attention = true;
+  job.layout.recipe.fp8_attention = true;
   const auto fp8 = estimate_step(job, cal, free_network());
   ASSERT_TRUE(base.feasible && fp8.feasible) << base.reason << fp8.reason;
   // Causal attention FLOPs per layer: 4 s^2 h / 2 forward, 2.5 x that backward (kAttentionBackwardFlopRatio).
@@ -443,16 +443,16 @@ TEST(StepModel, Fp8AttentionAndFusedGroupedMlpShortenTheKernels) {
   EXPECT_NEAR(base.breakdown.compute.value() - fp8.breakdown.compute.value(), bf16_attn * (1.0 - 1.0 / gain),
               0.05 * bf16_attn);
   job.layout.precision = core::Precision::BF16;  // BF16 recipe: no FP8 attention
-  job.layout.fp8_attention = false;
+  job.layout.recipe.fp8_attention = false;
   const auto bf = estimate_step(job, cal, free_network());
-  job.layout.fp8_attention = true;
+  job.layout.recipe.fp8_attention = true;
   EXPECT_EQ(estimate_step(job, cal, free_network()).step_time.value(), bf.step_time.value());
 
   auto moe = test_job(1, l);
   moe.layout.ep = 8;
   moe.model.moe = workload::MoeSpec{.num_experts = 128, .top_k = 8, .expert_ffn = 768};
   const auto unfused = estimate_step(moe, cal, free_network());
-  moe.layout.fused_grouped_mlp = true;
+  moe.layout.recipe.fused_grouped_mlp = true;
   const auto fused = estimate_step(moe, cal, free_network());
   ASSERT_TRUE(unfused.feasible && fused.feasible) << unfused.reason << fused.reason;
   EXPECT_LT(fused.breakdown.compute.value(), unfused.breakdown.compute.value());
