@@ -654,6 +654,15 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_
   m.attention_bias = j.boolean({"attention_bias", "add_qkv_bias", "qkv_bias"}).value_or(m.attention_bias);
   m.mlp_bias = j.boolean({"mlp_bias"}).value_or(m.mlp_bias);
   m.tied_embeddings = j.boolean({"tie_word_embeddings"}).value_or(m.tied_embeddings);
+  // Rotary scaling: only YaRN changes what the framework runs (Megatron-Bridge's unfused RoPE path).
+  if (const json* rs = j.find({"rope_scaling"}); rs && rs->is_object()) {
+    const JsonFields r(*rs, json_text, file_label, "rope_scaling.");
+    m.rope_yarn = core::to_lower(r.string({"rope_type", "type"}).value_or("")) == "yarn";
+  }
+  if (const auto limit = j.number({"swiglu_limit"})) {
+    if (!(*limit >= 0.0 && *limit < 1e6)) throw j.error("swiglu_limit", std::to_string(*limit) + " must be 0 or more");
+    m.activation_clamp = *limit;
+  }
   m.max_position =
       j.integer({"max_position_embeddings", "n_positions", "max_seq_len", "n_ctx", "seq_length", "max_sequence_length"},
                 &f.max_position)

@@ -322,10 +322,13 @@ class Costing {
           break;
         }
         case OpKind::Memory: {
-          // A fused grouped MLP applies the experts' gated activation inside its GEMM kernels.
-          if (op.block == workload::OpBlock::MoeAct && l_.recipe.fused_grouped_mlp) break;
-          const double t =
-              memory_time(op.bytes) * (op.block == workload::OpBlock::MoeAct ? job_.expert_load_factor : 1.0);
+          // A fused grouped MLP applies the experts' gated activation, its clamp and FC2's bias
+          // inside its GEMM kernels.
+          if (op.expert && l_.recipe.fused_grouped_mlp) break;
+          // A pass of several kernels pays the launch and tail of each.
+          const double kernels = std::max(1, op.groups);
+          const double t = (memory_time(op.bytes) + (kernels - 1.0) * gc_.kernel_overhead.value()) *
+                           (op.expert ? job_.expert_load_factor : 1.0);
           c.fwd += Seconds(t);
           c.bwd += Seconds(kElementwiseBackwardRatio * t);
           // The FFN activations (the memory ops of the MLP, routed and shared expert blocks).

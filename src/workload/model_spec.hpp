@@ -111,7 +111,12 @@ struct ModelSpec {
   bool mlp_bias = false;              ///< FFN / expert matrices and the router carry biases (GPT-2, MPT, GPT-OSS)
   NormKind norm = NormKind::RmsNorm;  ///< LayerNorm for GPT-2/GPT-3/MPT
   bool qk_norm = false;               ///< per-head RMSNorm on queries and keys (Qwen3)
-  int mtp_layers = 0;                 ///< multi-token-prediction modules (DeepSeek-V3: 1); not in num_layers
+  /// YaRN rotary scaling (rope_scaling rope_type "yarn": GPT-OSS, DeepSeek-V3). Megatron-Bridge gives
+  /// such attention position_embedding_type "yarn", which its fused RoPE kernel does not take.
+  bool rope_yarn = false;
+  /// Clamp on the gated activation's inputs (GPT-OSS swiglu_limit: 7); 0 = none.
+  double activation_clamp = 0.0;
+  int mtp_layers = 0;  ///< multi-token-prediction modules (DeepSeek-V3: 1); not in num_layers
   std::int64_t max_position = 0;
   MoeSpec moe;
   std::optional<MlaSpec> mla;

@@ -80,6 +80,17 @@ void append_attention_operators(const ModelSpec& model, int layer, const ShardCo
   } else {
     const double gate = model.attention_output_gate ? heads * hd : 0.0;
     ops.push_back(gemm("qkv_proj", tokens, ((heads + 2.0 * kv_heads) * hd + gate) / t, h));
+    if (model.rope_yarn && model.position == PositionKind::Rope) {
+      // YaRN attention runs Megatron-Core's unfused RoPE (Megatron-Bridge utils/fusions.py
+      // validate_rope_fusion_compatibility turns apply_rope_fusion off for position_embedding_type
+      // "yarn"; rope_utils.py _apply_rotary_pos_emb_bshd): t*cos, the negate and cat of
+      // _rotate_half, *sin, the add and a final cat make 12 reads or writes of each rotated
+      // element forward where the fused kernel makes 2, and their autograd about 10 backward
+      // where it makes 2: 18 extra 16-bit accesses, 36 bytes per element of q and k. A memory op
+      // is charged forward and twice again backward (kElementwiseBackwardRatio), so 12 bytes
+      // forward. MLA keeps its fused RoPE (MLA models stay position_embedding_type "rope").
+      ops.push_back(memory("rope_unfused", 12.0 * tokens * (heads + kv_heads) * hd / t));
+    }
   }
   {
     Operator att;
@@ -303,13 +314,35 @@ std::vector<Operator> layer_operators(const ModelSpec& model, int layer, const S
     up.flops *= experts_here;
     up.weights *= experts_here;
     ops.push_back(up);
-    ops.push_back(in(OpBlock::MoeAct, memory("expert_act", expert_tokens * f_e * (up_mult + 1.0) * bytes_per)));
+    Operator act = in(OpBlock::MoeAct, memory("expert_act", expert_tokens * f_e * (up_mult + 1.0) * bytes_per));
+    act.expert = true;
+    ops.push_back(act);
+    if (model.activation_clamp > 0.0 && swiglu) {
+      // The clamp runs outside Megatron-Core's fused gated activation (fusions/fused_bias_geglu.py
+      // weighted_bias_quick_geglu_impl: chunk, clamp of each half, cat): 8 reads or writes of f
+      // per row forward, about 10 backward (the clamps' masked gradients and the chunk's cat),
+      // 36 bytes of f per token-expert row; charged as 12 forward (twice again backward).
+      Operator clamp = in(OpBlock::MoeAct, memory("expert_clamp", 12.0 * expert_tokens * f_e));
+      clamp.expert = true;
+      ops.push_back(clamp);
+    }
     Operator down = in(OpBlock::Moe, gemm("expert_fc2", per_expert, h, f_e, true));
     down.kind = OpKind::GroupedGemm;
     down.groups = static_cast<int>(experts_here);
     down.flops *= experts_here;
     down.weights *= experts_here;
     ops.push_back(down);
+    if (model.mlp_bias) {
+      // FC2's bias is added outside the grouped GEMM (Megatron-Core moe/experts.py: linear_fc2 with
+      // skip_bias_add, TEGroupedMLP._apply_bias): t + b * p per local expert with the fp32 router
+      // probabilities, a cat and a cast back to 16 bits, 28 bytes of h per token-expert row
+      // forward and about 44 backward (72; charged as 24 forward, twice again backward), in
+      // 2 kernels per local expert plus the cat and the cast.
+      Operator bias = in(OpBlock::Moe, memory("expert_bias", 24.0 * expert_tokens * h));
+      bias.expert = true;
+      bias.groups = 2 * static_cast<int>(experts_here) + 2;
+      ops.push_back(bias);
+    }
     Operator combine = dispatch;
     combine.name = "combine";
     ops.push_back(combine);

@@ -38,7 +38,7 @@ struct Operator {
   OpKind kind = OpKind::Gemm;
   OpBlock block = OpBlock::Other;
   double m = 0, n = 0, k = 0;  ///< GEMM shape on this GPU (m = tokens)
-  int groups = 1;              ///< grouped GEMM: number of expert GEMMs on this GPU
+  int groups = 1;              ///< grouped GEMM: expert GEMMs on this GPU; memory op: its forward kernels
   double flops = 0;            ///< forward FLOPs on this GPU
   double bytes = 0;            ///< forward HBM bytes of memory-bound work (16-bit activations)
   double weights = 0;          ///< parameters of this op held on this GPU

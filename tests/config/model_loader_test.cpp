@@ -262,6 +262,29 @@ std::string llama_with(const std::string& key, const std::string& value) {
   return text.substr(0, pos + needle.size()) + value + text.substr(end);
 }
 
+// GPT-OSS's config.json says what Megatron-Core runs outside its fused kernels: rope_scaling of
+// rope_type "yarn" (the older key "type" too) and the activation clamp swiglu_limit; Llama 3.1's
+// "llama3" scaling is not YaRN. A negative clamp is refused with the file and the key.
+TEST(ModelLoader, YarnScalingAndActivationClamp) {
+  // The Llama config of llama_with plus one more key.
+  auto llama_plus = [](const std::string& key, const std::string& value) {
+    std::string text = llama_with("", "");
+    const std::string last = "\"vocab_size\": 128256";
+    return text.replace(text.find(last), last.size(), last + ",\n  \"" + key + "\": " + value);
+  };
+  const ModelSpec oss = load_model("gpt-oss-120b");
+  EXPECT_TRUE(oss.rope_yarn);
+  EXPECT_DOUBLE_EQ(oss.activation_clamp, 7.0);
+  EXPECT_TRUE(load_model("deepseek-v3").rope_yarn);
+  EXPECT_FALSE(load_model("llama3.1-8b").rope_yarn);
+  EXPECT_DOUBLE_EQ(load_model("qwen3-30b-a3b").activation_clamp, 0.0);
+  EXPECT_TRUE(parse_hf_config(llama_plus("rope_scaling", R"({"type": "YaRN", "factor": 4})"), "c.json", "c").rope_yarn);
+  EXPECT_THAT(error_of([&] { parse_hf_config(llama_plus("swiglu_limit", "-1"), "c.json", "c"); }),
+              HasSubstr("swiglu_limit"));
+  EXPECT_THAT(error_of([&] { parse_hf_config(llama_plus("rope_scaling", R"({"rope_type": 3})"), "c.json", "c"); }),
+              HasSubstr("rope_scaling.rope_type"));
+}
+
 TEST(ModelLoader, InvalidValuesNameFieldAndLine) {
   EXPECT_THAT(error_of([] { parse_hf_config(llama_with("num_hidden_layers", "0"), "c.json", "c"); }),
               HasSubstr("c.json:4: num_hidden_layers: 0 must be a positive integer"));

@@ -100,10 +100,10 @@ TEST(CalibrateCli, WriteKeepsUnitsAndSections) {
 // Leave-one-source-out (issue: "the error on a source must not depend on having tuned against
 // it"): every source predicted from a calibration fitted without it, starting from the benchmark
 // priors (every value with one, exercised by the remaining rows or not), so no value fitted to the
-// held-out source survives into its prediction. Measured: median 7.2%, p90 24.6% over all rows;
-// per source, the held-out median is at most 1.6 points above the in-sample one (LLM Foundry,
-// 90 rows: 3.7% -> 5.3%; S03, 9 B200 rows, 2.2% -> 3.3%, was 2.2% -> 5.7% before the Megatron-Bridge
-// MoE recipe switches were modelled). Guarded here: the issue's target, every source of at least 8
+// held-out source survives into its prediction. Measured: median 7.4%, p90 21.2% over all rows;
+// per source, the held-out median is at most 2.5 points above the in-sample one (S03, 9 B200 rows:
+// 2.1% -> 4.6%; Megatron-Bridge MoE, S06, 45 rows: 10.8% -> 12.9%; LLM Foundry, 90 rows: 3.7% ->
+// 5.4%). Guarded here: the issue's target, every source of at least 8
 // rows within 3 points of its in-sample median, and the overall held-out median within 10%.
 TEST(CalibrateCli, HoldoutErrorDoesNotDependOnTuning) {
   const auto fitted = run_fmsim({"validate", "training", "--csv", kCsv, "--json"});
@@ -113,7 +113,7 @@ TEST(CalibrateCli, HoldoutErrorDoesNotDependOnTuning) {
   const auto in = nlohmann::json::parse(fitted.out);
   const auto out = nlohmann::json::parse(held.out);
   EXPECT_LE(out["summary"]["median_abs_error_pct"].get<double>(), 10.0);
-  EXPECT_LE(out["summary"]["p90_abs_error_pct"].get<double>(), 25.0);
+  EXPECT_LE(out["summary"]["p90_abs_error_pct"].get<double>(), 23.0);
   int compared = 0;
   for (const auto& [source, s] : out["by_source"].items()) {
     if (s["rows"].get<int>() < 8) continue;

@@ -458,6 +458,37 @@ TEST(StepModel, Fp8AttentionAndFusedGroupedMlpShortenTheKernels) {
   EXPECT_LT(fused.breakdown.compute.value(), unfused.breakdown.compute.value());
 }
 
+// GPT-OSS's passes outside Megatron-Core's fused kernels (workload::layer_operators rope_unfused,
+// expert_clamp, expert_bias) cost their bytes at the HBM rate and a launch per kernel, forward and
+// twice again backward: compute grows by layers x 3 x (bytes / bandwidth + kernels x overhead).
+// A fused grouped MLP takes the clamp and the bias into its kernels: only the RoPE pass is left.
+TEST(StepModel, UnfusedRopeClampAndExpertBiasCostTheirPasses) {
+  auto cal = test_calibration();
+  const double overhead = 2e-6;
+  cal.gpus[hardware::Architecture::Hopper].kernel_overhead = core::Seconds(overhead);
+  auto l = layout(1, 1, 1, 1, 8);
+  l.ep = 8;
+  auto base = test_job(1, l);
+  base.model.moe = workload::MoeSpec{.num_experts = 64, .top_k = 4, .expert_ffn = 1024};
+  auto oss = base;
+  oss.model.rope_yarn = true;
+  oss.model.activation_clamp = 7.0;
+  oss.model.mlp_bias = true;
+  const auto plain = estimate_step(base, cal, free_network());
+  const auto unfused = estimate_step(oss, cal, free_network());
+  ASSERT_TRUE(plain.feasible && unfused.feasible) << plain.reason << unfused.reason;
+  const double tokens = 4096.0, rows = tokens * 4.0, bw = 3e12, layers = 16.0;
+  const double rope = 12.0 * tokens * (32.0 + 8.0) * 128.0, clamp = 12.0 * rows * 1024.0, bias = 24.0 * rows * 4096.0;
+  const double kernels = 1.0 + 1.0 + (2.0 * 64.0 / 8.0 + 2.0);
+  const double expected = layers * 3.0 * ((rope + clamp + bias) / bw + kernels * overhead);
+  EXPECT_NEAR(unfused.breakdown.compute.value() - plain.breakdown.compute.value(), expected, 1e-9);
+
+  base.layout.recipe.fused_grouped_mlp = oss.layout.recipe.fused_grouped_mlp = true;
+  const double fused_gap = estimate_step(oss, cal, free_network()).breakdown.compute.value() -
+                           estimate_step(base, cal, free_network()).breakdown.compute.value();
+  EXPECT_NEAR(fused_gap, layers * 3.0 * (rope / bw + overhead), 1e-9);
+}
+
 // expert_load_factor f (the busiest EP rank's routed load over the mean): the expert GEMMs, the
 // expert activation and the all-to-all take f times as long; everything else is unchanged, and a
 // dense model ignores it.

@@ -23,10 +23,12 @@ nlohmann::json run_validation(const std::vector<std::string>& extra = {}) {
 }
 
 // Coverage and error bands (issue 13 asks for a median of at most 6% and a p90 of at most 18%: the
-// median is 5.7%, met; the p90 21.9%, not met; and a p90 of at most 30% on the MoE rows: 29.9%,
-// met since the Megatron-Bridge 26.06 recipes' full-iteration CUDA graphs, all-to-all overlap, fused
-// grouped MLP and FP8 attention and the H100 Qwen3-235B recipes' all-to-all dispatcher are
-// modelled, 48.1% before); docs/validation.md lists the worst rows and why.
+// median is 5.6%, the p90 16.9%, both met since GPT-OSS's passes outside Megatron-Core's fused
+// kernels (unfused YaRN RoPE, the activation clamp, FC2's bias per expert) are costed, 21.9% before;
+// and a p90 of at most 30% on the MoE rows: 25.8%, met since the Megatron-Bridge 26.06 recipes'
+// full-iteration CUDA graphs, all-to-all overlap, fused grouped MLP and FP8 attention and the H100
+// Qwen3-235B recipes' all-to-all dispatcher are modelled, 48.1% before); docs/validation.md lists
+// the worst rows and why.
 TEST(TrainingValidation, CoverageAndErrorBands) {
   const auto j = run_validation();
   const auto& s = j["summary"];
@@ -35,9 +37,9 @@ TEST(TrainingValidation, CoverageAndErrorBands) {
   EXPECT_GE(rows, 200);
   EXPECT_GE(predicted / rows, 0.95);
   EXPECT_LE(s["median_abs_error_pct"].get<double>(), 6.0);
-  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 22.0);  // 21.9%: GPT-OSS rows 18-37% fast, release spreads
-  EXPECT_LE(j["by_arch"]["moe"]["median_abs_error_pct"].get<double>(), 14.0);  // 13.5%
-  EXPECT_LE(j["by_arch"]["moe"]["p90_abs_error_pct"].get<double>(), 30.0);     // 29.9%: the issue's target
+  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 18.0);                       // 16.9%: the issue's target
+  EXPECT_LE(j["by_arch"]["moe"]["median_abs_error_pct"].get<double>(), 11.0);  // 10.1%
+  EXPECT_LE(j["by_arch"]["moe"]["p90_abs_error_pct"].get<double>(), 27.0);     // 25.8% (target 30%)
   // Dense models, the bulk of the data: 4.7% / 14.3% since the packed SFT documents of S01, its
   // launcher scripts' settings and the async TP of torchtitan's S10 rows are modelled (4.9% / 14.8%
   // before; 5.8% / 15.5% before the interleaved schedule's

@@ -73,5 +73,31 @@ TEST(LayerOperators, PackedDocumentsBoundTheAttendedKeys) {
   EXPECT_DOUBLE_EQ(attention_flops(1 << 20), attention_flops(0));
 }
 
+// GPT-OSS's Megatron-Core code paths outside the fused kernels, as memory passes (bytes of one
+// forward; the step model charges twice again backward):
+// - YaRN RoPE unfused: 12 bytes per element of q and k (36 forward and backward),
+// - the activation clamp: 12 bytes of the expert width per token-expert row,
+// - FC2's bias per local expert: 24 bytes of hidden per row, in 2 kernels per expert plus 2.
+// A model without YaRN, clamp or biases (Qwen3-style) has none of them.
+TEST(LayerOperators, GptOssUnfusedPassesFollowItsConfig) {
+  ShardContext ctx;
+  ctx.seq_len = 4096;
+  ctx.ep = 8;
+  std::map<std::string, Operator> ops;
+  for (const auto& op : layer_operators(testing::gpt_oss(36, 128), 0, ctx)) ops[std::string(op.name)] = op;
+  const double tokens = 4096.0, rows = tokens * 4.0;  // top-4 copies, all on this EP rank's share
+  EXPECT_DOUBLE_EQ(ops.at("rope_unfused").bytes, 12.0 * tokens * (64.0 + 8.0) * 64.0);
+  EXPECT_DOUBLE_EQ(ops.at("expert_clamp").bytes, 12.0 * rows * 2880.0);
+  EXPECT_EQ(ops.at("expert_clamp").block, OpBlock::MoeAct);
+  EXPECT_DOUBLE_EQ(ops.at("expert_bias").bytes, 24.0 * rows * 2880.0);
+  EXPECT_EQ(ops.at("expert_bias").groups, 2 * (128 / 8) + 2);
+  EXPECT_TRUE(ops.at("expert_bias").expert && ops.at("expert_clamp").expert && ops.at("expert_act").expert);
+
+  const auto plain = blocks(testing::qwen3_moe(48, 2048, 768, 32, 4), 0);
+  EXPECT_EQ(plain.count("rope_unfused") + plain.count("expert_clamp") + plain.count("expert_bias"), 0u);
+  // MLA keeps Megatron-Core's fused RoPE although DeepSeek-V3 scales it with YaRN.
+  EXPECT_EQ(blocks(testing::deepseek_v3(), 3).count("rope_unfused"), 0u);
+}
+
 }  // namespace
 }  // namespace fmsim::workload

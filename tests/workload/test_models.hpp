@@ -55,6 +55,7 @@ inline ModelSpec deepseek_v3() {
   m.vocab = 129280;
   m.head_dim = 192;
   m.moe = {.num_experts = 256, .top_k = 8, .expert_ffn = 2048, .shared_expert_ffn = 2048, .first_dense_layers = 3};
+  m.rope_yarn = true;  // rope_scaling type "yarn", factor 40
   m.mla = MlaSpec{
       .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
   m.mtp_layers = 1;
@@ -71,6 +72,8 @@ inline ModelSpec gpt_oss(int layers, int experts) {
   m.moe = {.num_experts = experts, .top_k = 4, .expert_ffn = 2880};
   m.sliding_window = 128;
   m.sliding_window_pattern = 2;
+  m.rope_yarn = true;        // rope_scaling rope_type "yarn", factor 32
+  m.activation_clamp = 7.0;  // swiglu_limit
   return m;
 }
 
