@@ -950,20 +950,21 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
         const double dur = (it.forward ? st.chunk_fwd[static_cast<std::size_t>(it.chunk)]
                                        : st.chunk_bwd[static_cast<std::size_t>(it.chunk)])
                                .value();
+        // Task names are for the trace only: formatting them costs more than playing the graph.
         const auto task =
-            g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), deps,
-                       fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.micro_batch, it.chunk), "compute");
+            g.add_task(compute[static_cast<std::size_t>(s)], ns(dur), std::move(deps),
+                       trace ? fmt::format("{} mb{} chunk{}", it.forward ? "fwd" : "bwd", it.micro_batch, it.chunk)
+                             : std::string{},
+                       "compute");
         const auto i = idx(s, it.chunk, it.micro_batch);
         (it.forward ? fwd_done : bwd_done)[i] = task;
         // Hand the activation (or its gradient) to the neighbouring stage.
         const bool has_next = it.forward ? !(s == pp - 1 && it.chunk == vp - 1) : !(s == 0 && it.chunk == 0);
         const double link = has_next && pp > 1 ? p2p : 0.0;
-        const auto sent =
-            l.overlap_pp_comm
-                ? g.add_task(send[static_cast<std::size_t>(s)], ns(link), {task},
-                             fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm")
-                : g.add_task(compute[static_cast<std::size_t>(s)], ns(link), {task},
-                             fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch), "comm");
+        const auto sent = g.add_task(
+            l.overlap_pp_comm ? send[static_cast<std::size_t>(s)] : compute[static_cast<std::size_t>(s)], ns(link),
+            {task}, trace ? fmt::format("send {} mb{}", it.forward ? "act" : "grad", it.micro_batch) : std::string{},
+            "comm");
         (it.forward ? send_fwd : send_bwd)[i] = sent;
         ++cur;
         --remaining;
