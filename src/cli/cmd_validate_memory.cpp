@@ -26,7 +26,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
   auto opts = std::make_shared<Options>();
   auto* cmd = validate.add_subcommand("memory", "Predict published per-GPU training memory and out-of-memory verdicts");
   cmd->footer(
-      "Reads the column schema of validation/memory.cs Each row is predicted in the quantity it\n"
+      "Reads the column schema of validation/memory.csv. Each row is predicted in the quantity it\n"
       "reports (memory_kind): torch max reserved, max allocated/active, a device reading (nvidia-smi,\n"
       "and the 'unspecified' rows), or a paper's component (states, activations). Rows marked OOM\n"
       "must be predicted not to fit; every other row must be predicted to fit.\n"
@@ -89,7 +89,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
       return;
     }
 
-    std::cout << fmt::format("{:<6}{:<18.18}{:<22.22}{:>6}  {:<40.40}{:<12}{:>9}{:>10}{:>9}  {}\n", "row", "model",
+    std::cout << fmt::format("{:<6}{:<18.17}{:<22.21}{:>6}  {:<40.39}{:<12}{:>9}{:>10}{:>9}  {}\n", "row", "model",
                              "framework", "gpus", "layout", "quantity", "meas GiB", "pred GiB", "error", "verdict");
     std::vector<std::string> skipped;
     for (const auto& o : outcomes) {
@@ -101,7 +101,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
       const std::string verdict =
           fmt::format("{} {:.1f}/{:.0f} GiB{}", o.fits ? "fits" : "OOM", o.memory.total().value() / kGiB,
                       o.capacity_gib, o.verdict_right ? "" : "  WRONG");
-      std::cout << fmt::format("{:<6}{:<18.18}{:<22.22}{:>6}  {:<40.40}{:<12}{:>9}{:>10}{:>9}  {}\n", r.run.row_id,
+      std::cout << fmt::format("{:<6}{:<18.17}{:<22.21}{:>6}  {:<40.39}{:<12}{:>9}{:>10}{:>9}  {}\n", r.run.row_id,
                                r.run.model, r.framework, r.run.num_gpus, r.run.layout_summary,
                                jobspec::memory_quantity_name(r.quantity),
                                r.measured_gib ? fmt::format("{:.1f}", *r.measured_gib) : "-",

@@ -33,6 +33,9 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
       // beside the 16-bit gradients (+4 B/param), which the optimizer reads instead of its own copy.
       o.state.gradients = 6.0;
       o.state.step_grad = 0.0;
+      // With bf16, DeepSpeed's pipeline engine all-reduces those fp32 groups through a bf16 copy
+      // of them (StateBytes::reduce_copy; DeepSpeed before PR #2970, 2023).
+      if (has(fw, "deepspeed") && has(notes, "bf16")) o.state.reduce_copy = 2.0;
     }
   }
   // DeepSpeed's pipeline engine keeps the stage outputs of the micro-batches in flight.

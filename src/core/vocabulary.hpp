@@ -39,6 +39,11 @@ class Vocabulary {
 
   /// The value `text` names (canonical name or alias, case, '-' and '_' ignored); nullopt otherwise.
   [[nodiscard]] std::optional<E> parse(std::string_view text) const {
+    // The canonical spelling needs no folding: callers that store a parsed value as its name and
+    // parse it again (per estimate) take this path.
+    for (const auto& w : words_) {
+      if (w.name == text) return w.value;
+    }
     const std::string t = fold_word(text);
     if (t.empty()) return std::nullopt;
     for (const auto& w : words_) {

@@ -40,22 +40,28 @@ double modules_kept(const workload::ActivationBytes& a, const Layout& l) {
   return std::max(a.full, a.none - freed);
 }
 
+// One distinct layer kind (mixer x FFN x full/sliding attention), costed once per estimate and
+// shared by every stage.
+struct Kind {
+  bool ready = false;
+  double dense = 0, expert = 0, act = 0, none = 0;
+};
+using Kinds = std::array<Kind, workload::ModelSpec::kLayerKinds>;
+
 StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stage, const workload::ShardContext& ctx,
-                     const MemoryOptions& o) {
+                     const MemoryOptions& o, Kinds& kinds) {
   const int pp = std::max(1, l.pp);
   const int vp = std::max(1, l.vp);
   const workload::ActivationOptions ao{o.flash_attention, o.fp8_activations};
-  // Each distinct layer kind (mixer x FFN x full/sliding attention) is costed once.
-  struct Kind {
-    bool ready = false;
-    double dense = 0, expert = 0, act = 0, none = 0;
-  };
-  std::array<Kind, workload::ModelSpec::kLayerKinds> kinds{};
+  const bool uniform = model.uniform_layers();
   StageLoad s;
   for (int c = 0; c < vp; ++c) {
     // The chunk's layers, as the step model (chunk k = c*pp + stage).
     const LayerRange range = chunk_layers(model.num_layers, l, stage, c);
-    for (int i = range.first; i < range.last; ++i) {
+    // A model of one layer kind: the chunk's layers are costed as one layer times their count.
+    const int step = uniform ? std::max(1, range.last - range.first) : 1;
+    for (int i = range.first; i < range.last; i += step) {
+      const double n = step;
       Kind& kd = kinds[static_cast<std::size_t>(model.layer_kind(i))];
       if (!kd.ready) {
         for (const auto& op : workload::layer_operators(model, i, ctx))
@@ -77,11 +83,11 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
         }
         kd.ready = true;
       }
-      s.dense += kd.dense;
-      s.expert += kd.expert;
+      s.dense += n * kd.dense;
+      s.expert += n * kd.expert;
       s.largest_layer = std::max(s.largest_layer, kd.dense + kd.expert);
-      s.act_per_mb += kd.act;
-      ++s.layers;
+      s.act_per_mb += n * kd.act;
+      s.layers += step;
       s.full_layer = std::max(s.full_layer, kd.none);
     }
   }
@@ -90,6 +96,13 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
   }
   if (stage == pp - 1) {
     for (const auto& op : workload::head_operators(model, ctx)) s.dense += op.weights;
+    if (model.tied_embeddings && pp > 1) {
+      // Tied embeddings under pipeline parallelism: the last stage keeps its own copy of the
+      // word embeddings for the output layer, kept equal by an all-reduce of their gradients
+      // with the first stage (Megatron-Core LanguageModule.setup_embeddings_and_output_layer;
+      // DeepSpeed TiedLayerSpec).
+      s.dense += static_cast<double>(model.vocab) * static_cast<double>(model.hidden) / std::max(1, l.tp);
+    }
     if (o.mtp_layers > 0 && model.num_layers > 0) {
       // Each MTP module: one more block of the last layer's kind (its parameters and activations)
       // and its own projection and norms (mtp_operators; the output head is shared).
@@ -198,12 +211,13 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
 
   MemoryBreakdown best;
   const int last = pp - 1;
+  Kinds kinds{};
   // The first stage holds the most micro-batches in flight and the embedding, the last the logits:
   // one of the two peaks on an even split. Explicit first/last stage counts can leave a middle
   // stage the most layers, so every stage is then evaluated.
   const bool every_stage = l.first_stage_layers > 0 || l.last_stage_layers > 0;
   for (int stage = 0; stage <= last; stage = (every_stage || stage == last) ? stage + 1 : last) {
-    const StageLoad s = stage_load(model, l, stage, ctx, o);
+    const StageLoad s = stage_load(model, l, stage, ctx, o, kinds);
     MemoryBreakdown m;
     m.peak_stage = stage;
     m.params_on_gpu = s.dense + s.expert;
@@ -311,11 +325,18 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     // fp32 gradient copy competes with them for the peak of live tensors. The caching allocator
     // keeps the segment it lived in (max_memory_reserved, nvidia-smi) until an allocation fails.
     m.step_grad = core::Bytes(step_grad);
+    // A post-backward 16-bit copy of the gradients for their all-reduce (StateBytes::reduce_copy)
+    // lives at the same point, before the step, and is freed before the step's copy is made.
+    m.reduce_copy = core::Bytes(state.reduce_copy * (s.dense + s.expert));
+    const double transient = std::max(step_grad, m.reduce_copy.value());
     // The gradient buckets are done by then too; only CUDA graphs' static buffers persist.
     const double released = activations + buffers - m.cuda_graphs.value();
-    double cached_step = step_grad;
-    if (step_grad > released) {
-      m.optimizer = core::Bytes(optim + step_grad);
+    double cached_step = transient;
+    if (transient > released) {
+      if (m.reduce_copy.value() > step_grad)
+        m.gradients = core::Bytes(grads + m.reduce_copy.value());
+      else
+        m.optimizer = core::Bytes(optim + step_grad);
       m.activations = core::Bytes(0.0);
       m.buffers = m.cuda_graphs;
       m.optimizer_step_peak = true;

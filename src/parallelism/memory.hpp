@@ -25,6 +25,12 @@ struct StateBytes {
   /// DeepSpeed ZeRO-1/2 (stage_1_and_2.py: the fp32 single_grad_partition built in step() and
   /// freed after it). Activations are gone by then, so it competes with them, not adds to them.
   double step_grad = 0.0;
+  /// A 16-bit copy of the unsharded gradients made to all-reduce them after the last backward, freed
+  /// once reduced: DeepSpeed's pipeline engine with bf16 (_bf16_reduce_grads -> allreduce_bucket
+  /// casts BF16_Optimizer's flat fp32 gradient groups to communication_data_type = bf16, until
+  /// DeepSpeed PR #2970, 2023): 2 bytes per parameter. It lives while activations are freed, so it
+  /// competes with them for the peak, as step_grad does.
+  double reduce_copy = 0.0;
 };
 
 /// NCCL's device buffers, allocated by NCCL itself (outside the caching allocator) for every
@@ -124,6 +130,9 @@ struct MemoryBreakdown {
   /// next zero_grad (Megatron-Core clears it before the next forward), so part of the trainer state
   /// between steps; in `optimizer` when the step is the peak.
   core::Bytes step_grad{};
+  /// The post-backward 16-bit gradient copy (StateBytes::reduce_copy); in `gradients` when it is
+  /// the peak.
+  core::Bytes reduce_copy{};
   double in_flight = 1.0;  ///< micro-batches whose activations that stage holds at its peak
   /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).
   [[nodiscard]] core::Bytes allocated() const { return weights + gradients + optimizer + activations + buffers; }

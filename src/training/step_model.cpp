@@ -454,28 +454,30 @@ class Costing {
     return t;
   }
 
-  static void accumulate(LayerCost& into, const LayerCost& c) {
-    into.fwd += c.fwd;
-    into.bwd += c.bwd;
-    into.recompute += c.recompute;
-    into.tp_fwd += c.tp_fwd;
-    into.tp_bwd += c.tp_bwd;
-    into.ep_fwd += c.ep_fwd;
-    into.ep_bwd += c.ep_bwd;
-    into.cp_fwd += c.cp_fwd;
-    into.cp_bwd += c.cp_bwd;
-    into.weight_bytes += c.weight_bytes;
-    into.dense_params += c.dense_params;
-    into.expert_params += c.expert_params;
-    into.adapter_params += c.adapter_params;
-    into.tp_bytes += c.tp_bytes;
-    into.ep_bytes += c.ep_bytes;
-    into.cp_bytes += c.cp_bytes;
+  // into += n x c (n layers of one kind).
+  static void accumulate(LayerCost& into, const LayerCost& c, double n = 1.0) {
+    into.fwd += c.fwd * n;
+    into.bwd += c.bwd * n;
+    into.recompute += c.recompute * n;
+    into.tp_fwd += c.tp_fwd * n;
+    into.tp_bwd += c.tp_bwd * n;
+    into.ep_fwd += c.ep_fwd * n;
+    into.ep_bwd += c.ep_bwd * n;
+    into.cp_fwd += c.cp_fwd * n;
+    into.cp_bwd += c.cp_bwd * n;
+    into.weight_bytes += c.weight_bytes * n;
+    into.dense_params += c.dense_params * n;
+    into.expert_params += c.expert_params * n;
+    into.adapter_params += c.adapter_params * n;
+    into.tp_bytes += c.tp_bytes * n;
+    into.ep_bytes += c.ep_bytes * n;
+    into.cp_bytes += c.cp_bytes * n;
   }
 
   // Stage costs. Layers are costed once per distinct kind (mixer x FFN x full/sliding).
   std::vector<StageCost> stages() const {
     const auto& m = job_.model;
+    const bool uniform = m.uniform_layers();
     std::array<std::optional<LayerCost>, workload::ModelSpec::kLayerKinds> cache;
     auto layer_cost = [&](int i) -> const LayerCost& {
       auto& slot = cache[static_cast<std::size_t>(m.layer_kind(i))];
@@ -501,11 +503,13 @@ class Costing {
         LayerCost chunk;
         // Chunk k = c*pp + s: its layers by parallelism::chunk_layers (embedding/loss slots, first/last stage counts).
         const parallelism::LayerRange range = parallelism::chunk_layers(m.num_layers, l_, s, c);
-        for (int i = range.first; i < range.last; ++i) {
+        // A model of one layer kind: the chunk is one layer's cost times its layer count.
+        const int step = uniform ? std::max(1, range.last - range.first) : 1;
+        for (int i = range.first; i < range.last; i += step) {
           const LayerCost& lc = layer_cost(i);
-          accumulate(chunk, lc);
+          accumulate(chunk, lc, step);
           sc.largest_layer_bytes = std::max(sc.largest_layer_bytes, lc.weight_bytes);
-          ++sc.layers;
+          sc.layers += step;
         }
         if (s == 0 && c == 0) accumulate(chunk, embed);
         if (s == l_.pp - 1 && c == l_.vp - 1) accumulate(chunk, head);
@@ -836,6 +840,8 @@ int largest_fitting_micro_batch(const TrainingJob& job, int limit) {
 std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryBreakdown& m) {
   const auto& l = job.layout;
   const int last = std::max(1, l.pp) - 1;
+  if (m.optimizer_step_peak && m.reduce_copy > m.step_grad)
+    return "gradient all-reduce after the last backward (16-bit copy of the fp32 gradients)";
   if (m.optimizer_step_peak) return "optimizer step (fp32 copy of the gradient shard)";
   if (m.peak_stage == last && last > 0) return "loss and LM-head backward (logits live)";
   const std::string held = m.in_flight > 1.0 ? fmt::format("{:.3g} micro-batches in flight", m.in_flight)

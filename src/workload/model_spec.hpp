@@ -160,6 +160,13 @@ struct ModelSpec {
   [[nodiscard]] int layer_kind(int i) const {
     return (static_cast<int>(mixer(i)) * 3 + static_cast<int>(ffn(i))) * 2 + (is_sliding_layer(i) ? 1 : 0);
   }
+  /// True when every layer has the same kind (one mixer, one FFN, one attention window): costing one
+  /// layer and multiplying by a count is then exact.
+  [[nodiscard]] bool uniform_layers() const {
+    const bool one_ffn = !moe.enabled() || (moe.first_dense_layers <= 0 && moe.layer_frequency <= 1);
+    const bool one_window = sliding_window <= 0 || sliding_window_pattern <= 1 || sliding_window_pattern > num_layers;
+    return layers.empty() && one_ffn && one_window;
+  }
   /// True when layer i uses sliding-window attention.
   [[nodiscard]] bool is_sliding_layer(int i) const {
     return mixer(i) == MixerKind::Attention && sliding_window > 0 && sliding_window_pattern > 0 &&

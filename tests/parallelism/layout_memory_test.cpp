@@ -287,6 +287,45 @@ TEST(Memory, OptimizerStepCopyCompetesWithActivations) {
   EXPECT_NEAR(n.cache.value() - o.cache_reserve * (n.allocated().value() + 4.0 * p / 64), 4.0 * p / 64, 1.0);
 }
 
+// DeepSpeed's pipeline engine with bf16 all-reduces BF16_Optimizer's unsharded fp32 gradient groups
+// through a bf16 copy of them (2 B per parameter) after the last backward, when the activations are
+// freed: gradients peak at 6 + 2 = 8 B per parameter instead of adding 2 B to the backward's peak.
+TEST(Memory, GradientReductionCastCopyCompetesWithActivations) {
+  MemoryOptions o;
+  o.state = StateBytes{2.0, 6.0, 12.0, 0.0, 0.0, 2.0};
+  Layout l = make(1, 1, 64);
+  l.recompute = Recompute::Full;  // 1 GiB of layer inputs: the copy (2 B x 8 B parameters) peaks
+  const auto with = estimate_memory(model(), l, 4096, o);
+  const double p = with.params_on_gpu;
+  ASSERT_TRUE(with.optimizer_step_peak);
+  EXPECT_NEAR(with.reduce_copy.value(), 2.0 * p, 1.0);
+  EXPECT_NEAR(with.gradients.value(), 8.0 * p, 1.0);
+  EXPECT_DOUBLE_EQ(with.activations.value(), 0.0);
+  o.state.reduce_copy = 0.0;
+  const auto without = estimate_memory(model(), l, 4096, o);
+  EXPECT_FALSE(without.optimizer_step_peak);
+  EXPECT_NEAR(without.gradients.value(), 6.0 * p, 1.0);
+}
+
+// Tied embeddings with pp > 1: the last stage keeps its own vocab x hidden copy for the output
+// layer (Megatron-Core setup_embeddings_and_output_layer), so it holds as many parameters as with
+// untied embeddings; with pp 1 the one matrix serves both, vocab x hidden fewer.
+TEST(Memory, TiedEmbeddingsKeepACopyOnTheLastStage) {
+  Layout l = make(1, 2, 2);
+  l.first_stage_layers = 2;  // the last stage (30 layers and the head) peaks
+  l.last_stage_layers = 30;
+  workload::ModelSpec tied = model();
+  tied.tied_embeddings = true;
+  const auto t = estimate_memory(tied, l, 4096);
+  const auto u = estimate_memory(model(), l, 4096);
+  ASSERT_EQ(t.peak_stage, 1);
+  ASSERT_EQ(u.peak_stage, 1);
+  EXPECT_NEAR(t.params_on_gpu, u.params_on_gpu, 1.0);
+  const Layout one = make(1, 1, 1);
+  EXPECT_NEAR(estimate_memory(model(), one, 4096).params_on_gpu - estimate_memory(tied, one, 4096).params_on_gpu,
+              4096.0 * 128256, 1.0);
+}
+
 // llm-foundry's MPT loss (loss_fn 'fused_crossentropy', flash-attn's xentropy kernel,
 // inplace_backward=False): 16-bit logits plus a 16-bit gradient, 4 B per logit instead of 10.
 TEST(Memory, LlmFoundryFusedLossKeepsTwoSixteenBitCopies) {

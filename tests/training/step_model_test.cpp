@@ -122,6 +122,27 @@ TEST(StepModel, StepTimeWithKnownMemoryEqualsTheFullEstimate) {
   }
 }
 
+// A model of one layer kind (ModelSpec::uniform_layers) is costed per chunk as one layer times the
+// chunk's layer count. The same model written layer by layer (an explicit attention + MLP pattern,
+// which takes the per-layer path) gives the same step time and memory, to rounding.
+TEST(StepModel, OneKindModelCostsOneLayerTimesTheCount) {
+  const auto cal = test_calibration();
+  for (const auto& l : {layout(1, 1, 1, 1, 8), layout(2, 4, 2, 1, 16), layout(1, 2, 1, 2, 32)}) {
+    auto job = test_job(1, l);
+    ASSERT_TRUE(job.model.uniform_layers());
+    auto per_layer = job;
+    per_layer.model.layers.assign(static_cast<std::size_t>(job.model.num_layers),
+                                  workload::LayerSpec{workload::MixerKind::Attention, workload::FfnKind::Dense});
+    ASSERT_FALSE(per_layer.model.uniform_layers());
+    const auto a = estimate_step(job, cal, fixed_network(1e-3));
+    const auto b = estimate_step(per_layer, cal, fixed_network(1e-3));
+    ASSERT_TRUE(a.feasible) << a.reason;
+    EXPECT_NEAR(a.step_time.value(), b.step_time.value(), 1e-9 * b.step_time.value());
+    EXPECT_NEAR(a.memory.total().value(), b.memory.total().value(), 1e-9 * b.memory.total().value());
+    EXPECT_NEAR(a.memory.activations.value(), b.memory.activations.value(), 1.0);
+  }
+}
+
 // Interleaving (vp > 1) divides the bubble by vp.
 TEST(StepModel, InterleavingShrinksTheBubble) {
   const auto cal = test_calibration();
