@@ -295,9 +295,11 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     }
     if (zero3 && pp > 1) {
       // FSDP under pipeline parallelism keeps the stage's parameters gathered between
-      // micro-batches (reshard_after_forward off) and accumulates unsharded 16-bit gradients
-      // until the last micro-batch (torch.distributed.pipelining, torchtitan).
-      buffers += (s.dense + s.expert) * (2.0 + 2.0);
+      // micro-batches (reshard_after_forward off) and accumulates unsharded gradients until the
+      // last micro-batch (torch.distributed.pipelining, torchtitan) in the reduce dtype: FSDP2's
+      // FSDPParam.to_accumulated_grad_if_needed upcasts them to reduce_dtype while gradient sync is
+      // off, fp32 under torchtitan's default mixed_precision_reduce; 16-bit when reduced in 16 bits.
+      buffers += (s.dense + s.expert) * (2.0 + (l.bf16_grad_reduce ? 2.0 : 4.0));
     } else if (zero3) {
       // Gathered 16-bit layers (this one and the prefetched next) and one unsharded gradient.
       buffers += 3.0 * s.largest_layer * 2.0;

@@ -63,6 +63,12 @@ struct StackConventions {
   /// gradient buffer in the parameters' type: --accumulate-allreduce-grads-in-fp32 was forced on
   /// only for BF16, megatron/arguments.py).
   bool fp16_grad_reduce_in_16_bits = false;
+  /// Under pipeline parallelism, a run that states no micro-batch size splits each data-parallel
+  /// rank's batch into as many micro-batches as there are pipeline stages, pp x stages per rank
+  /// (torchtitan: pipeline_parallel_microbatches defaults to num_total_stages in
+  /// build_pipeline_schedule, and a looped schedule such as Interleaved1F1B gets 2 stages per rank
+  /// when no split points are given). Megatron and NeMo recipes always state the micro-batch size.
+  bool microbatches_equal_stages = false;
 
   /// The sharding a run gets when it does not say: FSDP for the fully sharded stacks, else the
   /// distributed optimizer, else plain DDP.
@@ -86,7 +92,8 @@ constexpr StackConventions stack_conventions(Stack s) {
               .fully_sharded = true,
               .tp_comm_overlap = false,
               .published_recompute = Recompute::Selective,
-              .fsdp_gather_once_with_pp = true};
+              .fsdp_gather_once_with_pp = true,
+              .microbatches_equal_stages = true};
     case Stack::LlmFoundry:
       return {.reference_kernels = false,
               .fully_sharded = true,

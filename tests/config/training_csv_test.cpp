@@ -40,6 +40,21 @@ std::vector<CsvRecord> first_row_with(const std::string& column, const std::stri
   return records;
 }
 
+// The job of the first row with each (column, cell) of `cells` replaced.
+training::TrainingJob first_job_with(const std::vector<std::pair<std::string, std::string>>& cells) {
+  auto records = first_row_with("", "");
+  const auto& header = records[0].cells;
+  for (const auto& [column, value] : cells) {
+    const auto it = std::find(header.begin(), header.end(), column);
+    EXPECT_NE(it, header.end()) << column;
+    records[1].cells[static_cast<std::size_t>(it - header.begin())] = value;
+  }
+  const auto rows = training_rows(records, "t.csv", catalog(), {});
+  EXPECT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+  return rows.empty() || !rows[0].job ? training::TrainingJob{} : *rows[0].job;
+}
+
 TEST(TrainingRows, TheUnchangedRowBecomesAJob) {
   const auto rows = training_rows(first_row_with("", ""), "t.csv", catalog(), {});
   ASSERT_EQ(rows.size(), 1u);
@@ -207,19 +222,7 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
 // FP16 a 16-bit gradient reduce (accumulate_allreduce_grads_in_fp32 was forced on only for BF16).
 // A row that names sequence parallelism keeps it; today's Megatron rows keep SP and ZeRO-1.
 TEST(TrainingRows, MegatronLmOf2021ReadsAsTheLegacyStack) {
-  auto with = [](std::vector<std::pair<std::string, std::string>> cells) {
-    auto records = first_row_with("", "");
-    const auto& header = records[0].cells;
-    for (const auto& [column, value] : cells) {
-      const auto it = std::find(header.begin(), header.end(), column);
-      EXPECT_NE(it, header.end()) << column;
-      records[1].cells[static_cast<std::size_t>(it - header.begin())] = value;
-    }
-    const auto rows = training_rows(records, "t.csv", catalog(), {});
-    EXPECT_EQ(rows.size(), 1u);
-    EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
-    return *rows[0].job;
-  };
+  const auto with = [](const std::vector<std::pair<std::string, std::string>>& cells) { return first_job_with(cells); };
   const std::pair<std::string, std::string> tp2{"tp", "2"}, no_sp{"sp", ""}, no_shard{"fsdp_or_zero", ""};
   const auto legacy =
       with({{"framework", "Megatron-LM (2021)"}, {"precision", "FP16 mixed precision"}, tp2, no_sp, no_shard});
@@ -236,6 +239,38 @@ TEST(TrainingRows, MegatronLmOf2021ReadsAsTheLegacyStack) {
   EXPECT_EQ(today.stack, "megatron");
   EXPECT_TRUE(today.layout.sequence_parallel);
   EXPECT_EQ(today.layout.sharding, parallelism::Sharding::DistributedOptimizer);
+}
+
+// torchtitan splits each data-parallel rank's batch into pp x stages-per-rank micro-batches when no
+// micro-batch size is given (pipeline_parallel_microbatches defaults to num_total_stages): 16 GPUs
+// at pp 2 give dp 8, a local batch of 256 / 8 = 32, so 1F1B runs 2 micro-batches of 16 and an
+// interleaved schedule (2 stages per rank) 4 of 8. A stated micro-batch size wins, and Megatron
+// rows, whose recipes always state it, keep 1.
+TEST(TrainingRows, TorchtitanSplitsTheLocalBatchIntoOneMicroBatchPerStage) {
+  auto layout = [](const std::string& framework, const std::string& vp, const std::string& mbs) {
+    return first_job_with({{"framework", framework},
+                           {"num_gpus", "16"},
+                           {"global_batch_size", "256"},
+                           {"micro_batch_size", mbs},
+                           {"grad_accum", ""},
+                           {"tp", "1"},
+                           {"pp", "2"},
+                           {"vp", vp},
+                           {"cp", "1"},
+                           {"ep", "1"},
+                           {"etp", "1"},
+                           {"dp", ""}})
+        .layout;
+  };
+  const auto one_f_one_b = layout("torchtitan (FSDP2)", "", "");
+  EXPECT_EQ(one_f_one_b.dp, 8);
+  EXPECT_EQ(one_f_one_b.micro_batch, 16);
+  EXPECT_EQ(one_f_one_b.micro_batches(), 2);
+  const auto interleaved = layout("torchtitan (FSDP2)", "interleaved (stages/rank not stated)", "");
+  EXPECT_EQ(interleaved.vp, 2);
+  EXPECT_EQ(interleaved.micro_batch, 8);
+  EXPECT_EQ(layout("torchtitan (FSDP2)", "", "2").micro_batch, 2);
+  EXPECT_EQ(layout("Megatron-Core r0.8.0", "", "").micro_batch, 1);
 }
 
 }  // namespace

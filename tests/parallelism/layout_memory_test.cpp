@@ -326,6 +326,20 @@ TEST(Memory, TiedEmbeddingsKeepACopyOnTheLastStage) {
               4096.0 * 128256, 1.0);
 }
 
+// FSDP under pipeline parallelism keeps the stage's 16-bit parameters gathered between micro-batches
+// and accumulates its unsharded gradients in the reduce dtype (FSDP2's
+// FSDPParam.to_accumulated_grad_if_needed upcasts them while gradient sync is off): 2 + 4 B per
+// stage parameter with the default fp32 reduce, 2 + 2 when gradients are reduced in 16 bits.
+TEST(Memory, FsdpUnderPipelineAccumulatesUnshardedGradientsInTheReduceType) {
+  Layout fp32 = make(1, 2, 16, Sharding::Zero3);
+  Layout bf16 = fp32;
+  bf16.bf16_grad_reduce = true;
+  const auto a = estimate_memory(model(), fp32, 4096);
+  const auto b = estimate_memory(model(), bf16, 4096);
+  EXPECT_EQ(a.peak_stage, b.peak_stage);
+  EXPECT_NEAR(a.buffers.value() - b.buffers.value(), 2.0 * a.params_on_gpu, 1.0);
+}
+
 // llm-foundry's MPT loss (loss_fn 'fused_crossentropy', flash-attn's xentropy kernel,
 // inplace_backward=False): 16-bit logits plus a 16-bit gradient, 4 B per logit instead of 10.
 TEST(Memory, LlmFoundryFusedLossKeepsTwoSixteenBitCopies) {
