@@ -425,6 +425,12 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
           break;
         }
       }
+      if (core::to_lower(row.model).find("nemotron") != std::string::npos) {
+        // Nemotron-3 and -4 untie the output layer from the embeddings (Nemotron-4 15B report,
+        // arXiv:2402.16819, Sec. 2; NeMo's configs: share_embeddings_and_output_weights False),
+        // whichever preset of the same shape lent its details (SC21's tied 18.4B GPT for the 22B).
+        job.model.tied_embeddings = false;
+      }
     } catch (const core::InputError& e) {
       reject(std::string("model: ") + e.message());
       continue;

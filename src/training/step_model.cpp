@@ -165,6 +165,9 @@ struct StageCost {
   LayerCost sum;                              // summed over the stage's layers, plus embedding/head
   std::vector<Seconds> chunk_fwd, chunk_bwd;  // per virtual chunk, totals including exposed comm
   double dense_params = 0, expert_params = 0;
+  /// Tied embeddings under pipeline parallelism: the word-embedding parameters this (first or last)
+  /// stage keeps in step with its twin on the other end of the pipeline.
+  double tied_embedding_params = 0;
   core::Bytes largest_layer_bytes{};
   int layers = 0;
 };
@@ -518,6 +521,15 @@ class Costing {
         sc.chunk_bwd[static_cast<std::size_t>(c)] = chunk.backward_total();
         accumulate(sc.sum, chunk);
       }
+      if (m.tied_embeddings && l_.pp > 1 && (s == 0 || s == l_.pp - 1)) {
+        // The last stage keeps its own copy of the word embeddings for the output layer (the head
+        // operators carry no weights when tied): its parameters, gradients and optimizer states.
+        sc.tied_embedding_params = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / l_.tp;
+        if (s == l_.pp - 1) {
+          sc.sum.dense_params += sc.tied_embedding_params;
+          sc.sum.weight_bytes += core::Bytes(sc.tied_embedding_params * kBytes16);
+        }
+      }
       sc.dense_params = sc.sum.dense_params;
       sc.expert_params = sc.sum.expert_params;
     }
@@ -546,9 +558,12 @@ class Costing {
   };
   DpCost dp_cost(const StageCost& st) const {
     DpCost d;
-    if (l_.dp <= 1 && l_.expert_dp() <= 1) return d;
     const double grad_b = l_.bf16_grad_reduce ? kBytes16 : 4.0;  // gradients reduced in 16 bits or fp32
-    const double bucket_params = 40e6;                           // Megatron DDP default bucket size (parameters)
+    if (l_.dp <= 1 && l_.expert_dp() <= 1) {
+      if (job_.task != Task::Lora) add_tied_embedding_sync(st, grad_b, d);
+      return d;
+    }
+    const double bucket_params = 40e6;  // Megatron DDP default bucket size (parameters)
     // Overlap windows (Megatron-Core DDP overlap_grad_reduce / overlap_param_gather): a model
     // chunk's gradients are reduce-scattered once its last micro-batch's backward has run, its
     // parameters all-gathered before its first forward. Without interleaving that is the one
@@ -627,7 +642,19 @@ class Costing {
     const double params = st.dense_params + st.expert_params;
     d.exposed = exposed_after(t_grad, params, chunk_b) + exposed_after(t_param, params, chunk_f);
     d.bytes = dense_grad_bytes + expert_grad_bytes + (t_param > 0 ? kBytes16 * params : 0.0);
+    add_tied_embedding_sync(st, grad_b, d);
     return d;
+  }
+
+  // Tied embeddings under pipeline parallelism: the first and the last stage all-reduce their word
+  // embeddings' gradients once per step, after the data-parallel reduction and before the optimizer
+  // (Megatron-Core finalize_model_grads -> _allreduce_word_embedding_grads over the embedding group;
+  // DeepSpeed's ReduceTiedGrads), exposed: a group of two ranks pp - 1 stages apart.
+  void add_tied_embedding_sync(const StageCost& st, double grad_b, DpCost& d) const {
+    if (st.tied_embedding_params <= 0.0) return;
+    const CommGroup ends{2, (l_.pp - 1) * groups_.pp.stride};
+    d.exposed += comm_time(collectives::Op::AllReduce, ends, st.tied_embedding_params * grad_b);
+    d.bytes += st.tied_embedding_params * grad_b;
   }
 
   double optimizer_time(const StageCost& st) const {

@@ -273,5 +273,33 @@ TEST(TrainingRows, TorchtitanSplitsTheLocalBatchIntoOneMicroBatchPerStage) {
   EXPECT_EQ(layout("Megatron-Core r0.8.0", "", "").micro_batch, 1);
 }
 
+// A row takes the architectural details of the preset with its shape, but Nemotron keeps its own
+// untied output layer (Nemotron-4 15B report, arXiv:2402.16819, Sec. 2) although its 22B has the
+// shape of SC21's tied 18.4B GPT (40 layers, hidden 6144, 48 heads, GeLU FFN of 4h).
+TEST(TrainingRows, NemotronKeepsItsUntiedOutputLayer) {
+  auto job = [](const std::string& model) {
+    return first_job_with({{"model", model},
+                           {"arch_type", "dense"},
+                           {"num_layers", "40"},
+                           {"hidden_size", "6144"},
+                           {"ffn_hidden_size", "24576"},
+                           {"num_attention_heads", "48"},
+                           {"num_kv_heads", "48"},
+                           {"vocab_size", "256000"},
+                           {"moe_num_experts", ""},
+                           {"moe_topk", ""},
+                           {"moe_expert_ffn", ""},
+                           {"num_gpus", "64"},
+                           {"tp", "2"},
+                           {"pp", "4"},
+                           {"vp", ""},
+                           {"ep", "1"},
+                           {"etp", "1"},
+                           {"dp", ""}});
+  };
+  EXPECT_FALSE(job("Nemotron3-22B").model.tied_embeddings);
+  EXPECT_TRUE(job("GPT 18.4B").model.tied_embeddings);
+}
+
 }  // namespace
 }  // namespace fmsim::config

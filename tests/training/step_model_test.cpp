@@ -143,6 +143,31 @@ TEST(StepModel, OneKindModelCostsOneLayerTimesTheCount) {
   }
 }
 
+// Tied embeddings under pipeline parallelism: the last stage keeps its own copy of the word
+// embeddings (vocab x h / tp more parameters there, so as many as untied), and the first and last
+// stages all-reduce the embeddings' gradients once per step, exposed: with every collective at 1 ms
+// and no DP overlap, exactly one more millisecond of DP time. With pp 1 nothing is added.
+TEST(StepModel, TiedEmbeddingsSyncTheirGradientsAcrossThePipeline) {
+  const auto cal = test_calibration();
+  auto l = layout(1, 2, 1, 1, 16);
+  l.overlap_dp_comm = false;
+  auto untied = test_job(1, l);
+  auto tied = untied;
+  tied.model.tied_embeddings = true;
+  const auto a = estimate_step(untied, cal, fixed_network(1e-3));
+  const auto b = estimate_step(tied, cal, fixed_network(1e-3));
+  ASSERT_TRUE(b.feasible) << b.reason;
+  EXPECT_NEAR(b.breakdown.dp_comm.value() - a.breakdown.dp_comm.value(), 1e-3, 1e-12);
+  EXPECT_NEAR(b.memory.params_on_gpu, a.memory.params_on_gpu, 1.0);
+  auto one = layout(1, 1, 1, 1, 16);
+  one.overlap_dp_comm = false;
+  auto untied1 = test_job(1, one);
+  auto tied1 = untied1;
+  tied1.model.tied_embeddings = true;
+  EXPECT_EQ(estimate_step(tied1, cal, fixed_network(1e-3)).breakdown.dp_comm.value(),
+            estimate_step(untied1, cal, fixed_network(1e-3)).breakdown.dp_comm.value());
+}
+
 // Interleaving (vp > 1) divides the bubble by vp.
 TEST(StepModel, InterleavingShrinksTheBubble) {
   const auto cal = test_calibration();
