@@ -163,7 +163,10 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
   if (const auto b = root.find("batch")) {
     b->check_keys({"global", "micro"});
     if (const auto n = b->find("global"); n && !flag_given("--gbs")) o.gbs = n->as_int(config::Bound::Positive);
-    if (const auto n = b->find("micro"); n && !flag_given("--mbs")) o.mbs = n->as_int(config::Bound::Positive);
+    if (const auto n = b->find("micro"); n && !flag_given("--mbs")) {
+      o.mbs = n->as_int(config::Bound::Positive);
+      o.job_sets_mbs = true;
+    }
   }
 }
 
@@ -324,6 +327,20 @@ TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& 
     s.job.layout.bf16_grad_reduce = true;
   }
   s.warnings = training_job_warnings(f);
+  auto& l = s.job.layout;
+  if (conventions.microbatches_equal_stages && !given("--mbs") && !f.job_sets_mbs && l.pp > 1 && l.dp > 0) {
+    // The stack's own split of each rank's batch (torchtitan: pipeline_parallel_microbatches
+    // defaults to pp x stages per rank) where neither a flag nor the job file names a micro-batch.
+    const long long local = l.global_batch / l.dp;
+    const long long stages = static_cast<long long>(l.pp) * std::max(1, l.vp);
+    if (local > stages && local % stages == 0) {
+      l.micro_batch = static_cast<int>(local / stages);
+      s.warnings.push_back(
+          fmt::format("--mbs not given: {} splits each data-parallel rank's {} sequences into {} "
+                      "micro-batches, one per pipeline stage (pp x vp), of {}",
+                      f.stack, local, stages, l.micro_batch));
+    }
+  }
   s.calibration = load_stack_calibration(f.calibration, s.job.stack);
   resolve_moe_dispatcher(s.job, s.calibration);
   return s;

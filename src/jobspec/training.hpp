@@ -56,8 +56,9 @@ struct TrainingJobFlags {
   /// The job file named sequence_parallel / sharding: the stack's conventions do not replace them.
   bool job_sets_sp = false;
   bool job_sets_sharding = false;
-  bool mtp = false;         ///< train the model's multi-token-prediction modules
-  std::string power_limit;  ///< "" = TDP
+  bool job_sets_mbs = false;  ///< the job file named batch.micro
+  bool mtp = false;           ///< train the model's multi-token-prediction modules
+  std::string power_limit;    ///< "" = TDP
   bool tp_overlap = false;
   std::string moe_dispatcher;  ///< "" = the stack's (alltoall or deduplicated)
   /// Per-expert routed-load CV of the router (0 = balanced: auxiliary loss or forced balancing):

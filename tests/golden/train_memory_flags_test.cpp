@@ -118,4 +118,28 @@ TEST(TrainMemoryFlags, BadValuesNameTheFlag) {
   EXPECT_EQ(moe.exit_code, 0) << moe.err;
 }
 
+// Without --mbs, the torchtitan stack splits each data-parallel rank's batch into one micro-batch
+// per pipeline stage, as torchtitan's pipeline_parallel_microbatches default does: 8 GPUs at pp 4
+// give dp 2, a rank's 32 of 64 sequences run as 4 micro-batches of 8 (2 x 4 = 8 with vp 2), and the
+// warning says so. --mbs, the job file's batch.micro and other stacks keep the micro-batch asked for.
+TEST(TrainMemoryFlags, TorchtitanSplitsTheRankBatchPerPipelineStage) {
+  const std::vector<std::string> pipe{"--pp", "4", "--gbs", "64", "--sharding", "fsdp", "--stack", "torchtitan"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto args = pipe;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return train_json(args);
+  };
+  const auto split = with({});
+  EXPECT_EQ(split["layout"]["micro_batch"].get<int>(), 8);
+  EXPECT_EQ(split["layout"]["micro_batches"].get<int>(), 4);
+  ASSERT_TRUE(split.contains("warnings"));
+  EXPECT_THAT(split["warnings"][0].get<std::string>(), HasSubstr("4 micro-batches"));
+  EXPECT_EQ(with({"--vp", "2"})["layout"]["micro_batch"].get<int>(), 4);
+  EXPECT_EQ(with({"--mbs", "1"})["layout"]["micro_batch"].get<int>(), 1);
+  auto megatron = pipe;
+  megatron[megatron.size() - 1] = "megatron";
+  megatron[5] = "zero1";
+  EXPECT_EQ(train_json(megatron)["layout"]["micro_batch"].get<int>(), 1);
+}
+
 }  // namespace
