@@ -374,6 +374,7 @@ std::vector<Operator> embedding_operators(const ModelSpec& model, const ShardCon
 std::vector<Operator> head_operators(const ModelSpec& model, const ShardContext& ctx) {
   const double tokens = d(ctx.micro_batch) * d(ctx.seq_len) / ctx.cp;
   std::vector<Operator> ops;
+  ops.reserve(3);
   ops.push_back(memory("final_norm", 2.0 * tokens * d(model.hidden) * 2.0 / (ctx.sequence_parallel ? ctx.tp : 1)));
   ops.push_back(gemm("lm_head", tokens, d(model.vocab) / ctx.tp, d(model.hidden)));
   if (model.tied_embeddings) ops.back().weights = 0;
@@ -387,6 +388,7 @@ std::vector<Operator> mtp_operators(const ModelSpec& model, const ShardContext& 
   const double h = d(model.hidden);
   const double sp = ctx.sequence_parallel ? ctx.tp : 1.0;
   std::vector<Operator> ops;
+  ops.reserve(5);
   ops.push_back(memory("mtp_norms", 2.0 * 2.0 * tokens * h * 2.0 / sp));
   ops.push_back(gemm("mtp_eh_proj", tokens, h / ctx.tp, 2.0 * h));
   for (Operator& op : head_operators(model, ctx)) {
