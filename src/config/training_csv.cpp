@@ -554,13 +554,10 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
         }
       }
     }
-    if (get("micro_batch_size").empty() && stack.microbatches_equal_stages && l.pp > 1 && l.dp > 0) {
-      // The stack's own split of each rank's batch (StackConventions::microbatches_equal_stages):
-      // torchtitan's Llama 3.1 405B on 512 H100 (local batch 32, pp 8) runs 8 micro-batches of 4
-      // under 1F1B and 16 of 2 interleaved.
-      const std::int64_t local = l.global_batch / l.dp;
-      const std::int64_t stages = static_cast<std::int64_t>(l.pp) * std::max(1, l.vp);
-      if (local % stages == 0) l.micro_batch = static_cast<int>(local / stages);
+    if (get("micro_batch_size").empty() && stack.microbatches_equal_stages) {
+      // The stack's own split of each rank's batch: torchtitan's Llama 3.1 405B on 512 H100 (local
+      // batch 32, pp 8) runs 8 micro-batches of 4 under 1F1B and 16 of 2 interleaved.
+      if (const int mbs = parallelism::micro_batch_per_stage(l); mbs > 0) l.micro_batch = mbs;
     }
     // Published micro-batch/accumulation cells are sometimes relative to other conventions; keep
     // the global batch and fall back to the largest micro-batch that divides it.

@@ -328,17 +328,15 @@ TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& 
   }
   s.warnings = training_job_warnings(f);
   auto& l = s.job.layout;
-  if (conventions.microbatches_equal_stages && !given("--mbs") && !f.job_sets_mbs && l.pp > 1 && l.dp > 0) {
-    // The stack's own split of each rank's batch (torchtitan: pipeline_parallel_microbatches
-    // defaults to pp x stages per rank) where neither a flag nor the job file names a micro-batch.
-    const long long local = l.global_batch / l.dp;
-    const long long stages = static_cast<long long>(l.pp) * std::max(1, l.vp);
-    if (local > stages && local % stages == 0) {
-      l.micro_batch = static_cast<int>(local / stages);
-      s.warnings.push_back(
-          fmt::format("--mbs not given: {} splits each data-parallel rank's {} sequences into {} "
-                      "micro-batches, one per pipeline stage (pp x vp), of {}",
-                      f.stack, local, stages, l.micro_batch));
+  if (conventions.microbatches_equal_stages && !given("--mbs") && !f.job_sets_mbs) {
+    // The stack's own split of each rank's batch where neither a flag nor the job file names a
+    // micro-batch (torchtitan: pipeline_parallel_microbatches defaults to pp x stages per rank).
+    if (const int mbs = parallelism::micro_batch_per_stage(l); mbs > l.micro_batch) {
+      l.micro_batch = mbs;
+      s.warnings.push_back(fmt::format(
+          "--mbs not given: {} splits each data-parallel rank's {} sequences into {} micro-batches, one per "
+          "pipeline stage (pp x vp), of {}",
+          f.stack, l.global_batch / l.dp, l.micro_batches(), mbs));
     }
   }
   s.calibration = load_stack_calibration(f.calibration, s.job.stack);

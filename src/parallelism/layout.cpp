@@ -121,6 +121,18 @@ Layout with_recipe_pipeline_split(Layout l, int num_layers) {
   return l;
 }
 
+double tied_embedding_copy(const workload::ModelSpec& model, const Layout& l) {
+  if (!model.tied_embeddings || l.pp <= 1) return 0.0;
+  return static_cast<double>(model.vocab) * static_cast<double>(model.hidden) / std::max(1, l.tp);
+}
+
+int micro_batch_per_stage(const Layout& l) {
+  if (l.pp <= 1 || l.dp <= 0) return 0;
+  const std::int64_t local = l.global_batch / l.dp;
+  const std::int64_t stages = static_cast<std::int64_t>(l.pp) * std::max(1, l.vp);
+  return local >= stages && local % stages == 0 ? static_cast<int>(local / stages) : 0;
+}
+
 std::optional<std::string> why_invalid(const workload::ModelSpec& model, const Layout& l, int gpus,
                                        std::int64_t seq_len) {
   if (l.tp < 1 || l.pp < 1 || l.vp < 1 || l.cp < 1 || l.ep < 1 || l.etp < 1 || l.micro_batch < 1 ||

@@ -198,6 +198,18 @@ LayerRange chunk_layers(int num_layers, const Layout& layout, int stage, int chu
 /// layout with both slots on in exactly that case and no explicit first/last stage counts.
 Layout with_recipe_pipeline_split(Layout layout, int num_layers);
 
+/// The micro-batch size that splits each data-parallel rank's batch (global / dp) into one
+/// micro-batch per pipeline stage, pp x vp (torchtitan's pipeline_parallel_microbatches default;
+/// StackConventions::microbatches_equal_stages); 0 without pipelining or when the batch does not
+/// split evenly.
+int micro_batch_per_stage(const Layout& layout);
+
+/// Word-embedding parameters per GPU that tied embeddings hold at both ends of a pipeline: the last
+/// stage keeps its own copy for the output layer, kept equal to the first stage's by an all-reduce
+/// of their gradients (Megatron-Core LanguageModule.setup_embeddings_and_output_layer; DeepSpeed
+/// TiedLayerSpec). vocab x hidden / tp when tied and pp > 1, else 0.
+double tied_embedding_copy(const workload::ModelSpec& model, const Layout& layout);
+
 /// Why a layout cannot run this model on this many GPUs, or nullopt when it can.
 /// Checks: sizes positive; tp*pp*cp divides gpus; tp divides heads and KV heads (or KV heads divide
 /// tp with replication); pp*vp at most the layer slots (layers + embedding/loss slots; uneven splits

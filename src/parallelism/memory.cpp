@@ -96,13 +96,7 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
   }
   if (stage == pp - 1) {
     for (const auto& op : workload::head_operators(model, ctx)) s.dense += op.weights;
-    if (model.tied_embeddings && pp > 1) {
-      // Tied embeddings under pipeline parallelism: the last stage keeps its own copy of the
-      // word embeddings for the output layer, kept equal by an all-reduce of their gradients
-      // with the first stage (Megatron-Core LanguageModule.setup_embeddings_and_output_layer;
-      // DeepSpeed TiedLayerSpec).
-      s.dense += static_cast<double>(model.vocab) * static_cast<double>(model.hidden) / std::max(1, l.tp);
-    }
+    s.dense += tied_embedding_copy(model, l);  // the output layer's copy of tied embeddings
     if (o.mtp_layers > 0 && model.num_layers > 0) {
       // Each MTP module: one more block of the last layer's kind (its parameters and activations)
       // and its own projection and norms (mtp_operators; the output head is shared).

@@ -521,10 +521,11 @@ class Costing {
         sc.chunk_bwd[static_cast<std::size_t>(c)] = chunk.backward_total();
         accumulate(sc.sum, chunk);
       }
-      if (m.tied_embeddings && l_.pp > 1 && (s == 0 || s == l_.pp - 1)) {
-        // The last stage keeps its own copy of the word embeddings for the output layer (the head
-        // operators carry no weights when tied): its parameters, gradients and optimizer states.
-        sc.tied_embedding_params = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / l_.tp;
+      if (s == 0 || s == l_.pp - 1) {
+        // Tied embeddings under pipeline parallelism: both ends keep them in step, and the last
+        // stage's copy for the output layer (the head operators carry no weights when tied) has its
+        // own gradients and optimizer states.
+        sc.tied_embedding_params = parallelism::tied_embedding_copy(m, l_);
         if (s == l_.pp - 1) {
           sc.sum.dense_params += sc.tied_embedding_params;
           sc.sum.weight_bytes += core::Bytes(sc.tied_embedding_params * kBytes16);

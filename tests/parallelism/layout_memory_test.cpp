@@ -136,6 +136,21 @@ TEST(Layout, PipelineSplitRefusalsSayWhy) {
   EXPECT_FALSE(why_invalid(model(), with_recipe_pipeline_split(chunks, 32), 17, 4096).has_value());
 }
 
+// One micro-batch per pipeline stage (torchtitan's default): the rank's batch global / dp over
+// pp x vp; 0 without pipelining or when it does not divide. 8 GPUs at pp 4 give dp 2, so 64
+// sequences are 32 per rank: 8 per micro-batch with vp 1, 4 with vp 2.
+TEST(Layout, MicroBatchPerStageSplitsTheRankBatch) {
+  Layout l = make(1, 4, 8);
+  l.global_batch = 64;
+  EXPECT_EQ(micro_batch_per_stage(l), 8);
+  l.vp = 2;
+  EXPECT_EQ(micro_batch_per_stage(l), 4);
+  l.global_batch = 60;  // 30 per rank over 8 chunks
+  EXPECT_EQ(micro_batch_per_stage(l), 0);
+  Layout flat = make(1, 1, 8);
+  EXPECT_EQ(micro_batch_per_stage(flat), 0);
+}
+
 // Mixed-precision Adam: ZeRO-1 keeps 2 B weights + 4 B gradients per parameter and shards the
 // 12 B optimizer states over dp; ZeRO-3 also shards weights and gradients.
 TEST(Memory, ShardingDividesStatesByDp) {
