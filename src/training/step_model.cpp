@@ -477,8 +477,10 @@ class Costing {
     into.cp_bytes += c.cp_bytes * n;
   }
 
-  // Stage costs. Layers are costed once per distinct kind (mixer x FFN x full/sliding).
-  std::vector<StageCost> stages() const {
+  // Stage costs. Layers are costed once per distinct kind (mixer x FFN x full/sliding). With
+  // per_chunk false (the closed-form path, which reads stage sums only) the per-chunk times are left
+  // empty and a model of one layer kind costs each stage as one layer times its layer count.
+  std::vector<StageCost> stages(bool per_chunk = true) const {
     const auto& m = job_.model;
     const bool uniform = m.uniform_layers();
     std::array<std::optional<LayerCost>, workload::ModelSpec::kLayerKinds> cache;
@@ -500,6 +502,24 @@ class Costing {
     std::vector<StageCost> out(static_cast<std::size_t>(l_.pp));
     for (int s = 0; s < l_.pp; ++s) {
       StageCost& sc = out[static_cast<std::size_t>(s)];
+      if (!per_chunk && uniform && m.num_layers > 0) {
+        for (int c = 0; c < l_.vp; ++c) {
+          const parallelism::LayerRange range = parallelism::chunk_layers(m.num_layers, l_, s, c);
+          sc.layers += range.last - range.first;
+        }
+        if (sc.layers > 0) {
+          const LayerCost& lc = layer_cost(0);
+          accumulate(sc.sum, lc, sc.layers);
+          sc.largest_layer_bytes = lc.weight_bytes;
+        }
+        if (s == 0) accumulate(sc.sum, embed);
+        if (s == l_.pp - 1) {
+          accumulate(sc.sum, head);
+          accumulate(sc.sum, mtp);
+        }
+        add_tied_embedding(s, sc);
+        continue;
+      }
       sc.chunk_fwd.assign(static_cast<std::size_t>(l_.vp), Seconds{});
       sc.chunk_bwd.assign(static_cast<std::size_t>(l_.vp), Seconds{});
       for (int c = 0; c < l_.vp; ++c) {
@@ -521,20 +541,24 @@ class Costing {
         sc.chunk_bwd[static_cast<std::size_t>(c)] = chunk.backward_total();
         accumulate(sc.sum, chunk);
       }
-      if (s == 0 || s == l_.pp - 1) {
-        // Tied embeddings under pipeline parallelism: both ends keep them in step, and the last
-        // stage's copy for the output layer (the head operators carry no weights when tied) has its
-        // own gradients and optimizer states.
-        sc.tied_embedding_params = parallelism::tied_embedding_copy(m, l_);
-        if (s == l_.pp - 1) {
-          sc.sum.dense_params += sc.tied_embedding_params;
-          sc.sum.weight_bytes += core::Bytes(sc.tied_embedding_params * kBytes16);
-        }
-      }
-      sc.dense_params = sc.sum.dense_params;
-      sc.expert_params = sc.sum.expert_params;
+      add_tied_embedding(s, sc);
     }
     return out;
+  }
+
+  // Tied embeddings under pipeline parallelism: both ends keep them in step, and the last stage's
+  // copy for the output layer (the head operators carry no weights when tied) has its own gradients
+  // and optimizer states. Then the stage's parameter totals.
+  void add_tied_embedding(int s, StageCost& sc) const {
+    if (s == 0 || s == l_.pp - 1) {
+      sc.tied_embedding_params = parallelism::tied_embedding_copy(job_.model, l_);
+      if (s == l_.pp - 1) {
+        sc.sum.dense_params += sc.tied_embedding_params;
+        sc.sum.weight_bytes += core::Bytes(sc.tied_embedding_params * kBytes16);
+      }
+    }
+    sc.dense_params = sc.sum.dense_params;
+    sc.expert_params = sc.sum.expert_params;
   }
 
   double p2p_time() const {
@@ -882,7 +906,7 @@ StepResult estimate_step(const TrainingJob& job, const Calibration& calibration,
   StepResult r;
   if (!prepare(job, r)) return r;
   Costing costing(job, calibration, comm);
-  const auto stages = costing.stages();
+  const auto stages = costing.stages(false);
   add_adapter_memory(job, stages, r);
   analytical(job, costing, stages, r);
   finish(job, r);
@@ -894,7 +918,7 @@ StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibra
   StepResult r;
   if (!prepare(job, r, &memory)) return r;
   Costing costing(job, calibration, comm);
-  const auto stages = costing.stages();
+  const auto stages = costing.stages(false);
   add_adapter_memory(job, stages, r);
   analytical(job, costing, stages, r);
   r.step_time = r.breakdown.total();

@@ -122,9 +122,10 @@ TEST(StepModel, StepTimeWithKnownMemoryEqualsTheFullEstimate) {
   }
 }
 
-// A model of one layer kind (ModelSpec::uniform_layers) is costed per chunk as one layer times the
-// chunk's layer count. The same model written layer by layer (an explicit attention + MLP pattern,
-// which takes the per-layer path) gives the same step time and memory, to rounding.
+// A model of one layer kind (ModelSpec::uniform_layers) is costed as one layer times a layer count:
+// per stage on the closed-form path, per chunk on the simulated one. The same model written layer by
+// layer (an explicit attention + MLP pattern, which takes the per-layer path) gives the same step
+// time and memory, to rounding, and so does the simulated path's compute.
 TEST(StepModel, OneKindModelCostsOneLayerTimesTheCount) {
   const auto cal = test_calibration();
   for (const auto& l : {layout(1, 1, 1, 1, 8), layout(2, 4, 2, 1, 16), layout(1, 2, 1, 2, 32)}) {
@@ -140,6 +141,8 @@ TEST(StepModel, OneKindModelCostsOneLayerTimesTheCount) {
     EXPECT_NEAR(a.step_time.value(), b.step_time.value(), 1e-9 * b.step_time.value());
     EXPECT_NEAR(a.memory.total().value(), b.memory.total().value(), 1e-9 * b.memory.total().value());
     EXPECT_NEAR(a.memory.activations.value(), b.memory.activations.value(), 1.0);
+    const auto c = simulate_step(job, cal, fixed_network(1e-3));
+    EXPECT_NEAR(a.breakdown.compute.value(), c.breakdown.compute.value(), 1e-9 * a.breakdown.compute.value());
   }
 }
 
