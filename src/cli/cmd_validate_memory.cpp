@@ -20,6 +20,22 @@ struct Options {
   std::vector<std::string> rows;
 };
 
+nlohmann::ordered_json breakdown_json(const parallelism::MemoryBreakdown& m) {
+  return {{"weights", m.weights.value() / kGiB},     {"gradients", m.gradients.value() / kGiB},
+          {"optimizer", m.optimizer.value() / kGiB}, {"activations", m.activations.value() / kGiB},
+          {"buffers", m.buffers.value() / kGiB},     {"fragmentation", m.fragmentation.value() / kGiB},
+          {"cache", m.cache.value() / kGiB},         {"context", m.context.value() / kGiB}};
+}
+
+std::string breakdown_line(std::string_view what, const parallelism::MemoryBreakdown& m) {
+  return fmt::format(
+      "    {}stage {} ({:.1f} micro-batches in flight): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
+      "activations {:.2f}, buffers {:.2f}, fragmentation {:.2f}, cache {:.2f}, context {:.2f}, host {:.2f} GiB\n",
+      what, m.peak_stage, m.in_flight, m.weights.value() / kGiB, m.gradients.value() / kGiB, m.optimizer.value() / kGiB,
+      m.activations.value() / kGiB, m.buffers.value() / kGiB, m.fragmentation.value() / kGiB, m.cache.value() / kGiB,
+      m.context.value() / kGiB, m.host.value() / kGiB);
+}
+
 }  // namespace
 
 void add_validate_memory(CLI::App& validate, Context& ctx) {
@@ -30,6 +46,8 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
       "reports (memory_kind): torch max reserved, max allocated/active, a device reading (nvidia-smi,\n"
       "and the 'unspecified' rows), or a paper's component (states, activations). Rows marked OOM\n"
       "must be predicted not to fit; every other row must be predicted to fit.\n"
+      "A figure read on the first node (column measured_gpus = first_node, or notes that say so) is\n"
+      "predicted on the pipeline stages that node's GPUs hold; the verdict is always the job's peak.\n"
       "Error = (predicted - measured) / measured GiB.\n\n"
       "Examples:\n"
       "  fmsim validate memory\n"
@@ -71,14 +89,12 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
           x["fits"] = o.fits;
           x["verdict_agrees"] = o.verdict_right;
           x["peak_stage"] = o.memory.peak_stage;
-          x["breakdown_gib"] = {{"weights", o.memory.weights.value() / kGiB},
-                                {"gradients", o.memory.gradients.value() / kGiB},
-                                {"optimizer", o.memory.optimizer.value() / kGiB},
-                                {"activations", o.memory.activations.value() / kGiB},
-                                {"buffers", o.memory.buffers.value() / kGiB},
-                                {"fragmentation", o.memory.fragmentation.value() / kGiB},
-                                {"cache", o.memory.cache.value() / kGiB},
-                                {"context", o.memory.context.value() / kGiB}};
+          x["breakdown_gib"] = breakdown_json(o.memory);
+          x["measured_gpus"] = r.first_node ? "first_node" : "max";
+          if (r.first_node && r.measured_gib && r.run.job->layout.pp > 1) {
+            x["reading_stage"] = o.reading.peak_stage;
+            x["reading_breakdown_gib"] = breakdown_json(o.reading);
+          }
         }
         j["rows"].push_back(x);
       }
@@ -108,13 +124,9 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
                                r.measured_gib ? fmt::format("{:.1f}", o.predicted_gib) : "-",
                                r.measured_gib ? fmt::format("{:+.1f}%", o.error_pct) : "-", verdict);
       if (!opts->rows.empty()) {
-        const auto& m = o.memory;
-        std::cout << fmt::format(
-            "    stage {} ({:.1f} micro-batches in flight): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
-            "activations {:.2f}, buffers {:.2f}, fragmentation {:.2f}, cache {:.2f}, context {:.2f}, host {:.2f} GiB\n",
-            m.peak_stage, m.in_flight, m.weights.value() / kGiB, m.gradients.value() / kGiB, m.optimizer.value() / kGiB,
-            m.activations.value() / kGiB, m.buffers.value() / kGiB, m.fragmentation.value() / kGiB,
-            m.cache.value() / kGiB, m.context.value() / kGiB, m.host.value() / kGiB);
+        const bool apart = r.first_node && r.measured_gib && r.run.job->layout.pp > 1;
+        std::cout << breakdown_line(apart ? "peak, " : "", o.memory);
+        if (apart) std::cout << breakdown_line("read on the first node, ", o.reading);
       }
     }
     if (!skipped.empty()) {

@@ -134,6 +134,17 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
     m.sharding = get("sharding");
     m.memory_kind = get("memory_kind");
     m.quantity = memory_quantity_of(m.memory_kind);
+    // Optional: "max" (the maximum over ranks; the default) or "first_node". Without the column, a
+    // row whose notes say it was read on the first node is one.
+    if (const std::string g = core::to_lower(get("measured_gpus")); !g.empty()) {
+      if (g != "max" && g != "first_node") {
+        throw core::InputError(path, csv.line(ri), "measured_gpus",
+                               "'" + get("measured_gpus") + "' is not one of: max, first_node");
+      }
+      m.first_node = g == "first_node";
+    } else {
+      m.first_node = has(get("notes"), "first node");
+    }
     if (const std::string v = get("measured_peak_gib"); !v.empty()) {
       try {
         m.measured_gib = std::stod(v);

@@ -29,6 +29,10 @@ struct MemoryRow {
   std::optional<double> measured_gib;
   MemoryQuantity quantity = MemoryQuantity::Device;
   parallelism::MemoryOptions options;
+  /// Which GPUs the figure was read on (column `measured_gpus`): false = the maximum over every
+  /// rank (torchtitan's log, a verdict), true = the first node's GPUs (BigScience's nvidia-smi
+  /// snapshots of node 0, which holds the first pipeline stage).
+  bool first_node = false;
 };
 
 /// Reads the whole file (the built-in validation/memory.csv when `path` is empty). Columns follow

@@ -43,6 +43,7 @@ MemoryValidation validate_memory(const std::string& csv, const std::vector<std::
     if (row.run.job) {
       const auto& job = *row.run.job;
       o.memory = parallelism::estimate_memory(job.model, job.layout, job.seq_len, row.options);
+      o.reading = o.memory;
       const auto& gpu = job.cluster.gpu;
       o.capacity_gib = (gpu.hbm_usable.value() > 0 ? gpu.hbm_usable : gpu.hbm_capacity).value() / kGiB;
       o.fits = o.memory.total().value() / kGiB <= o.capacity_gib;
@@ -52,7 +53,16 @@ MemoryValidation validate_memory(const std::string& csv, const std::vector<std::
         o.verdict_right = true;
       }
       if (row.measured_gib) {
-        o.predicted_gib = config::predicted_bytes(o.memory, row.quantity) / kGiB;
+        // A reading of the first node: the stages its GPUs hold (pipeline-outermost rank order,
+        // tp x cp x dp ranks per stage), not the job's peak, which still gives the verdict.
+        if (row.first_node && job.layout.pp > 1) {
+          const int per_stage = std::max(1, job.layout.tp * job.layout.cp * job.layout.dp);
+          const int node = std::max(1, job.cluster.system.gpus());
+          auto options = row.options;
+          options.stages_read = (node + per_stage - 1) / per_stage;
+          o.reading = parallelism::estimate_memory(job.model, job.layout, job.seq_len, options);
+        }
+        o.predicted_gib = config::predicted_bytes(o.reading, row.quantity) / kGiB;
         // The allocator caches no more than the device holds.
         if (row.quantity == config::MemoryQuantity::Reserved || row.quantity == config::MemoryQuantity::Device) {
           o.predicted_gib = std::min(o.predicted_gib, o.capacity_gib);

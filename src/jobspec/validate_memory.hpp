@@ -16,7 +16,8 @@ namespace fmsim::jobspec {
 /// A row and its prediction.
 struct MemoryRowOutcome {
   const config::MemoryRow* row = nullptr;
-  parallelism::MemoryBreakdown memory;
+  parallelism::MemoryBreakdown memory;   ///< the job's peak over its stages (the verdict)
+  parallelism::MemoryBreakdown reading;  ///< on the GPUs the figure was read on (MemoryRow::first_node)
   double capacity_gib = 0.0;
   double predicted_gib = 0.0;  ///< the row's quantity
   double error_pct = 0.0;

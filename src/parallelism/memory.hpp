@@ -96,6 +96,10 @@ struct MemoryOptions {
   int mtp_layers = 0;
   bool offload_optimizer = false;  ///< optimizer states and master weights in host memory (CPU Adam)
   bool offload_params = false;     ///< sharded parameters and gradients in host memory as well (FSDP CPU offload)
+  /// The pipeline stages whose GPUs are read: 0 = every stage (the job's peak, the verdict); n > 0 =
+  /// stages 0..n-1 only, the GPUs of the first node when the ranks are laid out pipeline-outermost
+  /// (Megatron, DeepSpeed), as a snapshot of that node's GPUs reports them.
+  int stages_read = 0;
 };
 
 /// The memory conventions of a software stack ("megatron", "torchtitan", "llm-foundry", ...):
@@ -144,7 +148,8 @@ struct MemoryBreakdown {
   [[nodiscard]] core::Bytes total() const { return allocated() + fragmentation + context; }
 };
 
-/// Estimates memory for one GPU, on the first and the last pipeline stage (the peak of the two).
+/// Estimates memory for one GPU, on the first and the last pipeline stage (the peak of the two; every
+/// stage with explicit first/last stage layer counts; the first options.stages_read stages only when set).
 /// Activations per layer kind by recompute policy (Korthikanti et al. 2022, Table 2) times the
 /// micro-batches in flight on that stage (1F1B: pp - s on stage s; interleaved: pp + (pp-1)/vp on
 /// stage 0), capped by the micro-batch count; plus one layer's full activations during its backward

@@ -191,6 +191,25 @@ TEST(Memory, PipelineInFlightMicroBatches) {
   EXPECT_NEAR(b.activations.value(), a.activations.value(), 0.01 * a.activations.value());
 }
 
+// A reading of the first stages only (MemoryOptions::stages_read = 1, the first node's GPUs under
+// pipeline-outermost rank order): stage 0's footprint, with pp = 4 micro-batches in flight under 1F1B.
+// The job's peak (stages_read = 0) is the larger of the first and the last stage, so never below it.
+TEST(Memory, StagesReadLimitsThePeakToTheFirstStages) {
+  Layout l = make(1, 4, 8);
+  l.recompute = Recompute::Selective;
+  MemoryOptions first;
+  first.stages_read = 1;
+  const auto a = estimate_memory(model(), l, 4096, first);
+  const auto peak = estimate_memory(model(), l, 4096, MemoryOptions{});
+  EXPECT_EQ(a.peak_stage, 0);
+  EXPECT_DOUBLE_EQ(a.in_flight, 4.0);
+  EXPECT_GE(peak.total().value(), a.total().value());
+  // Reading more stages than the pipeline has is the whole pipeline.
+  MemoryOptions all;
+  all.stages_read = 99;
+  EXPECT_DOUBLE_EQ(estimate_memory(model(), l, 4096, all).total().value(), peak.total().value());
+}
+
 // One more routed copy (top_k 2 -> 3) keeps, per token: the permuted input (FC1's GEMM input,
 // 2h in 16 bits), the h-wide 16-bit tensor the routing-probability product keeps for its backward
 // (2h), the two SwiGLU FC1 outputs (2 x 2 x ffn) and FC2's GEMM input (2 ffn).

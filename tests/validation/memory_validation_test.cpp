@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +90,42 @@ TEST(MemoryValidation, PublishedTrainingRunsFit) {
   const auto j = run_json({"validate", "training", "--json"});
   EXPECT_LE(j["summary"]["does_not_fit"].size(), 1u) << j["summary"]["does_not_fit"].dump();
   EXPECT_GE(j["summary"]["fit_memory"].get<int>(), 229);
+}
+
+// BigScience's readings are nvidia-smi snapshots of the first node (validation/README.md), whose 8
+// GPUs hold pipeline stage 0 when tp x dp >= 8 (DeepSpeed's pipe-outermost topology): M164 (176B,
+// tp 4 pp 12 dp 8) is predicted on stage 0, 12 micro-batches in flight, while the verdict keeps the
+// job's peak, the last stage's gradient reduction. M115 (pp 1) reads its only stage.
+TEST(MemoryValidation, FirstNodeReadingsArePredictedOnTheFirstStage) {
+  const auto j = run_json({"validate", "memory", "--json", "--rows", "M164,M115,M001"});
+  ASSERT_EQ(j["rows"].size(), 3u);  // in file order: M001, M115, M164
+  const auto& m164 = j["rows"][2];
+  ASSERT_EQ(m164["row_id"], "M164");
+  EXPECT_EQ(m164["measured_gpus"], "first_node");
+  EXPECT_EQ(m164["reading_stage"].get<int>(), 0);
+  EXPECT_EQ(m164["peak_stage"].get<int>(), 11);
+  double reading = 0.0;
+  for (const auto& [k, v] : m164["reading_breakdown_gib"].items()) reading += v.get<double>();
+  EXPECT_NEAR(m164["predicted_gib"].get<double>(), reading, 1e-6);  // device = every component
+  EXPECT_LE(std::abs(m164["error_pct"].get<double>()), 8.0);        // 59 GB measured
+  EXPECT_FALSE(j["rows"][1].contains("reading_stage"));
+  EXPECT_EQ(j["rows"][0]["measured_gpus"], "max");
+}
+
+// measured_gpus takes max or first_node; anything else names the file, line and column.
+TEST(MemoryValidation, MeasuredGpusValuesAreChecked) {
+  const std::string path = ::testing::TempDir() + "/memory_measured_gpus.csv";
+  {
+    std::ofstream f(path);
+    f << "row_id,model,num_layers,hidden_size,num_attention_heads,vocab_size,seq_len,num_gpus,hardware,framework,"
+         "memory_kind,measured_peak_gib,measured_gpus\n"
+         "X1,m,8,1024,8,32000,2048,8,H100-SXM-80GB,megatron,nvidia-smi,20,last_node\n";
+  }
+  const auto r = run_fmsim({"validate", "memory", "--csv", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(":2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("measured_gpus"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("first_node"), std::string::npos) << r.err;
 }
 
 // A missing file names the flag; a row id that is not in the file names --rows.
