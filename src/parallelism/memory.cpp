@@ -52,7 +52,7 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
                      const MemoryOptions& o, Kinds& kinds) {
   const int pp = std::max(1, l.pp);
   const int vp = std::max(1, l.vp);
-  const workload::ActivationOptions ao{o.flash_attention, o.fp8_activations};
+  const workload::ActivationOptions ao{o.flash_attention, o.fp8_activations, o.gathered_tp_inputs};
   const bool uniform = model.uniform_layers();
   StageLoad s;
   for (int c = 0; c < vp; ++c) {
@@ -157,6 +157,7 @@ MemoryOptions stack_memory_options(std::string_view name) {
     // torchtitan shards over its dp_shard x cp mesh and its "selective" is torch per-op SAC.
     o.optimizer_over_cp = *stack == Stack::TorchTitan;
     o.selective_op_sac = *stack == Stack::TorchTitan;
+    o.gathered_tp_inputs = *stack == Stack::TorchTitan;
     if (*stack == Stack::LlmFoundry) {
       // MPT's default loss_fn is 'fused_crossentropy' (llmfoundry/models/mpt/configuration_mpt.py):
       // flash-attn's xentropy kernel takes the 16-bit logits, keeps only the per-row log-sum-exp
@@ -300,6 +301,11 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       buffers += 3.0 * s.largest_layer * 2.0;
     }
     if (stage == last) {
+      // The final norm's input and its output, the LM head's GEMM input, kept for their backward
+      // (16-bit, sequence-split with SP; the head's input whole when TP keeps gathered inputs).
+      const double sp_div = l.sequence_parallel ? std::max(1, l.tp) : 1;
+      buffers += tokens * static_cast<double>(model.hidden) * 2.0 *
+                 (1.0 / sp_div + (o.gathered_tp_inputs ? 1.0 : 1.0 / sp_div));
       // Logits in 16-bit, their fp32 copy for the loss and its gradient on the last stage; a fused
       // cross-entropy keeps only the 16-bit logits and overwrites them with their gradient.
       // Each MTP module computes its own logits through the shared head.

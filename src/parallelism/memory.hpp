@@ -59,8 +59,11 @@ double nccl_buffer_bytes(const Layout& layout, bool moe, const NcclBuffers& nccl
 /// Framework conventions beyond the per-parameter state bytes.
 struct MemoryOptions {
   StateBytes state;
-  bool flash_attention = true;    ///< fused attention: no s^2 score/softmax/dropout tensors kept
-  bool fp8_activations = false;   ///< FP8 GEMM inputs saved for backward in 8 bits (Transformer Engine)
+  bool flash_attention = true;   ///< fused attention: no s^2 score/softmax/dropout tensors kept
+  bool fp8_activations = false;  ///< FP8 GEMM inputs saved for backward in 8 bits (Transformer Engine)
+  /// DTensor tensor parallelism (torchtitan): column-parallel GEMMs keep their all-gathered inputs
+  /// (workload::ActivationOptions::gathered_tp_inputs).
+  bool gathered_tp_inputs = false;
   bool optimizer_over_cp = true;  ///< distributed optimizer shards over dp x cp (Megatron-Core); false: dp only
   bool selective_op_sac =
       false;  ///< "selective" is torch per-op checkpointing (torchtitan), not Megatron's attention core

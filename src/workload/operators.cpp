@@ -442,6 +442,13 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
     core = 5.0 * heads / t * s * s * d(ctx.micro_batch);
     split_sp += 2.0 * h;  // dropout masks after attention and MLP (1 byte each)
   }
+  // The QKV and FC1 inputs kept all-gathered (ActivationOptions::gathered_tp_inputs) are whole on
+  // every rank.
+  const bool gathered = options.gathered_tp_inputs && ctx.sequence_parallel && t > 1.0;
+  if (gathered) {
+    split_sp -= 2.0 * gemm_in * h;
+    unsplit += 2.0 * gemm_in * h;
+  }
   ActivationBytes out;
   const double kept = tokens * (split_sp / sp + split_tp / t + unsplit);
   {
@@ -466,7 +473,7 @@ ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const 
   // Megatron-Core recompute_modules: what each repeated submodule no longer keeps.
   auto& mod = out.modules;
   mod.core_attn = core;
-  mod.layernorm = tokens * 2.0 * gemm_in * h / sp;
+  mod.layernorm = tokens * 2.0 * gemm_in * h / (gathered ? 1.0 : sp);
   if (model.mla) {
     const MlaSpec& a = *model.mla;
     mod.mla_up_proj = tokens * 2.0 * heads * (2.0 * (a.qk_nope_head_dim + a.qk_rope_head_dim) + a.v_head_dim) / t;

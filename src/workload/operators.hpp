@@ -107,6 +107,11 @@ struct ActivationBytes {
 struct ActivationOptions {
   bool flash_attention = true;  ///< fused attention: no s^2 tensors, only softmax statistics; no dropout masks
   bool fp8_inputs = false;      ///< GEMM inputs saved in FP8 (Transformer Engine): 1 byte instead of 2
+  /// Tensor parallelism through DTensor (torchtitan: ColwiseParallel after a SequenceParallel norm):
+  /// the column-parallel GEMMs (QKV, FC1) keep their all-gathered input for the weight gradient,
+  /// whole on every TP rank, where Megatron-Core and Transformer Engine keep the sequence-split
+  /// input and gather it again in backward.
+  bool gathered_tp_inputs = false;
 };
 ActivationBytes layer_activation_bytes(const ModelSpec& model, int layer, const ShardContext& ctx,
                                        const ActivationOptions& options = {});

@@ -191,6 +191,31 @@ TEST(Memory, PipelineInFlightMicroBatches) {
   EXPECT_NEAR(b.activations.value(), a.activations.value(), 0.01 * a.activations.value());
 }
 
+// DTensor TP (torchtitan) keeps the all-gathered inputs of the QKV and FC1 GEMMs: per token 2 x 2h
+// bytes (16-bit) whole on each of the tp ranks instead of 1/tp of them, (1 - 1/tp) x 4h more. On
+// the last stage the LM head's gathered input adds (1 - 1/tp) x 2h more per token.
+TEST(Memory, GatheredTensorParallelInputsAreKeptWhole) {
+  const workload::ShardContext ctx{1, 4096, 8, 1, 1, 1, true};
+  workload::ActivationOptions gathered;
+  gathered.gathered_tp_inputs = true;
+  const double h = 4096.0, tokens = 4096.0;
+  const auto split = workload::layer_activation_bytes(model(), 0, ctx);
+  const auto whole = workload::layer_activation_bytes(model(), 0, ctx, gathered);
+  EXPECT_NEAR(whole.selective - split.selective, tokens * 4.0 * h * (1.0 - 1.0 / 8.0), 1.0);
+  EXPECT_NEAR(whole.none - split.none, tokens * 4.0 * h * (1.0 - 1.0 / 8.0), 1.0);
+  EXPECT_DOUBLE_EQ(whole.full, split.full);  // full recompute keeps the sequence-split layer input
+
+  Layout l = make(8, 1, 64);
+  l.recompute = Recompute::Selective;
+  MemoryOptions dtensor;
+  dtensor.gathered_tp_inputs = true;
+  const auto a = estimate_memory(model(), l, 4096, MemoryOptions{});
+  const auto b = estimate_memory(model(), l, 4096, dtensor);
+  const double per_layer = tokens * 4.0 * h * (1.0 - 1.0 / 8.0);
+  EXPECT_NEAR(b.activations.value() - a.activations.value(), 32 * per_layer, 32.0);
+  EXPECT_NEAR(b.buffers.value() - a.buffers.value(), tokens * 2.0 * h * (1.0 - 1.0 / 8.0), 1.0);
+}
+
 // A reading of the first stages only (MemoryOptions::stages_read = 1, the first node's GPUs under
 // pipeline-outermost rank order): stage 0's footprint, with pp = 4 micro-batches in flight under 1F1B.
 // The job's peak (stages_read = 0) is the larger of the first and the last stage, so never below it.
