@@ -66,6 +66,7 @@ std::string overlap_note(const parallelism::Layout& l) {
   if (l.recipe.overlap_ep_comm) out += " | MoE a2a overlap";
   if (l.recipe.fused_grouped_mlp) out += " | fused grouped MLP";
   if (l.recipe.fp8_attention) out += " | FP8 attention";
+  if (l.recipe.compiled_loss) out += " | compiled loss";
   return out;
 }
 
@@ -119,6 +120,7 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"moe_a2a_overlap", l.recipe.overlap_ep_comm},
           {"fused_grouped_mlp", l.recipe.fused_grouped_mlp},
           {"fp8_attention", l.recipe.fp8_attention},
+          {"compile_loss", l.recipe.compiled_loss},
           {"stack", job.stack},
           {"account_for_embedding_in_pipeline_split", l.embedding_slot},
           {"account_for_loss_in_pipeline_split", l.loss_slot},

@@ -23,6 +23,9 @@ void add_recipe_switch_flags(CLI::App& cmd, parallelism::RecipeSwitches& s) {
                "no separate expert activation or FP8 cast passes");
   cmd.add_flag("--fp8-attention", s.fp8_attention,
                "With an FP8 precision, run attention in FP8 too (Transformer Engine fp8_dot_product_attention)");
+  cmd.add_flag("--compile-loss", s.compiled_loss,
+               "The loss compiled with the model (torchtitan compile.components [model, loss]): 16-bit\n"
+               "logits and gradient, 4 B per logit instead of 10 (a stack with a fused loss keeps its own)");
 }
 
 void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const std::string& job_file_flag) {

@@ -49,6 +49,7 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
                    "moe_a2a_overlap",
                    "fused_grouped_mlp",
                    "fp8_attention",
+                   "compile_loss",
                    "stack",
                    "task",
                    "lora"});
@@ -95,7 +96,8 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
                    &parallelism::RecipeSwitches::full_iteration_graph},
         std::tuple{"moe_a2a_overlap", "--moe-a2a-overlap", &parallelism::RecipeSwitches::overlap_ep_comm},
         std::tuple{"fused_grouped_mlp", "--fused-grouped-mlp", &parallelism::RecipeSwitches::fused_grouped_mlp},
-        std::tuple{"fp8_attention", "--fp8-attention", &parallelism::RecipeSwitches::fp8_attention}}) {
+        std::tuple{"fp8_attention", "--fp8-attention", &parallelism::RecipeSwitches::fp8_attention},
+        std::tuple{"compile_loss", "--compile-loss", &parallelism::RecipeSwitches::compiled_loss}}) {
     if (const auto n = root.find(key); n && !flag_given(flag)) o.recipe.*field = n->as_bool();
   }
   if (const auto n = root.find("recompute_modules"); n && !flag_given("--recompute-modules")) {

@@ -89,6 +89,11 @@ struct RecipeSwitches {
   /// Attention's matrix products in FP8 (Transformer Engine fp8_dot_product_attention, cuDNN FP8
   /// fused attention), at GpuCalibration::fp8_attention_factor of the FP8 peak's gain.
   bool fp8_attention = false;
+  /// The loss compiled with the model (torchtitan compile.components ["model", "loss"], from
+  /// 2025-04-02 whenever compile is on): Inductor fuses the fp32 upcast into the log-softmax and
+  /// keeps the 16-bit logits and a 16-bit gradient, 4 B per logit instead of the eager loss's 10.
+  /// A stack whose loss is already fused (Megatron with Transformer Engine, 2 B) keeps its own.
+  bool compiled_loss = false;
   friend bool operator==(const RecipeSwitches&, const RecipeSwitches&) = default;
 };
 

@@ -216,6 +216,39 @@ TEST(TrainCli, MoeRecipeSwitchesFromFlagsAndJobFile) {
   EXPECT_THAT(text.out, HasSubstr("| full-iteration CUDA graph | MoE a2a overlap"));
 }
 
+// --compile-loss (job key compile_loss): torchtitan's compiled loss keeps 4 B per logit instead of
+// the eager loss's 10 (16-bit logits, fp32 copy, fp32 gradient), so the Llama 3.1 8B job on one
+// p5.48xlarge (mbs 1, seq 8192, pp 1, tp 1: 8192 x 128256 logits) needs 6 x 8192 x 128256 bytes less;
+// Megatron's fused loss (2 B) is left as it is. The layout line and the JSON name the switch.
+TEST(TrainCli, CompiledLossKeepsFourBytesPerLogit) {
+  auto run = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1",
+                                     "--mbs", "1",       "--seq",       "8192",      "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto eager = run({"--stack", "torchtitan", "--sharding", "fsdp"});
+  const auto compiled = run({"--stack", "torchtitan", "--sharding", "fsdp", "--compile-loss"});
+  EXPECT_NEAR(eager["memory_bytes"]["buffers"].get<double>() - compiled["memory_bytes"]["buffers"].get<double>(),
+              6.0 * 8192 * 128256, 1e3);
+  EXPECT_EQ(compiled["layout"]["compile_loss"], true);
+  EXPECT_EQ(eager["layout"]["compile_loss"], false);
+  const auto megatron = run({});
+  const auto megatron_compiled = run({"--compile-loss"});
+  EXPECT_DOUBLE_EQ(megatron["memory_bytes"]["buffers"].get<double>(),
+                   megatron_compiled["memory_bytes"]["buffers"].get<double>());
+  const std::string path = ::testing::TempDir() + "fmsim_compile_loss_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\ncompile_loss: true\n";
+  EXPECT_DOUBLE_EQ(
+      run({"--stack", "torchtitan", "--sharding", "fsdp", "--job", path})["memory_bytes"]["buffers"].get<double>(),
+      compiled["memory_bytes"]["buffers"].get<double>());
+  const auto text = run_fmsim({"train", "--stack", "torchtitan", "--sharding", "fsdp", "--compile-loss"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("| compiled loss"));
+}
+
 // A job file's parallelism.moe_dispatcher is read like the flag; without either, an MoE job
 // reports the stack's dispatcher (Megatron: deduplicated) and a dense job none.
 TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {
