@@ -493,6 +493,10 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     if (static_cast<std::int64_t>(l.pp) * l.vp > job.model.num_layers) {
       l = parallelism::with_recipe_pipeline_split(l, job.model.num_layers);
     }
+    // nanotron splits its pipeline by compute, the LM head counted (Layout::balanced_head_layers).
+    if (contains(row.framework, "nanotron") && l.pp > 1 && l.vp == 1) {
+      l.balanced_head_layers = parallelism::compute_balanced_head_layers(job.model);
+    }
     l.micro_batch = integer("micro_batch_size", 1);
     l.global_batch = static_cast<std::int64_t>(*gbs);
     l.precision = precision_of(row.precision);

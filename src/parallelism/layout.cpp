@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 
@@ -47,6 +48,14 @@ std::optional<std::string> why_invalid_split(int layers, const Layout& l) {
            "(Megatron-Core refuses both at once)";
   }
   if (counts && l.pp == 1) return "first/last pipeline stage layer counts need pipeline parallelism (pp > 1)";
+  if (l.balanced_head_layers < 0.0) return "the compute-balanced pipeline split needs a non-negative LM-head cost";
+  if (l.balanced_head_layers > 0.0 && (counts || l.embedding_slot || l.loss_slot || l.vp > 1)) {
+    return "the compute-balanced pipeline split (nanotron) takes no first/last stage counts, embedding or loss "
+           "slots and no virtual stages";
+  }
+  if (l.balanced_head_layers > 0.0 && l.pp > layers) {
+    return fmt::format("pp = {} stages is more than the {} layers", l.pp, layers);
+  }
   if (counts) {
     const std::int64_t fixed = std::int64_t{l.first_stage_layers} + l.last_stage_layers;
     const int middle = l.pp - (l.first_stage_layers > 0 ? 1 : 0) - (l.last_stage_layers > 0 ? 1 : 0);
@@ -88,6 +97,20 @@ int stage_layer_count(int num_layers, const Layout& l, int s) {
 
 LayerRange chunk_layers(int num_layers, const Layout& l, int stage, int chunk) {
   const int pp = std::max(1, l.pp), vp = std::max(1, l.vp);
+  if (pp > 1 && l.balanced_head_layers > 0.0) {
+    // Compute-balanced (Layout::balanced_head_layers): with layers costing 1 and thresholds
+    // T_k = (k + 1) (L + r) / pp at least one layer apart, stage k ends with the first layer whose
+    // running total exceeds T_k, layer floor(T_k) + 1; the last stage takes the rest and the head.
+    const double total = num_layers + l.balanced_head_layers;
+    const auto end = [&](int k) {
+      if (k < 0) return 0;
+      if (k >= pp - 1) return num_layers;
+      const double t = total * (k + 1) / pp;
+      return static_cast<int>(std::min<double>(num_layers, std::floor(t) + 1.0));
+    };
+    (void)chunk;
+    return {end(stage - 1), std::max(end(stage - 1), end(stage))};
+  }
   if (pp > 1 && (l.first_stage_layers > 0 || l.last_stage_layers > 0)) {
     // Chunk c of stage s holds floor((c+1) n_s / vp) - floor(c n_s / vp) of the stage's n_s layers;
     // the chunks before k = c*pp + s are chunks 0..c-1 of every stage and chunk c of stages < s.
@@ -124,6 +147,11 @@ Layout with_recipe_pipeline_split(Layout l, int num_layers) {
 double tied_embedding_copy(const workload::ModelSpec& model, const Layout& l) {
   if (!model.tied_embeddings || l.pp <= 1) return 0.0;
   return static_cast<double>(model.vocab) * static_cast<double>(model.hidden) / std::max(1, l.tp);
+}
+
+double compute_balanced_head_layers(const workload::ModelSpec& model) {
+  const double per_layer = 4.0 * static_cast<double>(model.hidden) + 3.0 * static_cast<double>(model.ffn_hidden);
+  return per_layer > 0.0 ? static_cast<double>(model.vocab) / per_layer : 0.0;
 }
 
 int micro_batch_per_stage(const Layout& l) {

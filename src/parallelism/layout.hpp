@@ -115,6 +115,12 @@ struct Layout {
   bool loss_slot = false;
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  /// nanotron's compute-balanced split (models/base.py build_model): each pipeline block costs its
+  /// compute (a layer 4 a d h + 3 f h, the LM head V h, the embedding and the norms 0), rank k
+  /// takes blocks until their running total first exceeds (k + 1) / pp of the whole (the block that
+  /// crosses stays), so the first ranks hold one layer more than an even share. The LM head's cost
+  /// in layers, V / (4 a d + 3 f); 0 = the even split above. One chunk per stage (vp 1).
+  double balanced_head_layers = 0.0;
   bool sequence_parallel = true;
   Sharding sharding = Sharding::DistributedOptimizer;
   int shard_group = 0;            ///< FSDP hybrid sharding: shard within groups of this many DP ranks (0 = all)
@@ -208,6 +214,11 @@ Layout with_recipe_pipeline_split(Layout layout, int num_layers);
 /// StackConventions::microbatches_equal_stages); 0 without pipelining or when the batch does not
 /// split evenly.
 int micro_batch_per_stage(const Layout& layout);
+
+/// The LM head's cost in layers under nanotron's compute-balanced split (Layout::balanced_head_layers):
+/// nanotron's get_block_compute_costs prices a decoder layer at 4 a d h + 3 f h (a d = h: Q, K, V and O
+/// as if every head had its own K and V) and the head at V h, so V / (4 h + 3 f).
+double compute_balanced_head_layers(const workload::ModelSpec& model);
 
 /// Word-embedding parameters per GPU that tied embeddings hold at both ends of a pipeline: the last
 /// stage keeps its own copy for the output layer, kept equal to the first stage's by an all-reduce

@@ -210,7 +210,8 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
   // The first stage holds the most micro-batches in flight and the embedding, the last the logits:
   // one of the two peaks on an even split. Explicit first/last stage counts can leave a middle
   // stage the most layers, so every stage is then evaluated.
-  const bool every_stage = l.first_stage_layers > 0 || l.last_stage_layers > 0 || o.stages_read > 0;
+  const bool every_stage =
+      l.first_stage_layers > 0 || l.last_stage_layers > 0 || l.balanced_head_layers > 0.0 || o.stages_read > 0;
   const int read_last = o.stages_read > 0 ? std::min(o.stages_read, pp) - 1 : last;
   for (int stage = 0; stage <= read_last; stage = (every_stage || stage == last) ? stage + 1 : last) {
     const StageLoad s = stage_load(model, l, stage, ctx, o, kinds);

@@ -1,6 +1,8 @@
 // Layout validity rules and the memory model's formulas.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "parallelism/layout.hpp"
 #include "parallelism/memory.hpp"
 #include "workload/operators.hpp"
@@ -117,6 +119,45 @@ TEST(Layout, FirstAndLastStageLayerCounts) {
   EXPECT_EQ(chunk_layers(30, l, 0, 0).count(), 3);
   EXPECT_EQ(chunk_layers(30, l, 1, 0).count(), 9);
   EXPECT_EQ(chunk_layers(30, l, 3, 0), (LayerRange{21, 30}));
+}
+
+// nanotron's compute-balanced split (models/base.py build_model) for its 80B benchmark model (80
+// layers, h 8192, f 28672, V 131072): a layer costs 4 h^2 + 3 f h, the head V h = 1.103 layers, and
+// rank k keeps blocks until the running cost first exceeds (k + 1)/pp of the total, the crossing
+// block included. pp 16: 6 layers on the first stage, 5 on the next 13, 6, then 3 and the head
+// (what nanotron's loop assigns; an even split gives 5 each). pp 32: 3, 3, 2, 3, 2, ... on the first
+// stages. Refused with interleaving, which nanotron does not run.
+TEST(Layout, ComputeBalancedSplitAsNanotron) {
+  workload::ModelSpec m = model();
+  m.num_layers = 80;
+  m.hidden = 8192;
+  m.ffn_hidden = 28672;
+  m.num_heads = 64;
+  m.num_kv_heads = 64;
+  m.vocab = 131072;
+  Layout l = make(4, 16, 64);
+  l.balanced_head_layers = compute_balanced_head_layers(m);
+  EXPECT_NEAR(l.balanced_head_layers, 131072.0 / (4.0 * 8192 + 3.0 * 28672), 1e-12);
+  ASSERT_FALSE(why_invalid(m, l, 64, 4096).has_value());
+  std::vector<int> counts;
+  int next = 0;
+  for (int s = 0; s < 16; ++s) {
+    const LayerRange r = chunk_layers(80, l, s, 0);
+    EXPECT_EQ(r.first, next);
+    next = r.last;
+    counts.push_back(r.count());
+  }
+  EXPECT_EQ(counts, (std::vector<int>{6, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 3}));
+  l = make(4, 32, 128);
+  l.balanced_head_layers = compute_balanced_head_layers(m);
+  EXPECT_EQ(chunk_layers(80, l, 0, 0).count(), 3);
+  EXPECT_EQ(chunk_layers(80, l, 1, 0).count(), 3);
+  EXPECT_EQ(chunk_layers(80, l, 2, 0).count(), 2);
+  EXPECT_EQ(chunk_layers(80, l, 31, 0).count(), 1);
+  l.vp = 2;
+  const auto why = why_invalid(m, l, 128, 4096);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("virtual stages"), std::string::npos) << *why;
 }
 
 // Refused only what no framework runs, saying why: counts with slots (Megatron-Core raises), counts

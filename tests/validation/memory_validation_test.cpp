@@ -21,11 +21,12 @@ nlohmann::json run_json(const std::vector<std::string>& args) {
 
 // validate memory defaults to the repository's validation/memory.csv (compiled in) and reports
 // the issue's summary fields. Bounds (issue 13 targets median <= 10%): the measured figures,
-// median |error| <= 7.0% (6.0%), p90 <= 19% (17.7%) over the rows with a number; at least 75% of
+// median |error| <= 7.0% (6.0%), p90 <= 16% (14.6%) over the rows with a number; at least 75% of
 // the rows predicted (145 of 185; the rest lack a layer count, a sequence length or a catalog
 // GPU: V100, RTX cards). The median bound was 9% (8.76%) and the p90 bound 21% (20.51%) before
 // DeepSpeed's bf16 gradient-reduction copy, torchtitan's pipeline micro-batch split, FSDP2's fp32
-// gradient accumulation under PP and torchtitan's compiled loss (docs/validation.md).
+// gradient accumulation under PP and torchtitan's compiled loss, and the p90 bound 19% (17.7%)
+// before nanotron's compute-balanced pipeline split (docs/validation.md).
 TEST(MemoryValidation, DefaultsToRepositoryDataAndErrorBands) {
   const auto j = run_json({"validate", "memory", "--json"});
   const auto& s = j["summary"];
@@ -33,7 +34,7 @@ TEST(MemoryValidation, DefaultsToRepositoryDataAndErrorBands) {
   EXPECT_EQ(s["rows"].get<int>(), 185);
   EXPECT_GE(s["predicted"].get<double>() / s["rows"].get<double>(), 0.75);
   EXPECT_LE(s["median_abs_error_pct"].get<double>(), 7.0);
-  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 19.0);
+  EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 16.0);
   ASSERT_TRUE(s.contains("oom_rows"));
   ASSERT_TRUE(s.contains("oom_agreed"));
   // Every row that ran is judged to fit (BigScience M115, 80 of 80 GB at dp 1, fits since the
@@ -128,6 +129,27 @@ TEST(MemoryValidation, MeasuredGpusValuesAreChecked) {
   EXPECT_NE(r.err.find(":2"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("measured_gpus"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("first_node"), std::string::npos) << r.err;
+}
+
+// nanotron splits its pipeline by compute with the LM head priced in (Layout::balanced_head_layers),
+// so its first stages hold one layer more than an even share, with the most micro-batches in
+// flight. Its 16 pipeline rows (pp 2-32, M195-M219): mean |error| at most 11% (10.0% today, 14.4%
+// with the even split) and none beyond 26% (M201 +24.9%; M218 was -38%).
+TEST(MemoryValidation, NanotronComputeBalancedPipelineSplit) {
+  const auto j = run_json({"validate", "memory", "--json"});
+  double sum = 0.0;
+  int n = 0;
+  for (const auto& r : j["rows"]) {
+    const std::string fw = r["framework"];
+    if (fw.find("nanotron") == std::string::npos || !r.contains("error_pct")) continue;
+    if (r["layout"].get<std::string>().find(" pp1 ") != std::string::npos) continue;
+    const double e = std::abs(r["error_pct"].get<double>());
+    EXPECT_LE(e, 26.0) << r.dump();
+    sum += e;
+    ++n;
+  }
+  ASSERT_EQ(n, 16);
+  EXPECT_LE(sum / n, 11.0);
 }
 
 // A missing file names the flag; a row id that is not in the file names --rows.
