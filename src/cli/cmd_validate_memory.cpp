@@ -91,7 +91,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
           x["peak_stage"] = o.memory.peak_stage;
           x["breakdown_gib"] = breakdown_json(o.memory);
           x["measured_gpus"] = r.first_node ? "first_node" : "max";
-          if (r.first_node && r.measured_gib && r.run.job->layout.pp > 1) {
+          if (o.reading_apart) {
             x["reading_stage"] = o.reading.peak_stage;
             x["reading_breakdown_gib"] = breakdown_json(o.reading);
           }
@@ -124,9 +124,8 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
                                r.measured_gib ? fmt::format("{:.1f}", o.predicted_gib) : "-",
                                r.measured_gib ? fmt::format("{:+.1f}%", o.error_pct) : "-", verdict);
       if (!opts->rows.empty()) {
-        const bool apart = r.first_node && r.measured_gib && r.run.job->layout.pp > 1;
-        std::cout << breakdown_line(apart ? "peak, " : "", o.memory);
-        if (apart) std::cout << breakdown_line("read on the first node, ", o.reading);
+        std::cout << breakdown_line(o.reading_apart ? "peak, " : "", o.memory);
+        if (o.reading_apart) std::cout << breakdown_line("read on the first node, ", o.reading);
       }
     }
     if (!skipped.empty()) {

@@ -55,12 +55,14 @@ MemoryValidation validate_memory(const std::string& csv, const std::vector<std::
       if (row.measured_gib) {
         // A reading of the first node: the stages its GPUs hold (pipeline-outermost rank order,
         // tp x cp x dp ranks per stage), not the job's peak, which still gives the verdict.
-        if (row.first_node && job.layout.pp > 1) {
-          const int per_stage = std::max(1, job.layout.tp * job.layout.cp * job.layout.dp);
-          const int node = std::max(1, job.cluster.system.gpus());
+        const int per_stage = std::max(1, job.layout.tp * job.layout.cp * job.layout.dp);
+        const int node = std::max(1, job.cluster.system.gpus());
+        const int stages_read = (node + per_stage - 1) / per_stage;
+        if (row.first_node && stages_read < job.layout.pp) {
           auto options = row.options;
-          options.stages_read = (node + per_stage - 1) / per_stage;
+          options.stages_read = stages_read;
           o.reading = parallelism::estimate_memory(job.model, job.layout, job.seq_len, options);
+          o.reading_apart = true;
         }
         o.predicted_gib = config::predicted_bytes(o.reading, row.quantity) / kGiB;
         // The allocator caches no more than the device holds.

@@ -18,6 +18,7 @@ struct MemoryRowOutcome {
   const config::MemoryRow* row = nullptr;
   parallelism::MemoryBreakdown memory;   ///< the job's peak over its stages (the verdict)
   parallelism::MemoryBreakdown reading;  ///< on the GPUs the figure was read on (MemoryRow::first_node)
+  bool reading_apart = false;            ///< `reading` covers only some of the stages (a first-node figure)
   double capacity_gib = 0.0;
   double predicted_gib = 0.0;  ///< the row's quantity
   double error_pct = 0.0;
