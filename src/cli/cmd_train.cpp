@@ -47,8 +47,16 @@ static std::string recompute_modules_note(const parallelism::Layout& l) {
   return names.empty() ? std::string() : " (" + core::join(names, ", ") + ")";
 }
 
+static parallelism::PipelineSplit pipeline_split_of(const parallelism::Layout& l) {
+  return l.greedy_split                 ? parallelism::PipelineSplit::DeepSpeed
+         : l.balanced_head_layers > 0.0 ? parallelism::PipelineSplit::Nanotron
+                                        : parallelism::PipelineSplit::Even;
+}
+
 static std::string pipeline_split_note(const parallelism::Layout& l) {
   std::string out;
+  if (const auto split = pipeline_split_of(l); split != parallelism::PipelineSplit::Even)
+    out += fmt::format(" | {} pipeline split", parallelism::kPipelineSplitWords.name(split));
   if (l.embedding_slot || l.loss_slot) {
     out += fmt::format(" | pipeline slots {}", l.embedding_slot && l.loss_slot ? "embedding+loss"
                                                : l.embedding_slot              ? "embedding"
@@ -122,6 +130,7 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"fp8_attention", l.recipe.fp8_attention},
           {"compile_loss", l.recipe.compiled_loss},
           {"stack", job.stack},
+          {"pipeline_split", parallelism::kPipelineSplitWords.name(pipeline_split_of(l))},
           {"account_for_embedding_in_pipeline_split", l.embedding_slot},
           {"account_for_loss_in_pipeline_split", l.loss_slot},
           {"decoder_first_pipeline_num_layers",

@@ -56,6 +56,12 @@ void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const s
   cmd.add_flag_callback(
       "--account-for-loss-in-pipeline-split", [&f] { f.loss_slot = 1; },
       "Count the loss (output head) as one layer slot of the last pipeline stage (Megatron-Core)");
+  cmd.add_option("--pipeline-split", f.pipeline_split,
+                 "How the layers split over the pipeline stages: even (Megatron: slots and counts above),\n"
+                 "deepspeed (PipelineModule partition_method type:transformer: ceil(layers/pp) per stage in\n"
+                 "order, the last the rest; with --account-for-embedding-in-pipeline-split it is\n"
+                 "type:transformer|embedding), nanotron (compute-balanced, the LM head counted)")
+      ->capture_default_str();
   cmd.add_option("--decoder-first-pipeline-num-layers", f.first_stage_layers,
                  "Layers on the first pipeline stage (Megatron); the other stages share the rest")
       ->check(positive(f.first_stage_layers));

@@ -43,7 +43,13 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
       o.state.step_grad = 0.0;
       // With bf16, DeepSpeed's pipeline engine all-reduces those fp32 groups through a bf16 copy
       // of them (StateBytes::reduce_copy; DeepSpeed before PR #2970, 2023).
-      if (has(fw, "deepspeed") && has(notes, "bf16")) o.state.reduce_copy = 2.0;
+      if (has(fw, "deepspeed") && has(notes, "bf16")) {
+        o.state.reduce_copy = 2.0;
+        // After each backward, BF16_Optimizer.update_hp_grads adds each 16-bit gradient into its
+        // fp32 accumulator through an fp32 copy (lp.grad.to(fp32)); the 16-bit gradients were
+        // cleared before that backward, so it wrote them anew.
+        o.embedding_grad_bytes = 4.0;
+      }
     }
   }
   // DeepSpeed's pipeline engine keeps the stage outputs of the micro-batches in flight.
@@ -158,15 +164,10 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
     }
     if (m.run.job) {
       auto& job = *m.run.job;
+      // Megatron-DeepSpeed rows get the megatron-legacy stack's conventions from the training-row
+      // reader: every layer checkpointed where the row does not say (BigScience's production
+      // scripts pass --checkpoint-activations) and no sequence parallelism.
       m.options = options_of(m, job.stack);
-      // Megatron-DeepSpeed runs of the time checkpointed every layer (BigScience's production
-      // scripts pass --checkpoint-activations) where the row does not say.
-      if (get("recompute").empty() && has(m.framework, "megatron-deepspeed")) {
-        job.layout.recompute = parallelism::Recompute::Full;
-      }
-      // Sequence parallelism came to Megatron in 2022 (Korthikanti et al.); Megatron-DeepSpeed
-      // runs that do not name it ran without.
-      if (get("sp").empty() && has(m.framework, "megatron-deepspeed")) job.layout.sequence_parallel = false;
     }
     out.push_back(std::move(m));
   }

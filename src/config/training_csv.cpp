@@ -114,8 +114,10 @@ std::string stack_of(const std::string& framework) {
   if (contains(framework, "torchtitan")) return std::string(to_string(Stack::TorchTitan));
   if (contains(framework, "composer") || contains(framework, "foundry"))
     return std::string(to_string(Stack::LlmFoundry));
-  // Megatron-LM of 2021-2022 (SC21, Korthikanti et al.): before FlashAttention and Transformer Engine.
-  if (contains(framework, "megatron-lm (2021") || contains(framework, "megatron-lm (2022"))
+  // Megatron-LM of 2021-2022 (SC21, Korthikanti et al.) and Megatron-DeepSpeed (BigScience's 2022
+  // fork: BLOOM): before FlashAttention, Transformer Engine and sequence parallelism.
+  if (contains(framework, "megatron-lm (2021") || contains(framework, "megatron-lm (2022") ||
+      contains(framework, "megatron-deepspeed"))
     return std::string(to_string(Stack::MegatronLegacy));
   return std::string(
       to_string(Stack::Megatron));  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
@@ -243,6 +245,17 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       } else {
         throw bad("alltoall, flex");
       }
+    } else if (key == "pp_partition_method") {
+      // Megatron-DeepSpeed's --pp-partition-method (DeepSpeed PipelineModule partition_method):
+      // unit weights on the transformer layers, and on the two tied embedding layers with
+      // '|embedding' (Layout::greedy_split, embedding_slot, loss_slot).
+      if (value != "type:transformer" && value != "type:transformer|embedding") {
+        throw bad("type:transformer, type:transformer|embedding");
+      }
+      l.greedy_split = true;
+      l.embedding_slot = l.loss_slot = value == "type:transformer|embedding";
+      l.first_stage_layers = l.last_stage_layers = 0;
+      l.balanced_head_layers = 0.0;
     } else if (key == "optimizer_dtype") {
       const auto v = core::kOptimizerDtypeWords.parse(value);
       if (!v) throw bad(core::kOptimizerDtypeWords.allowed());
@@ -253,7 +266,7 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
           fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute, recompute_modules, "
                       "micro_batch_size, vp, tp_overlap, fp8_params, grad_reduce_in_fp32, optimizer_dtype, "
                       "document_tokens, cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp, "
-                      "fp8_dot_product_attention, moe_token_dispatcher_type)",
+                      "fp8_dot_product_attention, moe_token_dispatcher_type, pp_partition_method)",
                       key));
     }
   }
@@ -497,6 +510,12 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     if (contains(row.framework, "nanotron") && l.pp > 1 && l.vp == 1) {
       l.balanced_head_layers = parallelism::compute_balanced_head_layers(job.model);
     }
+    // Megatron-DeepSpeed splits with DeepSpeed's partition_method 'type:transformer' unless told
+    // otherwise (GPTModelPipe; Layout::greedy_split); recipe_settings' pp_partition_method says.
+    if ((contains(row.framework, "megatron-deepspeed") || contains(row.framework, "deepspeed pp engine")) && l.pp > 1 &&
+        l.vp == 1) {
+      l.greedy_split = true;
+    }
     l.micro_batch = integer("micro_batch_size", 1);
     l.global_batch = static_cast<std::int64_t>(*gbs);
     l.precision = precision_of(row.precision);
@@ -514,7 +533,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     // read by keyword. Megatron recipes' "DDP" cell means Megatron DDP with the distributed
     // optimizer (ZeRO-1 style), as validation/README.md says; elsewhere it is plain DDP. Any other
     // cell that is one word of the --sharding vocabulary means what the flag means.
-    if (contains(shard, "fsdp=0") || contains(shard, "zero-1"))
+    if (contains(shard, "fsdp=0") || contains(shard, "zero-1") || contains(shard, "zero1"))
       l.sharding = parallelism::Sharding::DistributedOptimizer;
     else if (contains(shard, "shard_grad_op"))
       l.sharding = parallelism::Sharding::Zero2;

@@ -126,7 +126,7 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
     p->check_keys({"tp", "pp", "vp", "cp", "ep", "etp", "expert_tp", "sequence_parallel", "sharding", "shard_group",
                    "tp_overlap", "moe_dispatcher", "expert_load_cv", "account_for_embedding_in_pipeline_split",
                    "account_for_loss_in_pipeline_split", "decoder_first_pipeline_num_layers",
-                   "decoder_last_pipeline_num_layers"});
+                   "decoder_last_pipeline_num_layers", "pipeline_split"});
     auto set = [&](const char* key, const char* flag, int& into) {
       if (const auto n = p->find(key); n && !flag_given(flag)) into = n->as_int(config::Bound::Positive);
     };
@@ -145,6 +145,8 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
     if (const auto n = p->find("account_for_loss_in_pipeline_split");
         n && !flag_given("--account-for-loss-in-pipeline-split"))
       o.loss_slot = n->as_bool() ? 1 : 0;
+    if (const auto n = p->find("pipeline_split"); n && !flag_given("--pipeline-split"))
+      o.pipeline_split = n->as_word_name(parallelism::kPipelineSplitWords);
     if (const auto n = p->find("shard_group"); n && !flag_given("--shard-group"))
       o.shard_group = n->as_int(config::Bound::NonNegative);
     if (const auto n = p->find("sequence_parallel"); n && !flag_given("--no-sp")) {
@@ -238,7 +240,19 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
   l.last_stage_layers = o.last_stage_layers;
   l.embedding_slot = o.embedding_slot == 1;
   l.loss_slot = o.loss_slot == 1;
-  if (o.embedding_slot < 0 && o.loss_slot < 0) l = parallelism::with_recipe_pipeline_split(l, job.model.num_layers);
+  switch (config::word_flag(parallelism::kPipelineSplitWords, o.pipeline_split, "--pipeline-split")) {
+    case parallelism::PipelineSplit::Even:
+      if (o.embedding_slot < 0 && o.loss_slot < 0) l = parallelism::with_recipe_pipeline_split(l, job.model.num_layers);
+      break;
+    case parallelism::PipelineSplit::DeepSpeed:
+      // The embedding flag is DeepSpeed's '|embedding': both tied embedding layers weigh one.
+      l.greedy_split = l.pp > 1;
+      l.loss_slot = l.embedding_slot;
+      break;
+    case parallelism::PipelineSplit::Nanotron:
+      if (l.pp > 1) l.balanced_head_layers = parallelism::compute_balanced_head_layers(job.model);
+      break;
+  }
   l.micro_batch = o.mbs;
   l.sequence_parallel = !o.no_sp && o.tp > 1;
   l.overlap_tp_comm = o.tp_overlap;

@@ -29,6 +29,7 @@ struct TrainingJobFlags {
   /// not split evenly over pp*vp chunks but the layers + 2 do: parallelism::with_recipe_pipeline_split).
   int embedding_slot = -1, loss_slot = -1;
   int first_stage_layers = 0, last_stage_layers = 0;  ///< 0 = an even share
+  std::string pipeline_split = "even";  ///< even | deepspeed | nanotron (parallelism::kPipelineSplitWords)
   int mbs = 1;
   long long gbs = 0;  ///< 0 = micro-batch x dp
   long long seq = 4096;

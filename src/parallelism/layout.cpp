@@ -56,6 +56,25 @@ std::optional<std::string> why_invalid_split(int layers, const Layout& l) {
   if (l.balanced_head_layers > 0.0 && l.pp > layers) {
     return fmt::format("pp = {} stages is more than the {} layers", l.pp, layers);
   }
+  if (l.greedy_split && (counts || l.balanced_head_layers > 0.0 || l.vp > 1)) {
+    return "DeepSpeed's pipeline split (partition_method type:...) takes no first/last stage counts, no "
+           "compute-balanced split and no virtual stages";
+  }
+  if (l.greedy_split && l.pp > 1) {
+    // partition_balanced fills stages of B = ceil(slots / pp) slots in order; Megatron-DeepSpeed's
+    // GPTModelPipe fails unless every stage has a transformer layer.
+    const std::int64_t slots = std::int64_t{layers} + (l.embedding_slot ? 1 : 0) + (l.loss_slot ? 1 : 0);
+    const std::int64_t b = (slots + l.pp - 1) / l.pp;
+    const std::int64_t last_layers = slots - b * (l.pp - 1) - (l.loss_slot ? 1 : 0);
+    const std::int64_t first_layers = b - (l.embedding_slot ? 1 : 0);
+    if (last_layers < 1 || first_layers < 1) {
+      return fmt::format(
+          "DeepSpeed's pipeline split gives each of the first {} stages {} of the {} slots{}, which leaves stage "
+          "{} no transformer layer (Megatron-DeepSpeed needs one on every stage)",
+          l.pp - 1, b, slots, slots > layers ? " (layers with the embedding slots)" : "",
+          first_layers < 1 ? 0 : l.pp - 1);
+    }
+  }
   if (counts) {
     const std::int64_t fixed = std::int64_t{l.first_stage_layers} + l.last_stage_layers;
     const int middle = l.pp - (l.first_stage_layers > 0 ? 1 : 0) - (l.last_stage_layers > 0 ? 1 : 0);
@@ -125,6 +144,16 @@ LayerRange chunk_layers(int num_layers, const Layout& l, int stage, int chunk) {
   }
   const long e = l.embedding_slot ? 1 : 0;
   const long slots = num_layers + e + (l.loss_slot ? 1 : 0);
+  if (pp > 1 && l.greedy_split) {
+    // DeepSpeed's partition_balanced on unit weights (Layout::greedy_split): stage k holds slots
+    // [k B, (k + 1) B) of B = ceil(slots / pp), the last stage the rest.
+    const long b = (slots + pp - 1) / pp;
+    const auto layer = [&](long slot) {
+      return static_cast<int>(std::clamp(std::min(slot, slots) - e, 0L, static_cast<long>(num_layers)));
+    };
+    (void)chunk;
+    return {layer(stage * b), stage == pp - 1 ? num_layers : layer((stage + 1) * b)};
+  }
   const long chunks = static_cast<long>(pp) * vp;
   const long k = static_cast<long>(chunk) * pp + stage;
   const auto layer = [&](long slot) {

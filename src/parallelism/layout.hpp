@@ -70,6 +70,19 @@ constexpr std::uint8_t module_bit(RecomputeModule m) {
 constexpr std::string_view to_string(Sharding s) { return kShardingWords.name(s); }
 constexpr std::string_view to_string(Recompute r) { return kRecomputeWords.name(r); }
 
+/// How a pipeline's layers are split over its stages (`--pipeline-split`, job key
+/// `parallelism.pipeline_split`): Megatron's even split (with the embedding/loss slots and
+/// first/last stage counts), DeepSpeed's split by layer type (Layout::greedy_split) or nanotron's
+/// compute-balanced split (Layout::balanced_head_layers).
+enum class PipelineSplit { Even, DeepSpeed, Nanotron };
+
+inline constexpr core::Word<PipelineSplit> kPipelineSplitWordList[] = {
+    {PipelineSplit::Even, "even", "megatron"},
+    {PipelineSplit::DeepSpeed, "deepspeed", "type:transformer"},
+    {PipelineSplit::Nanotron, "nanotron", "compute"},
+};
+inline constexpr core::Vocabulary<PipelineSplit> kPipelineSplitWords{"pipeline split", kPipelineSplitWordList};
+
 /// Megatron-Bridge's performance-recipe switches (scripts/performance/configs, WorkloadBaseConfig):
 /// features its MoE recipes turn on by release and GPU, which `fmsim train` and `fmsim plan` take as
 /// flags and job keys and validation/training.csv as recipe_settings.
@@ -121,6 +134,13 @@ struct Layout {
   /// crosses stays), so the first ranks hold one layer more than an even share. The LM head's cost
   /// in layers, V / (4 a d + 3 f); 0 = the even split above. One chunk per stage (vp 1).
   double balanced_head_layers = 0.0;
+  /// DeepSpeed's PipelineModule split by layer type (partition_method 'type:transformer', the
+  /// Megatron-DeepSpeed default; 'type:transformer|embedding' with the embedding slots above):
+  /// partition_balanced over unit weights finds the smallest bottleneck B = ceil(slots / pp) and
+  /// fills the stages in order up to B slots each, so the last stage takes what is left (BigScience
+  /// tr11 chronicles: "78/12=6.5 - so the last stage has 1 block, while the rest have 7"). One chunk
+  /// per stage (vp 1); every stage needs a transformer layer (Megatron-DeepSpeed's GPTModelPipe).
+  bool greedy_split = false;
   bool sequence_parallel = true;
   Sharding sharding = Sharding::DistributedOptimizer;
   int shard_group = 0;            ///< FSDP hybrid sharding: shard within groups of this many DP ranks (0 = all)

@@ -20,6 +20,7 @@ struct StageLoad {
   double full_layer = 0.0;           // one layer's activations with nothing recomputed
   int layers = 0;                    // transformer layers of the stage
   int mtp_layers = 0;                // multi-token-prediction modules on this (the last) stage
+  double embedding = 0.0;            // input-embedding parameters on this GPU (the first stage)
 };
 
 // Activations kept under Megatron-Core's recompute_modules: everything but what the repeated
@@ -92,7 +93,8 @@ StageLoad stage_load(const workload::ModelSpec& model, const Layout& l, int stag
     }
   }
   if (stage == 0) {
-    for (const auto& op : workload::embedding_operators(model, ctx)) s.dense += op.weights;
+    for (const auto& op : workload::embedding_operators(model, ctx)) s.embedding += op.weights;
+    s.dense += s.embedding;
   }
   if (stage == pp - 1) {
     for (const auto& op : workload::head_operators(model, ctx)) s.dense += op.weights;
@@ -208,10 +210,11 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
   const int last = pp - 1;
   Kinds kinds{};
   // The first stage holds the most micro-batches in flight and the embedding, the last the logits:
-  // one of the two peaks on an even split. Explicit first/last stage counts can leave a middle
-  // stage the most layers, so every stage is then evaluated.
-  const bool every_stage =
-      l.first_stage_layers > 0 || l.last_stage_layers > 0 || l.balanced_head_layers > 0.0 || o.stages_read > 0;
+  // one of the two peaks on an even split. Explicit first/last stage counts, embedding or loss
+  // slots and the other splits can leave a middle stage the most layers, so every stage is then
+  // evaluated.
+  const bool every_stage = l.first_stage_layers > 0 || l.last_stage_layers > 0 || l.balanced_head_layers > 0.0 ||
+                           l.embedding_slot || l.loss_slot || l.greedy_split || o.stages_read > 0;
   const int read_last = o.stages_read > 0 ? std::min(o.stages_read, pp) - 1 : last;
   for (int stage = 0; stage <= read_last; stage = (every_stage || stage == last) ? stage + 1 : last) {
     const StageLoad s = stage_load(model, l, stage, ctx, o, kinds);
@@ -325,6 +328,22 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     }
     buffers += o.grad_bucket_bytes;
     m.buffers = core::Bytes(buffers);
+    // The input embedding's backward, the last of each micro-batch's backward on the first stage,
+    // allocates the table's gradient anew before it is added into the accumulated one (see
+    // MemoryOptions::embedding_grad_bytes). That micro-batch's activations are gone by then; the
+    // others in flight are not. FSDP's unsharded gradient is counted with its gathered layers.
+    const bool accumulates = mbs_total > 1.0 || state.gradients > state.weights;
+    if (stage == 0 && !zero3 && accumulates && o.embedding_grad_bytes > 0.0) {
+      const double held =
+          (in_flight - 1.0) / in_flight * (activations - (l.recompute == Recompute::Full ? s.full_layer : 0.0));
+      const double fresh = o.embedding_grad_bytes * s.embedding;
+      if (held + fresh > activations) {
+        m.embedding_grad = core::Bytes(fresh);
+        m.gradients = core::Bytes(grads + fresh);
+        activations = held;
+        m.activations = core::Bytes(held);
+      }
+    }
     // The optimizer step runs after the last backward has freed the activations: its transient
     // fp32 gradient copy competes with them for the peak of live tensors. The caching allocator
     // keeps the segment it lived in (max_memory_reserved, nvidia-smi) until an allocation fails.
@@ -334,9 +353,11 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     m.reduce_copy = core::Bytes(state.reduce_copy * (s.dense + s.expert));
     const double transient = std::max(step_grad, m.reduce_copy.value());
     // The gradient buckets are done by then too; only CUDA graphs' static buffers persist.
-    const double released = activations + buffers - m.cuda_graphs.value();
+    const double released = activations + m.embedding_grad.value() + buffers - m.cuda_graphs.value();
     double cached_step = transient;
     if (transient > released) {
+      m.embedding_grad = core::Bytes(0.0);
+      m.gradients = core::Bytes(grads);
       if (m.reduce_copy.value() > step_grad)
         m.gradients = core::Bytes(grads + m.reduce_copy.value());
       else

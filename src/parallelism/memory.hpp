@@ -86,6 +86,12 @@ struct MemoryOptions {
   /// (DeepSpeed's PipelineEngine pipe_buffers["outputs"]); Megatron-Core frees the output's data
   /// once sent (deallocate_pipeline_outputs), keeping only its autograd node.
   bool keeps_pipeline_outputs = false;
+  /// Bytes per input-embedding parameter that the embedding's backward allocates on the first stage
+  /// before adding them into the gradient already accumulated: 2, the 16-bit gradient of the table
+  /// (torch AccumulateGrad adds a new gradient into an existing .grad in place; Megatron's main_grad
+  /// hook adds .grad into main_grad and frees it); 4, its fp32 copy (DeepSpeed's BF16_Optimizer
+  /// update_hp_grads: hp_grad.add_(lp.grad.to(fp32)) after each backward). 0: none.
+  double embedding_grad_bytes = 2.0;
   /// CUDA context (its loaded kernels) and library workspaces outside the allocator; NCCL's
   /// buffers are counted apart (`nccl`).
   double context_gib = 0.75;
@@ -140,6 +146,9 @@ struct MemoryBreakdown {
   /// The post-backward 16-bit gradient copy (StateBytes::reduce_copy); in `gradients` when it is
   /// the peak.
   core::Bytes reduce_copy{};
+  /// The input embedding's fresh gradient (MemoryOptions::embedding_grad_bytes); in `gradients`
+  /// when its backward is the peak (the other in-flight micro-batches' activations held).
+  core::Bytes embedding_grad{};
   double in_flight = 1.0;  ///< micro-batches whose activations that stage holds at its peak
   /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).
   [[nodiscard]] core::Bytes allocated() const { return weights + gradients + optimizer + activations + buffers; }

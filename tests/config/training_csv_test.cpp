@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,9 +41,20 @@ std::vector<CsvRecord> first_row_with(const std::string& column, const std::stri
   return records;
 }
 
-// The job of the first row with each (column, cell) of `cells` replaced.
-training::TrainingJob first_job_with(const std::vector<std::pair<std::string, std::string>>& cells) {
+// The first row with a recipe_settings column holding `value`.
+std::vector<CsvRecord> first_row_with_recipe(const std::string& value) {
   auto records = first_row_with("", "");
+  records[0].cells.push_back("recipe_settings");
+  records[1].cells.resize(records[0].cells.size() - 1);
+  records[1].cells.push_back(value);
+  return records;
+}
+
+// The job of the first row with each (column, cell) of `cells` replaced (and, when given, a
+// recipe_settings column holding `recipe`).
+training::TrainingJob first_job_with(const std::vector<std::pair<std::string, std::string>>& cells,
+                                     const std::optional<std::string>& recipe = std::nullopt) {
+  auto records = recipe ? first_row_with_recipe(*recipe) : first_row_with("", "");
   const auto& header = records[0].cells;
   for (const auto& [column, value] : cells) {
     const auto it = std::find(header.begin(), header.end(), column);
@@ -103,15 +115,6 @@ TEST(TrainingRows, AbsurdLayerCountIsRefusedAtOnce) {
   EXPECT_FALSE(rows[0].job.has_value());
   EXPECT_NE(rows[0].reason.find("1717986905 layers is out of range; allowed: 1 to 1048576"), std::string::npos)
       << rows[0].reason;
-}
-
-// The first row with a recipe_settings column holding `value`.
-std::vector<CsvRecord> first_row_with_recipe(const std::string& value) {
-  auto records = first_row_with("", "");
-  records[0].cells.push_back("recipe_settings");
-  records[1].cells.resize(records[0].cells.size() - 1);
-  records[1].cells.push_back(value);
-  return records;
 }
 
 // recipe_settings carries what the run's recipe files set where the table does not print it
@@ -239,6 +242,45 @@ TEST(TrainingRows, MegatronLmOf2021ReadsAsTheLegacyStack) {
   EXPECT_EQ(today.stack, "megatron");
   EXPECT_TRUE(today.layout.sequence_parallel);
   EXPECT_EQ(today.layout.sharding, parallelism::Sharding::DistributedOptimizer);
+}
+
+// Megatron-DeepSpeed rows (BLOOM's 2022 fork) read as the megatron-legacy stack: no sequence
+// parallelism, every layer recomputed where the row is silent, and DeepSpeed's pipeline split by
+// layer type (GPTModelPipe's default partition_method 'type:transformer': Layout::greedy_split);
+// recipe_settings' pp_partition_method=type:transformer|embedding adds the two tied-embedding slots.
+// "zero1" cells (BF16_Optimizer's "zero1-equivalent" too) are ZeRO-1.
+TEST(TrainingRows, MegatronDeepSpeedRowsSplitTheirPipelineAsDeepSpeed) {
+  const std::vector<std::pair<std::string, std::string>> cells = {
+      {"framework", "Megatron-DeepSpeed"},
+      {"num_gpus", "96"},
+      {"tp", "4"},
+      {"pp", "12"},
+      {"vp", ""},
+      {"cp", "1"},
+      {"ep", "1"},
+      {"etp", "1"},
+      {"dp", ""},
+      {"sp", ""},
+      {"recompute", ""},
+      {"fsdp_or_zero", "zero1-equivalent (BF16_Optimizer)"}};
+  const auto plain = first_job_with(cells);
+  EXPECT_EQ(plain.stack, "megatron-legacy");
+  EXPECT_FALSE(plain.layout.sequence_parallel);
+  EXPECT_EQ(plain.layout.recompute, parallelism::Recompute::Full);
+  EXPECT_EQ(plain.layout.sharding, parallelism::Sharding::DistributedOptimizer);
+  EXPECT_TRUE(plain.layout.greedy_split);
+  EXPECT_FALSE(plain.layout.embedding_slot);
+  const auto slots = first_job_with(cells, "pp_partition_method=type:transformer|embedding");
+  EXPECT_TRUE(slots.layout.greedy_split);
+  EXPECT_TRUE(slots.layout.embedding_slot);
+  EXPECT_TRUE(slots.layout.loss_slot);
+  try {
+    training_rows(first_row_with_recipe("pp_partition_method=parameters"), "t.csv", catalog(), {});
+    ADD_FAILURE() << "pp_partition_method=parameters accepted";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("type:transformer, type:transformer|embedding"), std::string::npos)
+        << e.what();
+  }
 }
 
 // torchtitan splits each data-parallel rank's batch into pp x stages-per-rank micro-batches when no

@@ -249,6 +249,48 @@ TEST(TrainCli, CompiledLossKeepsFourBytesPerLogit) {
   EXPECT_THAT(text.out, HasSubstr("| compiled loss"));
 }
 
+// --pipeline-split (job key parallelism.pipeline_split) picks how the layers split over the stages:
+// deepspeed fills ceil(80 / 12) = 7 layers per stage in order (3 on the last), nanotron balances by
+// compute. The layout line and the JSON name it; a split no framework runs is exit 2 saying why
+// (DeepSpeed's with virtual stages; at pp 24, 4 layers per stage leave the last stage none), and an
+// unknown word lists the allowed ones.
+TEST(TrainCli, PipelineSplitFlagAndJobKey) {
+  const std::vector<std::string> base = {"train", "--model", "llama3.1-70b", "--cluster", "p4de.24xlarge:6",
+                                         "--tp",  "4",       "--gbs",        "96"};
+  auto run = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_fmsim(args);
+  };
+  const auto ds = run({"--pp", "12", "--pipeline-split", "deepspeed", "--json"});
+  ASSERT_EQ(ds.exit_code, 0) << ds.err;
+  const auto j = nlohmann::json::parse(ds.out);
+  EXPECT_EQ(j["layout"]["pipeline_split"], "deepspeed");
+  const std::string path = ::testing::TempDir() + "fmsim_pipeline_split_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nparallelism: {pipeline_split: deepspeed}\n";
+  const auto from_file = run({"--pp", "12", "--job", path, "--json"});
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(from_file.out)["step_time_s"].get<double>(), j["step_time_s"].get<double>());
+  const auto even = run({"--pp", "12", "--json"});
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  EXPECT_EQ(nlohmann::json::parse(even.out)["layout"]["pipeline_split"], "even");
+  const auto text = run({"--pp", "12", "--pipeline-split", "nanotron"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("| nanotron pipeline split"));
+  const auto interleaved = run({"--pp", "4", "--vp", "2", "--pipeline-split", "deepspeed"});
+  EXPECT_EQ(interleaved.exit_code, 2);
+  EXPECT_THAT(interleaved.err, HasSubstr("no virtual stages"));
+  auto deep_args = base;
+  deep_args[6] = "2";  // --tp 2 --pp 24: 48 GPUs
+  for (const char* a : {"--pp", "24", "--pipeline-split", "deepspeed"}) deep_args.emplace_back(a);
+  const auto deep = run_fmsim(deep_args);
+  EXPECT_EQ(deep.exit_code, 2);
+  EXPECT_THAT(deep.err, HasSubstr("no transformer layer"));
+  const auto unknown = run({"--pp", "12", "--pipeline-split", "zigzag"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("allowed: even (megatron), deepspeed (type:transformer), nanotron (compute)"));
+}
+
 // A job file's parallelism.moe_dispatcher is read like the flag; without either, an MoE job
 // reports the stack's dispatcher (Megatron: deduplicated) and a dense job none.
 TEST(TrainCli, MoeDispatcherFromJobFileAndStack) {

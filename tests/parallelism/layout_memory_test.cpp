@@ -32,6 +32,21 @@ Layout make(int tp, int pp, int dp_gpus, Sharding s = Sharding::DistributedOptim
   return with_dp(l, dp_gpus);
 }
 
+// The layer count of each stage's single chunk, checking that the stages hold consecutive layers
+// from 0 to `layers`.
+std::vector<int> stage_layer_counts(int layers, const Layout& l) {
+  std::vector<int> counts;
+  int next = 0;
+  for (int s = 0; s < l.pp; ++s) {
+    const LayerRange r = chunk_layers(layers, l, s, 0);
+    EXPECT_EQ(r.first, next) << "stage " << s;
+    next = r.last;
+    counts.push_back(r.count());
+  }
+  EXPECT_EQ(next, layers);
+  return counts;
+}
+
 // dp = gpus / (tp * pp * cp); micro-batches = gbs / (mbs * dp).
 TEST(Layout, DerivesDataParallelism) {
   const Layout l = make(8, 4, 512);
@@ -139,15 +154,7 @@ TEST(Layout, ComputeBalancedSplitAsNanotron) {
   l.balanced_head_layers = compute_balanced_head_layers(m);
   EXPECT_NEAR(l.balanced_head_layers, 131072.0 / (4.0 * 8192 + 3.0 * 28672), 1e-12);
   ASSERT_FALSE(why_invalid(m, l, 64, 4096).has_value());
-  std::vector<int> counts;
-  int next = 0;
-  for (int s = 0; s < 16; ++s) {
-    const LayerRange r = chunk_layers(80, l, s, 0);
-    EXPECT_EQ(r.first, next);
-    next = r.last;
-    counts.push_back(r.count());
-  }
-  EXPECT_EQ(counts, (std::vector<int>{6, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 3}));
+  EXPECT_EQ(stage_layer_counts(80, l), (std::vector<int>{6, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 3}));
   l = make(4, 32, 128);
   l.balanced_head_layers = compute_balanced_head_layers(m);
   EXPECT_EQ(chunk_layers(80, l, 0, 0).count(), 3);
@@ -158,6 +165,34 @@ TEST(Layout, ComputeBalancedSplitAsNanotron) {
   const auto why = why_invalid(m, l, 128, 4096);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("virtual stages"), std::string::npos) << *why;
+}
+
+// DeepSpeed's partition_balanced over unit weights (Layout::greedy_split): B = ceil(slots / pp)
+// slots per stage in order, the last stage the rest. 78 layers over 12 stages: 7 on each of the
+// first 11 and 1 on the last (BigScience tr11 chronicles: "78/12=6.5 - so the last stage has 1
+// block, while the rest have 7"); 70 layers + the 2 tied-embedding slots ('type:transformer|embedding')
+// over 12: 6 slots each, 5 layers on the first and the last stage. Refused where a stage would hold
+// no transformer layer (70 + 2 over 16: B = 5 fills 15 stages with 75 > 72 slots), and with vp.
+TEST(Layout, GreedySplitAsDeepSpeed) {
+  workload::ModelSpec m = model();
+  m.num_layers = 78;
+  m.num_heads = 64;
+  m.num_kv_heads = 64;
+  Layout l = make(4, 12, 96);
+  l.greedy_split = true;
+  ASSERT_FALSE(why_invalid(m, l, 96, 2048).has_value());
+  EXPECT_EQ(stage_layer_counts(78, l), (std::vector<int>{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 1}));
+  m.num_layers = 70;
+  l.embedding_slot = l.loss_slot = true;
+  EXPECT_EQ(stage_layer_counts(70, l), (std::vector<int>{5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5}));
+  Layout deep = make(4, 16, 128);
+  deep.greedy_split = true;
+  deep.embedding_slot = deep.loss_slot = true;
+  const auto why = why_invalid(m, deep, 128, 2048);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("no transformer layer"), std::string::npos) << *why;
+  l.vp = 2;
+  ASSERT_TRUE(why_invalid(m, l, 96, 2048).has_value());
 }
 
 // Refused only what no framework runs, saying why: counts with slots (Megatron-Core raises), counts
@@ -274,6 +309,57 @@ TEST(Memory, StagesReadLimitsThePeakToTheFirstStages) {
   MemoryOptions all;
   all.stages_read = 99;
   EXPECT_DOUBLE_EQ(estimate_memory(model(), l, 4096, all).total().value(), peak.total().value());
+}
+
+// The input embedding's backward, the last of a micro-batch's backward on stage 0, allocates the
+// table's gradient anew (16-bit, V h / tp) before adding it into the accumulated one, when that
+// micro-batch's activations are gone: the stage's peak is max(n a + F, (n - 1) a + 2 V h / tp) for n
+// micro-batches in flight of a bytes each and F the recomputed layer's working set (full recompute).
+// Here n = 4, V h = 128256 x 4096 (1.05 GB in 16 bits) and a = 8 layer inputs of 4096 x 4096 x 2 B
+// (268 MB): the gradient wins. No such copy without gradient accumulation when the gradient is the
+// 16-bit .grad itself (one micro-batch: AccumulateGrad keeps the new tensor).
+TEST(Memory, EmbeddingGradientIsAllocatedBesideTheOtherMicroBatches) {
+  Layout l = make(1, 4, 8);
+  l.recompute = Recompute::Full;
+  MemoryOptions none, fresh;  // stage 0 only: the last stage's logits are larger still
+  none.stages_read = fresh.stages_read = 1;
+  none.embedding_grad_bytes = 0.0;
+  const auto a = estimate_memory(model(), l, 4096, none);
+  const auto b = estimate_memory(model(), l, 4096, fresh);
+  ASSERT_EQ(a.peak_stage, 0);
+  ASSERT_EQ(b.peak_stage, 0);
+  const double table = 128256.0 * 4096.0;
+  const workload::ShardContext ctx{1, 4096, 1, 1, 1, 1, false};
+  const double working = workload::layer_activation_bytes(model(), 0, ctx).none;
+  EXPECT_NEAR(b.embedding_grad.value(), 2.0 * table, 1.0);
+  EXPECT_NEAR(b.gradients.value() - a.gradients.value(), 2.0 * table, 1.0);
+  EXPECT_NEAR(b.activations.value(), 3.0 / 4.0 * (a.activations.value() - working), 1.0);
+  EXPECT_GT(b.total().value(), a.total().value());
+  // One micro-batch per step and a 16-bit .grad: no second gradient to add into.
+  Layout once = make(1, 1, 8);
+  once.global_batch = 8;
+  MemoryOptions grads16;
+  grads16.state = StateBytes{2.0, 2.0, 12.0, 0.0, 4.0};
+  EXPECT_DOUBLE_EQ(estimate_memory(model(), once, 4096, grads16).embedding_grad.value(), 0.0);
+}
+
+// With the embedding and the loss as pipeline slots a middle stage can hold the most layers, and
+// every stage is evaluated: 32 layers + 2 slots over 4 stages (slot ends 8, 17, 25, 34) give 7, 9, 8
+// and 8 layers; with a 32k vocabulary and no recompute stage 1 (9 layers, 3 micro-batches in flight)
+// outweighs stage 0 (7 layers and the embedding, 4 in flight).
+TEST(Memory, PipelineSlotsEvaluateTheMiddleStages) {
+  workload::ModelSpec m = model();
+  m.vocab = 32000;
+  Layout l = make(1, 4, 32);
+  l.recompute = Recompute::None;
+  l.embedding_slot = l.loss_slot = true;
+  ASSERT_EQ(chunk_layers(32, l, 1, 0).count(), 9);
+  const auto peak = estimate_memory(m, l, 4096, MemoryOptions{});
+  EXPECT_EQ(peak.peak_stage, 1);
+  EXPECT_DOUBLE_EQ(peak.in_flight, 3.0);
+  MemoryOptions first;
+  first.stages_read = 1;
+  EXPECT_GT(peak.total().value(), estimate_memory(m, l, 4096, first).total().value());
 }
 
 // One more routed copy (top_k 2 -> 3) keeps, per token: the permuted input (FC1's GEMM input,
