@@ -222,6 +222,7 @@ nlohmann::json to_json(const training::TrainingJob& job, const training::StepRes
                           {"overhead", m.overhead.value()},
                           {"nccl", m.nccl.value()},
                           {"cuda_graphs", m.cuda_graphs.value()},
+                          {"embedding_grad", m.embedding_grad.value()},
                           {"host", m.host.value()},
                           {"total", m.total().value()},
                           {"capacity", r.memory_capacity.value()}}},

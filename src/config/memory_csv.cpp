@@ -81,8 +81,11 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
       // Pure bf16 training: bf16 parameters, gradients and Adam m, v; no fp32 master copy.
       o.state = parallelism::StateBytes{2.0, 2.0, 4.0, 0.0};
     }
-    if (has(notes, "8bit")) o.state.optimizer = 2.0;              // 8-bit Adam m and v
+    if (has(notes, "8bit") && !has(notes, "non-8bit")) o.state.optimizer = 2.0;  // 8-bit Adam m and v
     if (has(notes, "optimizer_in_bwd")) o.state.gradients = 0.0;  // each gradient applied and freed in backward
+    // torchtune's recipes clear the gradients with zero_grad(set_to_none=True) and keep no
+    // gradient buffer of their own: backward allocates them (MemoryOptions::lazy_gradients).
+    o.lazy_gradients = true;
   }
   if (has(notes, "muon")) o.state.optimizer -= 4.0;  // Muon keeps one momentum for the 2-D weights
   if (has(notes, "offload")) {
@@ -168,6 +171,11 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
       // reader: every layer checkpointed where the row does not say (BigScience's production
       // scripts pass --checkpoint-activations) and no sequence parallelism.
       m.options = options_of(m, job.stack);
+      if (job.layout.recipe.compiled_loss && !m.options.fused_cross_entropy) {
+        // recipe_settings compile_loss: as `fmsim train --compile-loss`, 16-bit logits and gradient.
+        m.options.fused_cross_entropy = true;
+        m.options.fused_loss_in_place = false;
+      }
     }
     out.push_back(std::move(m));
   }

@@ -119,8 +119,7 @@ std::string stack_of(const std::string& framework) {
   if (contains(framework, "megatron-lm (2021") || contains(framework, "megatron-lm (2022") ||
       contains(framework, "megatron-deepspeed"))
     return std::string(to_string(Stack::MegatronLegacy));
-  return std::string(
-      to_string(Stack::Megatron));  // NeMo, Megatron-LM/Core/Bridge, Megatron-DeepSpeed, Meta's 4D parallelism
+  return std::string(to_string(Stack::Megatron));  // NeMo, Megatron-LM/Core/Bridge, Meta's 4D parallelism
 }
 
 core::Precision precision_of(const std::string& p) {
@@ -228,6 +227,12 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       } else {
         throw bad("full_iteration, transformer_engine, local, none");
       }
+    } else if (key == "compile_loss") {
+      // The loss compiled with the model (`fmsim train --compile-loss`; torchtune's compiled chunked
+      // cross-entropy, torchtitan's compiled loss): 16-bit logits and gradient.
+      const auto v = core::kYesNoWords.parse(value);
+      if (!v) throw bad(core::kYesNoWords.allowed());
+      l.recipe.compiled_loss = *v;
     } else if (key == "moe_a2a_overlap" || key == "cutedsl_fused_grouped_mlp" || key == "fp8_dot_product_attention") {
       // Megatron-Bridge performance-recipe switches (scripts/performance/configs, WorkloadBaseConfig).
       const auto v = core::kYesNoWords.parse(value);
@@ -252,8 +257,8 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       if (value != "type:transformer" && value != "type:transformer|embedding") {
         throw bad("type:transformer, type:transformer|embedding");
       }
-      l.greedy_split = true;
-      l.embedding_slot = l.loss_slot = value == "type:transformer|embedding";
+      l.greedy_split = l.pp > 1;
+      l.embedding_slot = l.loss_slot = l.pp > 1 && value == "type:transformer|embedding";
       l.first_stage_layers = l.last_stage_layers = 0;
       l.balanced_head_layers = 0.0;
     } else if (key == "optimizer_dtype") {
@@ -266,7 +271,7 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
           fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute, recompute_modules, "
                       "micro_batch_size, vp, tp_overlap, fp8_params, grad_reduce_in_fp32, optimizer_dtype, "
                       "document_tokens, cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp, "
-                      "fp8_dot_product_attention, moe_token_dispatcher_type, pp_partition_method)",
+                      "fp8_dot_product_attention, moe_token_dispatcher_type, pp_partition_method, compile_loss)",
                       key));
     }
   }
@@ -512,8 +517,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     }
     // Megatron-DeepSpeed splits with DeepSpeed's partition_method 'type:transformer' unless told
     // otherwise (GPTModelPipe; Layout::greedy_split); recipe_settings' pp_partition_method says.
-    if ((contains(row.framework, "megatron-deepspeed") || contains(row.framework, "deepspeed pp engine")) && l.pp > 1 &&
-        l.vp == 1) {
+    if (contains(row.framework, "megatron-deepspeed") && l.pp > 1 && l.vp == 1 && !l.embedding_slot) {
       l.greedy_split = true;
     }
     l.micro_batch = integer("micro_batch_size", 1);

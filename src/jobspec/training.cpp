@@ -245,9 +245,9 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
       if (o.embedding_slot < 0 && o.loss_slot < 0) l = parallelism::with_recipe_pipeline_split(l, job.model.num_layers);
       break;
     case parallelism::PipelineSplit::DeepSpeed:
-      // The embedding flag is DeepSpeed's '|embedding': both tied embedding layers weigh one.
+      // Either slot flag is DeepSpeed's '|embedding': both tied embedding layers weigh one.
       l.greedy_split = l.pp > 1;
-      l.loss_slot = l.embedding_slot;
+      l.embedding_slot = l.loss_slot = l.embedding_slot || l.loss_slot;
       break;
     case parallelism::PipelineSplit::Nanotron:
       if (l.pp > 1) l.balanced_head_layers = parallelism::compute_balanced_head_layers(job.model);

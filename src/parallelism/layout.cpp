@@ -65,14 +65,17 @@ std::optional<std::string> why_invalid_split(int layers, const Layout& l) {
     // GPTModelPipe fails unless every stage has a transformer layer.
     const std::int64_t slots = std::int64_t{layers} + (l.embedding_slot ? 1 : 0) + (l.loss_slot ? 1 : 0);
     const std::int64_t b = (slots + l.pp - 1) / l.pp;
-    const std::int64_t last_layers = slots - b * (l.pp - 1) - (l.loss_slot ? 1 : 0);
-    const std::int64_t first_layers = b - (l.embedding_slot ? 1 : 0);
-    if (last_layers < 1 || first_layers < 1) {
+    // Stage k holds slots [k b, (k + 1) b); the last layer is slot e + layers - 1.
+    const std::int64_t e = l.embedding_slot ? 1 : 0;
+    const std::int64_t first_empty = b - e < 1 ? 0 : (e + layers - 1) / b + 1;
+    if (first_empty < l.pp) {
+      const std::string which = first_empty == 0          ? "stage 0"
+                                : first_empty == l.pp - 1 ? fmt::format("stage {}", first_empty)
+                                                          : fmt::format("stages {}-{}", first_empty, l.pp - 1);
       return fmt::format(
-          "DeepSpeed's pipeline split gives each of the first {} stages {} of the {} slots{}, which leaves stage "
-          "{} no transformer layer (Megatron-DeepSpeed needs one on every stage)",
-          l.pp - 1, b, slots, slots > layers ? " (layers with the embedding slots)" : "",
-          first_layers < 1 ? 0 : l.pp - 1);
+          "DeepSpeed's pipeline split fills the stages in order with {} of the {} slots{} each, which leaves {} "
+          "no transformer layer (Megatron-DeepSpeed needs one on every stage)",
+          b, slots, slots > layers ? " (layers and the embedding slots)" : "", which);
     }
   }
   if (counts) {

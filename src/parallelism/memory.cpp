@@ -304,17 +304,19 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       // Gathered 16-bit layers (this one and the prefetched next) and one unsharded gradient.
       buffers += 3.0 * s.largest_layer * 2.0;
     }
+    double loss_buffers = 0.0;  // the last stage's head and loss tensors, freed early in its backward
     if (stage == last) {
       // The final norm's input and its output, the LM head's GEMM input, kept for their backward
       // (16-bit, sequence-split with SP; the head's input whole when TP keeps gathered inputs).
       const double sp_div = l.sequence_parallel ? std::max(1, l.tp) : 1;
-      buffers += tokens * static_cast<double>(model.hidden) * 2.0 *
-                 (1.0 / sp_div + (o.gathered_tp_inputs ? 1.0 : 1.0 / sp_div));
+      loss_buffers += tokens * static_cast<double>(model.hidden) * 2.0 *
+                      (1.0 / sp_div + (o.gathered_tp_inputs ? 1.0 : 1.0 / sp_div));
       // Logits in 16-bit, their fp32 copy for the loss and its gradient on the last stage; a fused
       // cross-entropy keeps only the 16-bit logits and overwrites them with their gradient.
       // Each MTP module computes its own logits through the shared head.
-      buffers += (1.0 + s.mtp_layers) * tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) *
-                 (o.fused_cross_entropy ? (o.fused_loss_in_place ? 2.0 : 4.0) : 2.0 + 4.0 + 4.0);
+      loss_buffers += (1.0 + s.mtp_layers) * tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) *
+                      (o.fused_cross_entropy ? (o.fused_loss_in_place ? 2.0 : 4.0) : 2.0 + 4.0 + 4.0);
+      buffers += loss_buffers;
     }
     if (model.is_moe()) {
       // Token dispatch buffers of the MoE layer in flight: the top_k copies of this rank's tokens
@@ -331,17 +333,22 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     // The input embedding's backward, the last of each micro-batch's backward on the first stage,
     // allocates the table's gradient anew before it is added into the accumulated one (see
     // MemoryOptions::embedding_grad_bytes). That micro-batch's activations are gone by then; the
-    // others in flight are not. FSDP's unsharded gradient is counted with its gathered layers.
+    // others in flight are not, and on a single stage neither are the head's and the loss's
+    // tensors. FSDP's unsharded gradient is counted with its gathered layers; a frozen embedding
+    // (LoRA: no gradients) has none.
     const bool accumulates = mbs_total > 1.0 || state.gradients > state.weights;
-    if (stage == 0 && !zero3 && accumulates && o.embedding_grad_bytes > 0.0) {
+    if (stage == 0 && !zero3 && accumulates && grads > 0.0 && o.embedding_grad_bytes > 0.0) {
       const double held =
           (in_flight - 1.0) / in_flight * (activations - (l.recompute == Recompute::Full ? s.full_layer : 0.0));
       const double fresh = o.embedding_grad_bytes * s.embedding;
-      if (held + fresh > activations) {
+      if (held + fresh > activations + loss_buffers) {
         m.embedding_grad = core::Bytes(fresh);
         m.gradients = core::Bytes(grads + fresh);
         activations = held;
         m.activations = core::Bytes(held);
+        m.in_flight = in_flight - 1.0;
+        buffers -= loss_buffers;
+        m.buffers = core::Bytes(buffers);
       }
     }
     // The optimizer step runs after the last backward has freed the activations: its transient
@@ -354,8 +361,12 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     const double transient = std::max(step_grad, m.reduce_copy.value());
     // The gradient buckets are done by then too; only CUDA graphs' static buffers persist.
     const double released = activations + m.embedding_grad.value() + buffers - m.cuda_graphs.value();
+    // Gradients allocated by backward with one micro-batch per step (MemoryOptions::lazy_gradients)
+    // do not exist yet at the backward's peak: they compete with what it releases, as the step's
+    // transient does.
+    const bool lazy = o.lazy_gradients && mbs_total <= 1.0 && grads > 0.0;
     double cached_step = transient;
-    if (transient > released) {
+    if ((lazy ? grads : 0.0) + transient > released) {
       m.embedding_grad = core::Bytes(0.0);
       m.gradients = core::Bytes(grads);
       if (m.reduce_copy.value() > step_grad)
@@ -366,6 +377,9 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       m.buffers = m.cuda_graphs;
       m.optimizer_step_peak = true;
       cached_step = released;
+    } else if (lazy) {
+      m.gradients = core::Bytes(0.0);
+      m.lazy_gradients_pending = true;
     }
     m.fragmentation = core::Bytes(o.fragmentation * m.allocated().value());
     m.cache = core::Bytes(o.cache_reserve * (m.allocated().value() + cached_step) + cached_step);

@@ -86,6 +86,12 @@ struct MemoryOptions {
   /// (DeepSpeed's PipelineEngine pipe_buffers["outputs"]); Megatron-Core frees the output's data
   /// once sent (deallocate_pipeline_outputs), keeping only its autograd node.
   bool keeps_pipeline_outputs = false;
+  /// The gradients are tensors backward allocates, cleared with zero_grad(set_to_none=True), with no
+  /// persistent gradient buffer (plain PyTorch loops: torchtune's recipes). With one micro-batch per
+  /// step none exists at the start of backward, when the activations and the loss's buffers peak,
+  /// and all exist at its end, when those are freed: above the weights and optimizer states the
+  /// peak is max(activations + buffers, gradients + the step's transient), not their sum.
+  bool lazy_gradients = false;
   /// Bytes per input-embedding parameter that the embedding's backward allocates on the first stage
   /// before adding them into the gradient already accumulated: 2, the 16-bit gradient of the table
   /// (torch AccumulateGrad adds a new gradient into an existing .grad in place; Megatron's main_grad
@@ -139,6 +145,9 @@ struct MemoryBreakdown {
   double params_on_gpu = 0.0;        ///< parameters held (before sharding by DP)
   int peak_stage = 0;                ///< pipeline stage with the peak (0 = first)
   bool optimizer_step_peak = false;  ///< the peak is the optimizer step (its transient copies), not the backward
+  /// The peak is the start of backward, before it allocates the gradients (MemoryOptions::lazy_gradients):
+  /// `gradients` is 0 there.
+  bool lazy_gradients_pending = false;
   /// The optimizer step's fp32 gradient copy (StateBytes::step_grad): alive from the step to the
   /// next zero_grad (Megatron-Core clears it before the next forward), so part of the trainer state
   /// between steps; in `optimizer` when the step is the peak.
@@ -147,7 +156,8 @@ struct MemoryBreakdown {
   /// the peak.
   core::Bytes reduce_copy{};
   /// The input embedding's fresh gradient (MemoryOptions::embedding_grad_bytes); in `gradients`
-  /// when its backward is the peak (the other in-flight micro-batches' activations held).
+  /// when its backward is the peak (the other in-flight micro-batches' activations held, `in_flight`
+  /// of them).
   core::Bytes embedding_grad{};
   double in_flight = 1.0;  ///< micro-batches whose activations that stage holds at its peak
   /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).

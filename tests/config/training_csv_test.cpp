@@ -201,7 +201,7 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
   for (const char* bad :
        {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe", "grad_reduce_in_fp32=half",
         "tp_overlap=2", "document_tokens=0", "document_tokens=2.5", "colour=red", "cuda_graph_impl=partial",
-        "moe_a2a_overlap=2", "fp8_dot_product_attention=maybe"}) {
+        "moe_a2a_overlap=2", "fp8_dot_product_attention=maybe", "compile_loss=maybe", "pp_partition_method=uniform"}) {
     try {
       training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
       ADD_FAILURE() << bad;
@@ -270,7 +270,8 @@ TEST(TrainingRows, MegatronDeepSpeedRowsSplitTheirPipelineAsDeepSpeed) {
   EXPECT_EQ(plain.layout.sharding, parallelism::Sharding::DistributedOptimizer);
   EXPECT_TRUE(plain.layout.greedy_split);
   EXPECT_FALSE(plain.layout.embedding_slot);
-  const auto slots = first_job_with(cells, "pp_partition_method=type:transformer|embedding");
+  const auto slots = first_job_with(cells, "pp_partition_method=type:transformer|embedding; compile_loss=yes");
+  EXPECT_TRUE(slots.layout.recipe.compiled_loss);
   EXPECT_TRUE(slots.layout.greedy_split);
   EXPECT_TRUE(slots.layout.embedding_slot);
   EXPECT_TRUE(slots.layout.loss_slot);

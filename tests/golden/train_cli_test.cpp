@@ -285,10 +285,36 @@ TEST(TrainCli, PipelineSplitFlagAndJobKey) {
   for (const char* a : {"--pp", "24", "--pipeline-split", "deepspeed"}) deep_args.emplace_back(a);
   const auto deep = run_fmsim(deep_args);
   EXPECT_EQ(deep.exit_code, 2);
-  EXPECT_THAT(deep.err, HasSubstr("no transformer layer"));
+  EXPECT_THAT(deep.err, HasSubstr("leaves stages 20-23 no transformer layer"));  // 80 layers, 4 per stage
+  // Either slot flag is DeepSpeed's 'type:transformer|embedding': both tied embedding layers weigh one.
+  const auto slots =
+      run({"--pp", "12", "--pipeline-split", "deepspeed", "--account-for-loss-in-pipeline-split", "--json"});
+  ASSERT_EQ(slots.exit_code, 0) << slots.err;
+  const auto sj = nlohmann::json::parse(slots.out);
+  EXPECT_EQ(sj["layout"]["account_for_embedding_in_pipeline_split"], true);
+  EXPECT_EQ(sj["layout"]["account_for_loss_in_pipeline_split"], true);
   const auto unknown = run({"--pp", "12", "--pipeline-split", "zigzag"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("allowed: even (megatron), deepspeed (type:transformer), nanotron (compute)"));
+}
+
+// The input embedding's fresh gradient (2 B x 128256 x 4096 = 0.98 GiB) on stage 0 of an 8-stage
+// pipeline with tiny activations (seq 256, full recompute) is the peak: the JSON names it and the
+// phase says how many other micro-batches are held (7 of 8).
+TEST(TrainCli, EmbeddingGradientPeakIsNamed) {
+  const auto r =
+      run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p4de.24xlarge:1", "--pp", "8", "--recompute", "full",
+                 "--gbs", "64", "--seq", "256", "--stack", "megatron-legacy", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["memory_bytes"]["embedding_grad"].get<double>(), 2.0 * 128256 * 4096, 1.0);
+  EXPECT_EQ(j["memory_peak"]["stage"], 0);
+  EXPECT_EQ(j["memory_peak"]["phase"], "input-embedding backward (its fresh gradient), 7 other micro-batches held");
+  const auto lora =
+      run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p4de.24xlarge:1", "--pp", "8", "--recompute", "full",
+                 "--gbs", "64", "--seq", "256", "--stack", "megatron-legacy", "--task", "lora", "--json"});
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(lora.out)["memory_bytes"]["embedding_grad"].get<double>(), 0.0);
 }
 
 // A job file's parallelism.moe_dispatcher is read like the flag; without either, an MoE job
