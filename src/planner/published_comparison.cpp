@@ -24,6 +24,9 @@ std::string outside_search_space(const PlanRequest& r, const hardware::ClusterSp
   const auto variants = enumerate_variants(r.space, sized.gpu);
   std::vector<std::string> why;
   if (l.shard_group > 0) why.push_back(fmt::format("hybrid FSDP shard group {} is not searched", l.shard_group));
+  if (l.greedy_split)
+    why.push_back("DeepSpeed's pipeline split by layer type is not searched (Megatron's even split is)");
+  if (l.balanced_head_layers > 0.0) why.push_back("nanotron's compute-balanced pipeline split is not searched");
   if (l.etp > 1 && l.etp != l.tp) {
     why.push_back(fmt::format("expert tensor parallelism etp {} (other than 1 or tp) is not searched", l.etp));
   }
@@ -135,6 +138,8 @@ std::vector<PublishedComparison> compare_with_published(const std::vector<Publis
           best.layout.cp == published->layout.cp && best.layout.ep == published->layout.ep &&
           best.layout.vp == published->layout.vp && ratio <= 1.0 + 1e-9) {
         line.verdict = "agrees (same tp/pp/vp/cp/ep)";
+        if (published->layout.greedy_split || published->layout.balanced_head_layers > 0.0)
+          line.verdict += "; the planner splits the pipeline evenly, the published run did not";
       } else if (ratio <= 1.0 + 1e-9) {
         line.verdict = fmt::format("planner {:.0f}% faster", 100.0 * (1.0 / ratio - 1.0));
       } else if (!line.published_fits) {
