@@ -84,8 +84,9 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
     if (has(notes, "8bit") && !has(notes, "non-8bit")) o.state.optimizer = 2.0;  // 8-bit Adam m and v
     if (has(notes, "optimizer_in_bwd")) o.state.gradients = 0.0;  // each gradient applied and freed in backward
     // torchtune's recipes clear the gradients with zero_grad(set_to_none=True) and keep no
-    // gradient buffer of their own: backward allocates them (MemoryOptions::lazy_gradients).
-    o.lazy_gradients = true;
+    // gradient buffer of their own (single device, or FSDP2's sharded gradients): backward
+    // allocates them (MemoryOptions::lazy_gradients). DDP's buckets and DeepSpeed's partitions persist.
+    o.lazy_gradients = has(fw, "torchtune") && !has(r.sharding, "ddp");
   }
   if (has(notes, "muon")) o.state.optimizer -= 4.0;  // Muon keeps one momentum for the 2-D weights
   if (has(notes, "offload")) {

@@ -246,6 +246,12 @@ training::TrainingJob make_training_job(const TrainingJobFlags& o, const hardwar
       break;
     case parallelism::PipelineSplit::DeepSpeed:
       // Either slot flag is DeepSpeed's '|embedding': both tied embedding layers weigh one.
+      if (o.embedding_slot >= 0 && o.loss_slot >= 0 && o.embedding_slot != o.loss_slot) {
+        throw core::InputError::flag("--pipeline-split",
+                                     "deepspeed weighs both tied embedding layers or neither (partition_method "
+                                     "type:transformer|embedding or type:transformer): the embedding and loss slot "
+                                     "settings must agree");
+      }
       l.greedy_split = l.pp > 1;
       l.embedding_slot = l.loss_slot = l.embedding_slot || l.loss_slot;
       break;

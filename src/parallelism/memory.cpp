@@ -332,12 +332,14 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     m.buffers = core::Bytes(buffers);
     // The input embedding's backward, the last of each micro-batch's backward on the first stage,
     // allocates the table's gradient anew before it is added into the accumulated one (see
-    // MemoryOptions::embedding_grad_bytes). That micro-batch's activations are gone by then; the
-    // others in flight are not, and on a single stage neither are the head's and the loss's
-    // tensors. FSDP's unsharded gradient is counted with its gathered layers; a frozen embedding
-    // (LoRA: no gradients) has none.
+    // MemoryOptions::embedding_grad_bytes). That micro-batch's activations are gone by then, and on
+    // a single stage the head's and the loss's tensors as well; the other micro-batches in flight
+    // are not. FSDP's unsharded gradient is counted with its gathered layers; a frozen embedding
+    // (LoRA: no gradients) has none, nor do gradients allocated by backward (lazy_gradients, below:
+    // AccumulateGrad keeps the new tensor).
+    const bool lazy = o.lazy_gradients && mbs_total <= 1.0 && grads > 0.0;
     const bool accumulates = mbs_total > 1.0 || state.gradients > state.weights;
-    if (stage == 0 && !zero3 && accumulates && grads > 0.0 && o.embedding_grad_bytes > 0.0) {
+    if (stage == 0 && !zero3 && !lazy && accumulates && grads > 0.0 && o.embedding_grad_bytes > 0.0) {
       const double held =
           (in_flight - 1.0) / in_flight * (activations - (l.recompute == Recompute::Full ? s.full_layer : 0.0));
       const double fresh = o.embedding_grad_bytes * s.embedding;
@@ -362,11 +364,16 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
     // The gradient buckets are done by then too; only CUDA graphs' static buffers persist.
     const double released = activations + m.embedding_grad.value() + buffers - m.cuda_graphs.value();
     // Gradients allocated by backward with one micro-batch per step (MemoryOptions::lazy_gradients)
-    // do not exist yet at the backward's peak: they compete with what it releases, as the step's
-    // transient does.
-    const bool lazy = o.lazy_gradients && mbs_total <= 1.0 && grads > 0.0;
+    // do not exist yet at the backward's peak, except the LM head's, which its backward (the first)
+    // creates while the logits' gradient and every activation are live: the rest compete with what
+    // the backward releases, as the step's transient does.
+    const double head_grad =
+        lazy && stage == last
+            ? std::min(grads, state.gradients * static_cast<double>(model.vocab) * static_cast<double>(model.hidden) /
+                                  std::max(1, l.tp) / (zero3 ? shard : 1.0))
+            : 0.0;
     double cached_step = transient;
-    if ((lazy ? grads : 0.0) + transient > released) {
+    if ((lazy ? grads - head_grad : 0.0) + transient > released) {
       m.embedding_grad = core::Bytes(0.0);
       m.gradients = core::Bytes(grads);
       if (m.reduce_copy.value() > step_grad)
@@ -378,7 +385,7 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       m.optimizer_step_peak = true;
       cached_step = released;
     } else if (lazy) {
-      m.gradients = core::Bytes(0.0);
+      m.gradients = core::Bytes(head_grad);
       m.lazy_gradients_pending = true;
     }
     m.fragmentation = core::Bytes(o.fragmentation * m.allocated().value());

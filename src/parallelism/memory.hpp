@@ -89,8 +89,10 @@ struct MemoryOptions {
   /// The gradients are tensors backward allocates, cleared with zero_grad(set_to_none=True), with no
   /// persistent gradient buffer (plain PyTorch loops: torchtune's recipes). With one micro-batch per
   /// step none exists at the start of backward, when the activations and the loss's buffers peak,
-  /// and all exist at its end, when those are freed: above the weights and optimizer states the
-  /// peak is max(activations + buffers, gradients + the step's transient), not their sum.
+  /// but the LM head's, which the head's backward creates first, and all exist at its end, when
+  /// those are freed: above the weights and optimizer states the peak is max(activations +
+  /// buffers + the head's gradient, gradients + the step's transient), not their sum. FSDP's
+  /// sharded gradients (torchtune's distributed recipe) are allocated the same way.
   bool lazy_gradients = false;
   /// Bytes per input-embedding parameter that the embedding's backward allocates on the first stage
   /// before adding them into the gradient already accumulated: 2, the 16-bit gradient of the table
@@ -146,7 +148,7 @@ struct MemoryBreakdown {
   int peak_stage = 0;                ///< pipeline stage with the peak (0 = first)
   bool optimizer_step_peak = false;  ///< the peak is the optimizer step (its transient copies), not the backward
   /// The peak is the start of backward, before it allocates the gradients (MemoryOptions::lazy_gradients):
-  /// `gradients` is 0 there.
+  /// `gradients` holds only the LM head's there (on the last stage).
   bool lazy_gradients_pending = false;
   /// The optimizer step's fp32 gradient copy (StateBytes::step_grad): alive from the step to the
   /// next zero_grad (Megatron-Core clears it before the next forward), so part of the trainer state

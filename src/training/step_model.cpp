@@ -899,11 +899,13 @@ std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryB
   const int last = std::max(1, l.pp) - 1;
   if (m.optimizer_step_peak && m.reduce_copy > m.step_grad)
     return "gradient all-reduce after the last backward (16-bit copy of the fp32 gradients)";
+  if (m.optimizer_step_peak && m.step_grad.value() <= 0.0 && m.reduce_copy.value() <= 0.0)
+    return "end of backward (every gradient allocated)";
   if (m.optimizer_step_peak) return "optimizer step (fp32 copy of the gradient shard)";
   if (m.embedding_grad.value() > 0.0) {
     return fmt::format("input-embedding backward (its fresh gradient), {:.3g} other micro-batches held", m.in_flight);
   }
-  if (m.lazy_gradients_pending) return "start of backward, before it allocates the gradients";
+  if (m.lazy_gradients_pending) return "start of backward, before it allocates the gradients (the LM head's first)";
   if (m.peak_stage == last && last > 0) return "loss and LM-head backward (logits live)";
   const std::string held = m.in_flight > 1.0 ? fmt::format("{:.3g} micro-batches in flight", m.in_flight)
                                              : std::string("one micro-batch in flight");

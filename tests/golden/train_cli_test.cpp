@@ -293,6 +293,13 @@ TEST(TrainCli, PipelineSplitFlagAndJobKey) {
   const auto sj = nlohmann::json::parse(slots.out);
   EXPECT_EQ(sj["layout"]["account_for_embedding_in_pipeline_split"], true);
   EXPECT_EQ(sj["layout"]["account_for_loss_in_pipeline_split"], true);
+  const std::string disagree = ::testing::TempDir() + "fmsim_pipeline_split_slots.yaml";
+  std::ofstream(disagree)
+      << "kind: TrainingJob\nparallelism: {pipeline_split: deepspeed, "
+         "account_for_embedding_in_pipeline_split: true, account_for_loss_in_pipeline_split: false}\n";
+  const auto mixed = run({"--pp", "12", "--job", disagree});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_THAT(mixed.err, HasSubstr("slot settings must agree"));
   const auto unknown = run({"--pp", "12", "--pipeline-split", "zigzag"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("allowed: even (megatron), deepspeed (type:transformer), nanotron (compute)"));
