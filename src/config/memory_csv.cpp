@@ -22,11 +22,14 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
   const std::string notes = core::to_lower(r.precision + " " + r.optimizer + " " + r.sharding);
   // Only NeMo / Megatron-Bridge recipes fuse the loss with Transformer Engine.
   if (!has(fw, "nemo") && !has(fw, "bridge")) o.fused_cross_entropy = false;
-  if (has(fw, "compile") && has(fw, "loss")) {
+  const bool compiled_loss =
+      (has(fw, "compile") && has(fw, "loss")) || (r.run.job && r.run.job->layout.recipe.compiled_loss);
+  if (compiled_loss && !o.fused_cross_entropy) {
     // A compiled loss (torchtitan with compile from 2025-04-02, bbb1b616e, build_cross_entropy_loss:
     // torch.compile(cross_entropy(pred.float(), labels))): Inductor fuses the fp32 upcast into the
     // log-softmax and saves the 16-bit logits and a per-row log-sum-exp for the backward, which
-    // writes a 16-bit gradient: 4 B per logit, as llm-foundry's fused loss.
+    // writes a 16-bit gradient: 4 B per logit, as llm-foundry's fused loss. recipe_settings
+    // compile_loss says the same (`fmsim train --compile-loss`).
     o.fused_cross_entropy = true;
     o.fused_loss_in_place = false;
   }
@@ -172,11 +175,6 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
       // reader: every layer checkpointed where the row does not say (BigScience's production
       // scripts pass --checkpoint-activations) and no sequence parallelism.
       m.options = options_of(m, job.stack);
-      if (job.layout.recipe.compiled_loss && !m.options.fused_cross_entropy) {
-        // recipe_settings compile_loss: as `fmsim train --compile-loss`, 16-bit logits and gradient.
-        m.options.fused_cross_entropy = true;
-        m.options.fused_loss_in_place = false;
-      }
     }
     out.push_back(std::move(m));
   }
