@@ -75,6 +75,7 @@ std::string overlap_note(const parallelism::Layout& l) {
   if (l.recipe.fused_grouped_mlp) out += " | fused grouped MLP";
   if (l.recipe.fp8_attention) out += " | FP8 attention";
   if (l.recipe.compiled_loss) out += " | compiled loss";
+  if (l.recipe.loss_chunks > 1) out += fmt::format(" | loss in {} chunks", l.recipe.loss_chunks);
   return out;
 }
 
@@ -129,6 +130,7 @@ nlohmann::json layout_json(const training::TrainingJob& job, const training::Ste
           {"fused_grouped_mlp", l.recipe.fused_grouped_mlp},
           {"fp8_attention", l.recipe.fp8_attention},
           {"compile_loss", l.recipe.compiled_loss},
+          {"loss_chunks", l.recipe.loss_chunks},
           {"stack", job.stack},
           {"pipeline_split", parallelism::kPipelineSplitWords.name(pipeline_split_of(l))},
           {"account_for_embedding_in_pipeline_split", l.embedding_slot},

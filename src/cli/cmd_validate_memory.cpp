@@ -80,6 +80,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
           x["skipped"] = r.run.reason;
         } else {
           x["layout"] = r.run.layout_summary;
+          if (!r.run.layers_derived_from.empty()) x["layers_derived_from"] = r.run.layers_derived_from;
           if (r.measured_gib) {
             x["predicted_gib"] = o.predicted_gib;
             x["error_pct"] = o.error_pct;
@@ -107,13 +108,15 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
 
     std::cout << fmt::format("{:<6}{:<18.17}{:<22.21}{:>6}  {:<40.39}{:<12}{:>9}{:>10}{:>9}  {}\n", "row", "model",
                              "framework", "gpus", "layout", "quantity", "meas GiB", "pred GiB", "error", "verdict");
-    std::vector<std::string> skipped;
+    std::vector<std::string> skipped, derived;
     for (const auto& o : outcomes) {
       const auto& r = *o.row;
       if (!r.run.job) {
         skipped.push_back(fmt::format("  {} ({}): {}", r.run.row_id, r.run.model, r.run.reason));
         continue;
       }
+      if (!r.run.layers_derived_from.empty())
+        derived.push_back(fmt::format("  {}: {}", r.run.row_id, r.run.layers_derived_from));
       const std::string verdict =
           fmt::format("{} {:.1f}/{:.0f} GiB{}", o.fits ? "fits" : "OOM", o.memory.total().value() / kGiB,
                       o.capacity_gib, o.verdict_right ? "" : "  WRONG");
@@ -127,6 +130,10 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         std::cout << breakdown_line(o.reading_apart ? "peak, " : "", o.memory);
         if (o.reading_apart) std::cout << breakdown_line("read on the first node, ", o.reading);
       }
+    }
+    if (!derived.empty()) {
+      std::cout << fmt::format("\nlayer count not published, derived ({}):\n{}\n", derived.size(),
+                               core::join(derived, "\n"));
     }
     if (!skipped.empty()) {
       std::cout << fmt::format("\nnot predicted ({}):\n{}\n", skipped.size(), core::join(skipped, "\n"));

@@ -26,6 +26,11 @@ void add_recipe_switch_flags(CLI::App& cmd, parallelism::RecipeSwitches& s) {
   cmd.add_flag("--compile-loss", s.compiled_loss,
                "The loss compiled with the model (torchtitan compile.components [model, loss]): 16-bit\n"
                "logits and gradient, 4 B per logit instead of 10 (a stack with a fused loss keeps its own)");
+  cmd.add_option("--loss-chunks", s.loss_chunks,
+                 "Compute the LM head and loss in N chunks of the tokens, each chunk's backward before the next\n"
+                 "(torchtitan ChunkedLossWrapper num_chunks): one chunk's logits live at a time")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
 }
 
 void add_training_job_flags(CLI::App& cmd, jobspec::TrainingJobFlags& f, const std::string& job_file_flag) {

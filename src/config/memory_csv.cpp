@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "parallelism/stack.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -168,6 +169,16 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
     if (!m.measured_gib && m.quantity != MemoryQuantity::OutOfMemory && m.quantity != MemoryQuantity::Fits) {
       m.run.job.reset();
       m.run.reason = "no measured_peak_gib for memory_kind '" + m.memory_kind + "'";
+    }
+    if (m.run.job && m.run.job->stack == parallelism::to_string(parallelism::Stack::TorchTitan) &&
+        m.run.job->layout.precision == core::Precision::FP4) {
+      // torchao's NVFP4 training (a prototype) replaces the linears' matrix products with its own
+      // operators, which torchtitan's per-op SAC does not save as it saves aten.mm, and quantizes
+      // around them in compiled code it does save: what a converted layer keeps is not modelled.
+      m.run.job.reset();
+      m.run.reason =
+          "NVFP4 training under torchtitan (torchao prototype): the activations per-op SAC keeps around "
+          "its FP4 matrix products are not modelled";
     }
     if (m.run.job) {
       auto& job = *m.run.job;

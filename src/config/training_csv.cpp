@@ -88,6 +88,16 @@ std::optional<HardwareMatch> map_hardware(const std::string& hw) {
   if (contains(h, "gb200")) return HardwareMatch{"gb200-nvl72", ""};
   if (contains(h, "b300")) return HardwareMatch{"dgx-b300", ""};
   if (contains(h, "b200")) return HardwareMatch{"dgx-b200", ""};
+  if (contains(h, "sm100")) {
+    // Compute capability 10.0 is B200 (183,359 MiB visible, 179 GiB) or GB200's Blackwell (185 GiB):
+    // a capacity stated above 182 GiB is the GB200's.
+    const auto gib = h.find(" gib");
+    std::size_t b = gib;
+    while (b != std::string::npos && b > 0 && (std::isdigit(static_cast<unsigned char>(h[b - 1])) || h[b - 1] == '.'))
+      --b;
+    const auto cap = gib == std::string::npos ? std::nullopt : number(h.substr(b, gib - b));
+    return HardwareMatch{cap && *cap > 182.0 ? "gb200-nvl72" : "dgx-b200", ""};
+  }
   if (contains(h, "h200")) return HardwareMatch{"p5en.48xlarge", ""};
   if (contains(h, "h800")) return HardwareMatch{"dgx-h100", "h800-sxm"};
   if (contains(h, "h100")) return HardwareMatch{"dgx-h100", ""};
@@ -144,6 +154,50 @@ workload::MlpKind mlp_of(const std::string& model) {
     if (contains(model, gelu) && !contains(model, "gpt-oss")) return workload::MlpKind::Gelu;
   }
   return workload::MlpKind::SwiGlu;
+}
+
+// A dense GPT's layer count from the parameter count its row states (params_total, else the
+// "200B" in the model's name), for rows that give the size but not the layers (BigScience's tr11
+// topology tables: "the number of layers had to be tweaked to fit PP and NHIDDEN was fixed").
+// Megatron's GPT has P = L (12 h^2 + 13 h) + (V + s) h with a 4h MLP (per layer: QKV and output
+// projections 4 h^2 + 4 h, MLP 8 h^2 + 5 h, two layer norms 4 h; word and position embeddings).
+// With pp > 1 the nearest multiple of pp: Megatron-LM splits its layers evenly over the stages
+// (ParallelTransformer._get_num_layers asserts num_layers % pp == 0). nullopt without the cells.
+struct DerivedLayers {
+  int layers = 0;
+  std::string how;
+};
+template <class Get>
+std::optional<DerivedLayers> layers_from_size(Get&& get, const std::string& model) {
+  const auto h = number(get("hidden_size"));
+  const auto v = number(get("vocab_size"));
+  const auto ffn = number(get("ffn_hidden_size"));
+  if (!h || !v || *h <= 0 || number(get("moe_num_experts")).value_or(0.0) > 1.0) return std::nullopt;
+  if ((ffn && *ffn != 4.0 * *h) || mlp_of(model) != workload::MlpKind::Gelu) return std::nullopt;
+  std::optional<double> params;
+  std::string stated = get("params_total");
+  if (!stated.empty()) {
+    params = core::parse_count(stated.substr(0, stated.find(' '))).value;
+  } else {
+    // The last word of the name that reads as a count of billions ("GPT 200B").
+    std::stringstream words(model);
+    for (std::string w; words >> w;) {
+      if (w.size() > 1 && (w.back() == 'B' || w.back() == 'b') && number(w.substr(0, w.size() - 1))) {
+        params = core::parse_count(w).value;
+        stated = w;
+      }
+    }
+  }
+  if (!params || *params <= 0) return std::nullopt;
+  const double s = number(get("seq_len")).value_or(0.0);
+  const double exact = (*params - (*v + s) * *h) / (12.0 * *h * *h + 13.0 * *h);
+  if (!(exact >= 0.5) || exact > 1e6) return std::nullopt;
+  const int pp = std::max(1, static_cast<int>(std::lround(number(get("pp")).value_or(1.0))));
+  const int layers = std::max(pp, static_cast<int>(std::lround(exact / pp)) * pp);
+  return DerivedLayers{
+      layers, fmt::format("{} layers from the stated {} parameters: P = L (12 h^2 + 13 h) + "
+                          "(V + s) h gives {:.1f}{}",
+                          layers, stated, exact, pp > 1 ? fmt::format(", the nearest multiple of pp {}", pp) : "")};
 }
 
 }  // namespace
@@ -261,6 +315,11 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       l.embedding_slot = l.loss_slot = l.pp > 1 && value == "type:transformer|embedding";
       l.first_stage_layers = l.last_stage_layers = 0;
       l.balanced_head_layers = 0.0;
+    } else if (key == "loss_chunks") {
+      // torchtitan's ChunkedLossWrapper num_chunks (RecipeSwitches::loss_chunks).
+      const auto v = number(value);
+      if (!v || *v < 1.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of at least 1");
+      l.recipe.loss_chunks = static_cast<int>(*v);
     } else if (key == "optimizer_dtype") {
       const auto v = core::kOptimizerDtypeWords.parse(value);
       if (!v) throw bad(core::kOptimizerDtypeWords.allowed());
@@ -271,7 +330,8 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
           fmt::format("unknown key '{}' (allowed: activation_offload_layers, recompute, recompute_modules, "
                       "micro_batch_size, vp, tp_overlap, fp8_params, grad_reduce_in_fp32, optimizer_dtype, "
                       "document_tokens, cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp, "
-                      "fp8_dot_product_attention, moe_token_dispatcher_type, pp_partition_method, compile_loss)",
+                      "fp8_dot_product_attention, moe_token_dispatcher_type, pp_partition_method, compile_loss, "
+                      "loss_chunks)",
                       key));
     }
   }
@@ -416,6 +476,17 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       ModelDimensions dims;
       dims.name = row.model;
       dims.num_layers = integer("num_layers", 0);
+      if (dims.num_layers <= 0 && get("num_layers").empty()) {
+        const auto derived = layers_from_size(get, row.model);
+        if (!derived) {
+          reject(
+              "num_layers missing (and no parameter count with hidden_size and vocab_size of a dense model to derive "
+              "it from)");
+          continue;
+        }
+        dims.num_layers = derived->layers;
+        row.layers_derived_from = derived->how;
+      }
       dims.hidden = static_cast<std::int64_t>(num("hidden_size").value_or(0));
       dims.ffn_hidden = static_cast<std::int64_t>(num("ffn_hidden_size").value_or(0));
       dims.num_heads = integer("num_attention_heads", 0);
@@ -450,7 +521,7 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
         job.model.tied_embeddings = false;
       }
     } catch (const core::InputError& e) {
-      reject(std::string("model: ") + e.message());
+      reject("model: " + (e.field().empty() ? std::string() : e.field() + ": ") + e.message());
       continue;
     }
 

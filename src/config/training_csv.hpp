@@ -23,6 +23,9 @@ struct TrainingRow {
   /// measurement, so calibration and the main summary leave it out.
   std::optional<double> derived_step_time_s;
   std::string derived_from;
+  /// Set when the row states no layer count and it was derived from the stated parameter count
+  /// (how, in words); empty otherwise.
+  std::string layers_derived_from;
   std::optional<training::TrainingJob> job;  ///< nullopt when the row cannot be simulated
   std::string reason;                        ///< why not (when job is empty)
   std::string system;                        ///< catalog system the hardware cell maps to

@@ -50,6 +50,7 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
                    "fused_grouped_mlp",
                    "fp8_attention",
                    "compile_loss",
+                   "loss_chunks",
                    "stack",
                    "task",
                    "lora"});
@@ -99,6 +100,11 @@ void apply_job_document(TrainingJobFlags& o, const config::YamlDocument& doc, co
         std::tuple{"fp8_attention", "--fp8-attention", &parallelism::RecipeSwitches::fp8_attention},
         std::tuple{"compile_loss", "--compile-loss", &parallelism::RecipeSwitches::compiled_loss}}) {
     if (const auto n = root.find(key); n && !flag_given(flag)) o.recipe.*field = n->as_bool();
+  }
+  if (const auto n = root.find("loss_chunks"); n && !flag_given("--loss-chunks")) {
+    const auto chunks = n->as_int(config::Bound::Positive);
+    if (chunks > (1 << 20)) n->fail(fmt::format("{} is out of range; allowed: 1 to {}", chunks, 1 << 20));
+    o.recipe.loss_chunks = static_cast<int>(chunks);
   }
   if (const auto n = root.find("recompute_modules"); n && !flag_given("--recompute-modules")) {
     // A YAML list or one comma-separated string of Megatron-Core's module names.

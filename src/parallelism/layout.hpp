@@ -107,6 +107,10 @@ struct RecipeSwitches {
   /// keeps the 16-bit logits and a 16-bit gradient, 4 B per logit instead of the eager loss's 10.
   /// A stack whose loss is already fused (Megatron with Transformer Engine, 2 B) keeps its own.
   bool compiled_loss = false;
+  /// The LM head and loss computed in this many chunks of the tokens, each chunk's backward run
+  /// before the next chunk's forward (torchtitan ChunkedLossWrapper, num_chunks 8 in its 2026
+  /// Llama 3 and Qwen3 recipes): one chunk's logits live at a time. 1: the whole sequence at once.
+  int loss_chunks = 1;
   friend bool operator==(const RecipeSwitches&, const RecipeSwitches&) = default;
 };
 

@@ -201,7 +201,8 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
   for (const char* bad :
        {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe", "grad_reduce_in_fp32=half",
         "tp_overlap=2", "document_tokens=0", "document_tokens=2.5", "colour=red", "cuda_graph_impl=partial",
-        "moe_a2a_overlap=2", "fp8_dot_product_attention=maybe", "compile_loss=maybe", "pp_partition_method=uniform"}) {
+        "moe_a2a_overlap=2", "fp8_dot_product_attention=maybe", "compile_loss=maybe", "pp_partition_method=uniform",
+        "loss_chunks=0", "loss_chunks=2.5"}) {
     try {
       training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
       ADD_FAILURE() << bad;
@@ -217,6 +218,89 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
     EXPECT_NE(std::string(e.what()).find(core::kOptimizerDtypeWords.allowed()), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("fp32 (float32), bf16 (bfloat16)"), std::string::npos) << e.what();
   }
+}
+
+// A dense GPT row that states its size but not its layers (BigScience's tr11 topology tables:
+// "the number of layers had to be tweaked to fit PP and NHIDDEN was fixed") gets them from
+// Megatron's count P = L (12 h^2 + 13 h) + (V + s) h: 200B at h 14400, V 250,000, s 2048 gives
+// L = 78.9, at pp 4 the nearest multiple of 4, 80 (the chronicle's 200B run: "PP=10, NLAYERS=80");
+// 187B at h 13824 gives 80.0. Without a size, or for a gated MLP, the row says which cell is missing.
+TEST(TrainingRows, LayersFromTheStatedSizeOfADenseGpt) {
+  auto row = [](const std::string& model, const std::string& hidden, const std::string& pp,
+                const std::string& ffn = "") {
+    auto records = first_row_with("", "");
+    const auto& header = records[0].cells;
+    for (const auto& [column, value] : std::vector<std::pair<std::string, std::string>>{{"model", model},
+                                                                                        {"num_layers", ""},
+                                                                                        {"hidden_size", hidden},
+                                                                                        {"ffn_hidden_size", ffn},
+                                                                                        {"num_attention_heads", "64"},
+                                                                                        {"num_kv_heads", ""},
+                                                                                        {"vocab_size", "250000"},
+                                                                                        {"seq_len", "2048"},
+                                                                                        {"moe_num_experts", ""},
+                                                                                        {"moe_topk", ""},
+                                                                                        {"moe_expert_ffn", ""},
+                                                                                        {"moe_shared_expert_ffn", ""},
+                                                                                        {"params_total", ""},
+                                                                                        {"arch_type", "dense"},
+                                                                                        {"num_gpus", "384"},
+                                                                                        {"global_batch_size", "2040"},
+                                                                                        {"micro_batch_size", "1"},
+                                                                                        {"grad_accum", ""},
+                                                                                        {"tp", "8"},
+                                                                                        {"pp", pp},
+                                                                                        {"vp", ""},
+                                                                                        {"cp", "1"},
+                                                                                        {"ep", "1"},
+                                                                                        {"etp", ""},
+                                                                                        {"dp", ""}}) {
+      const auto it = std::find(header.begin(), header.end(), column);
+      EXPECT_NE(it, header.end()) << column;
+      records[1].cells[static_cast<std::size_t>(it - header.begin())] = value;
+    }
+    const auto rows = training_rows(records, "t.csv", catalog(), {});
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.at(0);
+  };
+  const auto gpt200 = row("test GPT 200B", "14400", "4");
+  ASSERT_TRUE(gpt200.job) << gpt200.reason;
+  EXPECT_EQ(gpt200.job->model.num_layers, 80);
+  EXPECT_NE(gpt200.layers_derived_from.find("gives 78.9, the nearest multiple of pp 4"), std::string::npos)
+      << gpt200.layers_derived_from;
+  const auto gpt187 = row("test GPT 187B", "13824", "8");
+  ASSERT_TRUE(gpt187.job) << gpt187.reason;
+  EXPECT_EQ(gpt187.job->model.num_layers, 80);
+  const auto unsized = row("test GPT", "14400", "4");
+  EXPECT_FALSE(unsized.job);
+  EXPECT_EQ(unsized.reason.rfind("num_layers missing", 0), 0u) << unsized.reason;
+  // A gated (SwiGLU) MLP has another count per layer: no derivation.
+  EXPECT_FALSE(row("Llama 200B", "14400", "4").job);
+  // A row that states its layers keeps them.
+  EXPECT_TRUE(first_job_with({{"num_layers", "94"}}).model.num_layers == 94);
+}
+
+// A model cell that no model can be built from names the field in the row's reason.
+TEST(TrainingRows, ModelErrorsNameTheField) {
+  const auto rows = training_rows(first_row_with("num_attention_heads", "0"), "t.csv", catalog(), {});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].job);
+  EXPECT_EQ(rows[0].reason.rfind("model: num_heads: ", 0), 0u) << rows[0].reason;
+}
+
+// Compute capability 10.0 is B200 (179 GiB visible) or the GB200's Blackwell (185 GiB): a stated
+// capacity above 182 GiB picks the GB200 (torchtitan's NVFP4 table: 110.95 GiB is 60.2%, 184.3 GiB).
+TEST(TrainingRows, Sm100MapsToB200OrGb200ByItsCapacity) {
+  auto records = first_row_with("hardware", "NVIDIA Blackwell SM100-class (capacity ~184 GiB implied by % column)");
+  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "gb200-nvl72");
+  records = first_row_with("hardware", "NVIDIA SM100");
+  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "dgx-b200");
+}
+
+// recipe_settings loss_chunks: torchtitan's ChunkedLossWrapper num_chunks.
+TEST(TrainingRows, RecipeSettingsSetLossChunks) {
+  EXPECT_EQ(first_job_with({}, "loss_chunks=8").layout.recipe.loss_chunks, 8);
+  EXPECT_EQ(first_job_with({}).layout.recipe.loss_chunks, 1);
 }
 
 // Rows run with Megatron-LM of 2021-2022 ("Megatron-LM (2021)", "(2022)": SC21, Korthikanti et al.)

@@ -249,6 +249,42 @@ TEST(TrainCli, CompiledLossKeepsFourBytesPerLogit) {
   EXPECT_THAT(text.out, HasSubstr("| compiled loss"));
 }
 
+// --loss-chunks N (job key loss_chunks): torchtitan's ChunkedLossWrapper runs the head and loss of
+// one chunk of tokens at a time, each backward before the next chunk: the eager loss's 10 B per
+// logit for 8192 / 8 tokens, plus the 16-bit 8192 x 4096 buffer of the hidden states' gradient.
+// The layout line and the JSON name it; 0 chunks is exit 2 naming the flag or the key.
+TEST(TrainCli, ChunkedLossKeepsOneChunksLogits) {
+  auto run = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train",      "--model",    "llama3.1-8b", "--cluster", "p5.48xlarge:1",
+                                     "--mbs",      "1",          "--seq",       "8192",      "--stack",
+                                     "torchtitan", "--sharding", "fsdp",        "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto whole = run({});
+  const auto chunked = run({"--loss-chunks", "8"});
+  EXPECT_NEAR(whole["memory_bytes"]["buffers"].get<double>() - chunked["memory_bytes"]["buffers"].get<double>(),
+              10.0 * 8192 * 128256 * 7 / 8 - 2.0 * 8192 * 4096, 1e3);
+  EXPECT_EQ(chunked["layout"]["loss_chunks"], 8);
+  EXPECT_EQ(whole["layout"]["loss_chunks"], 1);
+  const std::string path = ::testing::TempDir() + "fmsim_loss_chunks_job.yaml";
+  std::ofstream(path) << "kind: TrainingJob\nloss_chunks: 8\n";
+  EXPECT_DOUBLE_EQ(run({"--job", path})["memory_bytes"]["buffers"].get<double>(),
+                   chunked["memory_bytes"]["buffers"].get<double>());
+  const auto text = run_fmsim({"train", "--stack", "torchtitan", "--sharding", "fsdp", "--loss-chunks", "8"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("| loss in 8 chunks"));
+  const auto zero = run_fmsim({"train", "--loss-chunks", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("--loss-chunks"));
+  std::ofstream(path) << "kind: TrainingJob\nloss_chunks: 0\n";
+  const auto bad_key = run_fmsim({"train", "--job", path});
+  EXPECT_EQ(bad_key.exit_code, 2);
+  EXPECT_THAT(bad_key.err, HasSubstr("loss_chunks"));
+}
+
 // --pipeline-split (job key parallelism.pipeline_split) picks how the layers split over the stages:
 // deepspeed fills ceil(80 / 12) = 7 layers per stage in order (3 on the last), nanotron balances by
 // compute. The layout line and the JSON name it; a split no framework runs is exit 2 saying why

@@ -576,6 +576,19 @@ TEST(Memory, FsdpUnderPipelineAccumulatesUnshardedGradientsInTheReduceType) {
   EXPECT_NEAR(a.buffers.value() - b.buffers.value(), 2.0 * a.params_on_gpu, 1.0);
 }
 
+// torchtitan's ChunkedLossWrapper (RecipeSwitches::loss_chunks N) runs each chunk's head, loss and
+// backward before the next: an eager loss's 10 B per logit for one chunk of tokens / N only, plus
+// the 16-bit [tokens, h] buffer the chunks' hidden-state gradients are assembled in.
+TEST(Memory, ChunkedLossKeepsOneChunksLogits) {
+  const Layout whole = make(2, 1, 8);
+  Layout chunked = whole;
+  chunked.recipe.loss_chunks = 8;
+  const double tokens = 4096, vocab = 128256, hidden = 4096, tp = 2;
+  const double diff =
+      estimate_memory(model(), whole, 4096).buffers.value() - estimate_memory(model(), chunked, 4096).buffers.value();
+  EXPECT_DOUBLE_EQ(diff, 10.0 * tokens * vocab / tp * (1.0 - 1.0 / 8.0) - 2.0 * tokens * hidden);
+}
+
 // llm-foundry's MPT loss (loss_fn 'fused_crossentropy', flash-attn's xentropy kernel,
 // inplace_backward=False): 16-bit logits plus a 16-bit gradient, 4 B per logit instead of 10.
 TEST(Memory, LlmFoundryFusedLossKeepsTwoSixteenBitCopies) {

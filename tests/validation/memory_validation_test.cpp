@@ -21,18 +21,19 @@ nlohmann::json run_json(const std::vector<std::string>& args) {
 
 // validate memory defaults to the repository's validation/memory.csv (compiled in) and reports
 // the issue's summary fields. Bounds (issue 13 targets median <= 10%): the measured figures,
-// median |error| <= 7.0% (6.0%), p90 <= 16% (14.6%) over the rows with a number; at least 75% of
-// the rows predicted (145 of 185; the rest lack a layer count, a sequence length or a catalog
-// GPU: V100, RTX cards). The median bound was 9% (8.76%) and the p90 bound 21% (20.51%) before
-// DeepSpeed's bf16 gradient-reduction copy, torchtitan's pipeline micro-batch split, FSDP2's fp32
-// gradient accumulation under PP and torchtitan's compiled loss, and the p90 bound 19% (17.7%)
-// before nanotron's compute-balanced pipeline split (docs/validation.md).
+// median |error| <= 7.0% (5.5%), p90 <= 16% (12.3%) over the rows with a number; at least 90% of
+// the rows predicted (173 of 185; the rest lack a sequence length or a batch, a catalog GPU (V100,
+// RTX cards) or run NVFP4 under torchtitan). It was 75% (145) before the BigScience rows without
+// a layer count got theirs from their stated size. The median bound was 9% (8.76%) and the p90 bound 21% (20.51%)
+// before DeepSpeed's bf16 gradient-reduction copy, torchtitan's pipeline micro-batch split, FSDP2's fp32 gradient
+// accumulation under PP and torchtitan's compiled loss, and the p90 bound 19% (17.7%) before nanotron's
+// compute-balanced pipeline split (docs/validation.md).
 TEST(MemoryValidation, DefaultsToRepositoryDataAndErrorBands) {
   const auto j = run_json({"validate", "memory", "--json"});
   const auto& s = j["summary"];
   EXPECT_EQ(j["csv"], "validation/memory.csv");
   EXPECT_EQ(s["rows"].get<int>(), 185);
-  EXPECT_GE(s["predicted"].get<double>() / s["rows"].get<double>(), 0.75);
+  EXPECT_GE(s["predicted"].get<double>() / s["rows"].get<double>(), 0.90);
   EXPECT_LE(s["median_abs_error_pct"].get<double>(), 7.0);
   EXPECT_LE(s["p90_abs_error_pct"].get<double>(), 16.0);
   ASSERT_TRUE(s.contains("oom_rows"));
@@ -44,6 +45,45 @@ TEST(MemoryValidation, DefaultsToRepositoryDataAndErrorBands) {
   // M168 is predicted to fit (docs/validation.md).
   EXPECT_EQ(s["run_agreed"].get<int>(), s["run_rows"].get<int>());
   EXPECT_GE(s["oom_agreed"].get<int>(), 9);
+}
+
+// BigScience's tr11 topology tables state each test model's size and hidden size, not its layers
+// ("the number of layers had to be tweaked to fit PP and NHIDDEN was fixed"): the layers come from
+// Megatron's parameter count, the nearest multiple of pp (TrainingRows.LayersFromTheStatedSizeOfADenseGpt).
+// These 24 rows (fp16, ZeRO-1, full recompute, micro-batches 1-8, pp 4-12) took no part in shaping
+// the memory model; all are within 12% (worst M097, -11.3%), 5 of them above 6%, 21 of the 24 below
+// the measurement (mean signed -3.1%).
+TEST(MemoryValidation, BigScienceRowsWithLayersFromTheirSize) {
+  std::string ids;
+  for (int i = 79; i <= 102; ++i) ids += (ids.empty() ? "M" : ",M") + std::to_string(1000 + i).substr(1);
+  const auto j = run_json({"validate", "memory", "--json", "--rows", ids});
+  ASSERT_EQ(j["rows"].size(), 24u);
+  int over_6 = 0;
+  for (const auto& r : j["rows"]) {
+    ASSERT_TRUE(r.contains("layers_derived_from")) << r.dump();
+    const double e = std::abs(r["error_pct"].get<double>());
+    EXPECT_LE(e, 12.0) << r.dump();
+    over_6 += e > 6.0 ? 1 : 0;
+  }
+  EXPECT_LE(over_6, 5);
+}
+
+// torchtitan's NVFP4 table (Blackwell SM100 at 184.3 GiB: GB200), its MXFP8 and BF16 runs with
+// ChunkedLossWrapper (8 chunks: one chunk's logits at a time): within 8% (M023 +2.8%, M024 +6.0%,
+// M026 +6.0%, M027 +5.7%; the whole-sequence loss predicted 248 GiB for M024, out of memory). The
+// NVFP4 runs are not predicted, with the reason.
+TEST(MemoryValidation, TorchtitanChunkedLossOnGb200) {
+  const auto j = run_json({"validate", "memory", "--json", "--rows", "M022,M023,M024,M025,M026,M027"});
+  ASSERT_EQ(j["rows"].size(), 6u);
+  for (const auto& r : j["rows"]) {
+    if (r["row_id"] == "M022" || r["row_id"] == "M025") {
+      EXPECT_NE(r["skipped"].get<std::string>().find("NVFP4"), std::string::npos) << r.dump();
+      continue;
+    }
+    EXPECT_LE(std::abs(r["error_pct"].get<double>()), 8.0) << r.dump();
+    EXPECT_TRUE(r["fits"].get<bool>()) << r.dump();
+    EXPECT_NEAR(r["capacity_gib"].get<double>(), 185.0, 0.5) << r.dump();
+  }
 }
 
 // torchtitan's Llama 3.1 405B pipeline rows (M013-M018: local batch split into pp x stages-per-rank
