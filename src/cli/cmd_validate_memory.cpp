@@ -81,6 +81,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         } else {
           x["layout"] = r.run.layout_summary;
           if (!r.run.layers_derived_from.empty()) x["layers_derived_from"] = r.run.layers_derived_from;
+          if (r.batch_assumed) x["batch_assumed"] = "micro-batch 1, one per data-parallel rank";
           if (r.measured_gib) {
             x["predicted_gib"] = o.predicted_gib;
             x["error_pct"] = o.error_pct;
@@ -117,6 +118,11 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
       }
       if (!r.run.layers_derived_from.empty())
         derived.push_back(fmt::format("  {}: {}", r.run.row_id, r.run.layers_derived_from));
+      if (r.batch_assumed)
+        derived.push_back(
+            fmt::format("  {}: no batch published; judged at one sequence per GPU (micro-batch 1): "
+                        "if that does not fit, no batch does",
+                        r.run.row_id));
       const std::string verdict =
           fmt::format("{} {:.1f}/{:.0f} GiB{}", o.fits ? "fits" : "OOM", o.memory.total().value() / kGiB,
                       o.capacity_gib, o.verdict_right ? "" : "  WRONG");
@@ -132,8 +138,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
       }
     }
     if (!derived.empty()) {
-      std::cout << fmt::format("\nlayer count not published, derived ({}):\n{}\n", derived.size(),
-                               core::join(derived, "\n"));
+      std::cout << fmt::format("\nnot published, derived ({}):\n{}\n", derived.size(), core::join(derived, "\n"));
     }
     if (!skipped.empty()) {
       std::cout << fmt::format("\nnot predicted ({}):\n{}\n", skipped.size(), core::join(skipped, "\n"));

@@ -1,6 +1,7 @@
 // Published per-GPU memory rows -> jobs, the framework's memory conventions and the quantity measured.
 #include "config/memory_csv.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -129,9 +130,27 @@ double predicted_bytes(const parallelism::MemoryBreakdown& m, MemoryQuantity q) 
 std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardware::Catalog& catalog) {
   std::string path;
   const std::string text = read_measurements(csv_path, "memory.csv", "--csv", path);
-  const auto table = parse_csv(text, path);
+  auto table = parse_csv(text, path);
   const CsvTable csv(table, path, "empty file; expected a header row");
   csv.require({"memory_kind", "measured_peak_gib", "framework"}, "required column missing from the header");
+  // An out-of-memory row that states neither a micro-batch nor a global batch is judged at one
+  // sequence per GPU, the least any run of its layout holds (MemoryRow::batch_assumed).
+  std::vector<bool> batch_assumed(csv.rows(), false);
+  {
+    const auto& header = table.front().cells;
+    const auto at = [&](const char* name) {
+      return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    const std::size_t mbs = at("micro_batch_size");
+    for (std::size_t ri = 0; ri < csv.rows() && mbs < header.size(); ++ri) {
+      if (memory_quantity_of(csv.cell(ri, "memory_kind")) != MemoryQuantity::OutOfMemory) continue;
+      if (!csv.cell(ri, "micro_batch_size").empty() || !csv.cell(ri, "global_batch_size").empty()) continue;
+      auto& cells = table[ri + 1].cells;
+      if (cells.size() <= mbs) cells.resize(mbs + 1);
+      cells[mbs] = "1";
+      batch_assumed[ri] = true;
+    }
+  }
   TrainingRowOptions read;
   read.require_step_time = false;
   read.aliases = {{"sharding", "fsdp_or_zero"}, {"source", "source_id"}};
@@ -148,6 +167,7 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
     m.sharding = get("sharding");
     m.memory_kind = get("memory_kind");
     m.quantity = memory_quantity_of(m.memory_kind);
+    m.batch_assumed = batch_assumed[ri];
     // Optional: "max" (the maximum over ranks; the default) or "first_node". Without the column, a
     // row whose notes say it was read on the first node is one.
     if (const std::string g = core::to_lower(get("measured_gpus")); !g.empty()) {

@@ -33,6 +33,9 @@ struct MemoryRow {
   /// rank (torchtitan's log, a verdict), true = the first node's GPUs (BigScience's nvidia-smi
   /// snapshots of node 0, which holds the first pipeline stage).
   bool first_node = false;
+  /// An out-of-memory row that states no batch, judged at one sequence per GPU (micro-batch 1, one
+  /// micro-batch per data-parallel rank): if that does not fit, no batch does.
+  bool batch_assumed = false;
 };
 
 /// Reads the whole file (the built-in validation/memory.csv when `path` is empty). Columns follow
