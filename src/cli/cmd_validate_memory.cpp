@@ -81,7 +81,7 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         } else {
           x["layout"] = r.run.layout_summary;
           if (!r.run.layers_derived_from.empty()) x["layers_derived_from"] = r.run.layers_derived_from;
-          if (r.batch_assumed) x["batch_assumed"] = "micro-batch 1, one per data-parallel rank";
+          if (r.batch_assumed) x["batch_assumed"] = true;  // no batch published: micro-batch 1 per rank
           if (r.measured_gib) {
             x["predicted_gib"] = o.predicted_gib;
             x["error_pct"] = o.error_pct;

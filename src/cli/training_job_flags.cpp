@@ -27,8 +27,9 @@ void add_recipe_switch_flags(CLI::App& cmd, parallelism::RecipeSwitches& s) {
                "The loss compiled with the model (torchtitan compile.components [model, loss]): 16-bit\n"
                "logits and gradient, 4 B per logit instead of 10 (a stack with a fused loss keeps its own)");
   cmd.add_option("--loss-chunks", s.loss_chunks,
-                 "Compute the LM head and loss in N chunks of the tokens, each chunk's backward before the next\n"
-                 "(torchtitan ChunkedLossWrapper num_chunks): one chunk's logits live at a time")
+                 "Compute the LM head and loss in this many chunks of each sequence, each chunk's backward\n"
+                 "before the next (torchtitan ChunkedLossWrapper num_chunks): memory only, one chunk's logits\n"
+                 "live at a time; 1 = the whole sequence. Must divide seq / cp")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
 }

@@ -137,14 +137,14 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
   // sequence per GPU, the least any run of its layout holds (MemoryRow::batch_assumed).
   std::vector<bool> batch_assumed(csv.rows(), false);
   {
-    const auto& header = table.front().cells;
-    const auto at = [&](const char* name) {
-      return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-    };
-    const std::size_t mbs = at("micro_batch_size");
-    for (std::size_t ri = 0; ri < csv.rows() && mbs < header.size(); ++ri) {
+    auto& header = table.front().cells;
+    auto mbs = static_cast<std::size_t>(std::find(header.begin(), header.end(), "micro_batch_size") - header.begin());
+    for (std::size_t ri = 0; ri < csv.rows(); ++ri) {
       if (memory_quantity_of(csv.cell(ri, "memory_kind")) != MemoryQuantity::OutOfMemory) continue;
-      if (!csv.cell(ri, "micro_batch_size").empty() || !csv.cell(ri, "global_batch_size").empty()) continue;
+      if (!csv.cell(ri, "micro_batch_size").empty() || !csv.cell(ri, "global_batch_size").empty() ||
+          csv.cell(ri, "recipe_settings").find("micro_batch_size") != std::string::npos)
+        continue;
+      if (mbs == header.size()) header.emplace_back("micro_batch_size");  // a file without the column
       auto& cells = table[ri + 1].cells;
       if (cells.size() <= mbs) cells.resize(mbs + 1);
       cells[mbs] = "1";

@@ -90,13 +90,16 @@ std::optional<HardwareMatch> map_hardware(const std::string& hw) {
   if (contains(h, "b200")) return HardwareMatch{"dgx-b200", ""};
   if (contains(h, "sm100")) {
     // Compute capability 10.0 is B200 (183,359 MiB visible, 179 GiB) or GB200's Blackwell (185 GiB):
-    // a capacity stated above 182 GiB is the GB200's.
-    const auto gib = h.find(" gib");
-    std::size_t b = gib;
-    while (b != std::string::npos && b > 0 && (std::isdigit(static_cast<unsigned char>(h[b - 1])) || h[b - 1] == '.'))
-      --b;
-    const auto cap = gib == std::string::npos ? std::nullopt : number(h.substr(b, gib - b));
-    return HardwareMatch{cap && *cap > 182.0 ? "gb200-nvl72" : "dgx-b200", ""};
+    // a capacity stated above 182 GiB (the largest "<n> GiB" in the cell) is the GB200's.
+    double cap = 0.0;
+    for (std::size_t at = h.find("gib"); at != std::string::npos; at = h.find("gib", at + 3)) {
+      std::size_t e = at;
+      while (e > 0 && h[e - 1] == ' ') --e;
+      std::size_t b = e;
+      while (b > 0 && (std::isdigit(static_cast<unsigned char>(h[b - 1])) || h[b - 1] == '.')) --b;
+      if (b < e) cap = std::max(cap, number(h.substr(b, e - b)).value_or(0.0));
+    }
+    return HardwareMatch{cap > 182.0 ? "gb200-nvl72" : "dgx-b200", ""};
   }
   if (contains(h, "h200")) return HardwareMatch{"p5en.48xlarge", ""};
   if (contains(h, "h800")) return HardwareMatch{"dgx-h100", "h800-sxm"};
@@ -159,39 +162,52 @@ workload::MlpKind mlp_of(const std::string& model) {
 // A dense GPT's layer count from the parameter count its row states (params_total, else the
 // "200B" in the model's name), for rows that give the size but not the layers (BigScience's tr11
 // topology tables: "the number of layers had to be tweaked to fit PP and NHIDDEN was fixed").
-// Megatron's GPT has P = L (12 h^2 + 13 h) + (V + s) h with a 4h MLP (per layer: QKV and output
-// projections 4 h^2 + 4 h, MLP 8 h^2 + 5 h, two layer norms 4 h; word and position embeddings).
-// With pp > 1 the nearest multiple of pp: Megatron-LM splits its layers evenly over the stages
-// (ParallelTransformer._get_num_layers asserts num_layers % pp == 0). nullopt without the cells.
+// Megatron's GPT has P = L (12 h^2 + 13 h) + (V + s) h with multi-head attention, a 4h MLP and
+// tied embeddings (per layer: QKV and output projections 4 h^2 + 4 h, MLP 8 h^2 + 5 h, two layer
+// norms 4 h; word and position embeddings). With pp > 1 the nearest multiple of pp: Megatron-LM
+// splits its layers evenly over the stages (ParallelTransformer._get_num_layers asserts
+// num_layers % pp == 0). Without a derivation, `how` says why.
 struct DerivedLayers {
-  int layers = 0;
-  std::string how;
+  int layers = 0;   // 0: not derived
+  std::string how;  // the derivation, or why there is none
 };
 template <class Get>
-std::optional<DerivedLayers> layers_from_size(Get&& get, const std::string& model) {
+DerivedLayers layers_from_size(Get&& get, const std::string& model) {
+  auto none = [](const std::string& why) { return DerivedLayers{0, "num_layers missing and not derivable: " + why}; };
   const auto h = number(get("hidden_size"));
   const auto v = number(get("vocab_size"));
-  const auto ffn = number(get("ffn_hidden_size"));
-  if (!h || !v || *h <= 0 || number(get("moe_num_experts")).value_or(0.0) > 1.0) return std::nullopt;
-  if ((ffn && *ffn != 4.0 * *h) || mlp_of(model) != workload::MlpKind::Gelu) return std::nullopt;
+  if (!h || *h <= 0 || !v || *v <= 0) return none("hidden_size and vocab_size are needed");
+  if (number(get("moe_num_experts")).value_or(0.0) > 1.0) return none("a mixture-of-experts model");
+  if (mlp_of(model) != workload::MlpKind::Gelu || contains(model, "nemotron"))
+    return none("the count holds for a GPT with a GELU MLP and tied embeddings");
+  if (const auto ffn = number(get("ffn_hidden_size")); ffn && *ffn != 4.0 * *h)
+    return none(fmt::format("ffn_hidden_size {} is not 4 x hidden_size", get("ffn_hidden_size")));
+  if (const auto kv = number(get("num_kv_heads")); kv && *kv != number(get("num_attention_heads")).value_or(-1.0))
+    return none("grouped-query attention (num_kv_heads differs from num_attention_heads)");
   std::optional<double> params;
   std::string stated = get("params_total");
   if (!stated.empty()) {
-    params = core::parse_count(stated.substr(0, stated.find(' '))).value;
+    const std::string first = stated.substr(0, stated.find(' '));
+    params = core::parse_count(first).value;
+    if (!params) return none(fmt::format("params_total '{}' is not a count (e.g. 176B)", stated));
+    stated = first;
   } else {
-    // The last word of the name that reads as a count of billions ("GPT 200B").
+    // The last word of the name that is a count of billions ("GPT 200B"): digits, a point, a B.
     std::stringstream words(model);
     for (std::string w; words >> w;) {
-      if (w.size() > 1 && (w.back() == 'B' || w.back() == 'b') && number(w.substr(0, w.size() - 1))) {
-        params = core::parse_count(w).value;
+      const bool size_word =
+          w.size() > 1 && (w.back() == 'B' || w.back() == 'b') && w.find_first_not_of("0123456789.") == w.size() - 1;
+      if (const auto n = size_word ? core::parse_count(w).value : std::nullopt) {
+        params = n;
         stated = w;
       }
     }
+    if (!params) return none("no params_total and no size such as 200B in the model name");
   }
-  if (!params || *params <= 0) return std::nullopt;
   const double s = number(get("seq_len")).value_or(0.0);
   const double exact = (*params - (*v + s) * *h) / (12.0 * *h * *h + 13.0 * *h);
-  if (!(exact >= 0.5) || exact > 1e6) return std::nullopt;
+  if (!(exact >= 0.5) || exact > 1e6)
+    return none(fmt::format("the stated {} parameters give {:.3g} layers", stated, exact));
   const int pp = std::max(1, static_cast<int>(std::lround(number(get("pp")).value_or(1.0))));
   const int layers = std::max(pp, static_cast<int>(std::lround(exact / pp)) * pp);
   return DerivedLayers{
@@ -227,8 +243,13 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       return core::InputError(file, line, "recipe_settings",
                               fmt::format("'{}={}': bad value (allowed: {})", key, value, allowed));
     };
+    // A count: the whole value is a number ("8x" is not 8).
+    auto count = [&]() -> std::optional<double> {
+      if (value.empty() || value.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+      return number(value);
+    };
     if (key == "activation_offload_layers") {
-      const auto v = number(value);
+      const auto v = count();
       if (!v || *v < 0.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of layers");
       l.offload_layers = static_cast<int>(*v);
     } else if (key == "recompute") {
@@ -250,11 +271,11 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       l.recompute_modules = bits;
     } else if (key == "document_tokens") {
       // SFT sequence packing: the mean tokens of the documents packed into each sequence.
-      const auto v = number(value);
+      const auto v = count();
       if (!v || *v < 1.0 || *v > 1e9 || *v != std::floor(*v)) throw bad("a whole number of tokens, at least 1");
       document_tokens = static_cast<std::int64_t>(*v);
     } else if (key == "micro_batch_size" || key == "vp") {
-      const auto v = number(value);
+      const auto v = count();
       if (!v || *v < 1.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of at least 1");
       (key == "vp" ? l.vp : l.micro_batch) = static_cast<int>(*v);
     } else if (key == "fp8_params") {
@@ -317,8 +338,8 @@ void apply_training_recipe(const std::string& text, parallelism::Layout& l, std:
       l.balanced_head_layers = 0.0;
     } else if (key == "loss_chunks") {
       // torchtitan's ChunkedLossWrapper num_chunks (RecipeSwitches::loss_chunks).
-      const auto v = number(value);
-      if (!v || *v < 1.0 || *v > 1e6 || *v != std::floor(*v)) throw bad("a whole number of at least 1");
+      const auto v = count();
+      if (!v || *v < 1.0 || *v > 1048576.0 || *v != std::floor(*v)) throw bad("a whole number from 1 to 1048576");
       l.recipe.loss_chunks = static_cast<int>(*v);
     } else if (key == "optimizer_dtype") {
       const auto v = core::kOptimizerDtypeWords.parse(value);
@@ -478,14 +499,12 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       dims.num_layers = integer("num_layers", 0);
       if (dims.num_layers <= 0 && get("num_layers").empty()) {
         const auto derived = layers_from_size(get, row.model);
-        if (!derived) {
-          reject(
-              "num_layers missing (and no parameter count with hidden_size and vocab_size of a dense model to derive "
-              "it from)");
+        if (derived.layers <= 0) {
+          reject(derived.how);
           continue;
         }
-        dims.num_layers = derived->layers;
-        row.layers_derived_from = derived->how;
+        dims.num_layers = derived.layers;
+        row.layers_derived_from = derived.how;
       }
       dims.hidden = static_cast<std::int64_t>(num("hidden_size").value_or(0));
       dims.ffn_hidden = static_cast<std::int64_t>(num("ffn_hidden_size").value_or(0));
@@ -521,7 +540,18 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
         job.model.tied_embeddings = false;
       }
     } catch (const core::InputError& e) {
-      reject("model: " + (e.field().empty() ? std::string() : e.field() + ": ") + e.message());
+      // The model's field as the CSV's column names it.
+      static const std::map<std::string, std::string> kColumns = {{"hidden", "hidden_size"},
+                                                                  {"ffn_hidden", "ffn_hidden_size"},
+                                                                  {"num_heads", "num_attention_heads"},
+                                                                  {"vocab", "vocab_size"},
+                                                                  {"num_experts", "moe_num_experts"},
+                                                                  {"top_k", "moe_topk"},
+                                                                  {"expert_ffn", "moe_expert_ffn"},
+                                                                  {"shared_expert_ffn", "moe_shared_expert_ffn"}};
+      const auto column = kColumns.find(e.field());
+      const std::string field = column != kColumns.end() ? column->second : e.field();
+      reject("model: " + (field.empty() ? std::string() : field + ": ") + e.message());
       continue;
     }
 

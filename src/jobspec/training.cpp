@@ -356,6 +356,18 @@ TrainingSetup resolve_training_job(TrainingJobFlags f, const hardware::Catalog& 
   }
   s.warnings = training_job_warnings(f);
   auto& l = s.job.layout;
+  const bool torchtitan = s.job.stack == parallelism::to_string(parallelism::Stack::TorchTitan);
+  if (l.recipe.loss_chunks > 1 && !torchtitan) {
+    s.warnings.push_back(
+        fmt::format("--loss-chunks {}: a chunked loss with a backward per chunk is torchtitan's "
+                    "(ChunkedLossWrapper); stack {} is taken to run one",
+                    l.recipe.loss_chunks, s.job.stack));
+  }
+  if (torchtitan && l.precision == core::Precision::FP4) {
+    s.warnings.push_back(
+        "--precision fp4 under torchtitan (torchao's NVFP4 prototype): the activations per-op SAC keeps around its "
+        "FP4 matrix products are not modelled; memory is estimated as for 16-bit products");
+  }
   if (conventions.microbatches_equal_stages && !given("--mbs") && !f.job_sets_mbs) {
     // The stack's own split of each rank's batch where neither a flag nor the job file names a
     // micro-batch (torchtitan: pipeline_parallel_microbatches defaults to pp x stages per rank).

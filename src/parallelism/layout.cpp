@@ -232,6 +232,12 @@ std::optional<std::string> why_invalid(const workload::ModelSpec& model, const L
     return "expert parallelism (ep or etp > 1) needs a mixture-of-experts model";
   }
   if (seq_len % l.cp != 0) return fmt::format("cp {} does not divide sequence length {}", l.cp, seq_len);
+  // torchtitan's ChunkedLossWrapper splits each rank's sequence into equal chunks ("sequence length
+  // must be divisible by num_chunks").
+  if (l.recipe.loss_chunks < 1 || (seq_len / l.cp) % l.recipe.loss_chunks != 0) {
+    return fmt::format("loss chunks {} do not divide the {} tokens of a sequence on a rank (seq / cp)",
+                       l.recipe.loss_chunks, seq_len / l.cp);
+  }
   const std::int64_t per_step = static_cast<std::int64_t>(l.micro_batch) * l.dp;
   if (l.global_batch % per_step != 0) {
     return fmt::format("global batch {} is not a multiple of micro-batch*dp = {}", l.global_batch, per_step);

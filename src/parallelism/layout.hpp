@@ -254,7 +254,8 @@ double tied_embedding_copy(const workload::ModelSpec& model, const Layout& layou
 /// Checks: sizes positive; tp*pp*cp divides gpus; tp divides heads and KV heads (or KV heads divide
 /// tp with replication); pp*vp at most the layer slots (layers + embedding/loss slots; uneven splits
 /// allowed) or first/last stage counts that leave the middle stages a share; ep divides experts and tp*cp*dp; etp
-/// divides expert FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance).
+/// divides expert FFN; global batch divisible by micro_batch*dp; cp divides seq_len (2*cp for load balance);
+/// the loss's chunks (RecipeSwitches::loss_chunks) divide seq_len / cp.
 std::optional<std::string> why_invalid(const workload::ModelSpec& model, const Layout& layout, int gpus,
                                        std::int64_t seq_len);
 

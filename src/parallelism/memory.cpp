@@ -315,12 +315,12 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
       // cross-entropy keeps only the 16-bit logits and overwrites them with their gradient.
       // Each MTP module computes its own logits through the shared head.
       // Chunked (RecipeSwitches::loss_chunks): one chunk's logits at a time, and the hidden states'
-      // gradient assembled from the chunks' in a 16-bit [tokens, h] buffer (torchtitan
-      // ChunkedLossWrapper's GradAccumulator).
+      // gradient assembled from the chunks' in an fp32 [tokens, h] buffer (torchtitan
+      // ChunkedLossWrapper's GradAccumulator, dtype=torch.float32).
       const double chunks = std::max(1, l.recipe.loss_chunks);
       loss_buffers += (1.0 + s.mtp_layers) * tokens * static_cast<double>(model.vocab) / std::max(1, l.tp) *
                       (o.fused_cross_entropy ? (o.fused_loss_in_place ? 2.0 : 4.0) : 2.0 + 4.0 + 4.0) / chunks;
-      if (chunks > 1.0) loss_buffers += tokens * static_cast<double>(model.hidden) * 2.0;
+      if (chunks > 1.0) loss_buffers += tokens * static_cast<double>(model.hidden) * 4.0;
       buffers += loss_buffers;
     }
     if (model.is_moe()) {

@@ -202,7 +202,7 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
        {"optimizer_dtype=fp16", "recompute_modules=attn", "vp=0", "fp8_params=maybe", "grad_reduce_in_fp32=half",
         "tp_overlap=2", "document_tokens=0", "document_tokens=2.5", "colour=red", "cuda_graph_impl=partial",
         "moe_a2a_overlap=2", "fp8_dot_product_attention=maybe", "compile_loss=maybe", "pp_partition_method=uniform",
-        "loss_chunks=0", "loss_chunks=2.5"}) {
+        "loss_chunks=0", "loss_chunks=2.5", "loss_chunks=8x", "loss_chunks=2000000", "vp=2x"}) {
     try {
       training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
       ADD_FAILURE() << bad;
@@ -226,8 +226,8 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
 // L = 78.9, at pp 4 the nearest multiple of 4, 80 (the chronicle's 200B run: "PP=10, NLAYERS=80");
 // 187B at h 13824 gives 80.0. Without a size, or for a gated MLP, the row says which cell is missing.
 TEST(TrainingRows, LayersFromTheStatedSizeOfADenseGpt) {
-  auto row = [](const std::string& model, const std::string& hidden, const std::string& pp,
-                const std::string& ffn = "") {
+  auto row = [](const std::string& model, const std::string& hidden, const std::string& pp, const std::string& ffn = "",
+                const std::string& params = "", const std::string& kv_heads = "") {
     auto records = first_row_with("", "");
     const auto& header = records[0].cells;
     for (const auto& [column, value] : std::vector<std::pair<std::string, std::string>>{{"model", model},
@@ -235,14 +235,14 @@ TEST(TrainingRows, LayersFromTheStatedSizeOfADenseGpt) {
                                                                                         {"hidden_size", hidden},
                                                                                         {"ffn_hidden_size", ffn},
                                                                                         {"num_attention_heads", "64"},
-                                                                                        {"num_kv_heads", ""},
+                                                                                        {"num_kv_heads", kv_heads},
                                                                                         {"vocab_size", "250000"},
                                                                                         {"seq_len", "2048"},
                                                                                         {"moe_num_experts", ""},
                                                                                         {"moe_topk", ""},
                                                                                         {"moe_expert_ffn", ""},
                                                                                         {"moe_shared_expert_ffn", ""},
-                                                                                        {"params_total", ""},
+                                                                                        {"params_total", params},
                                                                                         {"arch_type", "dense"},
                                                                                         {"num_gpus", "384"},
                                                                                         {"global_batch_size", "2040"},
@@ -271,21 +271,41 @@ TEST(TrainingRows, LayersFromTheStatedSizeOfADenseGpt) {
   const auto gpt187 = row("test GPT 187B", "13824", "8");
   ASSERT_TRUE(gpt187.job) << gpt187.reason;
   EXPECT_EQ(gpt187.job->model.num_layers, 80);
-  const auto unsized = row("test GPT", "14400", "4");
-  EXPECT_FALSE(unsized.job);
-  EXPECT_EQ(unsized.reason.rfind("num_layers missing", 0), 0u) << unsized.reason;
-  // A gated (SwiGLU) MLP has another count per layer: no derivation.
-  EXPECT_FALSE(row("Llama 200B", "14400", "4").job);
+  // params_total, where given, is the size (its first word): 176B at h 14336, V 250,000, s 2048 gives
+  // 69.9, so 72 at pp 12 and 70 at pp 2.
+  const auto stated = row("test GPT", "14336", "12", "", "176B (176,247M)");
+  ASSERT_TRUE(stated.job) << stated.reason;
+  EXPECT_EQ(stated.job->model.num_layers, 72);
+  const auto pp2 = row("test GPT", "14336", "2", "", "176B");
+  ASSERT_TRUE(pp2.job) << pp2.reason;
+  EXPECT_EQ(pp2.job->model.num_layers, 70);
+  // A later word of the name that is not a size leaves the size as read.
+  const auto worded = row("test GPT 200B 2nd-web", "14400", "4");
+  ASSERT_TRUE(worded.job) << worded.reason;
+  EXPECT_EQ(worded.job->model.num_layers, 80);
+  // Without a size, or where the count does not hold, the reason says why.
+  const std::vector<std::pair<std::string, decltype(row("", "", ""))>> refused{
+      {"no params_total", row("test GPT", "14400", "4")},
+      {"GELU MLP and tied embeddings", row("Llama 200B", "14400", "4")},
+      {"ffn_hidden_size 50000 is not 4 x hidden_size", row("test GPT 200B", "14400", "4", "50000")},
+      {"params_total '~200B' is not a count", row("test GPT", "14400", "4", "", "~200B")},
+      {"grouped-query attention", row("test GPT 200B", "14400", "4", "", "", "8")},
+      {"the stated 0.001B parameters give -1.46 layers", row("test GPT 0.001B", "14400", "4")}};
+  for (const auto& [why, r] : refused) {
+    EXPECT_FALSE(r.job) << why;
+    EXPECT_EQ(r.reason.rfind("num_layers missing and not derivable: ", 0), 0u) << r.reason;
+    EXPECT_NE(r.reason.find(why), std::string::npos) << r.reason;
+  }
   // A row that states its layers keeps them.
   EXPECT_TRUE(first_job_with({{"num_layers", "94"}}).model.num_layers == 94);
 }
 
-// A model cell that no model can be built from names the field in the row's reason.
+// A model cell that no model can be built from names its CSV column in the row's reason.
 TEST(TrainingRows, ModelErrorsNameTheField) {
   const auto rows = training_rows(first_row_with("num_attention_heads", "0"), "t.csv", catalog(), {});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].job);
-  EXPECT_EQ(rows[0].reason.rfind("model: num_heads: ", 0), 0u) << rows[0].reason;
+  EXPECT_EQ(rows[0].reason.rfind("model: num_attention_heads: ", 0), 0u) << rows[0].reason;
 }
 
 // Compute capability 10.0 is B200 (179 GiB visible) or the GB200's Blackwell (185 GiB): a stated
@@ -294,6 +314,12 @@ TEST(TrainingRows, Sm100MapsToB200OrGb200ByItsCapacity) {
   auto records = first_row_with("hardware", "NVIDIA Blackwell SM100-class (capacity ~184 GiB implied by % column)");
   EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "gb200-nvl72");
   records = first_row_with("hardware", "NVIDIA SM100");
+  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "dgx-b200");
+  records = first_row_with("hardware", "SM100 184GiB");
+  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "gb200-nvl72");
+  records = first_row_with("hardware", "SM100, 96 GiB used of 184.3 GiB");
+  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "gb200-nvl72");
+  records = first_row_with("hardware", "SM100 (179 GiB)");
   EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "dgx-b200");
 }
 

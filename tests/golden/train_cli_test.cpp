@@ -251,8 +251,9 @@ TEST(TrainCli, CompiledLossKeepsFourBytesPerLogit) {
 
 // --loss-chunks N (job key loss_chunks): torchtitan's ChunkedLossWrapper runs the head and loss of
 // one chunk of tokens at a time, each backward before the next chunk: the eager loss's 10 B per
-// logit for 8192 / 8 tokens, plus the 16-bit 8192 x 4096 buffer of the hidden states' gradient.
-// The layout line and the JSON name it; 0 chunks is exit 2 naming the flag or the key.
+// logit for 8192 / 8 tokens, plus the fp32 8192 x 4096 buffer of the hidden states' gradient.
+// The layout line and the JSON name it; 0 chunks, or chunks that do not divide a sequence, are exit
+// 2 naming the flag, the key or the layout's reason.
 TEST(TrainCli, ChunkedLossKeepsOneChunksLogits) {
   auto run = [](std::vector<std::string> extra) {
     std::vector<std::string> args = {"train",      "--model",    "llama3.1-8b", "--cluster", "p5.48xlarge:1",
@@ -266,7 +267,7 @@ TEST(TrainCli, ChunkedLossKeepsOneChunksLogits) {
   const auto whole = run({});
   const auto chunked = run({"--loss-chunks", "8"});
   EXPECT_NEAR(whole["memory_bytes"]["buffers"].get<double>() - chunked["memory_bytes"]["buffers"].get<double>(),
-              10.0 * 8192 * 128256 * 7 / 8 - 2.0 * 8192 * 4096, 1e3);
+              10.0 * 8192 * 128256 * 7 / 8 - 4.0 * 8192 * 4096, 1e3);
   EXPECT_EQ(chunked["layout"]["loss_chunks"], 8);
   EXPECT_EQ(whole["layout"]["loss_chunks"], 1);
   const std::string path = ::testing::TempDir() + "fmsim_loss_chunks_job.yaml";
@@ -279,6 +280,14 @@ TEST(TrainCli, ChunkedLossKeepsOneChunksLogits) {
   const auto zero = run_fmsim({"train", "--loss-chunks", "0"});
   EXPECT_EQ(zero.exit_code, 2);
   EXPECT_THAT(zero.err, HasSubstr("--loss-chunks"));
+  // Another stack is taken to chunk its loss, with a warning saying whose technique it is.
+  const auto megatron = run_fmsim({"train", "--loss-chunks", "8"});
+  EXPECT_EQ(megatron.exit_code, 0) << megatron.err;
+  EXPECT_THAT(megatron.err, HasSubstr("torchtitan's (ChunkedLossWrapper); stack megatron"));
+  // torchtitan needs equal chunks: 3 do not divide a 4096-token sequence.
+  const auto uneven = run_fmsim({"train", "--seq", "4096", "--loss-chunks", "3"});
+  EXPECT_EQ(uneven.exit_code, 2);
+  EXPECT_THAT(uneven.err, HasSubstr("loss chunks 3 do not divide the 4096 tokens"));
   std::ofstream(path) << "kind: TrainingJob\nloss_chunks: 0\n";
   const auto bad_key = run_fmsim({"train", "--job", path});
   EXPECT_EQ(bad_key.exit_code, 2);

@@ -578,7 +578,8 @@ TEST(Memory, FsdpUnderPipelineAccumulatesUnshardedGradientsInTheReduceType) {
 
 // torchtitan's ChunkedLossWrapper (RecipeSwitches::loss_chunks N) runs each chunk's head, loss and
 // backward before the next: an eager loss's 10 B per logit for one chunk of tokens / N only, plus
-// the 16-bit [tokens, h] buffer the chunks' hidden-state gradients are assembled in.
+// the fp32 [tokens, h] buffer the chunks' hidden-state gradients are assembled in (GradAccumulator,
+// dtype=torch.float32).
 TEST(Memory, ChunkedLossKeepsOneChunksLogits) {
   const Layout whole = make(2, 1, 8);
   Layout chunked = whole;
@@ -586,7 +587,7 @@ TEST(Memory, ChunkedLossKeepsOneChunksLogits) {
   const double tokens = 4096, vocab = 128256, hidden = 4096, tp = 2;
   const double diff =
       estimate_memory(model(), whole, 4096).buffers.value() - estimate_memory(model(), chunked, 4096).buffers.value();
-  EXPECT_DOUBLE_EQ(diff, 10.0 * tokens * vocab / tp * (1.0 - 1.0 / 8.0) - 2.0 * tokens * hidden);
+  EXPECT_DOUBLE_EQ(diff, 10.0 * tokens * vocab / tp * (1.0 - 1.0 / 8.0) - 4.0 * tokens * hidden);
 }
 
 // llm-foundry's MPT loss (loss_fn 'fused_crossentropy', flash-attn's xentropy kernel,
