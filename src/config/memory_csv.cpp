@@ -26,15 +26,8 @@ parallelism::MemoryOptions options_of(const MemoryRow& r, const std::string& sta
   if (!has(fw, "nemo") && !has(fw, "bridge")) o.fused_cross_entropy = false;
   const bool compiled_loss =
       (has(fw, "compile") && has(fw, "loss")) || (r.run.job && r.run.job->layout.recipe.compiled_loss);
-  if (compiled_loss && !o.fused_cross_entropy) {
-    // A compiled loss (torchtitan with compile from 2025-04-02, bbb1b616e, build_cross_entropy_loss:
-    // torch.compile(cross_entropy(pred.float(), labels))): Inductor fuses the fp32 upcast into the
-    // log-softmax and saves the 16-bit logits and a per-row log-sum-exp for the backward, which
-    // writes a 16-bit gradient: 4 B per logit, as llm-foundry's fused loss. recipe_settings
-    // compile_loss says the same (`fmsim train --compile-loss`).
-    o.fused_cross_entropy = true;
-    o.fused_loss_in_place = false;
-  }
+  // The framework cell ("+ compile (loss compiled)") or recipe_settings compile_loss.
+  if (compiled_loss) parallelism::apply_compiled_loss(o);
   if (has(fw, "deepspeed") || has(fw, "nanotron")) {
     // DeepSpeed ZeRO-1/2 and nanotron's ZeRO-1: 16-bit parameters and gradients; the sharded
     // optimizer keeps fp32 master weights, Adam m and v and an fp32 gradient partition (16/d).

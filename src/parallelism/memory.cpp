@@ -171,6 +171,12 @@ MemoryOptions stack_memory_options(std::string_view name) {
   return o;
 }
 
+void apply_compiled_loss(MemoryOptions& o) {
+  if (o.fused_cross_entropy) return;
+  o.fused_cross_entropy = true;
+  o.fused_loss_in_place = false;
+}
+
 MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& l, std::int64_t seq_len,
                                 const StateBytes& state) {
   MemoryOptions o;

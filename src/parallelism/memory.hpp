@@ -126,6 +126,13 @@ struct MemoryOptions {
 /// A name that is not a known stack (parallelism::kStackWords) gets the defaults.
 MemoryOptions stack_memory_options(std::string_view stack);
 
+/// A loss compiled with the model (RecipeSwitches::compiled_loss; torchtitan with compile from
+/// 2025-04-02, bbb1b616e, build_cross_entropy_loss: torch.compile(cross_entropy(pred.float(),
+/// labels))): Inductor fuses the fp32 upcast into the log-softmax and saves the 16-bit logits and a
+/// per-row log-sum-exp for the backward, which writes a 16-bit gradient: 4 B per logit, as
+/// llm-foundry's fused loss. A stack whose loss is already fused keeps its own.
+void apply_compiled_loss(MemoryOptions& options);
+
 /// Memory on the most loaded GPU.
 struct MemoryBreakdown {
   core::Bytes weights{};

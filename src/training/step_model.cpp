@@ -851,11 +851,7 @@ const StackCalibration& Calibration::stack(const std::string& name) const {
 parallelism::MemoryOptions memory_options(const std::string& stack, Task task, const parallelism::Layout& layout,
                                           LoraBase lora_base) {
   auto o = parallelism::stack_memory_options(stack);
-  if (layout.recipe.compiled_loss && !o.fused_cross_entropy) {
-    // A compiled loss (RecipeSwitches::compiled_loss): 16-bit logits and gradient, 4 B per logit.
-    o.fused_cross_entropy = true;
-    o.fused_loss_in_place = false;
-  }
+  if (layout.recipe.compiled_loss) parallelism::apply_compiled_loss(o);
   if (layout.bf16_grad_reduce && o.state.gradients > 2.0) {
     // 16-bit gradient reduction: the optimizer then keeps its own fp32 copy of its shard.
     o.state.gradients = 2.0;
