@@ -1,6 +1,8 @@
 // The fmsim command: global flags, command registration, and the one place errors are caught.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <iostream>
 #include <set>
@@ -10,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
+#include "cli/output.hpp"
 #include "core/error.hpp"
 
 namespace fmsim::cli {
@@ -67,16 +70,14 @@ bool plan_is_rl(int argc, char** argv) {
   return false;
 }
 
-}  // namespace
+constexpr const char* kDescription =
+    "fmsim: simulator and planner for foundation-model training and serving infrastructure.\n"
+    "Predicts step time, throughput, memory, communication, checkpoint cost and goodput for a\n"
+    "model, a parallel layout and a cluster (AWS P5/P5en/P6/P6e-GB200 or DGX/NVL72), and\n"
+    "searches layouts and instance families for the best one.";
 
-int run(int argc, char** argv) {
-  Context ctx;
-  CLI::App app{
-      "fmsim: simulator and planner for foundation-model training and serving infrastructure.\n"
-      "Predicts step time, throughput, memory, communication, checkpoint cost and goodput for a\n"
-      "model, a parallel layout and a cluster (AWS P5/P5en/P6/P6e-GB200 or DGX/NVL72), and\n"
-      "searches layouts and instance families for the best one.",
-      "fmsim"};
+// The global flags and the commands a command line needs (the one it names, or all of them).
+void build_app(CLI::App& app, Context& ctx, int argc, char** argv) {
   app.set_version_flag("--version", "fmsim 0.1.0");
   app.require_subcommand(1);
   app.fallthrough();
@@ -122,9 +123,57 @@ int run(int argc, char** argv) {
   if (wanted("compare")) add_compare_command(app, ctx);
   if (wanted("sweep")) add_sweep_command(app, ctx);
   if (wanted("plan-serve")) add_plan_serve_command(app, ctx);
+  require_finite_reals(app);
+}
 
+}  // namespace
+
+nlohmann::json describe_flags(const std::vector<std::string>& words) {
+  std::vector<std::string> argv_words{"fmsim"};
+  argv_words.insert(argv_words.end(), words.begin(), words.end());
+  std::vector<char*> argv;
+  for (auto& w : argv_words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  Context ctx;
+  CLI::App app{kDescription, "fmsim"};
+  build_app(app, ctx, static_cast<int>(argv_words.size()), argv.data());
+  const CLI::App* command = &app;
+  for (const auto& w : words) {
+    if (w.starts_with("-")) continue;  // a flag that picks the command's form (plan --rl)
+    const auto subs = command->get_subcommands([&](const CLI::App* a) { return a->check_name(w); });
+    if (subs.empty()) return nullptr;
+    command = subs.front();
+  }
+  nlohmann::json flags = nlohmann::json::array();
+  for (const CLI::Option* o : command->get_options()) {
+    if (o->get_lnames().empty() || o->get_lnames().front() == "help") continue;
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    const std::string type = o->get_type_name();
+    flags.push_back(
+        {{"name", names.front()},
+         {"names", names},
+         {"type", type.substr(0, type.find(':'))},  // without its checks' text: "INT", not "INT:INT in [..]"
+         {"default", o->get_default_str()},
+         {"help", o->get_description()},
+         {"takes_value", o->get_items_expected_max() > 0},
+         {"many", o->get_items_expected_max() > 1},
+         {"required", o->get_required()}});
+  }
+  return flags;
+}
+
+int run(int argc, char** argv) {
+  Context ctx;
+  CLI::App app{kDescription, "fmsim"};
+  build_app(app, ctx, argc, argv);
+
+  // The command's output files appear together when it completes (whatever exit status it chose),
+  // and not at all when it fails: the batch removes them when an error leaves this function.
+  OutputBatch outputs;
   try {
     app.parse(argc, argv);
+    outputs.commit();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -132,7 +181,12 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fmsim: error: " << readable_parse_error(e.what(), app) << "\n";
+    // A misspelt subcommand or flag is the likeliest cause of the errors CLI11 words as "A
+    // subcommand is required" and "The following arguments were not expected".
+    const bool unplaced =
+        dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr || dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
+    const std::string hint = unplaced ? unknown_word_message(app, argc, argv) : "";
+    std::cerr << "fmsim: error: " << (hint.empty() ? readable_parse_error(e.what(), app) : hint) << "\n";
     std::cerr << "Run with --help for usage.\n";
     return 2;
   } catch (const core::InputError& e) {

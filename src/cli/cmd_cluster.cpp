@@ -536,10 +536,13 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
                   "the trace's, else none: a failure loses the whole run)");
   cmd->add_flag("--json", f->json,
                 "Everything as JSON: cluster, scheduler, per-policy summary and time series, per job");
-  cmd->add_option("--report", f->report, "Write an offline HTML report")->type_name("FILE");
+  cmd->add_option("--report", f->report, "Write an offline HTML report")->type_name("FILE")->check(output_file());
   cmd->add_option("--jobs-csv", f->jobs_csv, "Write one row per job (first policy) in sacct-like columns")
-      ->type_name("FILE");
-  cmd->add_option("--write-trace", f->write_trace, "Write the workload as an fmsim trace CSV")->type_name("FILE");
+      ->type_name("FILE")
+      ->check(output_file());
+  cmd->add_option("--write-trace", f->write_trace, "Write the workload as an fmsim trace CSV")
+      ->type_name("FILE")
+      ->check(output_file());
   cmd->footer(
       "The scheduler twin follows slurmctld 22.05: jobs ordered by partition PriorityTier, priority, submit\n"
       "time, id; the main loop starts jobs in that order and stops a partition at the first that does not\n"

@@ -167,7 +167,8 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--json", opts->json, "Machine-readable output");
   cmd->add_option("--report", opts->report,
                   "Write an offline HTML report: the cheapest plans and the throughput-vs-interactivity Pareto chart")
-      ->type_name("FILE.html");
+      ->type_name("FILE.html")
+      ->check(output_file());
   cmd->callback([opts, &ctx, cmd]() {
     PlanServeOptions o = *opts;
     apply_serving_job_file(o.plan.serving, *cmd);

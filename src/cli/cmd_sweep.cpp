@@ -9,11 +9,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -123,7 +125,7 @@ void prepare_dir(const SweepGrid& g, const fs::path& dir) {
     }
     return;
   }
-  write_file_atomically(m.string(), manifest(g).dump(2) + "\n", "--out");
+  write_file_now(m.string(), manifest(g).dump(2) + "\n", "--out");
 }
 
 std::vector<long long> missing_chunks(const SweepGrid& g, const fs::path& dir) {
@@ -134,8 +136,23 @@ std::vector<long long> missing_chunks(const SweepGrid& g, const fs::path& dir) {
   return missing;
 }
 
+// Set in the environment of the local workers: the sweep's process id. A worker that sees it ties
+// its life to that process (PR_SET_PDEATHSIG), so killing a sweep stops its workers too.
+constexpr const char* kParentVariable = "FMSIM_SWEEP_PARENT";
+
+void die_with_sweep() {
+  const char* parent = std::getenv(kParentVariable);
+  if (parent == nullptr) return;  // a Slurm array task, or a chunk run by hand
+  const std::string expected = parent;
+  ::unsetenv(kParentVariable);  // not passed on to anything this worker starts
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The sweep may have died before the line above: then this worker has been reparented.
+  if (std::to_string(::getppid()) != expected) throw core::InputError::flag("sweep", "the sweep has stopped");
+}
+
 // One task: the points of chunk k, in order, into chunks/k.jsonl.
 void run_chunk(const SweepGrid& g, const fs::path& dir, long long k, const std::vector<std::string>& globals) {
+  die_with_sweep();
   if (k < 0 || k >= g.chunks) {
     throw core::InputError::flag("--chunk",
                                  fmt::format("{} is out of range; this sweep has chunks 0 to {}", k, g.chunks - 1));
@@ -159,7 +176,7 @@ void run_chunk(const SweepGrid& g, const fs::path& dir, long long k, const std::
     const auto r = run_captured(args);
     text += point_record(g, i, r.status, r.out, r.err).dump() + "\n";
   }
-  write_file_atomically(path.string(), text, "--out");
+  write_file_now(path.string(), text, "--out");
 }
 
 // Progress on stderr: rewritten in place on a terminal (with running tasks and seconds), one
@@ -221,7 +238,8 @@ fs::path self_executable() {
                                "PATH; set FMSIM_EXECUTABLE to its path");
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool search_path) {
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool search_path,
+            const std::vector<std::string>& extra_env = {}) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -230,9 +248,14 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool sear
   std::vector<std::string> copy = argv;
   for (auto& a : copy) args.push_back(a.data());
   args.push_back(nullptr);
+  std::vector<std::string> env_copy = extra_env;
+  std::vector<char*> env;
+  for (auto& e : env_copy) env.push_back(e.data());
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = search_path ? posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ)
-                             : posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = search_path ? posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env.data())
+                             : posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   return rc == 0 ? pid : -1;
 }
@@ -274,8 +297,9 @@ std::vector<std::string> run_local(const SweepGrid& g, const fs::path& dir, cons
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       const long long k = todo[next++];
-      const pid_t pid = spawn(task_argv(exe, globals, g, dir, std::to_string(k)),
-                              dir / "logs" / fmt::format("chunk-{:06d}.log", k), false);
+      const pid_t pid =
+          spawn(task_argv(exe, globals, g, dir, std::to_string(k)), dir / "logs" / fmt::format("chunk-{:06d}.log", k),
+                false, {std::string(kParentVariable) + "=" + std::to_string(::getpid())});
       if (pid < 0) {
         failures.push_back(fmt::format("chunk {}: cannot start {}", k, exe.string()));
         continue;
@@ -352,7 +376,7 @@ std::vector<std::string> run_slurm(const SweepGrid& g, const fs::path& dir, cons
   command.replace(command.find("'PLACEHOLDER'"), 13, "\"$SLURM_ARRAY_TASK_ID\"");
   script += "exec " + command + "\n";
   const fs::path script_path = adir / "sweep.sbatch";
-  write_file_atomically(script_path.string(), script, "--out");
+  write_file_now(script_path.string(), script, "--out");
 
   std::vector<std::string> submit{"sbatch", "--parsable"};
   submit.insert(submit.end(), a.sbatch_args.begin(), a.sbatch_args.end());

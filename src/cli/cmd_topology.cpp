@@ -2,6 +2,8 @@
 // Kubernetes node labels of a cluster from the catalog, as the scheduler twin lays it out.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -54,8 +56,19 @@ void run_topology(const TopologyFlags& f, Context& ctx) {
   const bool slurm = config::word_flag(orchestration::kSchedulerKindWords, f.flavour, "flavour") ==
                      orchestration::SchedulerKind::Slurm;
   const auto cluster = config::parse_cluster(ctx.catalog(), f.cluster);
-  if (f.node_prefix.empty() || std::isdigit(static_cast<unsigned char>(f.node_prefix.back())))
-    throw core::InputError::flag("--node-prefix", "must be non-empty and not end in a digit (Slurm host lists)");
+  // The names go into the `kubectl label node` script and topology.conf as they are, so only the
+  // characters a Kubernetes node name (RFC 1123) and a Slurm host name share: nothing a shell or a
+  // Slurm host list reads as syntax.
+  const auto allowed = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; };
+  if (f.node_prefix.empty() || f.node_prefix.size() > 50 ||
+      !(f.node_prefix.front() >= 'a' && f.node_prefix.front() <= 'z') ||
+      !std::all_of(f.node_prefix.begin(), f.node_prefix.end(), allowed) ||
+      std::isdigit(static_cast<unsigned char>(f.node_prefix.back())))
+    throw core::InputError::flag("--node-prefix",
+                                 fmt::format("'{}' is not a node-name prefix; allowed: 1 to 50 of a-z, 0-9, '-' and "
+                                             "'.', starting with a letter and not ending in a digit (Kubernetes node "
+                                             "names, Slurm host lists)",
+                                             f.node_prefix));
   const auto layout = orchestration::layout_from_cluster(cluster, f.node_prefix);
   bool blocks = layout.block_size > 0;
   if (!f.plugin.empty()) {

@@ -3,6 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
 #include "cli/context.hpp"
 #include "jobspec/checkpoint.hpp"
 #include "jobspec/goodput.hpp"
@@ -52,5 +56,11 @@ void add_goodput_flags(CLI::App& cmd, jobspec::GoodputFlags& f);
 
 /// Runs fmsim with these arguments; returns the exit status (0 ok, 2 bad input, 70 internal error).
 int run(int argc, char** argv);
+
+/// The flags of the command `words` names ("train", "validate training"; a word starting with -
+/// only chooses the form: "plan --rl"), as the Python API
+/// presents them: a list of {name, names, type (CLI11's INT, FLOAT, TEXT...), default (text, "" for
+/// none), help, takes_value, many, required}; null when `words` names no command.
+nlohmann::json describe_flags(const std::vector<std::string>& words);
 
 }  // namespace fmsim::cli

@@ -3,10 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cmath>
 #include <string_view>
+#include <vector>
+
+#include "core/strings.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -95,6 +100,77 @@ CLI::Validator positive_real() {
         return "";
       },
       "POSITIVE");
+}
+
+void require_finite_reals(CLI::App& app) {
+  const CLI::Validator finite(
+      [](std::string& input) -> std::string {
+        const char* begin = input.data();
+        const char* end = input.data() + input.size();
+        if (begin != end && *begin == '+') ++begin;
+        double v = 0;
+        const auto [p, ec] = std::from_chars(begin, end, v);
+        // nan, inf and numbers past the double range (1e999); other text is CLI11's to refuse.
+        if (p == end && begin != end && (ec == std::errc::result_out_of_range || !std::isfinite(v)))
+          return fmt::format("must be a finite number, got {}", input);
+        return "";
+      },
+      "", "Finite");
+  for (CLI::Option* o : app.get_options()) {
+    if (o->get_type_name() == "FLOAT") o->check(finite);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_finite_reals(*sub);
+}
+
+std::string unknown_word_message(const CLI::App& app, int argc, const char* const* argv) {
+  std::vector<const CLI::App*> chain{&app};  // the command and the subcommands named so far
+  const auto find_option = [&](const std::string& name) -> const CLI::Option* {
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      for (const CLI::Option* o : (*it)->get_options()) {
+        if (!o->get_positional() && o->check_name(name)) return o;
+      }
+    }
+    return nullptr;
+  };
+  bool positional_seen = false;  // at the innermost command: a word that is its argument, not a subcommand
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() > 1 && word[0] == '-' && !std::isdigit(static_cast<unsigned char>(word[1])) && word[1] != '.') {
+      const std::string name = word.substr(0, word.find('='));
+      if (const CLI::Option* o = find_option(name)) {
+        if (o->get_items_expected_max() > 0 && name.size() == word.size()) ++i;  // its value
+        continue;
+      }
+      std::vector<std::string> flags;
+      for (const CLI::App* a : chain) {
+        for (const CLI::Option* o : a->get_options()) {
+          for (const auto& l : o->get_lnames()) flags.push_back("--" + l);
+        }
+      }
+      std::string where = "fmsim";
+      for (std::size_t k = 1; k < chain.size(); ++k) where += " " + chain[k]->get_name();
+      const auto close = core::closest_matches(name, flags);
+      if (close.empty()) return fmt::format("unknown flag '{}' of `{}`; see `{} --help`", name, where, where);
+      return fmt::format("unknown flag '{}' of `{}`; did you mean {}?", name, where, core::join(close, " or "));
+    }
+    const CLI::App* current = chain.back();
+    const auto subs = current->get_subcommands([](const CLI::App*) { return true; });
+    if (subs.empty() || positional_seen) continue;
+    const auto named = std::find_if(subs.begin(), subs.end(), [&](const CLI::App* a) { return a->check_name(word); });
+    if (named != subs.end()) {
+      chain.push_back(*named);
+      continue;
+    }
+    if (current->get_require_subcommand_min() == 0) {
+      positional_seen = true;
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const CLI::App* a : subs) names.push_back(a->get_name());
+    return core::unknown_name_message("subcommand", word, names);
+  }
+  return "";
 }
 
 std::string readable_parse_error(const std::string& what, const CLI::App& app) {

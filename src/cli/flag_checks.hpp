@@ -32,6 +32,17 @@ CLI::Validator positive(const T& /*field*/) {
   }
 }
 
+/// Adds a finite-number check to every real-valued option (CLI11 type FLOAT) of `app` and of its
+/// subcommands, so no command accepts nan or inf ("--rate: must be a finite number, got nan"); a
+/// flag's own range check, where it has one, still applies.
+void require_finite_reals(CLI::App& app);
+
+/// Did-you-mean for the words of a command line CLI11 could not place: "unknown subcommand 'traim';
+/// did you mean train?" (the subcommands of the command it is under), "unknown flag '--tpp' of
+/// `fmsim train`; did you mean --tp?" (the flags of that command and of the ones above it). The
+/// first such word of argv; "" when every word is a known subcommand, flag or value.
+std::string unknown_word_message(const CLI::App& app, int argc, const char* const* argv);
+
 /// CLI11's parse error message made readable where it is about a number: "Could not convert:
 /// --tp = 1e30" becomes "--tp: must be a whole number, got 1e30"; the flag's type name (INT, UINT,
 /// FLOAT) is looked up in the parsed command. Other messages pass unchanged.

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cli/output.hpp"
 #include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
@@ -122,10 +123,7 @@ nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& 
     fs::remove(partial, ec);
     throw core::InputError::flag("--metrics-out", fmt::format("write of \"{}\" failed", path.string()));
   }
-  fs::rename(partial, path, ec);
-  if (ec)
-    throw core::InputError::flag("--metrics-out",
-                                 fmt::format("cannot rename into \"{}\": {}", path.string(), ec.message()));
+  OutputBatch::publish(partial.string(), path.string(), "--metrics-out");  // with the command's other outputs
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return {{"file", path.string()},
           {"series", summary.series},

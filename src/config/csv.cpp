@@ -1,8 +1,10 @@
 // RFC 4180 CSV parsing shared by the validation readers.
 #include "config/csv.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -20,20 +22,30 @@ std::string read_measurements(const std::string& path, const std::string& builti
     if (!text) throw core::InputError::flag(flag, "no built-in " + name + "; give a file");
     return std::string(*text);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError::flag(flag, "cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
   name = path;
-  return ss.str();
+  return read_text_file(path, flag);
 }
 
 std::string read_text_file(const std::string& path, const std::string& flag) {
+  const auto refuse = [&](const std::string& why) {
+    const std::string message = "cannot read '" + path + "': " + why;
+    if (flag.empty()) throw core::InputError(path, 0, "", message);
+    throw core::InputError::flag(flag, message);
+  };
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) refuse("it is a directory; give a file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError::flag(flag, "cannot read '" + path + "': " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (!in) refuse(std::strerror(errno));
+  // Read in pieces up to the bound, so an endless source (/dev/zero, a pipe that never closes
+  // its end) is an error rather than all of memory.
+  std::string text;
+  std::array<char, 1 << 16> buffer{};
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) refuse("larger than 1 GiB, the most an input file may hold");
+  }
+  if (in.bad()) refuse(std::strerror(errno));
+  return text;
 }
 
 CsvTable::CsvTable(std::vector<CsvRecord> records, std::string file, std::string_view empty_message,

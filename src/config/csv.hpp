@@ -54,7 +54,12 @@ class CsvTable {
 std::string read_measurements(const std::string& path, const std::string& builtin, const std::string& flag,
                               std::string& name);
 
-/// The whole text of `path`; core::InputError naming `flag` ("cannot read 'x': reason") otherwise.
+/// The most an input file may hold.
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{1} << 30;
+
+/// The whole text of `path`; core::InputError naming `flag` ("cannot read 'x': reason"; `path`
+/// itself as the error's file when `flag` is empty) when it cannot be read, is a directory, or
+/// holds more than kMaxInputFileBytes.
 std::string read_text_file(const std::string& path, const std::string& flag);
 
 }  // namespace fmsim::config

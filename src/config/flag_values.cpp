@@ -4,12 +4,26 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
 
 namespace fmsim::config {
+
+double checked_real(double v, double lo, double hi, const std::string& flag, const std::string& unit) {
+  if (std::isfinite(v) && v >= lo && v <= hi) return v;
+  throw core::InputError::flag(
+      flag, fmt::format("{:g} is out of range; allowed: {:g} to {:g}{}", v, lo, hi, unit.empty() ? "" : " " + unit));
+}
+
+long long checked_whole(long long v, long long lo, long long hi, const std::string& flag, const std::string& unit) {
+  if (v >= lo && v <= hi) return v;
+  throw core::InputError::flag(
+      flag, fmt::format("{} is out of range; allowed: {} to {}{}", v, core::format_thousands(static_cast<double>(lo)),
+                        core::format_thousands(static_cast<double>(hi)), unit.empty() ? "" : " " + unit));
+}
 
 double parse_count_flag(const std::string& text, const std::string& flag) {
   const auto v = core::parse_count(text);

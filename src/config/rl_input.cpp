@@ -42,7 +42,7 @@ std::optional<double> tokens_value(std::string s) {
   std::size_t used = 0;
   try {
     const double v = std::stod(s, &used);
-    if (used != s.size() || v <= 0) return std::nullopt;
+    if (used != s.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
     return v * scale;
   } catch (...) {
     return std::nullopt;
@@ -193,6 +193,10 @@ void apply_recipe_settings(const std::string& text, rl::RlJob& job, const std::s
 std::int64_t parse_tokens(const std::string& text, const std::string& flag) {
   const auto v = tokens_value(text);
   if (!v) throw core::InputError::flag(flag, "'" + text + "' is not a token count; write 16384 or 16k (k = 1024)");
+  // A sequence's tokens: far past any context window, and within the integer types downstream.
+  constexpr double kMaxTokens = 10'000'000;
+  if (*v < 1 || *v > kMaxTokens)
+    throw core::InputError::flag(flag, fmt::format("'{}' is {:g} tokens; allowed: 1 to 10,000,000", text, *v));
   return static_cast<std::int64_t>(std::llround(*v));
 }
 

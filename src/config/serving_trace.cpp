@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config/csv.hpp"
+#include "config/json_depth.hpp"
 #include "core/error.hpp"
 
 namespace fmsim::config {
@@ -42,7 +43,12 @@ serving::TraceRequest make(const std::map<std::string, std::string>& cells, cons
     }
   }
   r.arrival_s = parse_number(cells.at("arrival_s"), file, line, "arrival_s");
-  if (r.arrival_s < 0) throw core::InputError(file, line, "arrival_s", "must be >= 0 seconds");
+  // Simulated time is integer nanoseconds; a trace spans hours, and every simulated second of it
+  // may become a sample of the time series.
+  constexpr double kTenYears = 10 * 365.25 * 86400;
+  if (r.arrival_s < 0 || r.arrival_s > kTenYears)
+    throw core::InputError(file, line, "arrival_s",
+                           fmt::format("{:g} s is out of range; allowed: 0 to 10 years (3.16e8 s)", r.arrival_s));
   for (auto [key, field] : {std::pair{"input_tokens", &serving::TraceRequest::input_tokens},
                             std::pair{"output_tokens", &serving::TraceRequest::output_tokens},
                             std::pair{"prefix_tokens", &serving::TraceRequest::prefix_tokens}}) {
@@ -70,6 +76,7 @@ std::vector<serving::TraceRequest> parse_request_trace(const std::string& text, 
     while (std::getline(in, line)) {
       ++n;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      check_json_depth(line, file, n);
       nlohmann::json j;
       try {
         j = nlohmann::json::parse(line);

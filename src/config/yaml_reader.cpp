@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/csv.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 
@@ -54,12 +55,80 @@ std::string kind_of(const YAML::Node& n) {
   return "'" + n.Scalar() + "'";
 }
 
+// Nodes of one document counted with aliases expanded: a "billion laughs" document (aliases of
+// aliases) names 10^9 nodes in a few hundred bytes.
+constexpr std::size_t kMaxYamlNodes = 1'000'000;
+
+// Where the quoted scalar opening at `open` ends: yaml-cpp takes a quote left open at the end of
+// the file as running to the end, so `model: "llama3.1-8b` was read as a value.
+bool quote_closes(std::string_view text, std::size_t open) {
+  const char quote = text[open];
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside a single-quoted scalar
+        continue;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+// Refuses what yaml-cpp lets through: a quoted scalar never closed, and aliases that expand a
+// small file into gigabytes (scalar bytes with aliases expanded are bounded by twice the text).
+// Iterative, and bounded by kMaxYamlNodes visits.
+void check_document(const YAML::Node& root, std::string_view text, const std::string& file) {
+  const std::size_t max_bytes = 2 * text.size() + (std::size_t{1} << 20);
+  std::size_t nodes = 0;
+  std::size_t bytes = 0;
+  std::set<int> quotes_checked;
+  std::vector<YAML::Node> stack{root};
+  while (!stack.empty()) {
+    const YAML::Node n = stack.back();
+    stack.pop_back();
+    if (!n.IsDefined()) continue;
+    const int line = n.Mark().line >= 0 ? n.Mark().line + 1 : 0;
+    if (++nodes > kMaxYamlNodes)
+      throw core::InputError(
+          file, line, "",
+          fmt::format("more than {} values with aliases expanded; allowed: at most {}", kMaxYamlNodes, kMaxYamlNodes));
+    if (n.IsScalar()) {
+      bytes += n.Scalar().size();
+      if (bytes > max_bytes)
+        throw core::InputError(file, line, "",
+                               fmt::format("aliases expand the document past {} bytes (twice its size); allowed: "
+                                           "at most that",
+                                           max_bytes));
+      const int pos = n.Mark().pos;
+      if (n.Tag() == "!" && pos >= 0 && static_cast<std::size_t>(pos) < text.size() &&
+          (text[static_cast<std::size_t>(pos)] == '"' || text[static_cast<std::size_t>(pos)] == '\'') &&
+          quotes_checked.insert(pos).second && !quote_closes(text, static_cast<std::size_t>(pos)))
+        throw core::InputError(file, line, "",
+                               fmt::format("malformed YAML: the quote ({}) opened here is never closed",
+                                           text[static_cast<std::size_t>(pos)]));
+    } else if (n.IsSequence()) {
+      for (const auto& child : n) stack.push_back(child);
+    } else if (n.IsMap()) {
+      for (const auto& entry : n) {
+        stack.push_back(entry.first);
+        stack.push_back(entry.second);
+      }
+    }
+  }
+}
+
 YamlDocument parse(std::string_view text, const std::string& file) {
+  YAML::Node root;
   try {
-    return YamlDocument{file, YAML::Load(std::string(text))};
+    root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     throw core::InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
   }
+  check_document(root, text, file);
+  return YamlDocument{file, root};
 }
 
 }  // namespace
@@ -67,14 +136,7 @@ YamlDocument parse(std::string_view text, const std::string& file) {
 YamlNode YamlDocument::node() const { return YamlNode(file, root, "", 1); }
 
 YamlDocument load_yaml_file(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (flag.empty()) throw core::InputError(path, 0, "", "cannot read file");
-    throw core::InputError::flag(flag, fmt::format("cannot read file '{}'", path));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(read_text_file(path, flag), path);
 }
 
 YamlDocument load_yaml_text(std::string_view text, const std::string& file) { return parse(text, file); }

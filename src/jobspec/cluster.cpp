@@ -143,23 +143,25 @@ ClusterPolicy apply_compare_entry(ClusterPolicy v, const std::string& entry, con
   if (!knob) refuse();
   const std::string key = entry.substr(0, eq);
   const std::string value = entry.substr(eq + 1);
-  auto int_value = [&](int lo) {
+  auto int_value = [&](int lo, int hi) {
     try {
       std::size_t used = 0;
       const int n = std::stoi(value, &used);
-      if (used == value.size() && n >= lo) return n;
+      if (used == value.size() && n >= lo && n <= hi) return n;
     } catch (const std::exception&) {}
-    throw core::InputError::flag("--compare",
-                                 fmt::format("{}: '{}' is not a whole number of at least {}", key, value, lo));
+    throw core::InputError::flag(
+        "--compare",
+        fmt::format("{}: '{}' is out of range; allowed: a whole number from {} to {}", key, value, lo, hi));
   };
+  constexpr int kYearMinutes = 525'960;
   switch (*knob) {
     case CompareKnob::Spares:
-      v.spares = int_value(0);
+      v.spares = int_value(0, layout.nodes());
       v.options.failures.spares = v.spares;
       break;
-    case CompareKnob::BfWindow: v.config.bf_window_s = int_value(1) * 60.0; break;
-    case CompareKnob::BfMaxJobTest: v.config.bf_max_job_test = int_value(1); break;
-    case CompareKnob::BfInterval: v.config.bf_interval_s = int_value(1); break;
+    case CompareKnob::BfWindow: v.config.bf_window_s = int_value(1, kYearMinutes) * 60.0; break;
+    case CompareKnob::BfMaxJobTest: v.config.bf_max_job_test = int_value(1, orch::kMaxTraceJobs); break;
+    case CompareKnob::BfInterval: v.config.bf_interval_s = int_value(1, kYearMinutes * 60); break;
   }
   return v;
 }
@@ -210,6 +212,8 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
 
   // The workload.
   auto& jobs = c.jobs;
+  config::checked_real(f.limit_factor, 1, 1000, "--limit-factor", "x the run time");
+  config::checked_whole(f.synthetic, 0, orch::kMaxTraceJobs, "--synthetic", "jobs (0: the default 1,000)");
   if (!f.trace.empty() && f.synthetic > 0)
     throw core::InputError::flag("--synthetic", "give --trace or --synthetic, not both");
   if (!f.trace.empty()) {
@@ -254,13 +258,13 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   first.name = base.backfill ? "backfill" : "fifo";
   first.config = base;
   auto& o = first.options;
+  config::checked_real(f.days, 0, 3652.5, "--days", "days (10 years; 0: until every job ends)");
   o.horizon_s = f.days > 0 ? f.days * 86400.0 : 0.0;
-  if (f.days < 0) throw core::InputError::flag("--days", "must be 0 (until every job ends) or more");
   if (!f.node_failure_rate.empty()) {
     const auto data = config::load_failure_data();
     o.failures.rate_per_node_hour = config::parse_node_failure_rate(data, f.node_failure_rate, "--node-failure-rate");
   }
-  if (f.spares < 0) throw core::InputError::flag("--spares", "must be 0 or more");
+  config::checked_whole(f.spares, 0, cluster_nodes, "--spares", fmt::format("nodes (the cluster's {})", f.cluster));
   o.failures.spares = f.spares;
   first.spares = f.spares;
   o.failures.detect_s = config::parse_duration_flag(f.detect, "--detect").value();

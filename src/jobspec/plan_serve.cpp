@@ -69,10 +69,21 @@ ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const 
       return (fixed_tp && d.tp != o.serving.tp) || (fixed_ep && d.ep != o.serving.ep) ||
              (fixed_dep && (d.attention_dp > 1) != o.serving.dep);
     });
+    // The longest request any probe draws (one seed: a probe of fewer requests draws a prefix of
+    // these): a layout whose whole KV cache cannot hold it would wait for it forever.
+    serving::WorkloadSpec drawn = s.workload;
+    drawn.num_requests = std::max({req.requests_per_probe, 2 * req.pareto_max_concurrency, 32, drawn.num_requests});
+    const auto longest = serving::make_requests(drawn);
     for (const auto& d : layouts) {
+      const serving::IterationModel probe(d, comm);
+      try {
+        check_requests_fit(longest, probe, false);
+      } catch (const core::InputError& e) {
+        plan.skipped.push_back(fam + " " + serving::layout_name(d) + ": " + e.message());
+        continue;
+      }
       const serving::PlanCandidate c{d, s.price_per_gpu_hour};
       for (auto& r : serving::evaluate(c, req, comm)) plan.results.push_back(std::move(r));
-      const serving::IterationModel probe(d, comm);
       if (probe.kv_capacity() > probe.kv_bytes(req.workload.input.mean + req.workload.output.mean)) {
         for (auto& p : serving::pareto_sweep(c, req, comm)) plan.points.push_back(std::move(p));
       }

@@ -8,6 +8,7 @@
 
 #include "config/cluster_loader.hpp"
 #include "config/csv.hpp"
+#include "config/flag_values.hpp"
 #include "config/model_loader.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/serving_trace.hpp"
@@ -33,15 +34,15 @@ namespace {
 serving::LengthDistribution length_flag(const std::string& flag, double mean, const std::string& kind, double spread,
                                         long long max) {
   serving::LengthDistribution d;
-  if (!(mean >= 1) || mean > 1e7)
-    throw core::InputError::flag(flag, fmt::format("{} tokens: allowed 1 to 10,000,000", mean));
+  config::checked_real(mean, 1, kMaxTokens, flag, "tokens");
   d.mean = mean;
   d.spread = spread;
   d.max = max;
   d.kind = config::word_flag(serving::kLengthKindWords, kind, flag + "-dist");
-  if (spread < 0 || (d.kind == serving::LengthKind::Uniform && spread > 1) || spread > 5) {
+  if (!(spread >= 0) || (d.kind == serving::LengthKind::Uniform && spread > 1) || spread > 5) {
     throw core::InputError::flag(flag + "-spread", fmt::format("{} out of range (uniform: 0-1, others: 0-5)", spread));
   }
+  config::checked_whole(max, 0, kMaxTokens, "--max-len", "tokens (0: no cap)");
   return d;
 }
 
@@ -72,11 +73,23 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   } else {
     d.kv = serving::stored_precision(config::word_flag(serving::kServingFormatWords, f.kv_dtype, "--kv-dtype"));
   }
-  for (auto [flag, v] :
-       {std::pair{"--tp", f.tp}, std::pair{"--pp", f.pp}, std::pair{"--ep", f.ep}, std::pair{"--samples", f.samples},
-        std::pair{"--replicas", f.replicas}, std::pair{"--num-requests", f.num_requests}}) {
-    if (v < 1) throw core::InputError::flag(flag, fmt::format("{} must be at least 1", v));
-  }
+  for (auto [flag, v] : {std::pair{"--tp", f.tp}, std::pair{"--pp", f.pp}, std::pair{"--ep", f.ep}})
+    config::checked_whole(v, 1, kMaxLayoutWidth, flag);
+  // What is simulated is bounded before anything is allocated: every sequence (request x sample)
+  // and every replica holds state for the whole run.
+  config::checked_whole(f.num_requests, 1, kMaxSequences, "--num-requests", "requests");
+  config::checked_whole(f.samples, 1, kMaxSamples, "--samples", "samples per prompt");
+  if (static_cast<long long>(f.num_requests) * f.samples > kMaxSequences)
+    throw core::InputError::flag(
+        "--samples", fmt::format("{} requests x {} samples is {} sequences; at most {} are "
+                                 "simulated",
+                                 f.num_requests, f.samples, static_cast<long long>(f.num_requests) * f.samples,
+                                 core::format_thousands(kMaxSequences)));
+  config::checked_whole(f.replicas, 1, kMaxReplicas, "--replicas", "replicas");
+  config::checked_whole(f.max_num_seqs, 0, kMaxSequences, "--max-num-seqs", "(0: the engine's)");
+  config::checked_whole(f.max_num_batched_tokens, 0, kMaxTokens, "--max-num-batched-tokens", "(0: the engine's)");
+  config::checked_whole(f.block_size, 0, 65536, "--block-size", "tokens (0: the engine's)");
+  config::checked_whole(f.shared_prefix, 0, kMaxTokens, "--shared-prefix", "tokens");
   d.tp = f.tp;
   d.pp = f.pp;
   d.ep = f.ep;
@@ -90,9 +103,9 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   if (f.max_num_batched_tokens > 0) d.engine.max_num_batched_tokens = f.max_num_batched_tokens;
   if (f.block_size > 0) d.engine.block_size = f.block_size;
   if (f.gpu_memory_utilization != 0) {
-    if (f.gpu_memory_utilization <= 0 || f.gpu_memory_utilization > 1) {
+    if (!(f.gpu_memory_utilization > 0 && f.gpu_memory_utilization <= 1)) {
       throw core::InputError::flag("--gpu-memory-utilization",
-                                   fmt::format("{}: allowed (0, 1]", f.gpu_memory_utilization));
+                                   fmt::format("{}: allowed (0, 1], or 0 for the engine's", f.gpu_memory_utilization));
     }
     d.engine.gpu_memory_utilization = f.gpu_memory_utilization;
   }
@@ -101,9 +114,11 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
     d.engine.preemption = config::word_flag(serving::kPreemptionModeWords, f.preemption, "--preemption");
   d.speculation.kind = config::word_flag(serving::kSpeculativeKindWords, f.speculative, "--speculative");
   if (d.speculation.kind != serving::SpeculativeKind::None) {
-    if (f.draft_tokens < 1 || f.draft_tokens > 16) throw core::InputError::flag("--draft-tokens", "allowed 1 to 16");
-    if (f.acceptance < 0 || f.acceptance >= 1) throw core::InputError::flag("--acceptance", "allowed [0, 1)");
-    if (f.draft_cost <= 0 || f.draft_cost > 1) throw core::InputError::flag("--draft-cost", "allowed (0, 1]");
+    config::checked_whole(f.draft_tokens, 1, 16, "--draft-tokens", "tokens");
+    if (!(f.acceptance >= 0 && f.acceptance < 1))
+      throw core::InputError::flag("--acceptance", fmt::format("{}: allowed [0, 1)", f.acceptance));
+    if (!(f.draft_cost > 0 && f.draft_cost <= 1))
+      throw core::InputError::flag("--draft-cost", fmt::format("{}: allowed (0, 1]", f.draft_cost));
     d.speculation.draft_tokens = f.draft_tokens;
     d.speculation.acceptance_rate = f.acceptance;
     d.speculation.draft_cost_fraction = f.draft_cost;
@@ -119,13 +134,19 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   wl.samples_per_prompt = f.samples;
   wl.shared_prefix_tokens = f.shared_prefix;
   wl.seed = f.seed;
-  if (f.rate < 0) throw core::InputError::flag("--rate", "must be positive");
-  if (f.concurrency < 0) throw core::InputError::flag("--concurrency", "must be positive");
+  config::checked_real(f.rate, 0, kMaxRate, "--rate", "requests/s (0: none)");
+  config::checked_whole(f.concurrency, 0, kMaxSequences, "--concurrency", "clients (0: none)");
   if (f.rate > 0 && f.concurrency > 0)
     throw core::InputError::flag("--concurrency", "give --rate (open loop) or --concurrency (closed loop), not both");
   if (!f.requests_file.empty()) {
     wl.arrival = serving::ArrivalKind::Trace;
     wl.trace = config::parse_request_trace(config::read_text_file(f.requests_file, "--requests"), f.requests_file);
+    if (static_cast<long long>(wl.trace.size()) * f.samples > kMaxSequences)
+      throw core::InputError::flag(
+          "--requests",
+          fmt::format("{} has {} requests x {} samples; at most {} sequences are "
+                      "simulated",
+                      f.requests_file, wl.trace.size(), f.samples, core::format_thousands(kMaxSequences)));
   } else if (f.rate > 0) {
     wl.arrival = serving::ArrivalKind::Poisson;
     wl.rate = f.rate;  // the fleet total: fmsim serve routes it over the replicas
@@ -138,6 +159,24 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   const auto& sys = d.cluster.system;
   s.price_per_gpu_hour = sys.gpus() > 0 ? sys.price_per_hour_usd / sys.gpus() : 0.0;
   return s;
+}
+
+void check_requests_fit(const std::vector<serving::Request>& requests, const serving::IterationModel& model,
+                        bool from_trace) {
+  if (model.kv_capacity() <= 0) return;  // the weights do not fit: the simulation's own verdict
+  for (const auto& r : requests) {
+    std::int64_t output = 0;
+    for (const auto o : r.output_tokens) output = std::max(output, o);
+    const double tokens = static_cast<double>(r.input_tokens + output);
+    if (model.kv_bytes(tokens) <= model.kv_capacity()) continue;
+    const std::string what =
+        fmt::format("request {} needs {} input + {} output tokens of KV cache; the replica holds {:.0f} tokens in all",
+                    r.id + 1, r.input_tokens, output, model.memory().token_capacity);
+    if (from_trace) throw core::InputError::flag("--requests", what + "; give it more GPUs (--tp, --pp)");
+    throw core::InputError::flag(
+        r.input_tokens >= output ? "--isl" : "--osl",
+        what + "; shorten the requests (--max-len) or give the replica more GPUs (--tp, --pp)");
+  }
 }
 
 serving::Deployment::KvOffload resolve_kv_offload(serving::KvTier tier, const serving::Deployment& d) {

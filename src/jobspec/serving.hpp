@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/precision.hpp"
 #include "hardware/catalog.hpp"
@@ -14,6 +15,16 @@
 #include "serving/workload.hpp"
 
 namespace fmsim::jobspec {
+
+/// Bounds of what `fmsim serve` and `plan-serve` simulate, checked before anything is allocated:
+/// every sequence (request x sample) and every replica holds state for the whole run (about 1 KB
+/// a sequence and 170 KB a replica; a million sequences take about a minute).
+inline constexpr long long kMaxSequences = 1'000'000;
+inline constexpr long long kMaxSamples = 1024;
+inline constexpr long long kMaxReplicas = 4096;
+inline constexpr long long kMaxLayoutWidth = 4096;  ///< tp, pp, ep
+inline constexpr double kMaxTokens = 10'000'000;    ///< a request's input or output tokens
+inline constexpr double kMaxRate = 1e6;             ///< requests/s
 
 struct ServingFlags {
   std::string job_file;
@@ -62,6 +73,13 @@ struct ServingSetup {
 
 /// Validates the flags (InputError naming the flag) and builds the deployment and workload.
 ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& catalog);
+
+/// Refuses a workload one of whose requests (its prompt and its longest output) needs more KV cache
+/// than the whole replica holds: the engine could never finish it (nothing when the weights leave no
+/// KV cache at all: that is the simulation's "does not fit" verdict). InputError naming --requests
+/// (a trace) or --isl/--osl, with the request's tokens and the replica's capacity.
+void check_requests_fit(const std::vector<serving::Request>& requests, const serving::IterationModel& model,
+                        bool from_trace);
 
 /// The engine profile `name` of `cal`, with did-you-mean on --engine.
 const serving::EngineProfile& engine_flag(const serving::ServingCalibration& cal, const std::string& name);

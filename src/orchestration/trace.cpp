@@ -7,12 +7,18 @@
 #include <ctime>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.hpp"
 
 namespace fmsim::orchestration {
 
 namespace {
+
+/// What one trace may hold, checked row by row before it is simulated.
+constexpr double kMaxTraceDuration = 10 * 365.25 * 86400;  ///< s: durations, limits, the submit span
+constexpr double kMaxTraceNodes = 1'000'000;
+constexpr double kMaxTraceNumber = 1e12;  ///< any other number (Unix times are 1.7e9)
 
 /// Accepted column names per field, in order of preference.
 const std::vector<std::pair<std::string, std::vector<std::string>>>& aliases() {
@@ -167,15 +173,24 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
       if (it == col.end() || it->second >= static_cast<int>(cells.size())) return "";
       return cells[static_cast<std::size_t>(it->second)];
     };
-    auto number = [&](const std::string& field, double lo) -> std::optional<double> {
+    auto number = [&](const std::string& field, double lo, double hi = kMaxTraceNumber,
+                      std::string_view unit = "") -> std::optional<double> {
       const std::string s = cell(field);
       if (s.empty()) return std::nullopt;
       const auto v = parse_time(s);
-      if (!v || *v < lo)
+      if (!v || *v < lo || *v > hi)
         throw core::InputError(path, line_no, header[static_cast<std::size_t>(col.at(field))],
-                               fmt::format("'{}' is not a number of at least {}", s, lo));
+                               fmt::format("'{}' is out of range; allowed: {:g} to {:g}{}", s, lo, hi, unit));
       return v;
     };
+    // Durations: the simulation's clock counts integer nanoseconds and its series sample every
+    // simulated minute, so a row lasting 1e12 s would allocate without end.
+    auto duration = [&](const std::string& field, double lo) {
+      return number(field, lo, kMaxTraceDuration, " s (10 years)");
+    };
+    if (jobs.size() >= static_cast<std::size_t>(kMaxTraceJobs))
+      throw core::InputError(path, line_no, "rows",
+                             fmt::format("more than {} jobs; at most {} are simulated", kMaxTraceJobs, kMaxTraceJobs));
     JobSpec j;
     const std::string id = cell("id");
     j.id = static_cast<int>(jobs.size()) + 1;
@@ -194,8 +209,8 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
                              fmt::format("'{}' is not a time (seconds or YYYY-MM-DD HH:MM:SS)", submit_text));
     j.submit_s = *submit;
     first_submit = std::min(first_submit, j.submit_s);
-    const auto nodes = number("nodes", 0);
-    const auto gpus = number("gpus", 0);
+    const auto nodes = number("nodes", 0, kMaxTraceNodes);
+    const auto gpus = number("gpus", 0, kMaxTraceNodes * options.gpus_per_node);
     if (nodes && *nodes >= 1)
       j.request.nodes = static_cast<int>(std::ceil(*nodes));
     else if (gpus)
@@ -209,9 +224,9 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     j.training.model = cell("model");
     if (!j.training.model.empty()) {
       auto whole = [&](const char* field, long long lo) -> std::optional<long long> {
-        const auto v = number(field, static_cast<double>(lo));
+        const auto v = number(field, static_cast<double>(lo), 2e9);
         if (!v) return std::nullopt;
-        if (*v != std::floor(*v) || *v > 1e15)
+        if (*v != std::floor(*v))
           throw core::InputError(path, line_no, field, fmt::format("'{}' is not a whole number", cell(field)));
         return static_cast<long long>(*v);
       };
@@ -221,12 +236,12 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
       j.training.ep = static_cast<int>(whole("ep", 1).value_or(1));
       j.training.gbs = whole("gbs", 1).value_or(0);
       j.training.seq = whole("seq", 1).value_or(4096);
-      const auto tokens = number("tokens", 1);
+      const auto tokens = number("tokens", 1, 1e18);
       if (!tokens)
         throw core::InputError(path, line_no, "tokens", "a training job (model column) needs the tokens it trains");
       j.training.tokens = *tokens;
     }
-    if (const auto d = number("duration", 0)) {
+    if (const auto d = duration("duration", 0)) {
       j.run_s = *d;
     } else if (!j.training.model.empty()) {
       j.run_s = 0;  // from its step time (fmsim cluster computes it)
@@ -234,10 +249,14 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
       const auto s = number("start", 0), e = number("end", 0);
       if (!s || !e || *e < *s)
         throw core::InputError(path, line_no, "duration", "no duration and no valid start/end times");
+      if (*e - *s > kMaxTraceDuration)
+        throw core::InputError(
+            path, line_no, "duration",
+            fmt::format("end - start is {:g} s; allowed: at most {:g} s (10 years)", *e - *s, kMaxTraceDuration));
       j.run_s = *e - *s;
     }
     if (j.training.model.empty() || j.run_s > 0) j.run_s = std::max(1.0, j.run_s);
-    if (const auto l = number("time_limit", 1)) {
+    if (const auto l = duration("time_limit", 1)) {
       j.time_limit_s = *l;
     } else if (!j.training.model.empty() && j.run_s == 0) {
       j.time_limit_s = 0;  // run time x --limit-factor, once the run time is known
@@ -258,13 +277,20 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     }
     j.qos = cell("qos");
     j.kind = cell("kind");
-    if (const auto s = number("segment", 0)) j.request.segment = static_cast<int>(*s);
-    if (const auto c = number("checkpoint_interval", 0)) j.checkpoint_interval_s = *c;
+    if (const auto s = number("segment", 0, kMaxTraceNodes)) j.request.segment = static_cast<int>(*s);
+    if (const auto c = duration("checkpoint_interval", 0)) j.checkpoint_interval_s = *c;
     j.reservation = cell("reservation");
     jobs.push_back(std::move(j));
   }
   if (jobs.empty()) throw core::InputError(path, line_no, "rows", "the trace has a header but no jobs");
-  for (auto& j : jobs) j.submit_s -= first_submit;
+  for (auto& j : jobs) {
+    j.submit_s -= first_submit;
+    if (j.submit_s > kMaxTraceDuration)
+      throw core::InputError(
+          path, 0, "submit",
+          fmt::format("job {} is submitted {:g} s after the first; allowed: at most {:g} s (10 years)", j.name,
+                      j.submit_s, kMaxTraceDuration));
+  }
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
   return jobs;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
 #include "cli/run_captured.hpp"
 
 namespace py = pybind11;
@@ -24,4 +25,9 @@ PYBIND11_MODULE(_core, m) {
         return py::make_tuple(r.status, py::bytes(r.out), py::bytes(r.err));
       },
       py::arg("args"), "Run `fmsim ARGS...` in this process; returns (exit status, stdout bytes, stderr bytes).");
+  m.def(
+      "flags", [](const std::vector<std::string>& words) { return fmsim::cli::describe_flags(words).dump(); },
+      py::arg("words"),
+      "The flags of `fmsim WORDS...` as JSON: a list of {name, names, type, default, help, takes_value, many, "
+      "required}; null when WORDS name no command.");
 }

@@ -65,6 +65,18 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     total += static_cast<double>(req.lengths[i]);
     if (req.lengths[i] > req.lengths[longest]) longest = i;
   }
+  // A sequence larger than the whole KV cache never completes: the engine's scheduler would wait
+  // for room that never comes.
+  if (n > 0) {
+    const double longest_seq = static_cast<double>(req.prompt_len) + static_cast<double>(req.lengths[longest]);
+    if (longest_seq > mem.token_capacity) {
+      r.reason = fmt::format(
+          "a sequence of {:.0f} tokens (prompt {} + response {}) does not fit the KV cache of one "
+          "generator replica ({:.0f} tokens); raise the generation TP or shorten the prompt or the responses",
+          longest_seq, req.prompt_len, req.lengths[longest], static_cast<double>(mem.token_capacity));
+      return r;
+    }
+  }
   const double mean_len = n ? total / static_cast<double>(n) : 0.0;
   r.generated_tokens = total;
   r.prefill_tokens = static_cast<double>(prompts) * static_cast<double>(req.prompt_len);

@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -50,7 +52,7 @@ const std::vector<Absurd> kAbsurd = {
      "--step-factor: 1.0000001 from 8 to 16G gives 2.15e+08 sizes; at most 100000"},
     {"step_nan",
      {"collective", "--cluster", "p5.48xlarge:2", "--step-factor", "nan"},
-     "--step-factor: must be greater than 1"},
+     "--step-factor: must be a finite number, got nan"},
     // 2^31 - 1 tokens overflowed the integer-nanosecond clock (internal error before).
     {"seq_2_31",
      {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--seq", "2147483647"},
@@ -104,6 +106,65 @@ const std::vector<Absurd> kAbsurd = {
     {"seed_fraction",
      {"goodput", "--gpus", "16", "--save-time", "30s", "--seed", "1.5"},
      "--seed: must be a whole number"},
+    // Issue 43: serve, plan-serve, cluster and rl accepted nan (exit 0; --acceptance nan hung),
+    // and ran out of memory (bad_alloc, exit 70) on what they were asked to simulate.
+    {"serve_rate_nan", {"serve", "--rate", "nan"}, "--rate: must be a finite number, got nan"},
+    {"serve_memory_nan",
+     {"serve", "--gpu-memory-utilization", "nan"},
+     "--gpu-memory-utilization: must be a finite number, got nan"},
+    {"serve_acceptance_nan",
+     {"serve", "--speculative", "mtp", "--acceptance", "nan"},
+     "--acceptance: must be a finite number, got nan"},
+    {"serve_rate_past_double", {"serve", "--rate", "1e999"}, "--rate: must be a finite number, got 1e999"},
+    {"plan_serve_rate_inf", {"plan-serve", "--rate", "inf"}, "--rate: must be a finite number, got inf"},
+    {"serve_requests_exponent", {"serve", "--num-requests", "1e9"}, "--num-requests: must be a whole number, got 1e9"},
+    {"serve_requests_huge",
+     {"serve", "--num-requests", "1000000000"},
+     "--num-requests: 1000000000 is out of range; allowed: 1 to 1,000,000 requests"},
+    {"serve_samples_huge",
+     {"serve", "--samples", "1000000"},
+     "--samples: 1000000 is out of range; allowed: 1 to 1,024 samples per prompt"},
+    {"serve_sequences_huge",
+     {"serve", "--num-requests", "1000000", "--samples", "2"},
+     "--samples: 1000000 requests x 2 samples is 2000000 sequences; at most 1,000,000 are simulated"},
+    {"serve_replicas_huge",
+     {"serve", "--replicas", "100000000"},
+     "--replicas: 100000000 is out of range; allowed: 1 to 4,096 replicas"},
+    {"serve_rate_negative", {"serve", "--rate", "-1"}, "--rate: -1 is out of range; allowed: 0 to 1e+06 requests/s"},
+    // A request larger than the whole KV cache waited for room forever.
+    {"serve_request_past_kv",
+     {"serve", "--isl", "2000000", "--num-requests", "2"},
+     "--isl: request 1 needs 2000000 input + 1024 output tokens of KV cache; the replica holds"},
+    {"cluster_days_nan", {"cluster", "--days", "nan"}, "--days: must be a finite number, got nan"},
+    {"cluster_days_huge", {"cluster", "--days", "1e9"}, "--days: 1e+09 is out of range; allowed: 0 to 3652.5 days"},
+    {"cluster_limit_factor_nan", {"cluster", "--limit-factor", "nan"}, "--limit-factor: must be a finite number"},
+    {"cluster_limit_factor_small",
+     {"cluster", "--limit-factor", "0.5"},
+     "--limit-factor: 0.5 is out of range; allowed: 1 to 1000"},
+    {"cluster_synthetic_negative",
+     {"cluster", "--synthetic", "-1"},
+     "--synthetic: -1 is out of range; allowed: 0 to 1,000,000 jobs"},
+    {"cluster_synthetic_huge",
+     {"cluster", "--synthetic", "1000000000"},
+     "--synthetic: 1000000000 is out of range; allowed: 0 to 1,000,000 jobs"},
+    {"cluster_spares_huge",
+     {"cluster", "--cluster", "p5en.48xlarge:128", "--spares", "100000000"},
+     "--spares: 100000000 is out of range; allowed: 0 to 128 nodes"},
+    {"cluster_compare_spares_huge",
+     {"cluster", "--compare", "spares=100000000"},
+     "--compare: spares: '100000000' is out of range; allowed: a whole number from 0 to 128"},
+    {"cluster_slurm_conf_directory",
+     {"cluster", "--slurm-conf", "/"},
+     "--slurm-conf: cannot read '/': it is a directory; give a file"},
+    // 1e30 tokens wrapped past 2^63 in the output; 1e6 tokens, more than the KV cache, never ended.
+    {"rl_prompt_past_2_63",
+     {"rl", "--prompt-len", "1e30"},
+     "--prompt-len: '1e30' is 1e+30 tokens; allowed: 1 to 10,000,000"},
+    {"rl_prompt_nan", {"rl", "--prompt-len", "nan"}, "--prompt-len: 'nan' is not a token count"},
+    {"rl_prompt_past_kv",
+     {"rl", "--prompt-len", "1e6"},
+     "a sequence of 1008192 tokens (prompt 1000000 + response 8192) does not fit the KV cache of one generator "
+     "replica"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Robustness, AbsurdInput, ::testing::ValuesIn(kAbsurd),
@@ -228,6 +289,140 @@ TEST(Robustness, BadOutputPathFailsBeforeAnyWork) {
     EXPECT_THAT(r.err, HasSubstr("folder '" + (dir / "no/such/folder").string() + "' does not exist")) << args[0];
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+// --report naming a directory said "cannot write 'DIR': Success" after the whole simulation; now
+// every output flag refuses it while the flags are parsed.
+TEST(Robustness, OutputNamingADirectoryIsRefusedWithTheReason) {
+  const std::string dir = (std::filesystem::path(::testing::TempDir()) / "robust_dir_out").string();
+  std::filesystem::create_directories(dir);
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"plan-serve", "--report", dir},
+                                             {"cluster", "--synthetic", "5", "--report", dir},
+                                             {"cluster", "--synthetic", "5", "--jobs-csv", dir},
+                                             {"cluster", "--synthetic", "5", "--write-trace", dir}}) {
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[args.size() - 2];
+    EXPECT_THAT(r.err, HasSubstr(args[args.size() - 2] + ": '" + dir + "' is a directory; give a file name"));
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("Success")));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+// A command that fails after writing some of its outputs left them behind, a half-set beside the
+// previous run's files. Its outputs now appear only when it completes: a failure leaves no file,
+// no temporary, and the previous run's files untouched.
+TEST(Robustness, FailedCommandLeavesNoOutputsAndClobbersNothing) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "robust_half";
+  fs::create_directories(dir);
+  std::ofstream((dir / "metrics.prom").string()) << "old\n";
+  std::ofstream((dir / "blocker").string()) << "a file where --metrics-out wants a folder\n";
+  const std::vector<std::string> serve = {"serve",
+                                          "--num-requests",
+                                          "5",
+                                          "--trace",
+                                          (dir / "trace.json").string(),
+                                          "--metrics",
+                                          (dir / "metrics.prom").string()};
+  auto failing = serve;
+  failing.insert(failing.end(), {"--metrics-out", (dir / "blocker").string()});
+  const auto r = run_fmsim(failing);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--metrics-out"));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"blocker", "metrics.prom"}));
+  EXPECT_EQ(slurp((dir / "metrics.prom").string()), "old\n");
+  // The same command without the failing output writes both.
+  const auto ok = run_fmsim(serve);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(fs::exists(dir / "trace.json"));
+  EXPECT_THAT(slurp((dir / "metrics.prom").string()), HasSubstr("vllm:"));
+}
+
+// --node-prefix went unquoted into the `kubectl label node` script that --help says to run, so
+// 'n$(touch PWNED);' ran a command. Only node-name characters are accepted now.
+TEST(Robustness, NodePrefixIsANodeNameNotShellText) {
+  const std::string dir = (std::filesystem::path(::testing::TempDir()) / "robust_prefix").string();
+  std::filesystem::create_directories(dir);
+  RunOptions in_dir;
+  in_dir.cwd = dir;
+  for (const std::string prefix : {"n$(touch PWNED);", "n`touch PWNED`", "n;touch PWNED;x", "Node", "-n", "n x"}) {
+    const auto r = run_fmsim({"topology", "k8s", "--cluster", "p5.48xlarge:2", "--node-prefix", prefix}, in_dir);
+    EXPECT_EQ(r.exit_code, 2) << prefix;
+    EXPECT_THAT(r.err, HasSubstr("--node-prefix: '" + prefix +
+                                 "' is not a node-name prefix; allowed: 1 to 50 of "
+                                 "a-z, 0-9, '-' and '.', starting with a letter"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / "PWNED"));
+  const auto ok = run_fmsim({"topology", "k8s", "--cluster", "p5.48xlarge:2", "--node-prefix", "gpu-a.p5-"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("gpu-a.p5-1"));
+}
+
+// Input files that crashed (SIGSEGV), ran out of memory or were taken as valid (issue 43): each is
+// refused with exit 2 naming the file, the line and what is allowed.
+TEST(Robustness, MalformedInputFilesAreRefused) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "robust_in";
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  };
+  constexpr int kDeep = 100000;
+  const std::string nested = std::string(kDeep, '[') + std::string(kDeep, ']');
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      // nlohmann::json's dump() of the value recursed once per level.
+      {{"serve", "--requests", write("deep.jsonl", "{\"arrival_s\": " + nested + "}\n")},
+       "deep.jsonl:1: JSON nested deeper than 256 levels (arrays and objects); allowed: at most 256"},
+      // Every simulated minute of a 1e12 s job became a sample.
+      {{"cluster", "--trace", write("long.csv", "id,submit,nodes,duration\n1,0,1,1e12\n")},
+       "long.csv:2: duration: '1e12' is out of range; allowed: 0 to 3.15576e+08 s (10 years)"},
+      {{"cluster", "--trace", write("spread.csv", "id,submit,nodes,duration\n1,0,1,60\n2,1e11,1,60\n")},
+       "job 2 is submitted 1e+11 s after the first; allowed: at most 3.15576e+08 s (10 years)"},
+      {{"serve", "--requests", write("late.csv", "arrival_s,input_tokens,output_tokens\n1e12,10,10\n")},
+       "late.csv:2: arrival_s: 1e+12 s is out of range; allowed: 0 to 10 years"},
+      // yaml-cpp read a quote left open to the end of the file as the value.
+      {{"serve", "--job", write("quote.yaml", "model: \"llama3.1-8b\nisl: 100\n")},
+       "quote.yaml:1: malformed YAML: the quote (\") opened here is never closed"},
+      // A 1 MB value aliased 2,000 times grew to 6.2 GB.
+      {{"serve", "--job",
+        write(
+            "alias.yaml", "model: llama3.1-8b\nx: &a \"" + std::string(1 << 20, 'x') + "\"\ny: [" +
+                              [] {
+                                std::string refs;
+                                for (int i = 0; i < 2000; ++i) refs += i ? ",*a" : "*a";
+                                return refs;
+                              }() +
+                              "]\n")},
+       "aliases expand the document past"},
+      {{"serve", "--job",
+        write("laughs.yaml",
+              [] {
+                std::string text = "a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n";
+                for (int i = 1; i < 10; ++i) {
+                  text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+                  for (int k = 0; k < 10; ++k) text += (k ? ",*a" : "*a") + std::to_string(i - 1);
+                  text += "]\n";
+                }
+                return text;
+              }())},
+       "more than 1000000 values with aliases expanded; allowed: at most 1000000"},
+  };
+  for (const auto& c : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = run_fmsim(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << " " << c.args.back() << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args.back();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  }
 }
 
 }  // namespace

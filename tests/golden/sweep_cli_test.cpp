@@ -3,12 +3,19 @@
 // resumption that redoes only missing chunks, and grid mistakes refused before anything runs.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "run_cli.hpp"
@@ -181,6 +188,72 @@ INSTANTIATE_TEST_SUITE_P(
         BadGrid{"recursive", "kind: Sweep\ncommand: sweep\ngrid:\n  tp: [1]\n", "a sweep cannot run sweeps"},
         BadGrid{"malformed", "kind: Sweep\ncommand: [train\n", "bad.yaml:3: malformed YAML"}),
     [](const auto& info) { return info.param.name; });
+
+/// The process ids whose parent is `parent` (from /proc), not counting zombies.
+std::vector<pid_t> live_children(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && state != 'Z') out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// Issue 43: killing `sweep` (SIGKILL: no handler runs) left its workers computing. Each local
+// worker is tied to the sweep's life (PR_SET_PDEATHSIG) and stops with it.
+TEST_F(Sweep, KilledSweepStopsItsWorkers) {
+  const auto grid = write_grid("slow.yaml",
+                               "kind: Sweep\n"
+                               "command: serve\n"
+                               "fixed: {num-requests: 300000}\n"
+                               "grid:\n"
+                               "  seed: [1, 2]\n");
+  const pid_t sweep = ::fork();
+  ASSERT_GE(sweep, 0);
+  if (sweep == 0) {
+    const std::string out = (dir_ / "out").string();
+    ::execl(FMSIM_BINARY, FMSIM_BINARY, "sweep", grid.c_str(), "--out", out.c_str(), "--chunk-size", "1", "--jobs", "2",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::vector<pid_t> workers;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (workers.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    workers = live_children(sweep);
+  }
+  ASSERT_EQ(workers.size(), 2u) << "the sweep did not start two workers";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past their start-up
+  ::kill(sweep, SIGKILL);
+  int status = 0;
+  ::waitpid(sweep, &status, 0);
+  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  bool any_alive = true;
+  while (any_alive && std::chrono::steady_clock::now() < gone_by) {
+    any_alive = std::any_of(workers.begin(), workers.end(), alive);
+    if (any_alive) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(any_alive) << "a worker outlived the killed sweep";
+  for (const pid_t w : workers) ::kill(w, SIGKILL);  // in case the test failed
+}
 
 }  // namespace
 }  // namespace fmsim::testing

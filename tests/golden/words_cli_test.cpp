@@ -100,3 +100,36 @@ TEST(WordsCli, ClusterRefusalsListTheWords) {
 }
 
 }  // namespace
+
+namespace {
+
+struct Typo {
+  std::vector<std::string> args;
+  std::string message;  ///< the whole first line of stderr
+};
+
+// Issue 43: `fmsim traim` said "A subcommand is required" and a misspelt flag "The following
+// arguments were not expected"; each now names the word and the closest real ones (exit 2).
+TEST(WordsCli, MisspeltSubcommandsAndFlagsSuggestTheClosest) {
+  const std::vector<Typo> typos = {
+      {{"traim"}, "fmsim: error: unknown subcommand 'traim'; did you mean train?"},
+      {{"plann", "--gpus", "8"}, "fmsim: error: unknown subcommand 'plann'; did you mean plan?"},
+      {{"validate", "trainng"}, "fmsim: error: unknown subcommand 'trainng'; did you mean training?"},
+      {{"catalog", "gpuss"}, "fmsim: error: unknown subcommand 'gpuss'; did you mean gpus?"},
+      {{"train", "--model", "llama3.1-8b", "--tpp", "8"},
+       "fmsim: error: unknown flag '--tpp' of `fmsim train`; did you mean --tp or --pp or --vp?"},
+      {{"train", "--tpp=8"}, "fmsim: error: unknown flag '--tpp' of `fmsim train`; did you mean --tp or --pp or --vp?"},
+      {{"serve", "--num-request", "5"},
+       "fmsim: error: unknown flag '--num-request' of `fmsim serve`; did you mean --num-requests?"},
+      {{"validate", "training", "--jsn"},
+       "fmsim: error: unknown flag '--jsn' of `fmsim validate training`; did you mean --json or --csv?"},
+      {{"train", "--zzzzzzzz"}, "fmsim: error: unknown flag '--zzzzzzzz' of `fmsim train`; see `fmsim train --help`"},
+  };
+  for (const auto& t : typos) {
+    const auto r = run_fmsim(t.args);
+    EXPECT_EQ(r.exit_code, 2) << t.args[0];
+    EXPECT_EQ(r.err.substr(0, r.err.find('\n')), t.message) << r.err;
+  }
+}
+
+}  // namespace

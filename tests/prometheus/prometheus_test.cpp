@@ -1,9 +1,14 @@
 // fmsim's simulated series in a real Prometheus on loopback: backfilled with `fmsim metrics load`
 // and opened as TSDB blocks, and scraped live from `fmsim metrics serve`. PromQL over the HTTP API
 // returns what fmsim predicted.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -281,6 +286,109 @@ TEST(MetricsServeDeterminism, ServesTheSameBytesTwice) {
   EXPECT_EQ(bodies[0], bodies[1]);
   EXPECT_EQ(banners[0], banners[1]);
   EXPECT_NE(banners[0].find("Serving "), std::string::npos) << banners[0];
+}
+
+/// A TCP connection to 127.0.0.1:port (blocking), or -1.
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+// Issue 43: eight connections sending their headers a byte at a time held every thread of the
+// old server, so no scrape got through; and a second server started on a port already in use
+// (SO_REUSEPORT), the kernel then splitting scrapes between two runs.
+TEST(MetricsServeRobustness, RefusesAPortInUseAndAnswersPastSlowClients) {
+  const fs::path tmp = fs::path(::testing::TempDir()) / "serve_slow";
+  fs::create_directories(tmp);
+  (void)simulate(tmp / "m");
+  const int port = free_loopback_port();
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  ChildProcess serve({FMSIM_BINARY, "metrics", "serve", (tmp / "m").string(), "--listen", listen}, tmp / "serve.log");
+  const auto ready_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool ready = false;
+  while (!ready && std::chrono::steady_clock::now() < ready_by) {
+    try {
+      ready = cli::http_get("http://" + listen, "/metrics", "--listen", 5.0).status == 200;
+    } catch (const core::InputError&) {  // not listening yet
+      ASSERT_TRUE(serve.running()) << serve.log_tail();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ASSERT_TRUE(ready) << serve.log_tail();
+
+  // A second server on the same port is an error naming the flag.
+  const auto second = run_fmsim({"metrics", "serve", (tmp / "m").string(), "--listen", listen});
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_THAT(second.err, ::testing::HasSubstr("--listen: cannot listen on " + listen));
+
+  // Forty clients that send half a request line and then a byte now and then, and four that send
+  // nothing: a scrape meanwhile is answered at once.
+  std::vector<int> slow;
+  for (int i = 0; i < 44; ++i) {
+    const int fd = connect_loopback(port);
+    ASSERT_GE(fd, 0);
+    if (i < 40) {
+      ASSERT_EQ(::send(fd, "GET /met", 8, MSG_NOSIGNAL), 8);
+    }
+    slow.push_back(fd);
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 40; ++i) (void)::send(slow[static_cast<std::size_t>(i)], "r", 1, MSG_NOSIGNAL);
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = cli::http_get("http://" + listen, "/metrics", "--listen", 5.0);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_NE(r.body.find("fmsim_step_time_seconds{"), std::string::npos);
+    EXPECT_LT(seconds, 1.0) << "a scrape waited behind slow clients";
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  // A client still sending its headers after 5 s is dropped.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5500));
+  char byte = 0;
+  EXPECT_EQ(::recv(slow[0], &byte, 1, 0), 0) << "the slow client's connection was not closed";
+  for (const int fd : slow) ::close(fd);
+  EXPECT_TRUE(serve.running()) << serve.log_tail();
+  serve.stop();
+}
+
+// `compare` waited forever on a server that trickled its answer a byte at a time (each byte reset
+// the read timeout): the whole exchange now has a deadline.
+TEST(HttpGet, GivesUpOnAServerThatTricklesBytes) {
+  const int port = free_loopback_port();
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int yes = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  std::atomic<bool> stop{false};
+  std::thread trickler([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n";
+    (void)::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    while (!stop && ::send(fd, "x", 1, MSG_NOSIGNAL) == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::close(fd);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)cli::http_get("http://127.0.0.1:" + std::to_string(port), "/api/v1/query", "--prometheus", 1.5);
+    ADD_FAILURE() << "a trickled answer was taken as complete";
+  } catch (const core::InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("--prometheus: no complete answer from http://127.0.0.1:"));
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  stop = true;
+  trickler.join();
+  ::close(listener);
 }
 
 }  // namespace

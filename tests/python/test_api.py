@@ -104,10 +104,50 @@ class ErrorsCarryTheCliMessage(unittest.TestCase):
         self.assert_same_error(lambda: fmsim.train(model="no-such-model", cluster="p5.48xlarge:2"),
                                "train", "--model", "no-such-model", "--cluster", "p5.48xlarge:2")
 
-    def test_unknown_keyword_is_an_unknown_flag(self):
+    def test_unknown_keyword_is_a_type_error(self):
+        # As for any Python function: TypeError naming the keyword, with the closest real ones.
+        with self.assertRaises(TypeError) as caught:
+            fmsim.train(model="llama3.1-8b", cluster="p5.48xlarge:2", tpp=8)
+        self.assertTrue(str(caught.exception).startswith(
+            "train() got an unexpected keyword argument 'tpp'; did you mean 'tp'"), str(caught.exception))
+        self.assertNotIsInstance(caught.exception, fmsim.InputError)
+        with self.assertRaises(TypeError) as caught:
+            fmsim.plan_serve(model="llama3.1-8b", familes="p5.48xlarge")
+        self.assertIn("plan_serve() got an unexpected keyword argument 'familes'; did you mean 'families'",
+                      str(caught.exception))
+        with self.assertRaises(TypeError):
+            fmsim.catalog("show", "p5.48xlarge", jsn=True)
+        # The RL planner's own flags are keywords of plan(rl=True): a bad value is the CLI's error.
         with self.assertRaises(fmsim.InputError) as caught:
-            fmsim.train(model="llama3.1-8b", cluster="p5.48xlarge:2", tensor_parallel=8)
-        self.assertIn("--tensor-parallel", str(caught.exception))
+            fmsim.plan(rl=True, policy="qwen3-8b", cluster="p5.48xlarge:2", prompts=0)
+        self.assertIn("--prompts", str(caught.exception))
+
+    def test_help_lists_each_keyword_with_its_default(self):
+        import inspect
+        signature = inspect.signature(fmsim.train)
+        self.assertEqual(signature.parameters["tp"].default, 1)
+        self.assertEqual(signature.parameters["model"].default, "llama3.1-8b")
+        self.assertIs(signature.parameters["tp_overlap"].default, False)
+        self.assertEqual(signature.parameters["tp"].kind, inspect.Parameter.KEYWORD_ONLY)
+        doc = fmsim.train.__doc__
+        self.assertIn("    tp: int = 1\n        Tensor-parallel size", doc)
+        self.assertIn("    seq: int = ", doc)
+        self.assertIn("    num_requests: int = 1000", fmsim.serve.__doc__)
+        self.assertIn("    rate: float = ", fmsim.serve.__doc__)
+        for function in (fmsim.plan, fmsim.collective, fmsim.checkpoint, fmsim.goodput, fmsim.run_job,
+                         fmsim.plan_serve, fmsim.rl, fmsim.cluster, fmsim.compare):
+            self.assertGreater(len(inspect.signature(function).parameters), 3, function.__name__)
+
+    def test_type_stub_beside_the_package(self):
+        # __init__.pyi, written by the build from the same signatures, for editors and type checkers.
+        stub_path = os.path.join(os.path.dirname(fmsim.__file__), "__init__.pyi")
+        with open(stub_path) as f:
+            stub = f.read()
+        self.assertIn("def train(*, ", stub)
+        self.assertIn("tp: int = 1", stub)
+        self.assertIn("def serve(*, ", stub)
+        self.assertIn("def metrics(action: str, directory: str | os.PathLike", stub.replace("'", ""))
+        self.assertTrue(os.path.exists(os.path.join(os.path.dirname(fmsim.__file__), "py.typed")))
 
     def test_bad_job_dict_names_the_field(self):
         with self.assertRaises(fmsim.InputError) as caught:

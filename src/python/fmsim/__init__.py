@@ -4,8 +4,10 @@ Every function takes the same arguments as the command line, as keyword argument
 (``seq=8192`` is ``--seq 8192``, ``tp_overlap=True`` is ``--tp-overlap``, a list is joined with
 commas), and returns what ``--json`` prints, parsed: the shapes are the CLI's JSON documents
 (documented in docs/python.md; ``API_VERSION`` changes when one changes incompatibly). A job can
-also be given as a job file path or a dict, ``job=...``. Bad input raises ``fmsim.InputError``
-with the CLI's message (the flag or file and line, the field and what is allowed).
+also be given as a job file path or a dict, ``job=...``. ``help(fmsim.train)`` lists a command's
+keywords with their defaults and meaning. A keyword the command does not have raises
+``TypeError``, as for any Python function; bad values raise ``fmsim.InputError`` with the CLI's
+message (the flag or file and line, the field and what is allowed).
 
     >>> import fmsim
     >>> r = fmsim.train(model="llama3.1-8b", cluster="p5.48xlarge:4", tp=8, gbs=64)
@@ -19,7 +21,10 @@ The commands run inside this process (fmsim._core), one at a time.
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import json
+import keyword
 import os
 import tempfile
 from typing import Any, Iterable, Mapping
@@ -108,6 +113,43 @@ def _message(err: str) -> str:
     return text
 
 
+_FLAGS: dict[tuple[str, ...], Any] = {}
+
+
+def _flags_of(words: tuple[str, ...]) -> Any:
+    """The flags of ``fmsim WORDS...`` (the C++ parser's own list), or None when WORDS name no command."""
+    if words not in _FLAGS:
+        describe = getattr(_core, "flags", None)
+        _FLAGS[words] = json.loads(describe(list(words))) if describe else None
+    return _FLAGS[words]
+
+
+def _keyword(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+def _check_keywords(words: list[str], kwargs: Mapping[str, Any]) -> None:
+    """TypeError, as Python raises it, for a keyword that is no flag of the command WORDS name (its
+    longest prefix that names a command: ``catalog show NAME`` is ``catalog show``)."""
+    flags = None
+    form = [w for w in words if w.startswith("-")]
+    names = [w for w in words if not w.startswith("-")]
+    for end in range(len(names), 0, -1):
+        flags = _flags_of(tuple(names[:end] + form))
+        if flags is not None:
+            break
+    if not flags:
+        return
+    known = {_keyword(n) for f in flags for n in f["names"]}
+    for key in kwargs:
+        if key.replace("-", "_") in known:
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.6)
+        hint = "; did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
+        function = _FUNCTION_OF.get(names[0], names[0].replace("-", "_"))
+        raise TypeError(f"{function}() got an unexpected keyword argument {key!r}{hint}")
+
+
 def command(name: str, *positional: str, json_output: bool = True, catalog_files: Iterable[str] = (),
             **kwargs: Any) -> Any:
     """Run one fmsim command (``name`` may hold a subcommand: ``"validate training"``) with
@@ -120,6 +162,8 @@ def command(name: str, *positional: str, json_output: bool = True, catalog_files
     for f in catalog_files:
         words += ["--catalog", str(f)]
     words += name.split() + [str(p) for p in positional]
+    form = ["--rl"] if name == "plan" and kwargs.get("rl") else []  # `plan --rl` is the RL planner's flags
+    _check_keywords(name.split() + [str(p) for p in positional] + form, kwargs)
     job = kwargs.pop("job", None)
     job_path = None
     try:
@@ -277,6 +321,71 @@ FUNCTIONS = {
     "train": train,
     "validate": validate,
 }
+
+
+#: The Python function of each command whose name is not a Python name.
+_FUNCTION_OF = {"run": "run_job", "plan-serve": "plan_serve"}
+
+_PYTHON_TYPES = {"INT": int, "UINT": int, "FLOAT": float}
+
+
+def _default(flag: Mapping[str, Any]) -> Any:
+    """A flag's default as a Python value: False for an on/off flag, None where it has none."""
+    if not flag["takes_value"]:
+        return False
+    text = flag["default"]
+    if text == "":
+        return None
+    convert = _PYTHON_TYPES.get(flag["type"], str)
+    try:
+        return convert(text)
+    except ValueError:
+        return text
+
+
+def _annotation(flag: Mapping[str, Any]) -> Any:
+    if not flag["takes_value"]:
+        return bool
+    kind = _PYTHON_TYPES.get(flag["type"], str)
+    return f"{kind.__name__} | list" if flag["many"] else kind
+
+
+def _document(function: Any, words: tuple[str, ...]) -> None:
+    """Gives FUNCTION the signature and help of the command WORDS name: each keyword with its type,
+    default and the flag's help text, from the C++ parser's own list (so they cannot drift)."""
+    try:
+        flags = _flags_of(words)
+    except Exception:  # an extension without the list: keep the short help
+        return
+    if not flags:
+        return
+    parameters = []
+    lines = [(function.__doc__ or "").rstrip(), "",
+             f"Keyword arguments (``fmsim {' '.join(words)} --help``; ``name_x=v`` is ``--name-x v``, ``True`` "
+             "an on/off flag, a list is comma-joined):", ""]
+    for flag in flags:
+        name = _keyword(flag["name"])
+        if not name.isidentifier() or keyword.iskeyword(name) or name == "json":  # json: always given
+            continue
+        default = _default(flag)
+        annotation = "str | os.PathLike | dict" if name == "job" else _annotation(flag)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=annotation))
+        shown = annotation if isinstance(annotation, str) else annotation.__name__
+        lines.append(f"    {name}: {shown} = {default!r}")
+        help_text = " ".join(flag["help"].split())
+        if help_text:
+            lines.append(f"        {help_text}")
+    function.__signature__ = inspect.Signature(parameters, return_annotation=dict)
+    function.__doc__ = "\n".join(lines) + "\n"
+
+
+for _function, _words in ((train, ("train",)), (plan, ("plan",)), (serve, ("serve",)),
+                          (collective, ("collective",)), (checkpoint, ("checkpoint",)), (goodput, ("goodput",)),
+                          (run_job, ("run",)), (plan_serve, ("plan-serve",)), (rl, ("rl",)),
+                          (cluster, ("cluster",)), (compare, ("compare",))):
+    _document(_function, _words)
+del _function, _words
 
 
 def _table(result: Any) -> list:
