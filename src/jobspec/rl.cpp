@@ -6,11 +6,13 @@
 #include <algorithm>
 
 #include "config/cluster_loader.hpp"
+#include "config/flag_values.hpp"
 #include "config/model_loader.hpp"
 #include "config/rl_input.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "jobspec/serving.hpp"
 #include "jobspec/training.hpp"
 
@@ -28,8 +30,24 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   }
   j.gpus = o.gpus;
   j.algorithm = config::word_flag(rl::kAlgorithmWords, o.algorithm, "--algorithm");
-  if (o.prompts < 1) throw core::InputError::flag("--prompts", "must be at least 1");
-  if (o.samples < 1) throw core::InputError::flag("--samples", "must be at least 1");
+  // Every response of a step is drawn and simulated (about 7 s a million): bounded before anything
+  // is allocated.
+  constexpr long long kMaxSequences = 1'000'000;
+  config::checked_whole(o.prompts, 1, kMaxSequences, "--prompts", "prompts per step");
+  config::checked_whole(o.samples, 1, 4096, "--samples", "responses per prompt");
+  if (o.prompts * o.samples > kMaxSequences)
+    throw core::InputError::flag(
+        "--samples", fmt::format("{} prompts x {} samples is {} responses; at most {} are "
+                                 "simulated",
+                                 o.prompts, o.samples, o.prompts * o.samples, core::format_thousands(kMaxSequences)));
+  for (auto [flag, v] : {std::pair{"--gpus", o.gpus}, std::pair{"--generator-gpus", o.generator_gpus},
+                         std::pair{"--gen-tp", o.gen_tp}, std::pair{"--fsdp-shard", o.fsdp_shard}})
+    config::checked_whole(v, 0, 1 << 24, flag, "GPUs (0: the default)");
+  for (auto [flag, v] :
+       {std::pair{"--tp", o.tp}, std::pair{"--pp", o.pp}, std::pair{"--cp", o.cp}, std::pair{"--ep", o.ep}})
+    config::checked_whole(v, 1, 4096, flag);
+  config::checked_whole(o.epochs, 1, 1000, "--epochs");
+  config::checked_whole(o.steps, 1, 1'000'000'000, "--steps");
   j.prompts = o.prompts;
   j.samples = o.samples;
   j.prompt_len = config::parse_tokens(o.prompt_len, "--prompt-len");
@@ -40,7 +58,7 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   j.placement = config::word_flag(rl::kPlacementWords, o.placement, "--placement");
   j.generator_gpus = o.generator_gpus;
   j.synchrony = config::word_flag(rl::kSynchronyWords, o.synchrony, "--sync");
-  if (o.staleness < 1) throw core::InputError::flag("--staleness", "must be at least 1");
+  config::checked_whole(o.staleness, 1, 1000, "--staleness", "steps");
   j.staleness = o.staleness;
   if (o.refill && j.synchrony != rl::Synchrony::OffPolicy) {
     throw core::InputError::flag("--refill", "applies to --sync off-policy (fully-async streams already)");
@@ -68,7 +86,7 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   l.sharding = config::word_flag(parallelism::kShardingWords, o.sharding, "--sharding");
   l.recompute = config::word_flag(parallelism::kRecomputeWords, o.recompute, "--recompute");
   j.stack = o.stack;
-  if (o.mini_batches < 1) throw core::InputError::flag("--mini-batches", "must be at least 1");
+  config::checked_whole(o.mini_batches, 1, o.prompts * o.samples, "--mini-batches", "(at most one per response)");
   j.mini_batches = o.mini_batches;
   j.epochs = o.epochs;
   j.rollout_logprobs = o.rollout_logprobs;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/process.hpp"
 #include "run_cli.hpp"
 
 namespace fmsim::testing {
@@ -161,6 +162,11 @@ const std::vector<Absurd> kAbsurd = {
      {"rl", "--prompt-len", "1e30"},
      "--prompt-len: '1e30' is 1e+30 tokens; allowed: 1 to 10,000,000"},
     {"rl_prompt_nan", {"rl", "--prompt-len", "nan"}, "--prompt-len: 'nan' is not a token count"},
+    // 8 million responses took a minute and half a gigabyte.
+    {"rl_responses_huge",
+     {"rl", "--prompts", "1000000", "--samples", "8"},
+     "--samples: 1000000 prompts x 8 samples is 8000000 responses; at most 1,000,000 are simulated"},
+    {"rl_steps_negative", {"rl", "--steps", "-1"}, "--steps: -1 is out of range; allowed: 1 to 1,000,000,000"},
     {"rl_prompt_past_kv",
      {"rl", "--prompt-len", "1e6"},
      "a sequence of 1008192 tokens (prompt 1000000 + response 8192) does not fit the KV cache of one generator "
@@ -360,6 +366,21 @@ TEST(Robustness, NodePrefixIsANodeNameNotShellText) {
   const auto ok = run_fmsim({"topology", "k8s", "--cluster", "p5.48xlarge:2", "--node-prefix", "gpu-a.p5-"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_THAT(ok.out, HasSubstr("gpu-a.p5-1"));
+}
+
+// `metrics load` waited forever on a promtool that never ended: a child process has a time limit,
+// after which it and what it started are killed (exit 124, as timeout(1) reports it).
+TEST(Robustness, ChildProcessStopsAtItsTimeLimit) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = cli::run_process({"sh", "-c", "echo started; sleep 30 & sleep 30"}, 1.0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 124);
+  EXPECT_THAT(r.output, HasSubstr("started"));
+  EXPECT_THAT(r.output, HasSubstr("sh stopped: no end after 1 s"));
+  EXPECT_LT(seconds, 5.0);
+  const auto quick = cli::run_process({"sh", "-c", "echo done"}, 10.0);
+  EXPECT_EQ(quick.exit_code, 0);
+  EXPECT_EQ(quick.output, "done\n");
 }
 
 // Input files that crashed (SIGSEGV), ran out of memory or were taken as valid (issue 43): each is
