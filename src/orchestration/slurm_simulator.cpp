@@ -237,6 +237,7 @@ class Simulator {
     bool stop = false;
     while (!events_.empty() && !stop) {
       const double t = events_.top().t;
+      if (t > stop_at()) break;  // no horizon given, and ten years simulated: see stop_at()
       advance_to(t);
       bool changed = false, submitted = false, released = false, run_main = false, run_backfill = false,
            periodic = false;
@@ -353,6 +354,15 @@ class Simulator {
   }
 
  private:
+  /// When the simulation stops at the latest: the horizon, or without one after ten simulated
+  /// years, so that jobs that failures keep requeueing (each run longer than its nodes' time
+  /// between failures) cannot keep it, and its series, going forever. Jobs unfinished then are
+  /// reported as at a horizon.
+  double stop_at() const {
+    constexpr double kTenYears = 10 * 365.25 * 86400;
+    return options_.horizon_s > 0 ? options_.horizon_s : kTenYears;
+  }
+
   /// The backfill thread's first wake-up at or after t (every bf_interval, at bf_phase of it).
   double next_backfill(double t) const {
     const double interval = config_.bf_interval_s, phase = config_.bf_phase * interval;
@@ -628,7 +638,7 @@ class Simulator {
     std::exponential_distribution<double> gap(rate);
     std::uniform_int_distribution<int> pick(0, n_ - 1);
     const double next = t + gap(rng_);
-    if (options_.horizon_s > 0 && next > options_.horizon_s) return;
+    if (next > stop_at()) return;
     push({next, EventKind::NodeFail, 0, pick(rng_), 0});
   }
 

@@ -154,6 +154,11 @@ const std::vector<Absurd> kAbsurd = {
     {"cluster_compare_spares_huge",
      {"cluster", "--compare", "spares=100000000"},
      "--compare: spares: '100000000' is out of range; allowed: a whole number from 0 to 128"},
+    // 10^9 failures per 1000 node-days on 4 nodes simulated for hours.
+    {"cluster_failure_rate_huge",
+     {"cluster", "--cluster", "p5.48xlarge:4", "--node-failure-rate", "1e9"},
+     "--node-failure-rate: 1e9 per 1000 node-days is out of range; allowed: more than 0 to 1000 (one failure per "
+     "node-day)"},
     {"cluster_slurm_conf_directory",
      {"cluster", "--slurm-conf", "/"},
      "--slurm-conf: cannot read '/': it is a directory; give a file"},
@@ -366,6 +371,20 @@ TEST(Robustness, NodePrefixIsANodeNameNotShellText) {
   const auto ok = run_fmsim({"topology", "k8s", "--cluster", "p5.48xlarge:2", "--node-prefix", "gpu-a.p5-"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_THAT(ok.out, HasSubstr("gpu-a.p5-1"));
+}
+
+// Jobs that failures requeue faster than they run (a node failure a day on 128 nodes) kept the
+// cluster twin going for ever with no --days: without a horizon it stops after ten simulated
+// years, the jobs still unfinished reported as such.
+TEST(Robustness, ClusterWithoutHorizonStopsAfterTenYears) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_fmsim({"cluster", "--node-failure-rate", "1000", "--json"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"unfinished\""));
+  const auto text = run_fmsim({"cluster", "--node-failure-rate", "1000"});
+  EXPECT_THAT(text.out, HasSubstr("span (first submit to last event)                3652.50 d"));
+  EXPECT_THAT(text.out, ::testing::ContainsRegex("jobs unfinished at the end +[1-9]"));
 }
 
 // `metrics load` waited forever on a promtool that never ended: a child process has a time limit,
