@@ -48,6 +48,7 @@ SCENARIO = (
 EXTRA_COLUMNS = [
     "prefill_tp", "prefill_pp", "prefill_ep", "prefill_attn_dp", "prefill_workers", "prefill_batch",
     "decode_tp", "decode_pp", "decode_ep", "decode_attn_dp", "decode_workers", "decode_batch",
+    "max_batch", "max_num_tokens", "prefill_max_num_tokens", "decode_max_num_tokens", "chunked_prefill",
     "measured_runs", "ttft_ms_spread_pct", "tpot_ms_spread_pct", "source_row_ids",
 ]
 
@@ -223,6 +224,53 @@ def fmt(x: float) -> str:
     return f"{x:.3f}"
 
 
+def round_up(n: int, block: int) -> int:
+    return (n + block - 1) // block * block
+
+
+def engine_limits(r: dict[str, str]) -> dict[str, str]:
+    """The engine limits AIConfigurator's benchmark deployments set (not recorded per row; derived
+    by its rules, generator/rule_plugin/benchmark/{trtllm,vllm,sglang}.rule @095f58a5):
+    - TensorRT-LLM: agg max_num_tokens = roundup(max_batch_size + isl + 1500, tokens_per_block 32),
+      prefill roundup(isl + 1500, 32), decode roundup(max_batch_size, 32); chunked prefill off
+      (backend_templates/trtllm/extra_engine_args.*.yaml.j2: `enable_chunked_prefill:
+      {{ enable_chunked_prefill | default(false) }}`);
+    - vLLM: agg max_num_tokens = max_batch_size + isl + 1500, prefill isl + 1500, decode
+      max_batch_size; V1 always chunks prefills;
+    - SGLang: max_prefill_tokens = isl + 1500 (agg, prefill, decode), enable_mixed_chunk (agg):
+      prefill chunks share an iteration with decodes (agg max_num_tokens here = max_batch_size +
+      isl + 1500: fmsim's budget counts the decodes too)."""
+    isl = int(r["isl"])
+    backend = r["backend"]
+    out = {}
+    def batch(v: str) -> int:
+        return int(v) if v else 0
+    if backend == "trtllm":
+        out["chunked_prefill"] = "no"
+        if r["mode"] == "agg" and r["batch_size"]:
+            out["max_num_tokens"] = str(round_up(batch(r["batch_size"]) + isl + 1500, 32))
+        if r["mode"] == "disagg":
+            out["prefill_max_num_tokens"] = str(round_up(isl + 1500, 32))
+            if r["decode_batch_size"]:
+                out["decode_max_num_tokens"] = str(round_up(batch(r["decode_batch_size"]), 32))
+    elif backend == "vllm":
+        out["chunked_prefill"] = "yes"
+        if r["mode"] == "agg" and r["batch_size"]:
+            out["max_num_tokens"] = str(batch(r["batch_size"]) + isl + 1500)
+        if r["mode"] == "disagg":
+            out["prefill_max_num_tokens"] = str(isl + 1500)
+            if r["decode_batch_size"]:
+                out["decode_max_num_tokens"] = r["decode_batch_size"]
+    elif backend == "sglang":
+        out["chunked_prefill"] = "yes"
+        if r["mode"] == "agg":
+            # fmsim's budget counts the decodes mixed into the step as well as the prefill tokens.
+            out["max_num_tokens"] = str(batch(r["batch_size"]) + isl + 1500)
+        else:
+            out["prefill_max_num_tokens"] = str(isl + 1500)
+    return out
+
+
 def convert(rows: list[dict[str, str]], header: list[str]) -> tuple[list[dict[str, str]], dict]:
     groups: dict[tuple, list[dict[str, str]]] = {}
     for r in rows:
@@ -307,6 +355,8 @@ def convert(rows: list[dict[str, str]], header: list[str]) -> tuple[list[dict[st
             if not dense:
                 layout += f" moe_tp={r['moe_tp_size'] or '-'} moe_ep={r['moe_ep_size'] or '-'}"
             layout += f" batch_size={r['batch_size'] or '-'}"
+            # The engine's max batch per attention-DP rank as configured for the run (AIC batch_size).
+            row["max_batch"] = r["batch_size"]
         else:
             for role in ("prefill", "decode"):
                 row[f"{role}_tp"] = r[f"{role}_tp_size"]
@@ -323,6 +373,8 @@ def convert(rows: list[dict[str, str]], header: list[str]) -> tuple[list[dict[st
                 for role in ("prefill", "decode")
             )
         row["system_notes"] = f"AIConfigurator system '{r['system']}' ({shape}); AIC layout {layout}"
+        limits = engine_limits(r)
+        row.update(limits)
 
         caveat = layout_caveat(r)
         if caveat:
@@ -412,6 +464,9 @@ def convert(rows: list[dict[str, str]], header: list[str]) -> tuple[list[dict[st
         if mt > 120000:
             notes.append("TTFT over 2 min: admission/queueing past KV capacity, not prefill time")
 
+        if any(k.endswith("max_num_tokens") for k in limits):
+            derived.append("max_num_tokens,prefill_max_num_tokens,decode_max_num_tokens,chunked_prefill"
+                           "(=AIConfigurator's benchmark rules, generator/rule_plugin/benchmark/<engine>.rule)")
         row["derived_fields"] = ";".join(derived)
         row["confidence"] = confidence
         row["notes"] = "; ".join(notes)

@@ -7,9 +7,12 @@
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
+#include "config/inference_csv.hpp"
+#include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
+#include "jobspec/validate_inference.hpp"
 #include "jobspec/validate_training.hpp"
 #include "training/calibration_fit.hpp"
 
@@ -119,6 +122,47 @@ std::string fitted_yaml(std::string yaml, const std::string& origin, const train
 
 }  // namespace
 
+// fmsim calibrate serving: the engines' host costs measured on closed-loop serving rows.
+void add_calibrate_serving(CLI::App& cal, Context& ctx) {
+  auto* cmd = cal.add_subcommand("serving", "Measure the serving engines' host costs on an inference.csv-schema file");
+  cmd->footer(
+      "Predicts every aggregated closed-loop row with each engine's iteration_overhead,\n"
+      "sequence_overhead and request_overhead at zero, then fits, per engine: TPOT residual =\n"
+      "iteration_overhead + sequence_overhead x (sequences per decode step and attention-DP rank), by\n"
+      "least absolute deviations, both >= 0; then predicts the rows of 8 clients or fewer again with\n"
+      "those and takes request_overhead = the median TTFT they leave. Prints the values to put in\n"
+      "data/calibration/serving.yaml.\n\n"
+      "Example:\n"
+      "  fmsim calibrate serving --csv validation/inference_aic.csv");
+  struct Opts {
+    std::string csv = "validation/inference_aic.csv";
+    std::string calibration;
+    int threads = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--csv", o->csv, "Measurements CSV")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--calibration", o->calibration, "Serving calibration YAML (default: the shipped one)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--threads", o->threads, "Worker threads (0 = all cores)")
+      ->check(whole_number(0, 1024))
+      ->capture_default_str();
+  cmd->callback([o, &ctx]() {
+    const auto calibration = config::load_serving_calibration(o->calibration);
+    const auto rows = config::read_inference_csv(o->csv);
+    const auto at_zero = jobspec::predict_inference_rows(rows, jobspec::without_engine_overheads(calibration),
+                                                         ctx.catalog(), o->threads);
+    const auto fits = jobspec::measure_engine_overheads(rows, at_zero, calibration, ctx.catalog(),
+                                                        [](const config::InferenceRow&) { return true; });
+    fmt::print("{:<8}{:>10}{:>10}{:>22}{:>22}{:>20}\n", "engine", "TPOT rows", "TTFT rows", "iteration_overhead ms",
+               "sequence_overhead us", "request_overhead ms");
+    for (const auto& f : fits) {
+      fmt::print("{:<8}{:>10}{:>10}{:>22.3f}{:>22.2f}{:>20.1f}\n", serving::kEngineKindWords.name(f.engine),
+                 f.tpot_rows, f.ttft_rows, f.iteration_overhead_s * 1e3, f.sequence_overhead_s * 1e6,
+                 f.request_overhead_s * 1e3);
+    }
+  });
+}
+
 void add_calibrate_command(CLI::App& app, Context& ctx) {
   auto* cal = app.add_subcommand("calibrate", "Fit calibration parameters to published measurements");
   cal->require_subcommand(1);
@@ -188,6 +232,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       fmt::print("\nwrote {}\n", o->write);
     }
   });
+
+  add_calibrate_serving(*cal, ctx);
 }
 
 }  // namespace fmsim::cli

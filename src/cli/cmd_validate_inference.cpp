@@ -1,5 +1,7 @@
-// fmsim validate inference: predict every row of validation/inference.csv with the serving
-// simulator and report the per-row error and a summary by engine, GPU and scenario.
+// fmsim validate inference: predict every row of a serving-measurements CSV (validation/
+// inference.csv, validation/inference_aic.csv) with the serving simulator and report the per-row
+// error and summaries by engine, GPU, mode, model and concurrency; --holdout predicts each
+// partition with the engines' host costs fitted without it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "cli/text_table.hpp"
 #include "config/inference_csv.hpp"
 #include "config/serving_calibration.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "jobspec/validate_inference.hpp"
 #include "serving/simulator.hpp"
@@ -23,16 +26,19 @@
 namespace fmsim::cli {
 namespace {
 
-// Targets of issue 14 on validation/inference.csv.
+// Targets of issue 39: latency on measured serving data nobody tuned the model to.
+constexpr double kTtftMedianTarget = 15.0, kTtftP90Target = 40.0;
+constexpr double kTpotMedianTarget = 8.0, kTpotP90Target = 25.0;
 constexpr double kThroughputTargetPct = 15.0;
-constexpr double kLatencyTargetPct = 20.0;
-constexpr double kPredictedTargetFraction = 0.90;
 
 struct ValidateArgs {
   std::string csv;  // empty: the copy of validation/inference.csv built into fmsim
   std::string calibration;
+  std::string holdout;  // "" or a word of jobspec::kInferencePartitionWords
+  int threads = 0;
   bool json = false;
   bool markdown = false;
+  bool rows = true;
 };
 
 using Metric = jobspec::InferenceMetric;
@@ -48,28 +54,25 @@ struct ErrorStats {
   double median = 0, p90 = 0, worst = 0, mean_signed = 0;
 };
 
-ErrorStats error_stats(std::vector<double> signed_errors) {
+ErrorStats error_stats(const std::vector<RowResult>& rows, Metric RowResult::*metric) {
+  std::vector<double> signed_errors, a;
+  for (const auto& r : rows) {
+    if (auto e = (r.*metric).error_pct()) signed_errors.push_back(*e);
+  }
   ErrorStats s;
   s.n = static_cast<int>(signed_errors.size());
   if (signed_errors.empty()) return s;
   double sum = 0;
-  for (double e : signed_errors) sum += e;
+  for (double e : signed_errors) {
+    sum += e;
+    a.push_back(std::abs(e));
+  }
   s.mean_signed = sum / s.n;
-  std::vector<double> a;
-  for (double e : signed_errors) a.push_back(std::abs(e));
   const auto st = serving::latency_stats(a);
   s.median = st.p50;
   s.p90 = st.p90;
   s.worst = st.max;
   return s;
-}
-
-std::vector<double> errors_of(const std::vector<RowResult>& rows, Metric RowResult::*metric) {
-  std::vector<double> out;
-  for (const auto& r : rows) {
-    if (auto e = (r.*metric).error_pct()) out.push_back(*e);
-  }
-  return out;
 }
 
 std::string cell(const std::optional<double>& v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : "-"; }
@@ -87,17 +90,45 @@ nlohmann::json metric_json(const Metric& m) {
   return j;
 }
 
+// A median over zero rows is null, never 0.
 nlohmann::json stats_json(const ErrorStats& s) {
+  auto v = [&](double x) { return s.n > 0 ? nlohmann::json(x) : nlohmann::json(nullptr); };
   return {{"rows", s.n},
-          {"median_abs_error_pct", s.median},
-          {"p90_abs_error_pct", s.p90},
-          {"worst_abs_error_pct", s.worst},
-          {"mean_signed_error_pct", s.mean_signed}};
+          {"median_abs_error_pct", v(s.median)},
+          {"p90_abs_error_pct", v(s.p90)},
+          {"worst_abs_error_pct", v(s.worst)},
+          {"mean_signed_error_pct", v(s.mean_signed)}};
 }
 
-// Groups rows by a key and reports the throughput and latency medians of each group.
-std::map<std::string, std::vector<RowResult>> group_by(const std::vector<RowResult>& rows,
-                                                       std::string (*key)(const RowResult&)) {
+std::string concurrency_band(const config::InferenceRow& r) {
+  if (r.scenario == config::BenchmarkScenario::Offline) return "offline";
+  const int c = r.concurrency;
+  if (c <= 1) return "c1";
+  if (c <= 8) return "c2-8";
+  if (c <= 64) return "c9-64";
+  if (c <= 256) return "c65-256";
+  return "c257+";
+}
+
+using Key = std::string (*)(const RowResult&);
+std::string engine_key(const RowResult& r) { return engine_name(r.row); }
+std::string gpu_key(const RowResult& r) { return r.row.gpu_text; }
+std::string mode_key(const RowResult& r) { return r.row.disaggregated ? "disagg" : "agg"; }
+std::string model_key(const RowResult& r) { return r.row.model_text; }
+std::string band_key(const RowResult& r) { return concurrency_band(r.row); }
+std::string scenario_key(const RowResult& r) { return scenario_name(r.row); }
+std::string cell_key(const RowResult& r) {
+  return fmt::format("{} / {} / {}", r.row.gpu_text, engine_name(r.row), mode_key(r));
+}
+constexpr std::pair<const char*, Key> kGroupings[] = {{"engine", engine_key},
+                                                      {"gpu", gpu_key},
+                                                      {"mode", mode_key},
+                                                      {"model", model_key},
+                                                      {"concurrency", band_key},
+                                                      {"scenario", scenario_key},
+                                                      {"gpu x engine x mode", cell_key}};
+
+std::map<std::string, std::vector<RowResult>> group_by(const std::vector<RowResult>& rows, Key key) {
   std::map<std::string, std::vector<RowResult>> g;
   for (const auto& r : rows) {
     if (r.predicted) g[key(r)].push_back(r);
@@ -105,24 +136,157 @@ std::map<std::string, std::vector<RowResult>> group_by(const std::vector<RowResu
   return g;
 }
 
-std::string engine_key(const RowResult& r) { return engine_name(r.row); }
-std::string gpu_key(const RowResult& r) { return r.row.gpu_text; }
-std::string scenario_key(const RowResult& r) { return scenario_name(r.row); }
+struct Summary {
+  int rows = 0, predicted = 0;
+  ErrorStats throughput, ttft, tpot, e2e;
+  [[nodiscard]] bool meets() const {
+    return predicted == rows && (ttft.n == 0 || (ttft.median <= kTtftMedianTarget && ttft.p90 <= kTtftP90Target)) &&
+           (tpot.n == 0 || (tpot.median <= kTpotMedianTarget && tpot.p90 <= kTpotP90Target)) &&
+           (throughput.n == 0 || throughput.median <= kThroughputTargetPct);
+  }
+};
+
+Summary summarize(const std::vector<RowResult>& results) {
+  Summary s;
+  s.rows = static_cast<int>(results.size());
+  for (const auto& r : results) s.predicted += r.predicted ? 1 : 0;
+  s.throughput = error_stats(results, &RowResult::throughput);
+  s.ttft = error_stats(results, &RowResult::ttft);
+  s.tpot = error_stats(results, &RowResult::tpot);
+  s.e2e = error_stats(results, &RowResult::e2e);
+  return s;
+}
+
+nlohmann::json summary_json(const Summary& s) {
+  return {{"rows", s.rows},
+          {"predicted", s.predicted},
+          {"errors",
+           {{"throughput", stats_json(s.throughput)},
+            {"ttft", stats_json(s.ttft)},
+            {"tpot", stats_json(s.tpot)},
+            {"e2e", stats_json(s.e2e)}}},
+          {"meets_targets", s.meets()}};
+}
+
+void print_summary(const Summary& s, bool markdown) {
+  TextTable t({{"|error| %"},
+               {"rows", true},
+               {"median", true},
+               {"p90", true},
+               {"worst", true},
+               {"mean signed", true},
+               {"target"}});
+  auto add = [&](const char* name, const ErrorStats& e, std::string target) {
+    auto v = [&](double x, const char* f) { return e.n ? fmt::format(fmt::runtime(f), x) : std::string("-"); };
+    t.add({name, std::to_string(e.n), v(e.median, "{:.1f}"), v(e.p90, "{:.1f}"), v(e.worst, "{:.1f}"),
+           v(e.mean_signed, "{:+.1f}"), std::move(target)});
+  };
+  add("output tok/s/GPU", s.throughput, fmt::format("median <= {:.0f}%", kThroughputTargetPct));
+  add("TTFT mean", s.ttft, fmt::format("median <= {:.0f}%, p90 <= {:.0f}%", kTtftMedianTarget, kTtftP90Target));
+  add("TPOT mean", s.tpot, fmt::format("median <= {:.0f}%, p90 <= {:.0f}%", kTpotMedianTarget, kTpotP90Target));
+  add("E2E mean", s.e2e, "");
+  if (markdown)
+    t.print_markdown(std::cout);
+  else
+    t.print(std::cout);
+}
+
+void print_groups(const std::vector<RowResult>& results) {
+  for (const auto& [name, key] : kGroupings) {
+    std::cout << fmt::format("\nby {}:\n", name);
+    TextTable g({{name},
+                 {"rows", true},
+                 {"TTFT median %", true},
+                 {"TTFT p90 %", true},
+                 {"TPOT median %", true},
+                 {"TPOT p90 %", true},
+                 {"tok/s median %", true}});
+    for (const auto& [k, group] : group_by(results, key)) {
+      const auto& rows_k = group;  // clang 14 cannot capture a structured binding in a lambda
+      auto stat = [&](Metric RowResult::*m, bool p90) {
+        const auto e = error_stats(rows_k, m);
+        return e.n ? fmt::format("{:.1f}", p90 ? e.p90 : e.median) : std::string("-");
+      };
+      g.add({k, std::to_string(rows_k.size()), stat(&RowResult::ttft, false), stat(&RowResult::ttft, true),
+             stat(&RowResult::tpot, false), stat(&RowResult::tpot, true), stat(&RowResult::throughput, false)});
+    }
+    g.print(std::cout, "  ");
+  }
+}
+
+nlohmann::json row_json(const RowResult& r) {
+  nlohmann::json j{{"id", r.row.id},
+                   {"line", r.row.line},
+                   {"engine", engine_name(r.row)},
+                   {"gpu", r.row.gpu_text},
+                   {"model", r.row.model_text},
+                   {"mode", mode_key(r)},
+                   {"scenario", scenario_name(r.row)},
+                   {"concurrency", r.row.concurrency},
+                   {"predicted", r.predicted}};
+  if (!r.predicted) j["reason"] = r.reason;
+  j["output_tok_s_per_gpu"] = metric_json(r.throughput);
+  j["ttft_ms_mean"] = metric_json(r.ttft);
+  j["tpot_ms_mean"] = metric_json(r.tpot);
+  j["e2e_ms_mean"] = metric_json(r.e2e);
+  return j;
+}
+
+void print_rows(const std::vector<RowResult>& results, bool markdown) {
+  TextTable t({{"id"},
+               {"engine"},
+               {"gpu"},
+               {"model"},
+               {"scenario"},
+               {"tok/s/GPU meas", true},
+               {"pred", true},
+               {"err", true},
+               {"TTFT ms meas", true},
+               {"pred", true},
+               {"err", true},
+               {"TPOT ms meas", true},
+               {"pred", true},
+               {"err", true},
+               {"E2E ms meas", true},
+               {"pred", true},
+               {"err", true}});
+  for (const auto& r : results) {
+    std::string scen = scenario_name(r.row) + (r.row.disaggregated ? " disagg" : "");
+    if (r.row.concurrency > 0) scen += fmt::format(" {}", r.row.concurrency);
+    t.add({r.row.id, engine_name(r.row), r.row.gpu_text, r.row.model_text.substr(0, 28), scen,
+           cell(r.throughput.measured, 1), cell(r.throughput.predicted, 1), err_cell(r.throughput),
+           cell(r.ttft.measured, 0), cell(r.ttft.predicted, 0), err_cell(r.ttft), cell(r.tpot.measured, 1),
+           cell(r.tpot.predicted, 1), err_cell(r.tpot), cell(r.e2e.measured, 0), cell(r.e2e.predicted, 0),
+           err_cell(r.e2e)},
+          r.predicted ? "" : "not predicted: " + r.reason);
+  }
+  if (markdown)
+    t.print_markdown(std::cout);
+  else
+    t.print(std::cout);
+}
 
 }  // namespace
 
 void add_validate_inference(CLI::App& validate, Context& ctx) {
   auto args = std::make_shared<ValidateArgs>();
   auto* cmd = validate.add_subcommand(
-      "inference", "Predict validation/inference.csv (published serving measurements) and report the error");
+      "inference", "Predict published serving measurements (validation/inference*.csv) and report the error");
   cmd->footer(
-      "Each row is mapped to a model preset, a catalog system, a layout and an engine profile, and played\n"
-      "through the serving simulator with the row's scenario: offline (all requests queued, engine max\n"
-      "batch), closed-loop concurrency, or a static batch. Predicted: output tokens/s per GPU, mean TTFT,\n"
-      "mean TPOT (first token excluded) and mean end-to-end latency, where the row publishes them.\n"
-      "Nothing in data/calibration/serving.yaml is fitted to these rows: every row is held out.\n\n"
+      "Each row is mapped to a model preset (by the name its publisher gives it, e.g. a Hugging Face\n"
+      "repo id), a catalog system, a layout (aggregated, or disaggregated prefill and decode pools)\n"
+      "and an engine profile, and played through the serving simulator with the row's scenario:\n"
+      "offline (all requests queued), closed-loop concurrency (over the engine's HTTP server), or a\n"
+      "static batch. Predicted: output tokens/s per GPU, mean TTFT, mean TPOT (first token\n"
+      "excluded) and mean end-to-end latency, where the row publishes them.\n\n"
+      "The engines' host costs (iteration_overhead, sequence_overhead, request_overhead in\n"
+      "data/calibration/serving.yaml) are measured on validation/inference_aic.csv by `fmsim calibrate\n"
+      "serving`; --holdout predicts each partition (a GPU, a GPU generation, an engine, a model or a\n"
+      "mode) with them refitted on the other partitions' rows only.\n\n"
       "Examples:\n"
       "  fmsim validate inference\n"
+      "  fmsim validate inference --csv validation/inference_aic.csv --no-rows\n"
+      "  fmsim validate inference --csv validation/inference_aic.csv --holdout generation --no-rows\n"
       "  fmsim validate inference --csv validation/inference.csv --json\n"
       "  fmsim validate inference --calibration my_serving.yaml");
   cmd->add_option("--csv", args->csv,
@@ -131,148 +295,93 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
   cmd->add_option("--calibration", args->calibration,
                   "Serving calibration YAML (default: data/calibration/serving.yaml)")
       ->type_name("FILE");
+  cmd->add_option("--holdout", args->holdout,
+                  "Leave one partition out at a time: " + jobspec::kInferencePartitionWords.allowed())
+      ->type_name("WORD");
+  cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  cmd->add_flag("--rows,!--no-rows", args->rows, "Print the per-row table (text output; default on)");
   cmd->add_flag("--json", args->json, "Machine-readable output; ends with \"summary\"");
   cmd->add_flag("--markdown", args->markdown,
                 "The summary and per-row tables as Markdown (docs/validation.md's serving section)");
   cmd->callback([args, &ctx]() {
+    if (args->threads < 0 || args->threads > 1024)
+      throw core::InputError::flag("--threads", fmt::format("{} is not 0 to 1024", args->threads));
+    std::optional<jobspec::InferencePartition> holdout;
+    if (!args->holdout.empty())
+      holdout = config::word_flag(jobspec::kInferencePartitionWords, args->holdout, "--holdout");
     const auto cal = config::load_serving_calibration(args->calibration);
     const auto rows = config::read_inference_csv(args->csv);
     const std::string shown = args->csv.empty() ? "validation/inference.csv (built in)" : args->csv;
-    std::vector<RowResult> results;
-    for (const auto& row : rows) results.push_back(jobspec::predict_inference_row(row, cal, ctx.catalog()));
-    int predicted = 0;
-    for (const auto& r : results) predicted += r.predicted ? 1 : 0;
-    const auto thr = error_stats(errors_of(results, &RowResult::throughput));
-    const auto ttft = error_stats(errors_of(results, &RowResult::ttft));
-    const auto tpot = error_stats(errors_of(results, &RowResult::tpot));
-    const auto e2e = error_stats(errors_of(results, &RowResult::e2e));
-    const double predicted_fraction = results.empty() ? 0.0 : static_cast<double>(predicted) / results.size();
-    const bool meets = predicted_fraction >= kPredictedTargetFraction && thr.median <= kThroughputTargetPct &&
-                       ttft.median <= kLatencyTargetPct && tpot.median <= kLatencyTargetPct;
-    const std::pair<const char*, std::string (*)(const RowResult&)> groupings[] = {
-        {"engine", engine_key}, {"gpu", gpu_key}, {"scenario", scenario_key}};
+    const auto results = jobspec::predict_inference_rows(rows, cal, ctx.catalog(), args->threads);
+    const Summary all = summarize(results);
+    std::vector<RowResult> held;
+    if (holdout) held = jobspec::predict_held_out(rows, cal, ctx.catalog(), *holdout);
+    const Summary held_summary = summarize(held);
 
     if (args->json) {
       nlohmann::json out;
       out["csv"] = shown;
       nlohmann::json jrows = nlohmann::json::array();
-      for (const auto& r : results) {
-        nlohmann::json j{{"id", r.row.id},          {"line", r.row.line},        {"engine", engine_name(r.row)},
-                         {"gpu", r.row.gpu_text},   {"model", r.row.model_text}, {"scenario", scenario_name(r.row)},
-                         {"predicted", r.predicted}};
-        if (!r.predicted) j["reason"] = r.reason;
-        j["output_tok_s_per_gpu"] = metric_json(r.throughput);
-        j["ttft_ms_mean"] = metric_json(r.ttft);
-        j["tpot_ms_mean"] = metric_json(r.tpot);
-        j["e2e_ms_mean"] = metric_json(r.e2e);
-        jrows.push_back(j);
-      }
+      for (const auto& r : results) jrows.push_back(row_json(r));
       out["rows"] = jrows;
       nlohmann::json groups = nlohmann::json::object();
-      for (const auto& [name, key] : groupings) {
+      for (const auto& [name, key] : kGroupings) {
         for (const auto& [k, g] : group_by(results, key)) {
-          groups[name][k] = {{"throughput", stats_json(error_stats(errors_of(g, &RowResult::throughput)))},
-                             {"ttft", stats_json(error_stats(errors_of(g, &RowResult::ttft)))},
-                             {"tpot", stats_json(error_stats(errors_of(g, &RowResult::tpot)))},
-                             {"e2e", stats_json(error_stats(errors_of(g, &RowResult::e2e)))}};
+          groups[name][k] = {{"throughput", stats_json(error_stats(g, &RowResult::throughput))},
+                             {"ttft", stats_json(error_stats(g, &RowResult::ttft))},
+                             {"tpot", stats_json(error_stats(g, &RowResult::tpot))},
+                             {"e2e", stats_json(error_stats(g, &RowResult::e2e))}};
         }
       }
       out["by"] = groups;
-      out["errors"] = {{"throughput", stats_json(thr)},
-                       {"ttft", stats_json(ttft)},
-                       {"tpot", stats_json(tpot)},
-                       {"e2e", stats_json(e2e)}};
-      out["held_out"] = "all rows: the serving calibration is not fitted to this file";
-      out["meets_targets"] = meets;
-      out["summary"] = {{"rows", static_cast<int>(results.size())},
-                        {"predicted", predicted},
-                        {"throughput_median_abs_error_pct", thr.median},
-                        {"ttft_median_abs_error_pct", ttft.median},
-                        {"tpot_median_abs_error_pct", tpot.median}};
+      out["errors"] = summary_json(all)["errors"];
+      if (holdout) {
+        nlohmann::json h = summary_json(held_summary);
+        h["partition"] = args->holdout;
+        std::map<std::string, std::vector<RowResult>> parts;
+        for (const auto& r : held) {
+          if (r.predicted) parts[jobspec::partition_of(r.row, *holdout, ctx.catalog())].push_back(r);
+        }
+        for (const auto& [k, g] : parts) {
+          h["by_partition"][k] = {{"ttft", stats_json(error_stats(g, &RowResult::ttft))},
+                                  {"tpot", stats_json(error_stats(g, &RowResult::tpot))},
+                                  {"throughput", stats_json(error_stats(g, &RowResult::throughput))}};
+        }
+        out["held_out"] = h;
+      }
+      out["meets_targets"] = all.meets();
+      out["summary"] = {{"rows", all.rows},
+                        {"predicted", all.predicted},
+                        {"throughput_median_abs_error_pct", stats_json(all.throughput)["median_abs_error_pct"]},
+                        {"ttft_median_abs_error_pct", stats_json(all.ttft)["median_abs_error_pct"]},
+                        {"ttft_p90_abs_error_pct", stats_json(all.ttft)["p90_abs_error_pct"]},
+                        {"tpot_median_abs_error_pct", stats_json(all.tpot)["median_abs_error_pct"]},
+                        {"tpot_p90_abs_error_pct", stats_json(all.tpot)["p90_abs_error_pct"]}};
       std::cout << out.dump(2) << "\n";
       return;
     }
-    if (!args->markdown) {
-      std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, results.size(),
-                               predicted);
-    }
-    TextTable t({{"id"},
-                 {"engine"},
-                 {"gpu"},
-                 {"model"},
-                 {"scenario"},
-                 {"tok/s/GPU meas", true},
-                 {"pred", true},
-                 {"err", true},
-                 {"TTFT ms meas", true},
-                 {"pred", true},
-                 {"err", true},
-                 {"TPOT ms meas", true},
-                 {"pred", true},
-                 {"err", true},
-                 {"E2E ms meas", true},
-                 {"pred", true},
-                 {"err", true}});
-    for (const auto& r : results) {
-      std::string scen = scenario_name(r.row);
-      if (r.row.concurrency > 0) scen += fmt::format(" {}", r.row.concurrency);
-      t.add({r.row.id, engine_name(r.row), r.row.gpu_text, r.row.model_text.substr(0, 24), scen,
-             cell(r.throughput.measured, 1), cell(r.throughput.predicted, 1), err_cell(r.throughput),
-             cell(r.ttft.measured, 0), cell(r.ttft.predicted, 0), err_cell(r.ttft), cell(r.tpot.measured, 1),
-             cell(r.tpot.predicted, 1), err_cell(r.tpot), cell(r.e2e.measured, 0), cell(r.e2e.predicted, 0),
-             err_cell(r.e2e)},
-            r.predicted ? "" : "not predicted: " + r.reason);
-    }
-    if (!args->markdown) {
-      t.print(std::cout);
-      std::cout << "\n";
-    }
-    TextTable s({{"|error| %"},
-                 {"rows", true},
-                 {"median", true},
-                 {"p90", true},
-                 {"worst", true},
-                 {"mean signed", true},
-                 {"target"}});
-    auto srow = [&](const char* name, const ErrorStats& e, std::string target) {
-      s.add({name, std::to_string(e.n), fmt::format("{:.1f}", e.median), fmt::format("{:.1f}", e.p90),
-             fmt::format("{:.1f}", e.worst), fmt::format("{:+.1f}", e.mean_signed), std::move(target)});
-    };
-    srow("output tok/s/GPU", thr, fmt::format("median <= {:.0f}%", kThroughputTargetPct));
-    srow("TTFT mean", ttft, fmt::format("median <= {:.0f}%", kLatencyTargetPct));
-    srow("TPOT mean", tpot, fmt::format("median <= {:.0f}%", kLatencyTargetPct));
-    srow("E2E mean", e2e, "");
     if (args->markdown) {
-      s.print_markdown(std::cout);
-      std::cout << fmt::format("\n{} of {} rows predicted ({:.0f}%).\n\n", predicted, results.size(),
-                               100 * predicted_fraction);
-      t.print_markdown(std::cout);
+      print_summary(all, true);
+      std::cout << fmt::format("\n{} of {} rows predicted.\n\n", all.predicted, all.rows);
+      print_rows(results, true);
       return;
     }
-    s.print(std::cout);
-    for (const auto& [name, key] : groupings) {
-      std::cout << fmt::format("\nby {}:\n", name);
-      TextTable g({{name},
-                   {"rows", true},
-                   {"tok/s median %", true},
-                   {"TTFT median %", true},
-                   {"TPOT median %", true},
-                   {"E2E median %", true}});
-      for (const auto& [k, group] : group_by(results, key)) {
-        const auto& rows_k = group;  // clang 14 cannot capture a structured binding in a lambda
-        auto med = [&](Metric RowResult::*mm) {
-          const auto e = error_stats(errors_of(rows_k, mm));
-          return e.n ? fmt::format("{:.1f} ({})", e.median, e.n) : std::string("-");
-        };
-        g.add({k, std::to_string(rows_k.size()), med(&RowResult::throughput), med(&RowResult::ttft),
-               med(&RowResult::tpot), med(&RowResult::e2e)});
-      }
-      g.print(std::cout, "  ");
+    std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, all.rows,
+                             all.predicted);
+    if (args->rows) {
+      print_rows(results, false);
+      std::cout << "\n";
     }
-    std::cout << fmt::format(
-        "\n{} of {} rows predicted ({:.0f}%, target {:.0f}%); every row is held out (nothing fitted to this file).\n",
-        predicted, results.size(), 100 * predicted_fraction, 100 * kPredictedTargetFraction);
-    std::cout << (meets ? "Meets the issue-14 targets.\n" : "Does NOT meet the issue-14 targets.\n");
+    print_summary(all, false);
+    print_groups(results);
+    if (holdout) {
+      std::cout << fmt::format(
+          "\nheld out by {} (engine host costs refitted without each {}, its rows predicted with them):\n",
+          args->holdout, args->holdout);
+      print_summary(held_summary, false);
+    }
+    std::cout << fmt::format("\n{} of {} rows predicted.\n", all.predicted, all.rows);
+    std::cout << (all.meets() ? "Meets the issue-39 targets.\n" : "Does NOT meet the issue-39 targets.\n");
   });
 }
 

@@ -26,10 +26,19 @@ inline constexpr core::Word<BenchmarkScenario> kBenchmarkScenarioWordList[] = {
 inline constexpr core::Vocabulary<BenchmarkScenario> kBenchmarkScenarioWords{"benchmark scenario",
                                                                              kBenchmarkScenarioWordList};
 
+/// The parallel layout of one pool of a disaggregated deployment (prefill or decode).
+struct PoolLayout {
+  int tp = 1, pp = 1, ep = 1;
+  bool attention_dp = false;
+  int workers = 1;         ///< instances of the pool
+  int batch = 0;           ///< the engine's max batch of one instance as run (0 = not stated)
+  int max_num_tokens = 0;  ///< the engine's token budget per iteration as run (0 = its default)
+};
+
 /// One row of an inference-measurements CSV and what fmsim needs to predict it.
 struct InferenceRow {
   int line = 0;
-  std::string id, engine_text, gpu_text, model_text, scenario_text;
+  std::string id, engine_text, engine_version, gpu_text, model_text, scenario_text, source_type;
   // Mapped configuration (empty reason = predictable).
   std::string model;                          ///< preset key
   std::string system;                         ///< catalog system holding the GPU
@@ -38,14 +47,19 @@ struct InferenceRow {
   int tp = 1, pp = 1, ep = 1;
   bool attention_dp = false;
   int instances = 1;
+  bool disaggregated = false;  ///< serving_mode disagg: prefill and decode pools below
+  PoolLayout prefill, decode;
   core::Precision weights = core::Precision::BF16;
   core::Precision kv = core::Precision::BF16;
   std::optional<core::Precision> activations;  ///< MXFP4 checkpoints: MXFP8 GEMM inputs
   serving::ArrivalKind arrival = serving::ArrivalKind::Offline;
   std::optional<BenchmarkScenario> scenario;  ///< none when the scenario is unknown
   std::int64_t isl = 0, osl = 0;
-  int concurrency = 0;  ///< closed-loop clients or static batch size (0 = engine max)
-  std::string reason;   ///< why the row cannot be predicted
+  int concurrency = 0;     ///< closed-loop clients or static batch size (0 = engine max)
+  int max_batch = 0;       ///< the engine's max batch per attention-DP rank as run (column max_batch; 0 = its default)
+  int max_num_tokens = 0;  ///< the engine's token budget per iteration as run (0 = its default)
+  std::optional<bool> chunked_prefill;  ///< as run; none = the engine's default
+  std::string reason;                   ///< why the row cannot be predicted
   // Measurements.
   std::optional<double> output_tok_s_per_gpu;
   std::optional<double> ttft_ms;  ///< mean

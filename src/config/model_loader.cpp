@@ -816,6 +816,74 @@ std::vector<std::string> preset_model_names() {
   return names;
 }
 
+namespace {
+
+// A published model name reduced to what identifies its architecture (preset_for_published_name).
+std::string architecture_name(std::string_view published) {
+  std::string s = core::to_lower(std::string(published));
+  if (const auto slash = s.rfind('/'); slash != std::string::npos) s = s.substr(slash + 1);
+  static constexpr std::string_view kQualifiers[] = {"-instruct", "-chat",  "-base",  "-hf",    "-it",   "-fp8-dynamic",
+                                                     "-fp8",      "-nvfp4", "-mxfp4", "-fp4",   "-bf16", "-awq",
+                                                     "-gptq",     "-int4",  "-int8",  "-w4a16", "-w8a8", "-8k"};
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const std::string_view q : kQualifiers) {
+      if (s.size() > q.size() && s.ends_with(q)) {
+        s.resize(s.size() - q.size());
+        changed = true;
+      }
+    }
+    // A release date (-0528, -2507) or a Mistral release (-v0.1).
+    const auto dash = s.rfind('-');
+    if (dash != std::string::npos && dash > 0) {
+      const std::string_view tail = std::string_view(s).substr(dash + 1);
+      const bool date =
+          tail.size() == 4 && std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const bool mistral = tail.size() >= 4 && tail.substr(0, 3) == "v0." &&
+                           std::all_of(tail.begin() + 3, tail.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (date || mistral) {
+        s.resize(dash);
+        changed = true;
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string preset_for_published_name(const std::string& published) {
+  static const std::map<std::string, std::string> by_name = [] {
+    std::map<std::string, std::string> m;
+    // Names without a preset of their own whose architecture a preset's source states is the same.
+    m["meta-llama-3-70b"] = "llama3.1-70b";  // Llama 3 70B: the Llama 3.1 70B dimensions (8K context)
+    m["llama-3-70b"] = "llama3.1-70b";
+    m["meta-llama-3-8b"] = "llama3.1-8b";
+    m["llama-3-8b"] = "llama3.1-8b";
+    // DeepSeek-V3.1: nvidia/DeepSeek-V3.1-NVFP4's config.json differs from DeepSeek-V3's only in
+    // quantization_config and transformers_version.
+    m["deepseek-v3.1"] = "deepseek-v3";
+    for (const std::string& key : preset_model_names()) {
+      const auto text = core::embedded_file(std::string(kPresetDir) + key + std::string(kPresetExt));
+      if (!text) continue;
+      // "_source": "https://huggingface.co/<org>/<repo>/blob/main/config.json ..."
+      constexpr std::string_view kHf = "huggingface.co/";
+      const auto at = text->find(kHf);
+      const auto source_end = text->find('\n', text->find("\"_source\""));
+      if (at == std::string_view::npos || at > source_end) continue;
+      const auto repo_start = at + kHf.size();
+      const auto org_end = text->find('/', repo_start);
+      if (org_end == std::string_view::npos) continue;
+      const auto repo_end = text->find_first_of("/ \")", org_end + 1);
+      if (repo_end == std::string_view::npos) continue;
+      m.emplace(architecture_name(text->substr(repo_start, repo_end - repo_start)), key);
+    }
+    return m;
+  }();
+  const auto it = by_name.find(architecture_name(published));
+  return it == by_name.end() ? std::string() : it->second;
+}
+
 ModelSpec load_model(const std::string& name_or_path, const std::string& flag) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -849,8 +917,11 @@ ModelSpec load_model(const std::string& name_or_path, const std::string& flag) {
     if (it == parsed.end()) it = parsed.emplace(key, parse_hf_config(std::string(*text), "data/" + path, key)).first;
     return it->second;
   }
+  if (const std::string preset = preset_for_published_name(name_or_path); !preset.empty()) {
+    return load_model(preset, flag);
+  }
   if (name_or_path.find('/') != std::string::npos || key.ends_with(".json")) {
-    throw core::InputError::flag(flag, "no such file or directory: '" + name_or_path + "'");
+    throw core::InputError::flag(flag, "no such file or directory, and no preset published as '" + name_or_path + "'");
   }
   throw core::InputError::flag(flag, core::unknown_name_message("model", name_or_path, preset_model_names()) +
                                          " (or give a path to a Hugging Face config.json)");

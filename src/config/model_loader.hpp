@@ -9,7 +9,8 @@
 
 namespace fmsim::config {
 
-/// A preset key (case-insensitive: "llama3.1-70b", see preset_model_names()), a path to a
+/// A preset key (case-insensitive: "llama3.1-70b", see preset_model_names()), a published name
+/// of a preset's checkpoint (preset_for_published_name: "meta-llama/Llama-3.1-70B"), a path to a
 /// config.json, or a directory holding one. Errors (unknown preset with did-you-mean, unreadable
 /// file, malformed JSON, missing or invalid fields) are core::InputError; when the input names no
 /// file, the error is reported against `flag`.
@@ -25,6 +26,16 @@ workload::ModelSpec parse_hf_config(const std::string& json_text, const std::str
 
 /// Keys of the shipped presets (data/models/*.json), sorted.
 std::vector<std::string> preset_model_names();
+
+/// A model as its publisher spells it (a Hugging Face repo id such as "Qwen/Qwen3-32B" or
+/// "nvidia/Llama-3.1-8B-Instruct-FP8", or a table's "Llama-3.3-70B-Instruct") -> the preset whose
+/// config.json came from that repo; empty when none does. The rule (docs/models/workload.md,
+/// "Published names"): lower case, the organisation dropped, then the qualifiers that name a
+/// checkpoint of the same architecture stripped from the end (-instruct, -chat, -base, -hf, -it,
+/// quantisations such as -fp8 or -nvfp4, four-digit release dates such as -0528, Mistral's -v0.N);
+/// compared with the repo named in each preset's `_source` treated alike, or with a name the
+/// presets' sources state is the same architecture (Meta-Llama-3-70B: Llama 3.1 70B's).
+std::string preset_for_published_name(const std::string& published);
 
 /// A model given by its dimensions (validation CSV rows, command-line flags). Zero means "not
 /// given" where a default exists (num_kv_heads = num_heads, head_dim = hidden / num_heads).

@@ -63,15 +63,18 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     cal.gpus[arch] = g;
   }
   for (const auto& [name, node] : root["engines"].entries()) {
-    node.check_keys({"display_name", "iteration_overhead", "graph_layer_overhead", "eager_layer_overhead",
-                     "cuda_graph_max_batch", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "block_size",
-                     "gpu_memory_utilization", "graph_memory", "kv_admission", "preemption", "prefix_caching",
-                     "allreduce_latency", "cuda_graph_batch_sizes", "memory_fraction_of"});
+    node.check_keys({"display_name", "iteration_overhead", "request_overhead", "sequence_overhead",
+                     "graph_layer_overhead", "eager_layer_overhead", "cuda_graph_max_batch", "max_num_seqs",
+                     "max_num_batched_tokens", "chunked_prefill", "block_size", "gpu_memory_utilization",
+                     "graph_memory", "kv_admission", "preemption", "prefix_caching", "allreduce_latency",
+                     "cuda_graph_batch_sizes", "memory_fraction_of"});
     serving::EngineProfile e;
     e.kind = node.key_word(name, serving::kEngineKindWords);
     e.name = std::string(serving::kEngineKindWords.name(e.kind));
     e.display_name = node["display_name"].as_string();
     e.iteration_overhead = seconds(node, "iteration_overhead");
+    e.request_overhead = seconds(node, "request_overhead");
+    e.sequence_overhead = seconds(node, "sequence_overhead");
     e.graph_layer_overhead = seconds(node, "graph_layer_overhead");
     e.eager_layer_overhead = seconds(node, "eager_layer_overhead");
     e.cuda_graph_max_batch = whole(node, "cuda_graph_max_batch");

@@ -97,6 +97,14 @@ struct EngineProfile {
   std::string name;  ///< kEngineKindWords' name of `kind`: "vllm", "sglang", "trtllm"
   std::string display_name;
   core::Seconds iteration_overhead{1e-3};  ///< CPU scheduling, input preparation, sampling per iteration (graph replay)
+  /// Host time per sequence in an iteration when requests are served over HTTP (detokenizing and
+  /// streaming each sequence's token every step; scheduling and sampling it), per attention-DP
+  /// rank. A benchmark in the engine's own process (RequestPath::InProcess) has none.
+  core::Seconds sequence_overhead{0.0};
+  /// Time a request served over HTTP spends outside the GPU on its way to its first token: the
+  /// OpenAI-compatible server, tokenization, the hand-off to the engine core and the first
+  /// token's detokenization and stream back (RequestPath::Server only).
+  core::Seconds request_overhead{0.0};
   core::Seconds graph_layer_overhead{10e-6};  ///< gaps and tails of one layer's kernels replayed from a CUDA graph
   core::Seconds eager_layer_overhead{40e-6};  ///< kernel launches per layer when an iteration runs without a CUDA graph
   int cuda_graph_max_batch = 512;             ///< decode-only batches up to this size replay a captured graph

@@ -404,10 +404,13 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
   if (expert_weights_ > 0) {
     const double k = m.moe.top_k, E = m.moe.num_experts;
     const double active = 1.0 - std::pow(1.0 - k / E, tokens);
-    // Each expert multiplies tokens x k / E rows: few rows per expert under-fill the MMA tiles.
+    // The FLOPs are tokens x k / E rows for every local expert (on the busiest rank); the grouped
+    // GEMM runs only the experts that receive a token, each with tokens x k / (E x active) rows,
+    // and it is those rows that fill or under-fill the MMA tiles.
     const double rows = tokens * k / E * (1.0 + imbalance);
-    c.experts = core::Seconds(
-        roofline(2.0 * rows * expert_weights_, peak_gemm_ * g(rows), expert_weights_ * active * bpw, weight_bw));
+    const double rows_per_active = rows / std::max(active, 1e-12);
+    c.experts = core::Seconds(roofline(2.0 * rows * expert_weights_, peak_gemm_ * g(rows_per_active),
+                                       expert_weights_ * active * bpw, weight_bw));
   }
   // Communication. The dispatch/combine of the busiest EP rank (it receives (1 + imbalance) times
   // the mean) after the busiest attention rank has sent its tokens.
@@ -428,7 +431,12 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     stage *= scale;
   }
   const double layers_total = m.num_layers;
-  c.overhead = e.iteration_overhead + layers_total * (graph ? e.graph_layer_overhead : e.eager_layer_overhead);
+  // Host time: the step's fixed cost, its per-sequence cost (scheduling, sampling and output
+  // processing of every sequence in the batch; attention-DP ranks do theirs in parallel), and the
+  // kernel gaps of every layer.
+  const double seqs_per_rank = (w.decode_seqs + w.prefill_seqs) / std::max(1.0, adp);
+  c.overhead = e.iteration_overhead + e.sequence_overhead * seqs_per_rank +
+               layers_total * (graph ? e.graph_layer_overhead : e.eager_layer_overhead);
   // Drafting: MTP/EAGLE run one extra layer (+ LM head) per draft token; a draft model costs a
   // fraction of the target's decode step.
   if (d_.speculation.kind != SpeculativeKind::None) {

@@ -141,6 +141,7 @@ class Scheduler {
             engine::TraceSink* trace, std::string lane = "replica 0")
       : m_(model), e_(model.deployment().engine), w_(w), reqs_(reqs), trace_(trace), lane_(std::move(lane)) {
     capacity_ = model.kv_capacity();
+    overhead_ = w.path == RequestPath::Server ? e_.request_overhead.value() : 0.0;
     const auto& d = model.deployment();
     per_seq_tokens_ = d.speculation.kind == SpeculativeKind::None ? 1 : 1 + d.speculation.draft_tokens;
     tokens_per_step_ = d.speculation.tokens_per_step();
@@ -194,8 +195,8 @@ class Scheduler {
 
   /// Fleet mode: request `req` arrives at time `t` (>= now()).
   void inject(int req, double t) {
-    now_ = std::max(now_, t);
-    release_request(req, t);
+    now_ = std::max(now_, t + overhead_);
+    release_request(req, t + overhead_);
   }
 
   /// Disaggregated decode pool: the samples of `req` arrive at `t` with their prompt's KV
@@ -206,6 +207,7 @@ class Scheduler {
     release_request(req, arrival);
     for (std::size_t i = first; i < seqs_.size(); ++i) {
       Seq& q = seqs_[i];
+      q.arrival = arrival;
       q.prefilled = true;
       q.computed = q.prefill_target;
       q.kv_tokens = q.input;
@@ -237,12 +239,13 @@ class Scheduler {
     release_time_.assign(reqs_.size(), std::numeric_limits<double>::infinity());
     remaining_samples_.assign(reqs_.size(), 0);
     if (w_.arrival == ArrivalKind::ClosedLoop) {
-      for (int i = 0; i < std::min<int>(w_.concurrency, static_cast<int>(reqs_.size())); ++i)
-        release_time_[order_[i]] = 0.0;
-      next_closed_ = std::min<int>(w_.concurrency, static_cast<int>(reqs_.size()));
+      const int clients = std::min<int>(w_.concurrency, static_cast<int>(reqs_.size()));
+      const double cycle = w_.client_start == ClientStart::Spread ? request_cycle(clients) : 0.0;
+      for (int i = 0; i < clients; ++i) release_time_[order_[i]] = cycle * i / clients + overhead_;
+      next_closed_ = clients;
     } else {
       for (std::size_t i = 0; i < reqs_.size(); ++i)
-        release_time_[i] = w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s;
+        release_time_[i] = (w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s) + overhead_;
     }
   }
 
@@ -304,7 +307,7 @@ class Scheduler {
       Seq q;
       q.request = req;
       q.sample = s;
-      q.arrival = now;
+      q.arrival = now - overhead_;  // `now` is when the engine receives it
       q.input = rq.input_tokens;
       q.target_out = std::max<std::int64_t>(1, rq.output_tokens[static_cast<std::size_t>(s)]);
       q.prefill_target = rq.input_tokens;
@@ -735,9 +738,23 @@ class Scheduler {
     s.children.clear();
     if (--left > 0 || w_.arrival != ArrivalKind::ClosedLoop) return;
     if (next_closed_ < order_.size()) {
-      release_time_[order_[next_closed_]] = now;
+      release_time_[order_[next_closed_]] = now + overhead_;
+      // Releases go in order_: a client done before a later-spread client's first send goes first.
+      for (std::size_t j = next_closed_; j > next_release_ && release_time_[order_[j - 1]] > now + overhead_; --j)
+        std::swap(order_[j - 1], order_[j]);
       next_closed_++;
     }
+  }
+
+  // Expected duration of one request of the closed loop at `clients` concurrency: its prefill
+  // alone plus its output tokens at a decode batch of `clients` (ClientStart::Spread).
+  double request_cycle(int clients) const {
+    const double isl = std::max(1.0, w_.input.mean), osl = std::max(1.0, w_.output.mean);
+    const int prefill_tokens =
+        static_cast<int>(std::min(isl, static_cast<double>(std::max(1, e_.max_num_batched_tokens))));
+    const double prefill = m_.prefill_time(prefill_tokens).value() * std::ceil(isl / std::max(1, prefill_tokens));
+    const double decode = m_.decode_step_time(std::max(1, clients), isl + osl / 2).value() / tokens_per_step_;
+    return prefill + (osl - 1) * decode;
   }
 
   bool is_preempted(int idx) const {
@@ -771,6 +788,7 @@ class Scheduler {
   IterationCost parts_;
   int preemptions_ = 0, rejected_ = 0;
   double now_ = 0;
+  double overhead_ = 0;            // the request path outside the GPU: engine time = client send time + this
   std::vector<int> finished_now_;  // requests whose sample finished (disaggregated prefill pool reads and clears it)
   std::vector<std::pair<int, int>> batch_;  // (seq, prefill chunk or 0 for decode)
   std::vector<int> still_;
@@ -964,21 +982,56 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   std::vector<double> arrival_of(requests.size(), 0.0);
   Router pre_router(RoutingPolicy::LeastOutstanding), dec_router(RoutingPolicy::LeastOutstanding);
   const auto order = arrival_order(open, requests);
+  const double path = open.path == RequestPath::Server ? prefill.deployment().engine.request_overhead.value() : 0.0;
   std::size_t next = 0;
   const double inf = std::numeric_limits<double>::infinity();
+  // A closed loop: each client sends its next request when the decode pool finishes its last one
+  // (every sample of it); the first sends are spread as in a single replica (ClientStart).
+  const bool closed = workload.arrival == ArrivalKind::ClosedLoop;
+  using Send = std::pair<double, int>;  // (client send time, request)
+  std::priority_queue<Send, std::vector<Send>, std::greater<>> sends;
+  std::vector<int> samples_left(requests.size(), 0);
+  if (closed) {
+    const int clients = std::min<int>(std::max(1, workload.concurrency), static_cast<int>(order.size()));
+    double cycle = 0;
+    if (workload.client_start == ClientStart::Spread) {
+      const double isl = std::max(1.0, workload.input.mean), osl = std::max(1.0, workload.output.mean);
+      const int budget = std::max(1, prefill.deployment().engine.max_num_batched_tokens);
+      const int chunk = static_cast<int>(std::min(isl, static_cast<double>(budget)));
+      const int per_decode = std::max(1, clients / std::max(1, dis.decode_replicas));
+      cycle = prefill.prefill_time(chunk).value() * std::ceil(isl / chunk) +
+              (osl - 1) * decode.decode_step_time(per_decode, isl + osl / 2).value();
+    }
+    for (int i = 0; i < clients; ++i) sends.emplace(cycle * i / clients, order[static_cast<std::size_t>(i)]);
+    next = static_cast<std::size_t>(clients);
+    for (std::size_t q = 0; q < requests.size(); ++q)
+      samples_left[q] = std::max<int>(1, static_cast<int>(requests[q].output_tokens.size()));
+  }
   while (true) {
-    const double t_arrival =
-        next < order.size()
-            ? (open.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(order[next])].arrival_s)
-            : inf;
+    // Client send time; the prefill pool receives it `path` later (the server's request path).
+    double t_sent = inf;
+    if (closed) {
+      if (!sends.empty()) t_sent = sends.top().first;
+    } else if (next < order.size()) {
+      t_sent = open.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(order[next])].arrival_s;
+    }
+    const double t_arrival = t_sent + path;
     const double t_ready = ready.empty() ? inf : ready.top().t;
     std::size_t busiest = pre.size();
     for (std::size_t i = 0; i < pre.size(); ++i) {
       if (!pre[i]->idle() && (busiest == pre.size() || pre[i]->now() < pre[busiest]->now())) busiest = i;
     }
     const double t_prefill = busiest < pre.size() ? pre[busiest]->now() : inf;
-    if (!std::isfinite(std::min({t_arrival, t_ready, t_prefill}))) break;
-    if (t_prefill <= t_arrival && t_prefill <= t_ready) {
+    // A closed loop steps the decode pool in time order too: its completions send new requests.
+    std::size_t behind = dec.size();
+    if (closed) {
+      for (std::size_t i = 0; i < dec.size(); ++i) {
+        if (!dec[i]->idle() && (behind == dec.size() || dec[i]->now() < dec[behind]->now())) behind = i;
+      }
+    }
+    const double t_decode = behind < dec.size() ? dec[behind]->now() : inf;
+    if (!std::isfinite(std::min({t_arrival, t_ready, t_prefill, t_decode}))) break;
+    if (t_prefill <= t_arrival && t_prefill <= t_ready && t_prefill <= t_decode) {
       // The prefill instance furthest behind runs its next iteration; finished prompts leave for
       // the decode pool after their KV transfer.
       if (!pre[busiest]->step(pre_parts[busiest])) continue;
@@ -988,10 +1041,23 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
             {done + transfer(requests[static_cast<std::size_t>(q)]), arrival_of[static_cast<std::size_t>(q)], done, q});
       }
       pre[busiest]->finished_now_.clear();
+    } else if (t_decode < t_arrival && t_decode < t_ready) {
+      if (!dec[behind]->step(dec_parts[behind])) continue;
+      for (const int q : dec[behind]->finished_now_) {
+        if (--samples_left[static_cast<std::size_t>(q)] == 0 && next < order.size())
+          sends.emplace(dec[behind]->now(), order[next++]);
+      }
+      dec[behind]->finished_now_.clear();
     } else if (t_arrival <= t_ready) {
-      const int q = order[next++];
-      arrival_of[static_cast<std::size_t>(q)] = t_arrival;
-      pre[static_cast<std::size_t>(pre_router.pick(pre, prompts[static_cast<std::size_t>(q)]))]->inject(q, t_arrival);
+      int q = 0;
+      if (closed) {
+        q = sends.top().second;
+        sends.pop();
+      } else {
+        q = order[next++];
+      }
+      arrival_of[static_cast<std::size_t>(q)] = t_sent;
+      pre[static_cast<std::size_t>(pre_router.pick(pre, prompts[static_cast<std::size_t>(q)]))]->inject(q, t_sent);
     } else {
       const Ready r = ready.top();
       ready.pop();
@@ -1031,9 +1097,11 @@ ServeResult simulate_fleet(const IterationModel& model, const WorkloadSpec& work
     if (!parts[static_cast<std::size_t>(i)].fits) return parts[static_cast<std::size_t>(i)];
   }
   Router router(policy);
+  // Requests reach the router once through the server's request path (the same delay for all).
+  const double path = workload.path == RequestPath::Server ? model.deployment().engine.request_overhead.value() : 0.0;
   for (const int q : arrival_order(workload, requests)) {
     const double t = workload.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(q)].arrival_s;
-    advance(pool, parts, t);
+    advance(pool, parts, t + path);
     pool[static_cast<std::size_t>(router.pick(pool, requests[static_cast<std::size_t>(q)]))]->inject(q, t);
   }
   advance(pool, parts, std::numeric_limits<double>::infinity());

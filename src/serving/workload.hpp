@@ -50,10 +50,41 @@ struct TraceRequest {
   std::int64_t prefix_tokens = 0;  ///< 0 with a prefix id = the whole prompt is shared
 };
 
+/// When a closed loop's clients send their first requests.
+enum class ClientStart {
+  /// All at time 0, as benchmark clients start (genai-perf, AIPerf, vLLM's benchmark_serving with
+  /// --max-concurrency). With fixed lengths they stay in step: every client's request takes the
+  /// same time, and a few ms of network and tokenizer jitter is less than one engine iteration.
+  Together,
+  /// Spread evenly over one request's expected duration (prefill plus its decode steps at the
+  /// loop's concurrency): the steady state of clients whose think times or lengths differ.
+  Spread,
+};
+/// The words of --client-start.
+inline constexpr core::Word<ClientStart> kClientStartWordList[] = {
+    {ClientStart::Together, "together", "lockstep"},
+    {ClientStart::Spread, "spread"},
+};
+inline constexpr core::Vocabulary<ClientStart> kClientStartWords{"client start", kClientStartWordList};
+
+/// How requests reach the engine.
+enum class RequestPath {
+  Server,     ///< through the engine's OpenAI-compatible HTTP server (EngineProfile::request_overhead)
+  InProcess,  ///< handed to the engine in the benchmark's own process (trtllm-bench, vLLM's LLM class)
+};
+/// The words of --request-path.
+inline constexpr core::Word<RequestPath> kRequestPathWordList[] = {
+    {RequestPath::Server, "server", "http"},
+    {RequestPath::InProcess, "in-process", "offline"},
+};
+inline constexpr core::Vocabulary<RequestPath> kRequestPathWords{"request path", kRequestPathWordList};
+
 struct WorkloadSpec {
   ArrivalKind arrival = ArrivalKind::Offline;
-  double rate = 1.0;        ///< Poisson requests/s
-  int concurrency = 1;      ///< closed loop clients
+  double rate = 1.0;                                 ///< Poisson requests/s
+  int concurrency = 1;                               ///< closed loop clients
+  ClientStart client_start = ClientStart::Together;  ///< closed loop: when the clients' first requests go
+  RequestPath path = RequestPath::Server;
   int num_requests = 1000;  ///< prompts (each may carry several samples)
   LengthDistribution input;
   LengthDistribution output;

@@ -438,5 +438,29 @@ TEST(ModelLoader, PopularPresetsCountTheirModelCardParameters) {
   }
 }
 
+TEST(ModelLoader, PublishedNamesFindThePresetOfTheirRepo) {
+  // A Hugging Face repo id, as a table or a request names the model, finds the preset whose
+  // config.json came from that repo; checkpoint qualifiers (instruct, quantisation, release date,
+  // Mistral's v0.N) name the same architecture.
+  EXPECT_EQ(preset_for_published_name("Qwen/Qwen3-32B"), "qwen3-32b");
+  EXPECT_EQ(preset_for_published_name("meta-llama/Llama-3.1-70B"), "llama3.1-70b");
+  EXPECT_EQ(preset_for_published_name("nvidia/Llama-3.1-8B-Instruct-FP8"), "llama3.1-8b");
+  EXPECT_EQ(preset_for_published_name("Qwen/Qwen3-235B-A22B-FP8"), "qwen3-235b-a22b");
+  EXPECT_EQ(preset_for_published_name("deepseek-ai/DeepSeek-R1-0528"), "deepseek-r1");
+  EXPECT_EQ(preset_for_published_name("nvidia/DeepSeek-R1-NVFP4"), "deepseek-r1");
+  EXPECT_EQ(preset_for_published_name("mistralai/Mixtral-8x7B-v0.1"), "mixtral-8x7b");
+  EXPECT_EQ(preset_for_published_name("Llama-3.3-70B-Instruct"), "llama3.3-70b");
+  EXPECT_EQ(preset_for_published_name("moonshotai/Kimi-K2.5"), "kimi-k2.5");
+  EXPECT_EQ(preset_for_published_name("MiniMaxAI/MiniMax-M2.5"), "minimax-m2.5");
+  // A name with a preset of its own is not folded into a neighbour's.
+  EXPECT_EQ(preset_for_published_name("deepseek-ai/DeepSeek-V3"), "deepseek-v3");
+  EXPECT_EQ(preset_for_published_name("moonshotai/Kimi-K2-Instruct"), "kimi-k2");
+  EXPECT_EQ(preset_for_published_name("example/Unknown-Model-7B"), "");
+  // --model takes the published name too.
+  EXPECT_EQ(load_model("meta-llama/Llama-3.1-8B-Instruct").name, "llama3.1-8b");
+  EXPECT_THAT(error_of([] { load_model("example/Unknown-Model-7B"); }),
+              HasSubstr("no preset published as 'example/Unknown-Model-7B'"));
+}
+
 }  // namespace
 }  // namespace fmsim::config

@@ -401,3 +401,120 @@ TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
 
 }  // namespace
 }  // namespace fmsim::serving
+
+namespace fmsim::serving {
+namespace {
+
+Deployment moe_single_gpu(int experts) {
+  auto d = test_deployment();
+  d.model.moe.num_experts = experts;
+  d.model.moe.top_k = 8;
+  d.model.moe.expert_ffn = 1024;
+  return d;
+}
+
+TEST(ServingMoe, SmallDecodeBatchPaysOnlyForTheExpertsItRoutesTo) {
+  // One token routed to 8 of 64 experts reads those 8 experts' weights and runs 8 one-row GEMMs:
+  // exactly what one token costs in a layer of 8 experts that it all uses (rows per expert that
+  // receives a token: T k / (E (1 - (1 - k/E)^T)) = 1 in both). Padding the MMA tiles of all 64
+  // experts for 1/8 of a row each would cost 8x the compute.
+  const IterationModel wide(moe_single_gpu(64), no_comm()), narrow(moe_single_gpu(8), no_comm());
+  BatchWork w;
+  w.decode_seqs = 1;
+  w.decode_ctx_full = w.decode_ctx_window = 512;
+  w.sampled = 1;
+  EXPECT_NEAR(wide.iteration(w).experts.value(), narrow.iteration(w).experts.value(),
+              1e-9 * narrow.iteration(w).experts.value());
+  EXPECT_GT(wide.iteration(w).experts.value(), 0.0);
+}
+
+TEST(ServingRequestPath, ServerPathAddsTheEnginesRequestOverheadToTtft) {
+  // A request served over HTTP reaches the engine request_overhead after it is sent; nothing else
+  // changes, so its TTFT and E2E grow by exactly that and its TPOT not at all.
+  auto d = test_deployment();
+  d.engine.request_overhead = core::ms(50);
+  const IterationModel m(d, no_comm());
+  WorkloadSpec wl;
+  wl.num_requests = 1;
+  wl.input.mean = 512;
+  wl.output.mean = 16;
+  wl.path = RequestPath::InProcess;
+  const auto local = simulate(m, wl, make_requests(wl));
+  wl.path = RequestPath::Server;
+  const auto served = simulate(m, wl, make_requests(wl));
+  ASSERT_EQ(local.requests.size(), 1u);
+  ASSERT_EQ(served.requests.size(), 1u);
+  EXPECT_NEAR((served.requests[0].ttft() - local.requests[0].ttft()).value(), 0.050, 1e-12);
+  EXPECT_NEAR((served.requests[0].e2e() - local.requests[0].e2e()).value(), 0.050, 1e-12);
+  EXPECT_NEAR(served.requests[0].tpot().value(), local.requests[0].tpot().value(), 1e-15);
+}
+
+TEST(ServingIteration, SequenceOverheadIsPerSequencePerAttentionDpRank) {
+  // Host time of a step = iteration_overhead + sequence_overhead x sequences on a rank.
+  auto d = test_deployment();
+  d.engine.iteration_overhead = core::ms(2);
+  d.engine.sequence_overhead = core::us(10);
+  const IterationModel m(d, no_comm());
+  BatchWork w;
+  w.decode_seqs = 40;
+  w.decode_ctx_full = w.decode_ctx_window = 40 * 512.0;
+  w.sampled = 40;
+  EXPECT_NEAR(m.iteration(w).overhead.value(), 2e-3 + 40 * 10e-6, 1e-12);
+}
+
+TEST(ServingSimulator, ClosedLoopClientsStartTogetherOrSpread) {
+  // Together: every client's first request arrives at 0. Spread: client i's at i/c of one
+  // request's expected duration, so the first requests arrive at distinct times.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.concurrency = 4;
+  wl.num_requests = 12;
+  wl.input.mean = 256;
+  wl.output.mean = 32;
+  const auto together = simulate(m, wl, make_requests(wl));
+  wl.client_start = ClientStart::Spread;
+  const auto spread = simulate(m, wl, make_requests(wl));
+  auto first_arrivals = [](const ServeResult& r) {
+    std::vector<double> t;
+    for (const auto& q : r.requests) {
+      if (q.request < 4) t.push_back(q.arrival.value());
+    }
+    std::sort(t.begin(), t.end());
+    return t;
+  };
+  EXPECT_EQ(first_arrivals(together), std::vector<double>(4, 0.0));
+  const auto s = first_arrivals(spread);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0], 0.0);
+  for (std::size_t i = 1; i < s.size(); ++i) EXPECT_GT(s[i], s[i - 1]);
+  EXPECT_EQ(summarize(together, {}, 0.0).completed, 12);
+  EXPECT_EQ(summarize(spread, {}, 0.0).completed, 12);
+}
+
+TEST(ServingDisaggregated, ClosedLoopKeepsAtMostItsClientsInFlight) {
+  // Two clients over a 1 prefill + 1 decode deployment: each sends its next request when the
+  // decode pool finishes the last, so no request is sent before one of the two earlier ones ends,
+  // and all of them complete.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.concurrency = 2;
+  wl.num_requests = 6;
+  wl.input.mean = 512;
+  wl.output.mean = 16;
+  Disaggregation dis;
+  const auto r = simulate_disaggregated(m, m, dis, wl, make_requests(wl));
+  ASSERT_EQ(r.requests.size(), 6u);
+  for (const auto& q : r.requests) {
+    EXPECT_TRUE(q.completed());
+    int in_flight = 0;  // requests sent before q and still running when q was sent
+    for (const auto& o : r.requests) {
+      if (&o != &q && o.arrival <= q.arrival && o.finish > q.arrival) in_flight++;
+    }
+    EXPECT_LE(in_flight, 1) << "request " << q.request;
+  }
+}
+
+}  // namespace
+}  // namespace fmsim::serving

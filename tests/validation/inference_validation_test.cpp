@@ -1,6 +1,7 @@
-// fmsim validate inference against validation/inference.csv (published serving measurements).
-// Issue 14's targets: >= 90% of rows predicted, throughput median |error| <= 15%, TTFT and TPOT
-// median <= 20%, asserted as given. Today: 33/34 predicted, 10.6% / 16.4% / 2.4%.
+// fmsim validate inference against validation/inference.csv (published serving measurements) and
+// validation/inference_aic.csv (AIConfigurator's measured sample).
+// Issue 14's targets on inference.csv: >= 90% of rows predicted, throughput median |error| <= 15%,
+// TTFT and TPOT median <= 20%, asserted as given. Today: 34/34 predicted, 11.0% / 15.2% / 5.3%.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -34,4 +35,36 @@ TEST(InferenceValidation, SummaryAndErrorBounds) {
   }
   EXPECT_GT(ttft250, 10 * ttft50);
   EXPECT_LT(thr250, 1.2 * thr100);
+}
+
+// AIConfigurator's measured sample (validation/inference_aic.csv, 3,956 configurations over six
+// GPUs, three engines, aggregated and disaggregated). The engines' host costs in
+// data/calibration/serving.yaml were measured on it (`fmsim calibrate serving`), so these are
+// in-sample figures; docs/validation.md has the held-out ones. Issue 39's targets (TTFT median
+// <= 15%, TPOT <= 8%) are not met: the bounds below hold the model at what it reached when the
+// sample came in (TTFT 40.9%, TPOT 13.9% median |error|; the issue measured 57% and 19% before).
+TEST(InferenceValidation, AiconfiguratorSampleErrorBounds) {
+#ifdef FMSIM_SANITIZED
+  GTEST_SKIP() << "a minute of simulation in the Release build; ASan/UBSan make it five";
+#endif
+  const auto r = run_fmsim({"validate", "inference", "--csv", source_path("validation/inference_aic.csv"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& s = j["summary"];
+  EXPECT_EQ(s["rows"].get<int>(), 3956);
+  EXPECT_GE(s["predicted"].get<int>(), 2700);
+  EXPECT_LE(s["ttft_median_abs_error_pct"].get<double>(), 42.0);
+  EXPECT_LE(s["tpot_median_abs_error_pct"].get<double>(), 15.0);
+  // Every row that is not predicted says why, and no prediction is 0 or missing.
+  for (const auto& row : j["rows"]) {
+    if (!row["predicted"].get<bool>()) {
+      EXPECT_FALSE(row["reason"].get<std::string>().empty()) << row["id"];
+      continue;
+    }
+    EXPECT_GT(row["ttft_ms_mean"]["predicted"].get<double>(), 0.0) << row["id"];
+    EXPECT_GT(row["tpot_ms_mean"]["predicted"].get<double>(), 0.0) << row["id"];
+  }
+  // Disaggregated rows are predicted too, and a median over no rows is null, never 0.
+  EXPECT_GT(j["by"]["mode"]["disagg"]["ttft"]["rows"].get<int>(), 200);
+  EXPECT_TRUE(j["by"]["mode"]["disagg"]["throughput"]["median_abs_error_pct"].is_null());
 }
