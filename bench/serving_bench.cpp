@@ -4,8 +4,10 @@
 
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
+#include "config/inference_csv.hpp"
 #include "config/model_loader.hpp"
 #include "config/serving_calibration.hpp"
+#include "jobspec/validate_inference.hpp"
 #include "serving/plan.hpp"
 #include "serving/simulator.hpp"
 #include "training/comm_adapter.hpp"
@@ -29,13 +31,13 @@ serving::Deployment llama70b_fp8_tp2() {
   return d;
 }
 
-// 10,000 Poisson requests at 20 requests/s with 1k-token mean lengths (`kind`) through one replica.
-void serve_10k(benchmark::State& state, const serving::Deployment& d, serving::LengthKind kind) {
+// `count` Poisson requests at 20 requests/s with 1k-token mean lengths (`kind`) through one replica.
+void serve_requests(benchmark::State& state, const serving::Deployment& d, serving::LengthKind kind, int count) {
   const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
   serving::WorkloadSpec wl;
   wl.arrival = serving::ArrivalKind::Poisson;
   wl.rate = 20;
-  wl.num_requests = 10000;
+  wl.num_requests = count;
   const double spread = kind == serving::LengthKind::LogNormal ? 0.5 : 0.0;
   wl.input = {kind, 1024, spread, 8192};
   wl.output = {kind, 1024, spread, 8192};
@@ -48,9 +50,29 @@ void serve_10k(benchmark::State& state, const serving::Deployment& d, serving::L
 
 // Llama 3.1 70B FP8 on TP 2, lognormal lengths.
 void BM_Serve10kRequests(benchmark::State& state) {
-  serve_10k(state, llama70b_fp8_tp2(), serving::LengthKind::LogNormal);
+  serve_requests(state, llama70b_fp8_tp2(), serving::LengthKind::LogNormal, 10000);
 }
 BENCHMARK(BM_Serve10kRequests)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same at 100,000 requests (issue 39: serve at 10,000 and 100,000 requests).
+void BM_Serve100kRequests(benchmark::State& state) {
+  serve_requests(state, llama70b_fp8_tp2(), serving::LengthKind::LogNormal, 100000);
+}
+BENCHMARK(BM_Serve100kRequests)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+// The whole of AIConfigurator's measured sample (validation/inference_aic.csv, 3,956
+// configurations) predicted on `threads` threads: what `fmsim validate inference --csv` costs
+// (issue 39's target: 10 s).
+void BM_ValidateAiconfiguratorSample(benchmark::State& state) {
+  static const auto catalog = config::load_catalog();
+  const auto cal = config::load_serving_calibration();
+  const auto rows = config::read_inference_csv(std::string(FMSIM_BENCH_SOURCE_DIR) + "/validation/inference_aic.csv");
+  for (auto _ : state) {
+    const auto results = jobspec::predict_inference_rows(rows, cal, catalog, static_cast<int>(state.range(0)));
+    benchmark::DoNotOptimize(results.size());
+  }
+}
+BENCHMARK(BM_ValidateAiconfiguratorSample)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 // One iteration's cost (the planner calls it millions of times).
 void BM_IterationCost(benchmark::State& state) {
@@ -82,7 +104,7 @@ void BM_Serve10kRequestsDep8(benchmark::State& state) {
   d.engine = *cal.engine("trtllm");
   d.gpu_cal = cal.gpu(d.cluster.gpu.architecture);
   d.moe_cal = cal.moe;
-  serve_10k(state, d, serving::LengthKind::Fixed);
+  serve_requests(state, d, serving::LengthKind::Fixed, 10000);
 }
 BENCHMARK(BM_Serve10kRequestsDep8)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -406,8 +406,13 @@ def convert(rows: list[dict[str, str]], header: list[str]) -> tuple[list[dict[st
                 b = int(r["batch_size"])
                 if b * (to_int(r["pp_size"]) or 1) * max(to_int(r["attention_dp_size"]) or 1, 1) != int(conc):
                     notes.append(
-                        f"AIC batch_size={b} != concurrency/(pp*attention_dp): replicas or attention DP not recorded"
+                        f"AIC batch_size={b} != concurrency/(pp*attention_dp): replicas or attention DP not recorded, "
+                        "so the GPUs and engine limits that served the clients are unknown (gpu_count blank)"
                     )
+                    row["gpu_count"] = ""
+                    for k in ("max_batch", "max_num_tokens"):
+                        row[k] = ""
+                    confidence = "medium"
                     stats["batch_mismatch"] += 1
         else:
             if agg and r["batch_size"]:
