@@ -52,6 +52,15 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   j.samples = o.samples;
   j.prompt_len = config::parse_tokens(o.prompt_len, "--prompt-len");
   const auto cap = config::parse_tokens(o.max_response, "--max-response");
+  // The rollout is simulated token by token (8.4 million engine events, 7 s and 0.9 GB at the bound;
+  // `--plan` simulates it for every candidate placement).
+  constexpr double kMaxStepTokens = 4294967296.0;  // 2^32
+  if (const double tokens = static_cast<double>(o.prompts) * o.samples * static_cast<double>(cap);
+      tokens > kMaxStepTokens)
+    throw core::InputError::flag("--max-response",
+                                 fmt::format("{} prompts x {} samples x {} tokens is {:.3g} response tokens a step; at "
+                                             "most 2^32 (4.29e9) are simulated",
+                                             o.prompts, o.samples, cap, tokens));
   j.lengths = o.response_lengths.empty() ? config::parse_length_law(fmt::format("lognormal:mean={},sigma=0.8", cap / 4),
                                                                     cap, "--response-lengths")
                                          : config::parse_length_law(o.response_lengths, cap, "--response-lengths");

@@ -171,6 +171,10 @@ const std::vector<Absurd> kAbsurd = {
     {"rl_responses_huge",
      {"rl", "--prompts", "1000000", "--samples", "8"},
      "--samples: 1000000 prompts x 8 samples is 8000000 responses; at most 1,000,000 are simulated"},
+    {"rl_step_tokens_huge",
+     {"rl", "--prompts", "100000", "--samples", "10", "--max-response", "10000"},
+     "--max-response: 100000 prompts x 10 samples x 10000 tokens is 1e+10 response tokens a step; at most 2^32 "
+     "(4.29e9) are simulated"},
     {"rl_steps_negative", {"rl", "--steps", "-1"}, "--steps: -1 is out of range; allowed: 1 to 1,000,000,000"},
     {"rl_prompt_past_kv",
      {"rl", "--prompt-len", "1e6"},
