@@ -354,6 +354,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     jobspec::ServingSetup s = jobspec::make_serving_setup(o.flags, ctx.catalog());
     const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
     const auto requests = serving::make_requests(s.workload);
+    jobspec::check_output_tokens(requests, !o.flags.requests_file.empty());
     jobspec::check_requests_fit(requests, model, !o.flags.requests_file.empty());
     engine::TraceBuffer buffer;
     const Topology topo = jobspec::resolve_serve_fleet(o.fleet, o.flags.replicas, s.deployment);

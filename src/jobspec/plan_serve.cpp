@@ -74,6 +74,7 @@ ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const 
     serving::WorkloadSpec drawn = s.workload;
     drawn.num_requests = std::max({req.requests_per_probe, 2 * req.pareto_max_concurrency, 32, drawn.num_requests});
     const auto longest = serving::make_requests(drawn);
+    check_output_tokens(longest, !o.serving.requests_file.empty());
     for (const auto& d : layouts) {
       const serving::IterationModel probe(d, comm);
       try {

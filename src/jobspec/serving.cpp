@@ -161,6 +161,18 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   return s;
 }
 
+void check_output_tokens(const std::vector<serving::Request>& requests, bool from_trace) {
+  double total = 0;
+  for (const auto& r : requests)
+    for (const auto o : r.output_tokens) total += static_cast<double>(o);
+  if (total <= kMaxOutputTokens) return;
+  throw core::InputError::flag(
+      from_trace ? "--requests" : "--osl",
+      fmt::format("the requests generate {:.3g} output tokens in all; at most 2^28 ({:.3g}) are simulated (each "
+                  "engine iteration is kept: fewer requests, samples or output tokens)",
+                  total, kMaxOutputTokens));
+}
+
 void check_requests_fit(const std::vector<serving::Request>& requests, const serving::IterationModel& model,
                         bool from_trace) {
   if (model.kv_capacity() <= 0) return;  // the weights do not fit: the simulation's own verdict

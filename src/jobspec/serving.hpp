@@ -22,9 +22,10 @@ namespace fmsim::jobspec {
 inline constexpr long long kMaxSequences = 1'000'000;
 inline constexpr long long kMaxSamples = 1024;
 inline constexpr long long kMaxReplicas = 4096;
-inline constexpr long long kMaxLayoutWidth = 4096;  ///< tp, pp, ep
-inline constexpr double kMaxTokens = 10'000'000;    ///< a request's input or output tokens
-inline constexpr double kMaxRate = 1e6;             ///< requests/s
+inline constexpr long long kMaxLayoutWidth = 4096;     ///< tp, pp, ep
+inline constexpr double kMaxTokens = 10'000'000;       ///< a request's input or output tokens
+inline constexpr double kMaxRate = 1e6;                ///< requests/s
+inline constexpr double kMaxOutputTokens = 268435456;  ///< 2^28: all requests' output tokens together
 
 struct ServingFlags {
   std::string job_file;
@@ -73,6 +74,11 @@ struct ServingSetup {
 
 /// Validates the flags (InputError naming the flag) and builds the deployment and workload.
 ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& catalog);
+
+/// Refuses requests that generate more than kMaxOutputTokens in all (InputError naming --requests
+/// for a trace, else --osl): the engine's iterations are kept one by one (about 93 bytes each, up
+/// to one per output token when the batch is small).
+void check_output_tokens(const std::vector<serving::Request>& requests, bool from_trace);
 
 /// Refuses a workload one of whose requests (its prompt and its longest output) needs more KV cache
 /// than the whole replica holds: the engine could never finish it (nothing when the weights leave no

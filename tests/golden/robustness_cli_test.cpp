@@ -136,6 +136,10 @@ const std::vector<Absurd> kAbsurd = {
     {"serve_request_past_kv",
      {"serve", "--isl", "2000000", "--num-requests", "2"},
      "--isl: request 1 needs 2000000 input + 1024 output tokens of KV cache; the replica holds"},
+    // 10^9 output tokens: 90 s and 3.7 GB of engine iterations.
+    {"serve_output_tokens_huge",
+     {"serve", "--num-requests", "10000", "--osl", "100000"},
+     "--osl: the requests generate 1e+09 output tokens in all; at most 2^28 (2.68e+08) are simulated"},
     {"cluster_days_nan", {"cluster", "--days", "nan"}, "--days: must be a finite number, got nan"},
     {"cluster_days_huge", {"cluster", "--days", "1e9"}, "--days: 1e+09 is out of range; allowed: 0 to 3652.5 days"},
     {"cluster_limit_factor_nan", {"cluster", "--limit-factor", "nan"}, "--limit-factor: must be a finite number"},
