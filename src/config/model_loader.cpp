@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "config/json_depth.hpp"
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -541,6 +542,8 @@ void validate_model(const ModelSpec& model, const std::string& file) {
 }
 
 ModelSpec parse_hf_config(const std::string& json_text, const std::string& file_label, const std::string& name) {
+  // Nesting beyond kMaxJsonDepth would overflow the stack of the recursive parser and walkers.
+  check_json_depth(json_text, file_label);
   json root;
   try {
     root = json::parse(json_text);

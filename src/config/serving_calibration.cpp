@@ -107,9 +107,12 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
   }
   if (root.has("moe")) {
     const YamlNode moe = root["moe"];
-    moe.check_keys({"expert_load_cv"});
+    moe.check_keys({"expert_load_cv", "grouped_gemm_small_tile", "grouped_gemm_tile"});
     const auto cv = read_sourced(moe["expert_load_cv"], true);
     cal.moe.expert_load_cv = cv.value.as_number(Bound::NonNegative);
+    cal.moe.grouped_gemm_small_tile =
+        read_sourced(moe["grouped_gemm_small_tile"], true).value.as_number(Bound::Positive);
+    cal.moe.grouped_gemm_tile = read_sourced(moe["grouped_gemm_tile"], true).value.as_number(Bound::Positive);
     cal.moe.source = cv.source;
   }
   for (const char* arch : {"hopper", "blackwell"}) {

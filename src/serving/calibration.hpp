@@ -43,6 +43,11 @@ struct MoeServingCalibration {
   /// Coefficient of variation of the tokens one expert receives in a layer, across the experts,
   /// without a load balancer (EPLB). Sets how much more the busiest EP rank carries than the mean.
   double expert_load_cv = 0.0;
+  /// Token rows of one tile of the routed experts' grouped GEMM: the small tile when the step's
+  /// tokens are at most the experts (decode), the large one otherwise. An expert with r rows
+  /// fills r / (r + tile) of its tiles' work. 0 = the dense GEMMs' gemm_half_dim.
+  double grouped_gemm_small_tile = 0.0;
+  double grouped_gemm_tile = 0.0;
   std::string source;
 };
 

@@ -409,8 +409,12 @@ IterationCost IterationModel::iteration(const BatchWork& w, std::span<const Batc
     // and it is those rows that fill or under-fill the MMA tiles.
     const double rows = tokens * k / E * (1.0 + imbalance);
     const double rows_per_active = rows / std::max(active, 1e-12);
-    c.experts = core::Seconds(roofline(2.0 * rows * expert_weights_, peak_gemm_ * g(rows_per_active),
-                                       expert_weights_ * active * bpw, weight_bw));
+    // The grouped GEMM tiles the token rows by the MoE kernels' tile (small at decode-sized steps).
+    const auto& mc = d_.moe_cal;
+    const double tile = tokens <= E ? mc.grouped_gemm_small_tile : mc.grouped_gemm_tile;
+    const double fill = tile > 0 ? rows_per_active / (rows_per_active + tile) : g(rows_per_active);
+    c.experts = core::Seconds(
+        roofline(2.0 * rows * expert_weights_, peak_gemm_ * fill, expert_weights_ * active * bpw, weight_bw));
   }
   // Communication. The dispatch/combine of the busiest EP rank (it receives (1 + imbalance) times
   // the mean) after the busiest attention rank has sent its tokens.

@@ -462,5 +462,15 @@ TEST(ModelLoader, PublishedNamesFindThePresetOfTheirRepo) {
               HasSubstr("no preset published as 'example/Unknown-Model-7B'"));
 }
 
+TEST(ModelLoader, ConfigNestedTooDeepIsRefusedNotACrash) {
+  // 100,000 nested objects would overflow the recursive parser's stack: refused before parsing.
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  deep += "1";
+  deep += std::string(100000, '}');
+  EXPECT_THAT(error_of([&] { parse_hf_config(deep, "deep.json", "deep"); }),
+              AllOf(HasSubstr("deep.json:1"), HasSubstr("nested deeper than 256 levels")));
+}
+
 }  // namespace
 }  // namespace fmsim::config
