@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -18,8 +20,10 @@
 namespace fmsim::config {
 namespace {
 
-// Clients of a closed loop, or a static batch, at most (the simulation keeps 4 requests per client).
+// Clients of a closed loop, or a static batch, at most (the simulation keeps 3 requests per client).
 constexpr int kMaxConcurrency = 4096;
+// A tensor, pipeline or expert parallel width at most (the largest NVLink domain is 72 GPUs).
+constexpr int kMaxWidth = 4096;
 
 bool contains(const std::string& text, std::string_view what) {
   return core::to_lower(text).find(what) != std::string::npos;
@@ -30,7 +34,8 @@ std::optional<double> number(const std::string& cell) {
   try {
     std::size_t used = 0;
     const double v = std::stod(cell, &used);
-    return used == cell.size() ? std::optional<double>(v) : std::nullopt;
+    // nan and inf are no measurement and no layout.
+    return used == cell.size() && std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -140,11 +145,17 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
       // Outside int's range a cast is undefined; such a cell counts as absent.
       return v && *v >= -2e9 && *v <= 2e9 ? static_cast<int>(*v) : fallback;
     };
+    // A parallel width: 1 to kMaxWidth, so that products of widths stay far inside int.
+    auto width = [&](const char* name) {
+      const int w = whole(name, 1);
+      if (w < 1 || w > kMaxWidth) fail(fmt::format("{} {} out of range (1 to {})", name, w, kMaxWidth));
+      return std::clamp(w, 1, kMaxWidth);
+    };
     if (cell("gpu_count").empty()) fail("no gpu_count (the source's layout does not add up to a GPU count)");
     r.gpu_count = whole("gpu_count", 1);
-    r.tp = whole("tp", 1);
-    r.pp = whole("pp", 1);
-    r.ep = whole("ep", 1);
+    r.tp = width("tp");
+    r.pp = width("pp");
+    r.ep = width("ep");
     r.instances = whole("num_instances", 1);
     // attn_dp: blank (not stated), yes/no (the tp GPUs of a stage are attention-DP ranks), or the
     // attention DP degree d, with tp the attention TP inside one rank (AIConfigurator's layout:
@@ -186,9 +197,9 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
           fail("disaggregated row without the " + p + " pool's layout (" + p + "_tp, " + p + "_workers)");
           return;
         }
-        out.tp = whole((p + "_tp").c_str(), 1);
-        out.pp = whole((p + "_pp").c_str(), 1);
-        out.ep = whole((p + "_ep").c_str(), 1);
+        out.tp = width((p + "_tp").c_str());
+        out.pp = width((p + "_pp").c_str());
+        out.ep = width((p + "_ep").c_str());
         attention(cell((p + "_attn_dp").c_str()), out.tp, out.attention_dp, p);
         if (cell((p + "_workers").c_str()).empty()) fail("disaggregated row without " + p + "_workers");
         out.workers = whole((p + "_workers").c_str(), 1);

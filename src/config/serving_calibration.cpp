@@ -110,9 +110,12 @@ serving::ServingCalibration load_serving_calibration(const std::string& path) {
     moe.check_keys({"expert_load_cv", "grouped_gemm_small_tile", "grouped_gemm_tile"});
     const auto cv = read_sourced(moe["expert_load_cv"], true);
     cal.moe.expert_load_cv = cv.value.as_number(Bound::NonNegative);
-    cal.moe.grouped_gemm_small_tile =
-        read_sourced(moe["grouped_gemm_small_tile"], true).value.as_number(Bound::Positive);
-    cal.moe.grouped_gemm_tile = read_sourced(moe["grouped_gemm_tile"], true).value.as_number(Bound::Positive);
+    // Optional (calibration files from before they existed): 0 = the dense GEMMs' gemm_half_dim.
+    for (const auto& [key, into] :
+         {std::pair<const char*, double*>{"grouped_gemm_small_tile", &cal.moe.grouped_gemm_small_tile},
+          {"grouped_gemm_tile", &cal.moe.grouped_gemm_tile}}) {
+      if (moe.has(key)) *into = read_sourced(moe[key], true).value.as_number(Bound::NonNegative);
+    }
     cal.moe.source = cv.source;
   }
   for (const char* arch : {"hopper", "blackwell"}) {

@@ -72,10 +72,11 @@ std::vector<InferenceRowResult> predict_inference_rows(const std::vector<config:
       next = rows.size();
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  {
+    std::vector<std::jthread> pool;  // joined on the way out, also when starting one more throws
+    for (int t = 1; t < n; ++t) pool.emplace_back(work);
+    work();
+  }
   if (failure) std::rethrow_exception(failure);
   return out;
 }
@@ -191,10 +192,19 @@ std::vector<EngineOverheadFit> measure_engine_overheads(const std::vector<config
   // [0, kRequestOverheadMax]: a closed loop's clients regroup as the request path delays them, so
   // TTFT does not move one for one with it (a fixed-point step can oscillate between groupings).
   std::vector<double> lo(fits.size(), 0.0), hi(fits.size(), kRequestOverheadMax);
+  // An engine without such rows keeps the one-pass value (0 when it has no TTFT at all).
+  std::vector<bool> bisect(fits.size(), false);
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    bisect[i] = std::any_of(low.begin(), low.end(),
+                            [&](const config::InferenceRow& r) { return r.engine == fits[i].engine && r.ttft_ms; });
+  }
   for (int step = 0; step < kRequestOverheadSteps; ++step) {
-    for (std::size_t i = 0; i < fits.size(); ++i) fits[i].request_overhead_s = 0.5 * (lo[i] + hi[i]);
+    for (std::size_t i = 0; i < fits.size(); ++i) {
+      if (bisect[i]) fits[i].request_overhead_s = 0.5 * (lo[i] + hi[i]);
+    }
     const auto pass = predict_inference_rows(low, with_engine_overheads(without_engine_overheads(cal), fits), catalog);
     for (std::size_t i = 0; i < fits.size(); ++i) {
+      if (!bisect[i]) continue;
       std::vector<double> gap;
       for (const auto& r : pass) {
         if (r.predicted && r.row.engine == fits[i].engine && r.ttft.measured && r.ttft.predicted)
@@ -206,7 +216,9 @@ std::vector<EngineOverheadFit> measure_engine_overheads(const std::vector<config
       (gap[gap.size() / 2] > 0 ? lo[i] : hi[i]) = fits[i].request_overhead_s;
     }
   }
-  for (std::size_t i = 0; i < fits.size(); ++i) fits[i].request_overhead_s = 0.5 * (lo[i] + hi[i]);
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    if (bisect[i]) fits[i].request_overhead_s = 0.5 * (lo[i] + hi[i]);
+  }
   return fits;
 }
 
@@ -268,7 +280,11 @@ std::vector<InferenceRowResult> predict_held_out(const std::vector<config::Infer
     }
     std::vector<config::InferenceRow> part;
     for (const std::size_t i : members) part.push_back(rows[i]);
-    auto predicted = predict_inference_rows(part, with_engine_overheads(cal, fits), catalog);
+    // No rows left to fit on: the host costs are unknown, taken as zero (the shipped values were
+    // fitted on the held-out rows).
+    const auto held_cal =
+        fits.empty() ? without_engine_overheads(cal) : with_engine_overheads(without_engine_overheads(cal), fits);
+    auto predicted = predict_inference_rows(part, held_cal, catalog);
     for (std::size_t k = 0; k < members.size(); ++k) out[members[k]] = std::move(predicted[k]);
   }
   return out;

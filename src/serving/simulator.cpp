@@ -530,6 +530,7 @@ class Scheduler {
             waiting_.pop_front();
             rejected_++;
             s.finish = -2;
+            if (track_ended_) rejected_now_.push_back(s.request);
             finish_request_sample(s, now);
             continue;
           }
@@ -555,6 +556,7 @@ class Scheduler {
             waiting_.pop_front();
             rejected_++;
             seqs_[static_cast<std::size_t>(idx)].finish = -2;
+            if (track_ended_) rejected_now_.push_back(seqs_[static_cast<std::size_t>(idx)].request);
             finish_request_sample(seqs_[static_cast<std::size_t>(idx)], now);
           }
           return true;
@@ -736,7 +738,10 @@ class Scheduler {
       left--;
     }
     s.children.clear();
-    if (--left > 0 || w_.arrival != ArrivalKind::ClosedLoop) return;
+    if (--left > 0) return;
+    // Every sample done (decoded, finished at its first token, or rejected): the request ends.
+    if (track_ended_) ended_now_.push_back(s.request);
+    if (w_.arrival != ArrivalKind::ClosedLoop) return;
     if (next_closed_ < order_.size()) {
       release_time_[order_[next_closed_]] = now + overhead_;
       // Releases go in order_: a client done before a later-spread client's first send goes first.
@@ -790,6 +795,9 @@ class Scheduler {
   double now_ = 0;
   double overhead_ = 0;            // the request path outside the GPU: engine time = client send time + this
   std::vector<int> finished_now_;  // requests whose sample finished (disaggregated prefill pool reads and clears it)
+  bool track_ended_ = false;       // the disaggregated closed loop asks for ended_now_
+  std::vector<int> ended_now_;     // requests whose every sample ended (decoded, first-token finish or rejected)
+  std::vector<int> rejected_now_;  // requests rejected here (the prefill pool's never reach decode)
   std::vector<std::pair<int, int>> batch_;  // (seq, prefill chunk or 0 for decode)
   std::vector<int> still_;
   double offloaded_ = 0;  // bytes in the KV offload tier
@@ -990,7 +998,6 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   const bool closed = workload.arrival == ArrivalKind::ClosedLoop;
   using Send = std::pair<double, int>;  // (client send time, request)
   std::priority_queue<Send, std::vector<Send>, std::greater<>> sends;
-  std::vector<int> samples_left(requests.size(), 0);
   if (closed) {
     const int clients = std::min<int>(std::max(1, workload.concurrency), static_cast<int>(order.size()));
     double cycle = 0;
@@ -1004,9 +1011,16 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
     }
     for (int i = 0; i < clients; ++i) sends.emplace(cycle * i / clients, order[static_cast<std::size_t>(i)]);
     next = static_cast<std::size_t>(clients);
-    for (std::size_t q = 0; q < requests.size(); ++q)
-      samples_left[q] = std::max<int>(1, static_cast<int>(requests[q].output_tokens.size()));
+    for (auto& x : pre) x->track_ended_ = true;
+    for (auto& x : dec) x->track_ended_ = true;
   }
+  // A closed loop's client sends its next request when its last one ends: decoded by the decode
+  // pool (every sample), finished at its first token, or rejected by either pool.
+  auto client_free = [&](const std::vector<int>& ended, double t) {
+    for (std::size_t k = 0; k < ended.size(); ++k) {
+      if (next < order.size()) sends.emplace(t, order[next++]);
+    }
+  };
   while (true) {
     // Client send time; the prefill pool receives it `path` later (the server's request path).
     double t_sent = inf;
@@ -1041,13 +1055,17 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
             {done + transfer(requests[static_cast<std::size_t>(q)]), arrival_of[static_cast<std::size_t>(q)], done, q});
       }
       pre[busiest]->finished_now_.clear();
+      if (closed) {
+        client_free(pre[busiest]->rejected_now_, pre[busiest]->now());
+        pre[busiest]->rejected_now_.clear();
+        pre[busiest]->ended_now_.clear();  // prompts done here continue in the decode pool
+      }
     } else if (t_decode < t_arrival && t_decode < t_ready) {
       if (!dec[behind]->step(dec_parts[behind])) continue;
-      for (const int q : dec[behind]->finished_now_) {
-        if (--samples_left[static_cast<std::size_t>(q)] == 0 && next < order.size())
-          sends.emplace(dec[behind]->now(), order[next++]);
-      }
       dec[behind]->finished_now_.clear();
+      client_free(dec[behind]->ended_now_, dec[behind]->now());
+      dec[behind]->ended_now_.clear();
+      dec[behind]->rejected_now_.clear();
     } else if (t_arrival <= t_ready) {
       int q = 0;
       if (closed) {
@@ -1062,8 +1080,13 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
       const Ready r = ready.top();
       ready.pop();
       advance(dec, dec_parts, r.t);
-      dec[static_cast<std::size_t>(dec_router.pick(dec, requests[static_cast<std::size_t>(r.req)]))]->inject_prefilled(
-          r.req, r.arrival, r.first_token, r.t);
+      auto& target = dec[static_cast<std::size_t>(dec_router.pick(dec, requests[static_cast<std::size_t>(r.req)]))];
+      target->inject_prefilled(r.req, r.arrival, r.first_token, r.t);
+      if (closed) {  // samples done at their first token end here
+        client_free(target->ended_now_, r.t);
+        target->ended_now_.clear();
+        target->rejected_now_.clear();
+      }
     }
   }
   advance(dec, dec_parts, inf);

@@ -516,5 +516,20 @@ TEST(ServingDisaggregated, ClosedLoopKeepsAtMostItsClientsInFlight) {
   }
 }
 
+TEST(ServingDisaggregated, ClosedLoopClientsComeBackAfterFirstTokenOnlyRequests) {
+  // A request of one output token ends at its first token, in the prefill pool's hand-off, never
+  // decoding: its client must still send its next request, so all six complete.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl;
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.concurrency = 2;
+  wl.num_requests = 6;
+  wl.input.mean = 256;
+  wl.output.mean = 1;
+  const auto r = simulate_disaggregated(m, m, Disaggregation{}, wl, make_requests(wl));
+  ASSERT_EQ(r.requests.size(), 6u);
+  for (const auto& q : r.requests) EXPECT_TRUE(q.completed()) << "request " << q.request;
+}
+
 }  // namespace
 }  // namespace fmsim::serving
