@@ -45,6 +45,14 @@ void add_serving_flags(CLI::App& cmd, jobspec::ServingFlags& f) {
   cmd.add_option("--rate", f.rate, "Open-loop Poisson arrivals, requests/s (fleet total with --replicas)");
   cmd.add_option("--concurrency", f.concurrency,
                  "Closed loop: clients each sending the next request when the last completes");
+  cmd.add_option("--client-start", f.client_start,
+                 "Closed loop: together (all clients' first requests at 0, as benchmark clients) or spread "
+                 "(over one request's duration)")
+      ->capture_default_str();
+  cmd.add_option("--request-path", f.request_path,
+                 "server (over the engine's HTTP server: its request_overhead and per-sequence streaming cost) "
+                 "or in-process (trtllm-bench, vLLM's LLM class)")
+      ->capture_default_str();
   cmd.add_option("--num-requests", f.num_requests, "Prompts to simulate")->capture_default_str();
   cmd.add_option("--requests", f.requests_file,
                  "Request trace (CSV or JSONL: arrival_s, input_tokens, output_tokens[, prefix_id, prefix_tokens])")

@@ -154,6 +154,10 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
     wl.arrival = serving::ArrivalKind::ClosedLoop;
     wl.concurrency = f.concurrency;
   }
+  wl.client_start = config::word_flag(serving::kClientStartWords, f.client_start, "--client-start");
+  wl.path = config::word_flag(serving::kRequestPathWords, f.request_path, "--request-path");
+  // In the engine's own process no server streams tokens: no per-sequence streaming cost.
+  if (wl.path == serving::RequestPath::InProcess) d.engine.sequence_overhead = core::Seconds(0.0);
   s.slo.ttft = core::Seconds(duration_flag("--slo-ttft", f.slo_ttft));
   s.slo.tpot = core::Seconds(duration_flag("--slo-tpot", f.slo_tpot));
   const auto& sys = d.cluster.system;

@@ -50,6 +50,8 @@ struct ServingFlags {
   long long max_len = 0;
   double rate = 0;
   int concurrency = 0;
+  std::string client_start = "together";  ///< a word of serving::kClientStartWords (closed loop)
+  std::string request_path = "server";    ///< a word of serving::kRequestPathWords
   int num_requests = 1000;
   std::string requests_file;
   int samples = 1;

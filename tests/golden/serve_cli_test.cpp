@@ -130,3 +130,23 @@ TEST(PlanServeCli, UnknownFamilyIsExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("p5.48xlarge"));
 }
+
+TEST(ServeCli, RequestPathAndClientStart) {
+  // One client at a time: served over HTTP, every TTFT carries the engine's request_overhead
+  // (vLLM's 9 ms) and its prefill step the per-sequence streaming cost of its one sequence
+  // (19.9 us; data/calibration/serving.yaml); in the engine's process neither.
+  auto ttft = [](int clients, const std::vector<std::string>& extra) {
+    std::vector<std::string> args{
+        "serve", "--concurrency", std::to_string(clients), "--num-requests", std::to_string(4 * clients), "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out)["latency_s"]["ttft"]["mean"].get<double>() : 0.0;
+  };
+  EXPECT_NEAR(ttft(1, {"--request-path", "server"}) - ttft(1, {"--request-path", "in-process"}), 0.009 + 19.9e-6, 1e-7);
+  // Sixteen clients started together wait for each other's prefills; spread, they do not.
+  EXPECT_GT(ttft(16, {}), ttft(16, {"--client-start", "spread"}));
+  const auto bad = run_fmsim({"serve", "--request-path", "http2"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--request-path: unknown request path 'http2'"));
+}
