@@ -170,8 +170,9 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       ->type_name("FILE.html")
       ->check(output_file());
   cmd->callback([opts, &ctx, cmd]() {
+    // The job file's values go into the flags' own variables (opts), so read them after it.
+    apply_serving_job_file(opts->plan.serving, *cmd);
     PlanServeOptions o = *opts;
-    apply_serving_job_file(o.plan.serving, *cmd);
     const auto plan = jobspec::plan_serving(o.plan, given_on(*cmd), ctx.catalog());
     const auto& req = plan.request;
     const auto& results = plan.results;

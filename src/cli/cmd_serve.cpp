@@ -349,8 +349,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "Disaggregated KV transfer: layer (streamed behind the prefill) or request (whole, after it)")
       ->capture_default_str();
   cmd->callback([opts, &ctx, cmd]() {
+    // The job file's values go into the flags' own variables (opts), so read them after it.
+    apply_serving_job_file(opts->flags, *cmd);
     ServeOptions o = *opts;
-    apply_serving_job_file(o.flags, *cmd);
     jobspec::ServingSetup s = jobspec::make_serving_setup(o.flags, ctx.catalog());
     const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
     const auto requests = serving::make_requests(s.workload);

@@ -150,3 +150,17 @@ TEST(ServeCli, RequestPathAndClientStart) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("--request-path: unknown request path 'http2'"));
 }
+
+TEST(ServeCli, JobFileKeysApplyAndFlagsWin) {
+  // examples/serve_job.yaml (named by `serve --help`): its 64 requests of 16 closed-loop clients
+  // are what runs; --num-requests on the command line overrides the key.
+  const auto job = fmsim::testing::source_path("examples/serve_job.yaml");
+  const auto a = run_fmsim({"serve", "--job", job, "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["completed_requests"].get<int>(), 64);
+  EXPECT_EQ(j["model"].get<std::string>(), "llama3.1-70b");
+  const auto b = run_fmsim({"serve", "--job", job, "--num-requests", "32", "--json"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(nlohmann::json::parse(b.out)["completed_requests"].get<int>(), 32);
+}
