@@ -135,6 +135,19 @@ struct PrefixEntry {
   double last_use = 0;
 };
 
+// Expected duration of one closed-loop request (ClientStart::Spread): its prompt prefilled alone
+// in chunks of the prefill engine's token budget, then its output tokens at a decode batch of
+// `batch` (speculative steps emit several).
+double closed_loop_cycle(const IterationModel& prefill, const IterationModel& decode, const WorkloadSpec& w,
+                         int batch) {
+  const double isl = std::max(1.0, w.input.mean), osl = std::max(1.0, w.output.mean);
+  const int budget = std::max(1, prefill.deployment().engine.max_num_batched_tokens);
+  const int chunk = static_cast<int>(std::min(isl, static_cast<double>(budget)));
+  const double step = decode.decode_step_time(std::max(1, batch), isl + osl / 2).value() /
+                      decode.deployment().speculation.tokens_per_step();
+  return prefill.prefill_time(chunk).value() * std::ceil(isl / chunk) + (osl - 1) * step;
+}
+
 class Scheduler {
  public:
   Scheduler(const IterationModel& model, const WorkloadSpec& w, const std::vector<Request>& reqs,
@@ -240,7 +253,7 @@ class Scheduler {
     remaining_samples_.assign(reqs_.size(), 0);
     if (w_.arrival == ArrivalKind::ClosedLoop) {
       const int clients = std::min<int>(w_.concurrency, static_cast<int>(reqs_.size()));
-      const double cycle = w_.client_start == ClientStart::Spread ? request_cycle(clients) : 0.0;
+      const double cycle = w_.client_start == ClientStart::Spread ? closed_loop_cycle(m_, m_, w_, clients) : 0.0;
       for (int i = 0; i < clients; ++i) release_time_[order_[i]] = cycle * i / clients + overhead_;
       next_closed_ = clients;
     } else {
@@ -751,17 +764,6 @@ class Scheduler {
     }
   }
 
-  // Expected duration of one request of the closed loop at `clients` concurrency: its prefill
-  // alone plus its output tokens at a decode batch of `clients` (ClientStart::Spread).
-  double request_cycle(int clients) const {
-    const double isl = std::max(1.0, w_.input.mean), osl = std::max(1.0, w_.output.mean);
-    const int prefill_tokens =
-        static_cast<int>(std::min(isl, static_cast<double>(std::max(1, e_.max_num_batched_tokens))));
-    const double prefill = m_.prefill_time(prefill_tokens).value() * std::ceil(isl / std::max(1, prefill_tokens));
-    const double decode = m_.decode_step_time(std::max(1, clients), isl + osl / 2).value() / tokens_per_step_;
-    return prefill + (osl - 1) * decode;
-  }
-
   bool is_preempted(int idx) const {
     return std::find(preempted_now_.begin(), preempted_now_.end(), idx) != preempted_now_.end();
   }
@@ -1000,15 +1002,10 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   std::priority_queue<Send, std::vector<Send>, std::greater<>> sends;
   if (closed) {
     const int clients = std::min<int>(std::max(1, workload.concurrency), static_cast<int>(order.size()));
-    double cycle = 0;
-    if (workload.client_start == ClientStart::Spread) {
-      const double isl = std::max(1.0, workload.input.mean), osl = std::max(1.0, workload.output.mean);
-      const int budget = std::max(1, prefill.deployment().engine.max_num_batched_tokens);
-      const int chunk = static_cast<int>(std::min(isl, static_cast<double>(budget)));
-      const int per_decode = std::max(1, clients / std::max(1, dis.decode_replicas));
-      cycle = prefill.prefill_time(chunk).value() * std::ceil(isl / chunk) +
-              (osl - 1) * decode.decode_step_time(per_decode, isl + osl / 2).value();
-    }
+    const double cycle =
+        workload.client_start == ClientStart::Spread
+            ? closed_loop_cycle(prefill, decode, workload, std::max(1, clients / std::max(1, dis.decode_replicas)))
+            : 0.0;
     for (int i = 0; i < clients; ++i) sends.emplace(cycle * i / clients, order[static_cast<std::size_t>(i)]);
     next = static_cast<std::size_t>(clients);
     for (auto& x : pre) x->track_ended_ = true;
