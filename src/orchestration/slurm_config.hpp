@@ -91,7 +91,8 @@ struct SlurmConfig {
   /// slurmctld.log on loopback); the report's main-loop pass waits like a submission's, so the
   /// next backfill pass usually finds them first.
   double completing_s = 0.2;
-  /// Where in each bf_interval the backfill thread wakes, as a fraction of it: the phase of a real
+  /// Where in each second the backfill thread checks for work, as a fraction of the second (its
+  /// checks fall a whole number of seconds apart: backfill.c, backfill_agent): the phase of a real
   /// daemon's thread is unknown, the middle is its expectation.
   double bf_phase = 0.5;
   // Multifactor priority

@@ -308,10 +308,6 @@ class Simulator {
           main_pending_ = at;
         }
       }
-      if ((released || submitted) && !changed && config_.backfill && !options_.kueue.enabled && !backfill_scheduled_) {
-        push({next_backfill(t), EventKind::Backfill, 0, 0, 0});
-        backfill_scheduled_ = true;
-      }
       if (changed) {
         // slurmctld runs the main loop shortly after an event; Kueue's scheduler reacts at once.
         const double at = options_.kueue.enabled ? t : t + config_.main_delay_s;
@@ -321,16 +317,26 @@ class Simulator {
           push({at, EventKind::MainSched, 0, 0, 0});
           main_pending_ = at;
         }
-        if (config_.backfill && !options_.kueue.enabled && !backfill_scheduled_) {
-          // The backfill thread wakes every bf_interval.
-          push({next_backfill(t), EventKind::Backfill, 0, 0, 0});
-          backfill_scheduled_ = true;
+      }
+      // Job and node changes: slurmctld's last_job_update / last_node_update (whole seconds). A
+      // priority recalculation changes pending jobs' priorities (priority_multifactor.c,
+      // _set_priority: last_job_update = time(NULL)).
+      if (submitted || released || changed || (periodic && !queue_.empty())) note_update(t);
+      if (run_main || periodic) main_schedule(t, periodic);
+      if (run_backfill) {
+        last_pass_s_ = t;
+        if (!queue_.empty()) {
+          backfill(t);
+          ++result_.backfill_passes;
         }
       }
-      if (run_main || periodic) main_schedule(t, periodic);
-      if (run_backfill && !queue_.empty()) {
-        backfill(t);
-        ++result_.backfill_passes;
+      if (config_.backfill && !options_.kueue.enabled && !backfill_scheduled_ &&
+          last_update_s_ >= std::floor(last_pass_s_)) {
+        // backfill.c, _more_work(): another pass once anything changed in or after the second of
+        // the last one (>= on whole seconds: a change in the pass's own second, before or after
+        // it, counts, including the jobs that pass started).
+        push({next_backfill_check(t), EventKind::Backfill, 0, 0, 0});
+        backfill_scheduled_ = true;
       }
       update_fragmentation();
       if (active_jobs_ == 0 && submitted_ == static_cast<long>(jobs_.size()) && options_.horizon_s <= 0) break;
@@ -363,11 +369,19 @@ class Simulator {
     return options_.horizon_s > 0 ? options_.horizon_s : kTenYears;
   }
 
-  /// The backfill thread's first wake-up at or after t (every bf_interval, at bf_phase of it).
-  double next_backfill(double t) const {
-    const double interval = config_.bf_interval_s, phase = config_.bf_phase * interval;
-    return std::ceil((t - phase) / interval - 1e-9) * interval + phase;
+  /// The backfill thread's first check at or after t that runs a pass. backfill.c, backfill_agent():
+  /// after a pass the thread sleeps bf_interval (_my_sleep); a check that finds less than
+  /// bf_interval whole seconds since the last pass, or no change since it (_more_work), sleeps one
+  /// second (short_sleep) and checks again. So checks fall at last pass + bf_interval + k seconds,
+  /// k = 0, 1, ...: within bf_interval of a pass, or within a second after an idle spell.
+  double next_backfill_check(double t) const {
+    const double first = last_pass_s_ + config_.bf_interval_s;
+    if (t <= first) return first;
+    return first + std::ceil(t - first - 1e-9);
   }
+
+  /// A job or node changed at t: slurmctld's last_job_update / last_node_update = time(NULL).
+  void note_update(double t) { last_update_s_ = std::max(last_update_s_, std::floor(t)); }
 
   void push(Event e) {
     e.seq = seq_++;
@@ -524,6 +538,7 @@ class Simulator {
     j.running_pos = static_cast<int>(running_.size());
     running_.push_back(ji);
     j.rec.start_s = t;
+    note_update(t);  // slurmctld sets last_job_update when a job starts (backfill.c, _start_job)
     if (j.rec.first_start_s < 0) j.rec.first_start_s = t;
     j.rec.nodes = nodes;
     j.rec.backfilled = backfilled;
@@ -1018,7 +1033,9 @@ class Simulator {
     for (int ji : order) {
       if (tested >= config_.bf_max_job_test) break;
       auto& j = jobs_[static_cast<std::size_t>(ji)];
-      if (!j.queued || j.eligible_s > t) continue;
+      // Every job submitted before the pass is in its list, whatever the fraction of its second:
+      // eligibility against the exact time of the pass, not its whole second.
+      if (!j.queued || j.eligible_s > t_exact) continue;
       ++tested;
       const double limit = round_up(j.limit_s, res);
       const int need = j.spec.request.nodes;
@@ -1088,7 +1105,11 @@ class Simulator {
   long active_jobs_ = 0;
   std::uint32_t basic_next_ = 0;
   bool backfill_scheduled_ = false;
-  double main_pending_ = kInf;  ///< time of the pending MainSched event
+  /// Time of the backfill thread's last pass; at first a virtual one bf_interval before its first
+  /// check, which falls at bf_phase of the first second.
+  double last_pass_s_ = config_.bf_phase - config_.bf_interval_s;
+  double last_update_s_ = -kInf;  ///< whole second of the last job or node change
+  double main_pending_ = kInf;    ///< time of the pending MainSched event
   double fragmented_ = 0;
   double last_calc_ = 0;
   int spares_free_ = 0;

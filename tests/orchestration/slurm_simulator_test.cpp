@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <optional>
 
 #include "core/error.hpp"
@@ -33,6 +34,32 @@ TEST(SlurmSimulator, BackfillStartsAShortJobThatDelaysNoOne) {
   r = simulate_slurm(layout, fast_backfill(), {job(1, 0, 2, 100, 100), job(2, 1, 4, 10, 60), job(3, 2, 2, 50, 200)});
   EXPECT_EQ(r.jobs[1].start_s, 100);
   EXPECT_EQ(r.jobs[2].start_s, 110);  // after job 2 ends (100 + 10)
+}
+
+// The fractional-submit stall (issue 40). slurmctld stamps events in whole seconds (time_t): the
+// backfill thread (backfill.c, backfill_agent) runs a pass when bf_interval has passed since the
+// last one and _more_work() finds last_job_update >= last_backfill_time, both whole seconds, so a
+// job submitted in the same second as a pass, even after it, gets another pass one bf_interval
+// later. The job list holds every job submitted before the pass whatever the fraction of its
+// second. Here job 1 holds 2 of 4 nodes until 111 s, job 2 (4 nodes) waits for it, and job 3
+// (2 nodes, 50 s) fits before 111 s: with the thread waking at x.5 s it must start in the first
+// pass after its submission, whether it comes at 5.0, 5.3 or 5.7 s (5.5 s, 5.5 s, 6.5 s), not
+// when job 1 ends.
+TEST(SlurmSimulator, JobSubmittedWithinAPassSecondIsBackfilledAtTheNextPass) {
+  auto c = fast_backfill();
+  c.bf_phase = 0.5;
+  c.batch_sched_delay_s = 3;
+  c.main_delay_s = 0.1;
+  c.completing_s = 0.2;
+  for (const double submit : {5.0, 5.3, 5.7}) {
+    const auto r =
+        simulate_slurm(flat(4), c, {job(1, 0, 2, 111, 200), job(2, 1, 4, 10, 60), job(3, submit, 2, 50, 60)});
+    const double first_pass = std::floor(submit - 0.5) + 1.5;
+    EXPECT_EQ(r.jobs[2].start_s, first_pass) << "submitted at " << submit;
+    EXPECT_TRUE(r.jobs[2].backfilled);
+    EXPECT_GE(r.jobs[1].start_s, 111);  // job 1's end, its epilog, then a pass
+    EXPECT_LT(r.jobs[1].start_s, 112);
+  }
 }
 
 // sched/builtin: strict priority order; nothing passes the blocked job.
