@@ -73,7 +73,7 @@ void BM_TrainingMetricsTsdb30Days2048Nodes(benchmark::State& state) {
   std::uint64_t bytes = 0, samples = 0;
   for (auto _ : state) {
     observability::TsdbBlockWriter block(dir.string());
-    telemetry::write_training_metrics(run, {.job = "fleet"}, block);
+    telemetry::write_training_metrics(run, {.job = "fleet", .granularity = telemetry::Granularity::Node}, block);
     std::filesystem::remove_all(block.finish());
     bytes = block.bytes_written();
     samples = block.samples_written();
@@ -91,7 +91,7 @@ void BM_TrainingMetricsOpenMetrics1Day2048Nodes(benchmark::State& state) {
   for (auto _ : state) {
     std::FILE* f = std::fopen("/dev/null", "wb");
     observability::OpenMetricsWriter out(f, "/dev/null");
-    telemetry::write_training_metrics(run, {.job = "fleet"}, out);
+    telemetry::write_training_metrics(run, {.job = "fleet", .granularity = telemetry::Granularity::Node}, out);
     out.finish();
     std::fclose(f);
     bytes = out.bytes_written();

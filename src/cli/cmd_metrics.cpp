@@ -1,9 +1,11 @@
 // fmsim metrics: recorded time series (--metrics-out DIR) into a real Prometheus: `load` backfills
-// them as TSDB blocks (promtool tsdb create-blocks-from openmetrics), `serve` plays them back on
-// /metrics in accelerated wall-clock time for a Prometheus to scrape.
+// them as TSDB blocks (written directly, one block a file; or with promtool tsdb
+// create-blocks-from openmetrics), `serve` plays them back on /metrics in accelerated wall-clock
+// time for a Prometheus to scrape.
 #include <fmt/format.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,8 @@
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "observability/prometheus.hpp"
+#include "observability/tsdb_block.hpp"
 #include "report/charts.hpp"
 #include "report/document.hpp"
 #include "telemetry/recording.hpp"
@@ -36,7 +40,7 @@ namespace fs = std::filesystem;
 struct LoadFlags {
   std::string dir;
   std::string data;
-  std::string promtool = "promtool";
+  std::string promtool;  ///< empty: fmsim writes the blocks itself
   bool json = false;
 };
 
@@ -59,11 +63,95 @@ std::set<std::string> blocks_in(const fs::path& dir) {
   return out;
 }
 
+// Backfills `file` into a block inside `staging` with promtool (--promtool PROGRAM).
+void backfill_with_promtool(const std::string& promtool, const std::string& file, const fs::path& staging) {
+  std::error_code ec;
+  // promtool reads about 3 MiB/s (a 137 MiB file took 46 s): a minute plus 2 s a MiB is ample,
+  // and a promtool that hangs is stopped rather than waited for.
+  const double timeout_s = 60.0 + 2.0 * static_cast<double>(fs::file_size(file, ec)) / (1 << 20);
+  const auto r = run_process({promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", file, staging.string()},
+                             timeout_s);
+  if (r.exit_code != 0) {
+    throw core::InputError(file, 0, "",
+                           fmt::format("promtool tsdb create-blocks-from openmetrics failed (exit {}):\n{}",
+                                       r.exit_code, tail_lines(r.output, 8)));
+  }
+}
+
+// Backfills `file` into one block inside `staging`: read a family at a time, every series with
+// the samples the file holds (what promtool makes of it, at whole seconds, in one block rather
+// than 2-hour ones). Progress on stderr about every second, and when the file is done.
+void backfill(const std::string& file, const fs::path& staging) {
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  const std::string name = fs::path(file).filename().string();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto shown = t0;
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const auto mib = [](double bytes) { return bytes / (1 << 20); };
+  std::uint64_t series = 0;
+  try {
+    observability::TsdbBlockWriter writer(staging.string());
+    std::set<std::pair<std::string, observability::Labels>> seen;  // per family: the same series twice
+    config::stream_openmetrics(
+        file,
+        [&](telemetry::RecordedFamily&& family) {
+          seen.clear();
+          for (auto& s : family.series) {
+            auto [metric, labels] = config::split_series_key(s.name_and_labels, file);
+            if (!observability::is_valid_metric_name(metric)) {
+              throw core::InputError(file, 0, "", fmt::format("\"{}\" is not a valid metric name", metric));
+            }
+            std::erase_if(labels, [](const auto& l) { return l.second.empty(); });  // as Prometheus drops them
+            for (const auto& [key, value] : labels) {
+              if (!observability::is_valid_label_name(key) || key == "__name__") {
+                throw core::InputError(
+                    file, 0, "",
+                    fmt::format("series \"{}\": \"{}\" is not a valid label name", s.name_and_labels, key));
+              }
+            }
+            auto sorted = labels;
+            std::sort(sorted.begin(), sorted.end());
+            for (std::size_t i = 1; i < sorted.size(); ++i) {
+              if (sorted[i].first == sorted[i - 1].first) {
+                throw core::InputError(
+                    file, 0, "",
+                    fmt::format("series \"{}\" names label \"{}\" twice", s.name_and_labels, sorted[i].first));
+              }
+            }
+            if (!seen.emplace(metric, std::move(sorted)).second) {
+              throw core::InputError(
+                  file, 0, "",
+                  fmt::format("series \"{}\" appears twice (its labels in another order)", s.name_and_labels));
+            }
+            writer.raw_series(metric, labels, s.timestamps_s, s.values);
+            ++series;
+          }
+        },
+        [&](std::uint64_t bytes) {
+          const auto now = std::chrono::steady_clock::now();
+          if (now - shown < std::chrono::seconds(1) || bytes >= size) return;
+          shown = now;
+          std::cerr << fmt::format("metrics load: {}: {:.0f}% ({:.0f} of {:.0f} MiB, {:.1f} s)\n", name,
+                                   size > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(size) : 100.0,
+                                   mib(static_cast<double>(bytes)), mib(static_cast<double>(size)), elapsed());
+        });
+    const std::string block = writer.finish();
+    std::cerr << fmt::format("metrics load: {}: {:.1f} MiB, {} series, {} samples into block {} ({:.1f} s)\n", name,
+                             mib(static_cast<double>(size)), core::format_thousands(static_cast<double>(series)),
+                             core::format_thousands(static_cast<double>(writer.samples_written())),
+                             fs::path(block).filename().string(), elapsed());
+  } catch (const observability::WriteError& err) {
+    throw core::InputError::flag("--prometheus-data", err.what());
+  }
+}
+
 void load(const LoadFlags& f) {
   const auto files = config::metrics_files_in(f.dir, "DIR");
-  if (!on_path(f.promtool)) {
+  if (!f.promtool.empty() && !on_path(f.promtool)) {
     throw core::InputError::flag("--promtool", fmt::format("\"{}\" not found on PATH; install the Debian package "
-                                                           "prometheus (it ships promtool) or pass --promtool PATH",
+                                                           "prometheus (it ships promtool), or leave --promtool out "
+                                                           "and fmsim writes the blocks itself",
                                                            f.promtool));
   }
   std::error_code ec;
@@ -89,16 +177,10 @@ void load(const LoadFlags& f) {
   } remove_staging{staging};
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& file : files) {
-    // promtool reads about 3 MiB/s (a 137 MiB file took 46 s): a minute plus 2 s a MiB is ample,
-    // and a promtool that hangs is stopped rather than waited for.
-    const double timeout_s = 60.0 + 2.0 * static_cast<double>(fs::file_size(file, ec)) / (1 << 20);
-    const auto r = run_process(
-        {f.promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", file, staging.string()}, timeout_s);
-    if (r.exit_code != 0) {
-      cleanup();
-      throw core::InputError(file, 0, "",
-                             fmt::format("promtool tsdb create-blocks-from openmetrics failed (exit {}):\n{}",
-                                         r.exit_code, tail_lines(r.output, 8)));
+    if (f.promtool.empty()) {
+      backfill(file, staging);
+    } else {
+      backfill_with_promtool(f.promtool, file, staging);
     }
   }
   std::int64_t min_ms = 0, max_ms = 0;
@@ -110,6 +192,12 @@ void load(const LoadFlags& f) {
       const auto lo = j["minTime"].get<std::int64_t>(), hi = j["maxTime"].get<std::int64_t>();
       min_ms = moved.empty() ? lo : std::min(min_ms, lo);
       max_ms = moved.empty() ? hi : std::max(max_ms, hi);
+    }
+    // fmsim names a block after its first sample and its contents: a block already there holds
+    // the same series (the same file loaded before) and is kept as it is.
+    if (fs::exists(fs::path(f.data) / block / "meta.json")) {
+      moved.push_back(block);
+      continue;
     }
     fs::rename(staging / block, fs::path(f.data) / block, ec);
     if (ec) {
@@ -230,19 +318,22 @@ void add_metrics_command(CLI::App& app, Context& /*ctx*/) {
       "  fmsim metrics report m --html run.html");
 
   auto lf = std::make_shared<LoadFlags>();
-  auto* l = metrics->add_subcommand("load", "Backfill DIR's series into Prometheus TSDB blocks (promtool)");
+  auto* l = metrics->add_subcommand("load", "Backfill DIR's series into Prometheus TSDB blocks");
   l->add_option("DIR", lf->dir, "Folder written by --metrics-out (every *.om and *.prom file is loaded)")->required();
   l->add_option("--prometheus-data", lf->data, "Prometheus data directory (--storage.tsdb.path) to add blocks to")
       ->required()
       ->type_name("PATH");
-  l->add_option("--promtool", lf->promtool, "promtool to run (Debian package prometheus)")
-      ->type_name("PROGRAM")
-      ->capture_default_str();
+  l->add_option("--promtool", lf->promtool,
+                "Backfill with this promtool (tsdb create-blocks-from openmetrics: 2-hour blocks, about 25x "
+                "slower) instead of fmsim's own block writer")
+      ->type_name("PROGRAM");
   l->add_flag("--json", lf->json, "Print JSON");
   l->footer(
-      "Runs `promtool tsdb create-blocks-from openmetrics FILE` for each file into a staging folder and moves\n"
-      "the blocks into PATH (a failure leaves none). A running Prometheus picks new blocks up at its next\n"
-      "reload; start one on PATH with --storage.tsdb.retention.time long enough to keep them.\n\n"
+      "Writes each file as one Prometheus TSDB block (the samples the file holds, at whole seconds; what\n"
+      "`promtool tsdb create-blocks-from openmetrics` makes of it, without its 2-hour split) into a staging\n"
+      "folder and moves the blocks into PATH (a failure leaves none; a block already there is kept).\n"
+      "Progress goes to stderr. A running Prometheus picks new blocks up at its next reload; start one on\n"
+      "PATH with --storage.tsdb.retention.time long enough to keep them.\n\n"
       "Example:\n"
       "  fmsim metrics load m --prometheus-data /var/lib/prometheus/metrics2");
   l->callback([lf] { load(*lf); });

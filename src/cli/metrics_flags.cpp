@@ -24,7 +24,10 @@ void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
                  "Write the run's metrics over simulated time as OpenMetrics into DIR (dcgm-exporter, node "
                  "exporter and fmsim_* names; load with `fmsim metrics load`)")
       ->type_name("DIR");
-  cmd.add_flag("--metrics-per-gpu", flags.per_gpu, "Metrics per GPU (dcgm-exporter's shape) instead of per node");
+  cmd.add_flag("--metrics-per-node", flags.per_node,
+               "One dcgm-exporter series per node (the node's identical GPUs as one, without the gpu and UUID "
+               "labels) instead of dcgm-exporter's series per GPU; the dashboards need per-GPU series");
+  cmd.add_flag("--metrics-per-gpu", flags.per_gpu, "Metrics per GPU, as dcgm-exporter writes them (the default)");
   cmd.add_option("--metrics-resolution", flags.resolution, "Sampling interval of the metrics (a scrape interval)")
       ->type_name("DURATION")
       ->capture_default_str();

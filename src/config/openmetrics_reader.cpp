@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fmsim::config {
 namespace {
@@ -45,7 +46,8 @@ std::pair<std::string, std::string> name_and_rest(std::string_view line, std::si
 
 class Reader {
  public:
-  Reader(const std::string& path, telemetry::Recording& rec) : path_(path), rec_(rec) {}
+  Reader(const std::string& path, telemetry::Recording& rec, std::function<void(telemetry::RecordedFamily&&)> take = {})
+      : path_(path), rec_(rec), take_(std::move(take)) {}
 
   void line(std::string_view text, int number) {
     line_ = number;
@@ -71,25 +73,43 @@ class Reader {
   }
 
   void finish() {
-    for (auto& f : rec_.families) {
-      if (f.type.empty()) f.type = "untyped";
-      // Text format 0.0.4 names a counter family as its samples are named.
-      if (f.type == "counter" && !f.name.ends_with("_total") && !f.series.empty() &&
-          f.series.front().name_and_labels.starts_with(f.name + "_total")) {
-        f.name += "_total";
-      }
-    }
+    for (auto& f : rec_.families) complete(f);
+    hand_over();
   }
 
  private:
   [[noreturn]] void fail(const std::string& message) const { throw core::InputError(path_, line_, "", message); }
+
+  static void complete(telemetry::RecordedFamily& f) {
+    if (f.type.empty()) f.type = "untyped";
+    // Text format 0.0.4 names a counter family as its samples are named.
+    if (f.type == "counter" && !f.name.ends_with("_total") && !f.series.empty() &&
+        f.series.front().name_and_labels.starts_with(f.name + "_total")) {
+      f.name += "_total";
+    }
+  }
+
+  // Streaming: the families read so far go to take_ (their lines are over once another starts).
+  void hand_over() {
+    if (!take_) return;
+    for (auto& f : rec_.families) take_(std::move(f));
+    rec_.families.clear();
+    current_ = nullptr;
+    index_.clear();
+    last_ = kNone;
+  }
 
   telemetry::RecordedFamily& family(const std::string& name) {
     if (current_ == nullptr || current_->name != name) {
       if (!seen_.insert(name).second) {
         fail(fmt::format("metric family \"{}\" appears twice (its lines must be together)", name));
       }
+      if (take_) {
+        for (auto& f : rec_.families) complete(f);
+        hand_over();
+      }
       index_.clear();
+      last_ = kNone;
       current_ = nullptr;
       for (auto& f : rec_.families) {  // a family an earlier file started: its series continue
         if (f.name != name) continue;
@@ -150,9 +170,13 @@ class Reader {
       family(std::string(name));
     }
     if (name.ends_with("_created") && name != current_->name) return;
-    auto [it, added] = index_.try_emplace(std::string(key), current_->series.size());
-    if (added) current_->series.push_back({.name_and_labels = std::string(key), .timestamps_s = {}, .values = {}});
-    auto& s = current_->series[it->second];
+    // A series' samples are usually together: the last series is looked at first.
+    if (last_ >= current_->series.size() || current_->series[last_].name_and_labels != key) {
+      auto [it, added] = index_.try_emplace(std::string(key), current_->series.size());
+      if (added) current_->series.push_back({.name_and_labels = std::string(key), .timestamps_s = {}, .values = {}});
+      last_ = it->second;
+    }
+    auto& s = current_->series[last_];
     if (!s.timestamps_s.empty() && t <= s.timestamps_s.back()) {
       fail(fmt::format("timestamps of \"{}\" must increase ({} after {})", key, t, s.timestamps_s.back()));
     }
@@ -176,8 +200,11 @@ class Reader {
 
   const std::string& path_;
   telemetry::Recording& rec_;
+  std::function<void(telemetry::RecordedFamily&&)> take_;
   telemetry::RecordedFamily* current_ = nullptr;
   std::unordered_map<std::string, std::size_t> index_;
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t last_ = kNone;    // index in current_->series of the last sample's series
   std::set<std::string> seen_;  // families started in this file
   int line_ = 0;
   bool eof_ = false;
@@ -197,6 +224,57 @@ void read_openmetrics(const std::string& path, telemetry::Recording& recording) 
     reader.line(text, ++number);
   }
   reader.finish();
+}
+
+void stream_openmetrics(const std::string& path, const std::function<void(telemetry::RecordedFamily&&)>& take,
+                        const std::function<void(std::uint64_t)>& progress) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError(path, 0, "", "cannot open the metrics file");
+  telemetry::Recording recording;
+  Reader reader(path, recording, take);
+  std::string text;
+  int number = 0;
+  std::uint64_t bytes = 0, reported = 0;
+  constexpr std::uint64_t kEvery = 4ULL << 20;
+  while (std::getline(in, text)) {
+    bytes += text.size() + 1;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    reader.line(text, ++number);
+    if (progress && bytes - reported >= kEvery) progress(reported = bytes);
+  }
+  reader.finish();
+  if (progress) progress(bytes);
+}
+
+std::pair<std::string, observability::Labels> split_series_key(std::string_view key, const std::string& path) {
+  const auto fail = [&](const std::string& why) {
+    throw core::InputError(path, 0, "", fmt::format("series \"{}\": {}", key, why));
+  };
+  const auto brace = key.find('{');
+  std::pair<std::string, observability::Labels> out{std::string(key.substr(0, brace)), {}};
+  if (brace == std::string_view::npos) return out;
+  std::size_t i = brace + 1;
+  while (i < key.size() && key[i] != '}') {
+    const auto eq = key.find('=', i);
+    if (eq == std::string_view::npos || eq + 1 >= key.size() || key[eq + 1] != '"') fail("a label needs =\"value\"");
+    std::string name(core::trim_blanks(key.substr(i, eq - i)));
+    std::string value;
+    std::size_t j = eq + 2;
+    for (; j < key.size() && key[j] != '"'; ++j) {
+      if (key[j] == '\\' && j + 1 < key.size()) {
+        ++j;
+        value.push_back(key[j] == 'n' ? '\n' : key[j]);
+      } else {
+        value.push_back(key[j]);
+      }
+    }
+    if (j >= key.size()) fail("unterminated label value");
+    out.second.emplace_back(std::move(name), std::move(value));
+    i = j + 1;
+    while (i < key.size() && (key[i] == ',' || key[i] == ' ')) ++i;
+  }
+  if (i >= key.size()) fail("unterminated label set");
+  return out;
 }
 
 std::vector<std::string> metrics_files_in(const std::string& dir, const std::string& flag) {

@@ -31,7 +31,10 @@ telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, cons
   }
   o.heartbeat_s = static_cast<std::int64_t>(heartbeat);
   o.start_unix_s = config::parse_unix_time(flags.start, "--metrics-start");
-  o.granularity = flags.per_gpu ? telemetry::Granularity::Gpu : telemetry::Granularity::Node;
+  if (flags.per_gpu && flags.per_node) {
+    throw core::InputError::flag("--metrics-per-node", "excludes --metrics-per-gpu (per GPU is the default)");
+  }
+  o.granularity = flags.per_node ? telemetry::Granularity::Node : telemetry::Granularity::Gpu;
   resolve_metrics_format(flags);
   return o;
 }

@@ -11,10 +11,11 @@
 namespace fmsim::jobspec {
 
 struct MetricsFlags {
-  std::string out;                             ///< --metrics-out DIR ("" = no metrics)
-  bool per_gpu = false;                        ///< --metrics-per-gpu
-  std::string resolution = "1m";               ///< --metrics-resolution
-  std::string heartbeat = "4m";                ///< --metrics-heartbeat ("0" = changes only)
+  std::string out;                ///< --metrics-out DIR ("" = no metrics)
+  bool per_gpu = false;           ///< --metrics-per-gpu (the default; kept so scripts that pass it still run)
+  bool per_node = false;          ///< --metrics-per-node: one dcgm series per node instead of per GPU
+  std::string resolution = "1m";  ///< --metrics-resolution
+  std::string heartbeat = "4m";   ///< --metrics-heartbeat ("0" = changes only)
   std::string start = "2026-01-01T00:00:00Z";  ///< --metrics-start (ISO 8601 UTC or Unix seconds)
   std::string job;                             ///< --job-name (alias --metrics-job) (default: set by the command)
   std::string format = "openmetrics";          ///< --metrics-format: a word of observability::kMetricsFormatWords

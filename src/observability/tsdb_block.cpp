@@ -371,6 +371,21 @@ void TsdbBlockWriter::histogram_series(const Labels& labels, const std::vector<d
   samples_ += (bounds.size() + 3) * timestamps_s.size();
 }
 
+void TsdbBlockWriter::raw_series(std::string_view name, const Labels& labels,
+                                 const std::vector<std::int64_t>& timestamps_s, const std::vector<double>& values) {
+  FMSIM_CHECK(!finished_, "TSDB block: series after finish()");
+  FMSIM_CHECK(is_valid_metric_name(name), fmt::format("invalid metric name \"{}\"", name));
+  if (values.empty()) return;
+  const SeriesType type = type_;
+  const std::string family = std::move(family_);
+  type_ = SeriesType::Gauge;
+  family_ = std::string(name);
+  add_series(labels, name, add_samples(timestamps_s, values));
+  type_ = type;
+  family_ = family;
+  samples_ += values.size();
+}
+
 std::string TsdbBlockWriter::finish() {
   FMSIM_CHECK(!finished_, "TSDB block: finish() twice");
   close_segment();

@@ -45,6 +45,12 @@ class TsdbBlockWriter final : public MetricsOutput {
                         const std::vector<std::int64_t>& timestamps_s,
                         const std::vector<std::vector<double>>& cumulative, const std::vector<double>& sums) override;
   [[nodiscard]] bool thins() const override { return false; }
+  /// One series under `name` as it was read back from text (a backfill of a recorded file): any
+  /// valid metric name (a histogram's _bucket, _count and _sum are series of their own), no family
+  /// and no type rules; labels valid, non-empty and not yet written under `name`; timestamps
+  /// strictly increasing.
+  void raw_series(std::string_view name, const Labels& labels, const std::vector<std::int64_t>& timestamps_s,
+                  const std::vector<double>& values);
 
   /// Writes the index and meta.json and moves the block into place; returns its directory.
   std::string finish();

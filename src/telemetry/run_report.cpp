@@ -21,8 +21,10 @@ const RecordedFamily* find(const Recording& rec, const std::string& name) {
 }
 
 // The series over hours since `t0`: a step function (a gauge holds its value until the next
-// sample) when it has at most kMaxPoints samples, else its time-weighted mean over kMaxPoints
-// equal buckets (every dip still lowers its bucket; no sample is skipped).
+// sample) when it has at most kMaxPoints samples; else, in each of kMaxPoints equal time buckets,
+// the bucket's first, lowest, highest and last samples in time order (M4 aggregation, Jugel et al.,
+// VLDB 2014): the line reaches every bucket's minimum and maximum, so a single sample of an
+// outage (throughput 0) shows at its depth, where a mean over the bucket would hide it.
 report::LineSeries steps(const RecordedSeries& s, std::int64_t t0, const std::string& name, double scale) {
   report::LineSeries out{.name = name, .x = {}, .y = {}};
   const std::size_t n = s.values.size();
@@ -41,23 +43,27 @@ report::LineSeries steps(const RecordedSeries& s, std::int64_t t0, const std::st
   }
   const double begin = static_cast<double>(s.timestamps_s.front());
   const double width = static_cast<double>(s.timestamps_s.back() - s.timestamps_s.front()) / kMaxPoints;
-  std::vector<double> area(kMaxPoints, 0.0), covered(kMaxPoints, 0.0);
-  for (std::size_t i = 0; i + 1 < n; ++i) {
-    double a = static_cast<double>(s.timestamps_s[i]);
-    const double b = static_cast<double>(s.timestamps_s[i + 1]);
-    while (a < b) {
-      const auto k = std::min(kMaxPoints - 1, static_cast<std::size_t>((a - begin) / width));
-      const double end = std::min(b, begin + static_cast<double>(k + 1) * width);
-      const double d = std::max(end - a, 0.0);
-      area[k] += s.values[i] * d;
-      covered[k] += d;
-      a = end > a ? end : b;
+  const auto bucket = [&](std::size_t i) {
+    return std::min(kMaxPoints - 1, static_cast<std::size_t>((static_cast<double>(s.timestamps_s[i]) - begin) / width));
+  };
+  // NaN (a missing value) never wins a comparison: the extremes are of the numbers in the bucket.
+  const auto lower = [&](std::size_t i, std::size_t j) { return s.values[i] < s.values[j]; };
+  for (std::size_t first = 0; first < n;) {
+    std::size_t last = first;
+    while (last + 1 < n && bucket(last + 1) == bucket(first)) ++last;
+    std::size_t lo = first, hi = first;
+    for (std::size_t i = first; i <= last; ++i) {
+      if (lower(i, lo) || std::isnan(s.values[lo])) lo = i;
+      if (lower(hi, i) || std::isnan(s.values[hi])) hi = i;
     }
-  }
-  for (std::size_t k = 0; k < kMaxPoints; ++k) {
-    if (covered[k] <= 0.0) continue;
-    out.x.push_back(hours(begin + (static_cast<double>(k) + 0.5) * width));
-    out.y.push_back(area[k] / covered[k] * scale);
+    std::size_t picks[] = {first, lo, hi, last};
+    std::sort(std::begin(picks), std::end(picks));
+    for (std::size_t k = 0; k < 4; ++k) {
+      if (k > 0 && picks[k] == picks[k - 1]) continue;
+      out.x.push_back(hours(static_cast<double>(s.timestamps_s[picks[k]])));
+      out.y.push_back(s.values[picks[k]] * scale);
+    }
+    first = last + 1;
   }
   return out;
 }

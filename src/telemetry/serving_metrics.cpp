@@ -16,6 +16,7 @@ using observability::SeriesType;
 // vLLM's own bucket bounds, shared with `fmsim serve --metrics`.
 const std::vector<double>& kTtftBounds = serving::kVllmTtftBuckets;
 const std::vector<double>& kE2eBounds = serving::kVllmE2eBuckets;
+const std::vector<double>& kTpotBounds = serving::kVllmTpotBuckets;
 
 // Latencies of the requests with their event time: (time the value became known, value).
 std::vector<std::pair<double, double>> events(const serving::ServeResult& r, bool first_token) {
@@ -71,35 +72,94 @@ WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::str
   sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? static_cast<double>(at[k]->preemptions) : 0.0; }));
   sink.family("vllm:prompt_tokens_total", SeriesType::Counter, "Number of prefill tokens processed.");
   sink.series(labels, prefill);
-  sink.family("vllm:generation_tokens_total", SeriesType::Counter, "Number of generation tokens processed.");
-  sink.series(labels, decode);
+  // Generation tokens as vLLM counts them: every output token, the first (out of the prefill)
+  // included; decode steps give one token a sequence.
   const auto ttft = events(r, true);
+  sink.family("vllm:generation_tokens_total", SeriesType::Counter, "Number of generation tokens processed.");
+  sink.series(labels, per_tick([&](std::size_t k) {
+                const auto firsts = std::upper_bound(ttft.begin(), ttft.end(), std::make_pair(grid.time(k), 1e300));
+                return decode[k] + static_cast<double>(firsts - ttft.begin());
+              }));
   const auto e2e = events(r, false);
   sink.family("vllm:request_success_total", SeriesType::Counter, "Count of successfully processed requests.");
   sink.series(labels, per_tick([&](std::size_t k) {
                 const auto end = std::upper_bound(e2e.begin(), e2e.end(), std::make_pair(grid.time(k), 1e300));
                 return static_cast<double>(end - e2e.begin());
               }));
-  const auto histogram = [&](const char* name, const char* help, const std::vector<std::pair<double, double>>& ev,
-                             const std::vector<double>& bounds) {
+  // A histogram from what each tick adds: observations per bucket (bounds.size() + 1) and their sum.
+  struct Increments {
+    std::vector<std::vector<double>> counts;
+    std::vector<double> sums;
+  };
+  const auto increments = [&](const std::vector<double>& bounds) {
+    return Increments{std::vector<std::vector<double>>(n, std::vector<double>(bounds.size() + 1, 0.0)),
+                      std::vector<double>(n, 0.0)};
+  };
+  const auto bucket_of = [](const std::vector<double>& bounds, double v) {
+    return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
+  };
+  // The first tick at or after `t` (a value known at t is read by the next scrape).
+  const auto tick_at = [&](double t) {
+    return std::min(n - 1, static_cast<std::size_t>(std::max(0.0, std::ceil(t / res))));
+  };
+  const auto histogram = [&](const char* name, const char* help, const std::vector<double>& bounds,
+                             const Increments& inc) {
     sink.family(name, SeriesType::Histogram, help, "seconds");
-    std::size_t seen = 0;
     std::vector<double> counts(bounds.size() + 1, 0.0);
     double total = 0.0;
     sink.histogram(labels, bounds, [&](std::size_t k, std::vector<double>& cumulative, double& sum) {
-      for (; seen < ev.size() && ev[seen].first <= grid.time(k); ++seen) {
-        const double v = ev[seen].second;
-        const auto b = static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
-        counts[b] += 1.0;
-        total += v;
-      }
+      for (std::size_t b = 0; b < counts.size(); ++b) counts[b] += inc.counts[k][b];
+      total += inc.sums[k];
       double running = 0.0;
       for (std::size_t b = 0; b < counts.size(); ++b) cumulative[b] = running += counts[b];
       sum = total;
     });
   };
-  histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft, kTtftBounds);
-  histogram("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", e2e, kE2eBounds);
+  const auto of_events = [&](const std::vector<std::pair<double, double>>& ev, const std::vector<double>& bounds) {
+    auto inc = increments(bounds);
+    for (const auto& [t, v] : ev) {
+      const std::size_t k = tick_at(t);
+      inc.counts[k][bucket_of(bounds, v)] += 1.0;
+      inc.sums[k] += v;
+    }
+    return inc;
+  };
+  histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", kTtftBounds,
+            of_events(ttft, kTtftBounds));
+  histogram("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", kE2eBounds,
+            of_events(e2e, kE2eBounds));
+  // Inter-token latency, one observation per output token after the first: a request's
+  // (output tokens - 1) gaps, each at its mean TPOT (finish - first token) / (output tokens - 1),
+  // observed as its tokens come out (linearly from its first token to its finish). The sum of a
+  // request's observations is its decode time exactly; the spread of the gaps within one request
+  // (which fmsim does not keep per token) is not in the buckets. vLLM exports this histogram as
+  // vllm:inter_token_latency_seconds and, under its older name, vllm:time_per_output_token_seconds
+  // (both, identical, in the releases that renamed it).
+  {
+    auto itl = increments(kTpotBounds);
+    for (const auto& q : r.requests) {
+      if (!q.completed() || q.output_tokens < 2 || q.first_token.value() < 0) continue;
+      const double gaps = static_cast<double>(q.output_tokens - 1);
+      const double tpot = q.tpot().value();
+      const std::size_t b = bucket_of(kTpotBounds, tpot);
+      const double first = q.first_token.value(), finish = q.finish.value();
+      double seen = 0.0;
+      for (std::size_t k = tick_at(first); k < n && seen < gaps; ++k) {
+        const double t = grid.time(k);
+        const double c =
+            t >= finish || finish <= first ? gaps : std::floor(gaps * std::max(0.0, t - first) / (finish - first));
+        if (c > seen) {
+          itl.counts[k][b] += c - seen;
+          itl.sums[k] += (c - seen) * tpot;
+          seen = c;
+        }
+      }
+    }
+    histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", kTpotBounds, itl);
+    histogram("vllm:time_per_output_token_seconds",
+              "Histogram of time per output token in seconds (deprecated name of vllm:inter_token_latency_seconds).",
+              kTpotBounds, itl);
+  }
   return sink.summary();
 }
 

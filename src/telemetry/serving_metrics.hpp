@@ -1,6 +1,7 @@
 // A simulated serving run as the series vLLM's /metrics would have produced over its time:
 // scheduler state (running, waiting, KV-cache usage), token and request counters and the latency
-// histograms (TTFT, end-to-end), each sample what a scrape at that instant would have read.
+// histograms (TTFT, inter-token latency under its current and its older name, end-to-end), each
+// sample what a scrape at that instant would have read.
 #pragma once
 
 #include <string>

@@ -15,9 +15,9 @@
 
 namespace fmsim::telemetry {
 
-/// Series per node (dcgm values of a node's GPUs, which the model keeps identical, without the
-/// gpu label; EFA bytes summed over the node's devices) or per GPU (dcgm-exporter's own shape,
-/// EFA per device).
+/// Series per GPU (dcgm-exporter's own shape, labels gpu, UUID, device, modelName, Hostname; EFA
+/// per device; the default) or per node (dcgm values of a node's GPUs, which the model keeps
+/// identical, as one series without the gpu labels; EFA bytes summed over the node's devices).
 enum class Granularity { Node, Gpu };
 
 /// How the series are sampled and labelled.
@@ -29,7 +29,7 @@ struct SeriesOptions {
   /// where the value (gauges) or its slope (counters) changes.
   /// 240 s keeps every series inside Prometheus' default 5-minute lookback; 0 = changes only.
   std::int64_t heartbeat_s = 240;
-  Granularity granularity = Granularity::Node;
+  Granularity granularity = Granularity::Gpu;
 };
 
 /// A node's local NVMe instance store as node_exporter reads it: the devices striped as RAID 0

@@ -69,16 +69,16 @@ TEST(PrometheusBackfill, StockPrometheusOpensTheBlocksAndAnswersPromQL) {
   ASSERT_EQ(load.exit_code, 0) << load.all();
   const auto loaded = nlohmann::json::parse(load.out);
   ASSERT_FALSE(loaded["blocks"].empty());
-  // Same input, same output: a second load into another folder reports the same files, counts and
-  // time range; only the block names (promtool draws each ULID at random) and the wall time differ.
+  // Same input, same output: a second load into another folder reports the same files, blocks
+  // (named after their first sample and contents) and time range; only the wall time differs.
   const auto reload =
       run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "data2").string(), "--json"});
   ASSERT_EQ(reload.exit_code, 0) << reload.all();
   auto a = loaded;
   auto b = nlohmann::json::parse(reload.out);
   EXPECT_EQ(a["blocks"].size(), b["blocks"].size());
+  EXPECT_EQ(a["blocks"], b["blocks"]);
   for (auto* j : {&a, &b}) {
-    j->erase("blocks");
     j->erase("data");
     j->erase("seconds");  // wall time of this machine, not a prediction
   }
@@ -93,12 +93,13 @@ TEST(PrometheusBackfill, StockPrometheusOpensTheBlocksAndAnswersPromQL) {
   const auto step = prom.query("fmsim_step_time_seconds{job=\"llama8b\"}", at);
   ASSERT_EQ(step.size(), 1u) << step.dump();
   EXPECT_DOUBLE_EQ(value_of(step), run.json.at("step").at("step_time_s").get<double>());
-  // One dcgm-exporter series per node, labelled as dcgm-exporter labels them.
-  const auto nodes = prom.query("count(DCGM_FI_PROF_SM_ACTIVE{job=\"llama8b\"})", at);
-  EXPECT_EQ(value_of(nodes), 2.0);
+  // One dcgm-exporter series per GPU (2 nodes x 8), labelled as dcgm-exporter labels them.
+  const auto gpus = prom.query("count(DCGM_FI_PROF_SM_ACTIVE{job=\"llama8b\"})", at);
+  EXPECT_EQ(value_of(gpus), 16.0);
   const auto host = prom.query("DCGM_FI_DEV_FB_USED{Hostname=\"node-0002\"}", at);
-  ASSERT_EQ(host.size(), 1u);
+  ASSERT_EQ(host.size(), 8u);
   EXPECT_EQ(host.at(0)["metric"]["modelName"], "NVIDIA H100 SXM5 80GB");
+  EXPECT_TRUE(host.at(0)["metric"].contains("UUID"));
   // The counter's last value, read back at its timestamp.
   const auto [tokens, ts] = last_sample(tmp / "m" / "run.om", "fmsim_tokens_total{job=\"llama8b\",instance=\"fmsim\"}");
   ASSERT_GT(ts, kStart);
@@ -108,6 +109,26 @@ TEST(PrometheusBackfill, StockPrometheusOpensTheBlocksAndAnswersPromQL) {
   const double measured = value_of(prom.query("rate(fmsim_tokens_total{job=\"llama8b\"}[1h])", at));
   EXPECT_LE(measured, predicted * (1.0 + 1e-9));
   EXPECT_GT(measured, 0.0);
+  // fmsim's block writer holds what promtool's backfill of the same file holds: the same series,
+  // the same number of samples, the same sum of every sample value over the run.
+  std::vector<std::string> checks = {"count({job=\"llama8b\"})"};
+  for (const std::string metric : {"fmsim_tokens_total", "fmsim_job_state", "DCGM_FI_DEV_POWER_USAGE",
+                                   "fmsim_step_duration_seconds_bucket", "node_amazonefa_tx_bytes"}) {
+    checks.push_back("sum(count_over_time(" + metric + "{job=\"llama8b\"}[7h]))");
+    checks.push_back("sum(sum_over_time(" + metric + "{job=\"llama8b\"}[7h]))");
+  }
+  std::vector<double> ours;
+  for (const auto& q : checks) ours.push_back(value_of(prom.query(q, kStart + 6 * 3600)));
+  ASSERT_EQ(run_fmsim({"metrics", "load", (tmp / "m").string(), "--prometheus-data", (tmp / "promtool").string(),
+                       "--promtool", "promtool"})
+                .exit_code,
+            0);
+  PrometheusLoopbackOptions promtool_options;
+  promtool_options.data_dir = tmp / "promtool";
+  PrometheusLoopback promtool_prom(promtool_options);
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    EXPECT_EQ(value_of(promtool_prom.query(checks[i], kStart + 6 * 3600)), ours[i]) << checks[i];
+  }
 }
 
 TEST(PrometheusCompare, PredictionBesideTheRunsMetricsAndDrift) {
@@ -202,7 +223,7 @@ TEST(PrometheusBlock, StockPrometheusOpensTheBlockFmsimWritesDirectly) {
   const std::int64_t at = kStart + 3 * 3600;
   EXPECT_DOUBLE_EQ(value_of(prom.query("fmsim_step_time_seconds{job=\"llama8b\"}", at)),
                    text.json.at("step").at("step_time_s").get<double>());
-  EXPECT_EQ(value_of(prom.query("count(DCGM_FI_PROF_SM_ACTIVE{job=\"llama8b\"})", at)), 2.0);
+  EXPECT_EQ(value_of(prom.query("count(DCGM_FI_PROF_SM_ACTIVE{job=\"llama8b\"})", at)), 16.0);
   const auto [tokens, ts] =
       last_sample(tmp / "om" / "run.om", "fmsim_tokens_total{job=\"llama8b\",instance=\"fmsim\"}");
   EXPECT_DOUBLE_EQ(value_of(prom.query("fmsim_tokens_total{job=\"llama8b\"}", ts)), tokens);
@@ -238,7 +259,7 @@ TEST(PrometheusScrape, ScrapesMetricsServeOnLoopback) {
   }
   ASSERT_EQ(step.size(), 1u) << "no scrape within 30 s; serve log:\n" << serve.log_tail();
   EXPECT_DOUBLE_EQ(value_of(step), run.json.at("step").at("step_time_s").get<double>());
-  EXPECT_EQ(value_of(prom.query("count(DCGM_FI_DEV_POWER_USAGE{job=\"llama8b\"})", std::nullopt)), 2.0);
+  EXPECT_EQ(value_of(prom.query("count(DCGM_FI_DEV_POWER_USAGE{job=\"llama8b\"})", std::nullopt)), 16.0);
   EXPECT_EQ(value_of(prom.query("up{instance=\"" + listen + "\"}", std::nullopt)), 1.0);
   serve.stop();
 }

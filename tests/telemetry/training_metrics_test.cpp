@@ -105,17 +105,23 @@ TEST(TrainingMetrics, SeriesCarryExporterNamesLabelsAndTotals) {
   EXPECT_NE(text.find("fmsim_tokens_total{job=\"llama\",instance=\"fmsim\"} 55680000 1767229200\n"), std::string::npos);
   EXPECT_NE(text.find("fmsim_checkpoint_saves_total{job=\"llama\",instance=\"fmsim\"} 2 1767229200\n"),
             std::string::npos);
-  // dcgm-exporter shape, one series per node by default (node-0001, node-0002).
-  EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{Hostname=\"node-0002\",modelName=\"h200\",job=\"llama\","
+  // dcgm-exporter's shape by default: a series per GPU with its gpu/UUID/device labels, 16 per
+  // family (2 nodes x 8 GPUs).
+  EXPECT_NE(text.find("DCGM_FI_PROF_SM_ACTIVE{gpu=\"7\",UUID=\"" + gpu_uuid(2, 7) + "\""), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"" + gpu_uuid(2, 0) +
+                      "\",device=\"nvidia0\",modelName=\"h200\",Hostname=\"node-0002\",job=\"llama\","
                       "instance=\"node-0002:9400\"} 95367.431640625 1767225600\n"),
             std::string::npos);  // 100e9 B in MiB
   EXPECT_EQ(text.find("node-0003"), std::string::npos);
   EXPECT_NE(text.find("# TYPE node_amazonefa_tx_bytes counter\n"), std::string::npos);
   EXPECT_TRUE(text.ends_with("# EOF\n"));
-  // Per GPU: dcgm-exporter's gpu/UUID labels, 16 series per family.
-  o.granularity = Granularity::Gpu;
-  const std::string per_gpu = write_to_text(run, o, summary);
-  EXPECT_NE(per_gpu.find("DCGM_FI_PROF_SM_ACTIVE{gpu=\"7\",UUID=\"" + gpu_uuid(2, 7) + "\""), std::string::npos);
+  // Per node (--metrics-per-node): one series per node without the gpu labels.
+  o.granularity = Granularity::Node;
+  const std::string per_node = write_to_text(run, o, summary);
+  EXPECT_NE(per_node.find("DCGM_FI_DEV_FB_USED{Hostname=\"node-0002\",modelName=\"h200\",job=\"llama\","
+                          "instance=\"node-0002:9400\"} 95367.431640625 1767225600\n"),
+            std::string::npos);
+  EXPECT_EQ(per_node.find("UUID="), std::string::npos);
 }
 
 TEST(TrainingMetrics, HeartbeatBoundsTheGapBetweenSamples) {
