@@ -3,6 +3,7 @@
 // length, wait by job size, fragmentation, goodput and cost for the cluster; policies side by side.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -28,6 +29,7 @@
 #include "orchestration/trace.hpp"
 #include "orchestration/workload.hpp"
 #include "report/document.hpp"
+#include "report/series.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -57,11 +59,24 @@ std::string placement_name(orch::Placement p) {
   return "topology/none";
 }
 
+/// The unit a wait of `s` seconds is printed in: seconds under a minute, minutes under an hour,
+/// hours under two days, then days.
+struct WaitUnit {
+  double seconds;
+  const char* symbol;
+  const char* words;
+};
+WaitUnit wait_unit(double s) {
+  if (s < 60) return {1, "s", "seconds"};
+  if (s < 3600) return {60, "min", "minutes"};
+  if (s < 86400 * 2) return {3600, "h", "hours"};
+  return {86400, "d", "days"};
+}
+
 std::string hours(double s) {
-  if (s < 60) return fmt::format("{:.0f} s", s);
-  if (s < 3600) return fmt::format("{:.1f} min", s / 60);
-  if (s < 86400 * 2) return fmt::format("{:.2f} h", s / 3600);
-  return fmt::format("{:.2f} d", s / 86400);
+  const WaitUnit u = wait_unit(s);
+  const int decimals = u.seconds == 1 ? 0 : u.seconds == 60 ? 1 : 2;
+  return fmt::format("{:.{}f} {}", s / u.seconds, decimals, u.symbol);
 }
 
 json summary_json(const orch::ClusterSummary& s) {
@@ -252,36 +267,43 @@ std::string html_report(const std::string& heading, const orch::ClusterLayout& l
               {"lost GPU-hours", fmt::format("{:.0f}", sums[0].lost_gpu_hours)}};
   overview.add(kf);
   report::Table t;
-  t.header = {"policy",       "utilisation (%)",  "goodput (%)",    "mean wait (h)", "p95 wait (h)",
+  // Waits in the unit the text output uses for each (s, min, h or d).
+  t.header = {"policy",       "utilisation (%)",  "goodput (%)",    "mean wait", "p95 wait",
               "queue length", "fragmented nodes", "lost GPU-hours", "cost (USD)"};
   for (std::size_t i = 0; i < sums.size(); ++i) {
     const auto& s = sums[i];
     t.rows.push_back({variants[i].name, fmt::format("{:.1f}", 100 * s.utilisation),
-                      fmt::format("{:.1f}", 100 * s.goodput), fmt::format("{:.2f}", s.mean_wait_s / 3600),
-                      fmt::format("{:.2f}", s.p95_wait_s / 3600), fmt::format("{:.1f}", s.mean_queue_length),
-                      fmt::format("{:.1f}", s.mean_fragmented_nodes), fmt::format("{:.0f}", s.lost_gpu_hours),
-                      fmt::format("{:.0f}", s.cost_usd)});
+                      fmt::format("{:.1f}", 100 * s.goodput), hours(s.mean_wait_s), hours(s.p95_wait_s),
+                      fmt::format("{:.1f}", s.mean_queue_length), fmt::format("{:.1f}", s.mean_fragmented_nodes),
+                      fmt::format("{:.0f}", s.lost_gpu_hours), fmt::format("{:.0f}", s.cost_usd)});
   }
   overview.add(t);
   doc.sections.push_back(overview);
   report::Section over_time{"Over time", {}};
+  // Hourly means over weeks are a comb of spikes: merged into at most kChartPoints wider buckets
+  // (6 h for four weeks), each the mean over its hours, and the title says how wide.
+  constexpr std::size_t kChartPoints = 120;
   auto line = [&](const std::string& id, const std::string& title, const std::string& y, auto pick) {
     report::LineChart c;
     c.id = id;
-    c.title = title;
     c.x_label = "time (days)";
     c.y_label = y;
+    double width_s = 0;
     for (std::size_t i = 0; i < results.size(); ++i) {
       report::LineSeries s;
       s.name = variants[i].name;
       const auto& series = results[i].series;
-      const auto& v = pick(series);
-      for (std::size_t k = 0; k < v.size(); ++k) {
-        s.x.push_back((static_cast<double>(k) + 0.5) * series.bucket_s / 86400.0);
-        s.y.push_back(v[k]);
+      const auto coarse = report::coarsen(pick(series), kChartPoints);
+      const double bucket_s = series.bucket_s * static_cast<double>(coarse.factor);
+      width_s = std::max(width_s, bucket_s);
+      for (std::size_t k = 0; k < coarse.mean.size(); ++k) {
+        s.x.push_back((static_cast<double>(k) + 0.5) * bucket_s / 86400.0);
+        s.y.push_back(coarse.mean[k]);
       }
       if (!s.x.empty()) c.series.push_back(s);
     }
+    const WaitUnit per = wait_unit(width_s);
+    c.title = fmt::format("{} (mean per {:g} {})", title, width_s / per.seconds, per.symbol);
     if (!c.series.empty()) over_time.add(c);
   };
   const double n = layout.nodes();
@@ -296,12 +318,20 @@ std::string html_report(const std::string& heading, const orch::ClusterLayout& l
   g.id = "wait-by-size";
   g.title = "Mean queue wait by job size";
   for (const auto& v : variants) g.series.push_back(v.name);
-  report::GroupedBarPanel panel{"mean wait", "hours", "h", {}};
+  // One axis, in the unit the text output gives the longest of these waits.
+  double longest_s = 0;
+  for (const auto& s : sums) {
+    for (const auto& b : s.wait_by_size) {
+      if (b.jobs > 0) longest_s = std::max(longest_s, b.mean_wait_s);
+    }
+  }
+  const WaitUnit unit = wait_unit(longest_s);
+  report::GroupedBarPanel panel{"mean wait", unit.words, unit.symbol, {}};
   for (std::size_t b = 0; b < sums[0].wait_by_size.size(); ++b) {
     if (sums[0].wait_by_size[b].jobs == 0) continue;
     g.groups.push_back(sums[0].wait_by_size[b].label + " nodes");
     std::vector<double> row;
-    for (const auto& s : sums) row.push_back(s.wait_by_size[b].mean_wait_s / 3600.0);
+    for (const auto& s : sums) row.push_back(s.wait_by_size[b].mean_wait_s / unit.seconds);
     panel.values.push_back(row);
   }
   g.panels.push_back(panel);
@@ -320,10 +350,10 @@ std::string html_report(const std::string& heading, const orch::ClusterLayout& l
   if (!reservations.empty()) {
     report::Section resv{"Reservations", {}};
     report::Table rt;
-    rt.header = {"name", "kind", "nodes", "start (h)", "end (h)"};
+    rt.header = {"name", "kind", "nodes", "start", "end"};
     for (const auto& r : reservations)
       rt.rows.push_back({r.name, r.capacity_block ? "Capacity Block" : "reservation", orch::hostlist(layout, r.nodes),
-                         fmt::format("{:.2f}", r.start_s / 3600), fmt::format("{:.2f}", r.end_s / 3600)});
+                         hours(r.start_s), hours(r.end_s)});
     resv.add(rt);
     doc.sections.push_back(resv);
   }

@@ -32,12 +32,16 @@ p.warning { border-left-color: var(--warn-edge); background: var(--warn); }
 .figure-card { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 8px 14px; min-width: 150px; }
 .figure-card .label { color: var(--muted); font-size: 13px; }
 .figure-card .value { font-size: 19px; font-weight: 600; font-variant-numeric: tabular-nums; }
-.table-wrap { overflow-x: auto; margin: 12px 0; }
-table { border-collapse: collapse; font-size: 14px; font-variant-numeric: tabular-nums; }
+.table-wrap { overflow-x: auto; margin: 12px 0; max-width: 100%; }
+table { border-collapse: collapse; font-size: 14px; font-variant-numeric: tabular-nums; max-width: 100%; }
+table.wide { font-size: 13px; }
 caption { text-align: left; font-weight: 600; padding-bottom: 6px; }
-th, td { padding: 5px 12px; border-bottom: 1px solid var(--border); text-align: left; vertical-align: top; }
-th { border-bottom: 2px solid var(--axis); white-space: nowrap; }
+th, td { padding: 5px 12px; border-bottom: 1px solid var(--border); text-align: left; vertical-align: top;
+  overflow-wrap: break-word; }
+table.wide th, table.wide td { padding: 4px 7px; }
+th { border-bottom: 2px solid var(--axis); vertical-align: bottom; }
 th.num, td.num { text-align: right; }
+td.num { white-space: nowrap; }
 tr.best td { background: var(--best); font-weight: 600; }
 .badge { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 8px; font-size: 11px; font-weight: 600;
   background: var(--fg); color: var(--bg); vertical-align: 1px; }
@@ -58,22 +62,36 @@ svg.fmsim-chart .marker { stroke: var(--bg); stroke-width: 1; }
 svg.fmsim-chart .value { font-variant-numeric: tabular-nums; }
 svg.fmsim-chart .ref { stroke: var(--fg); stroke-width: 1.5; stroke-dasharray: 6 4; }
 svg.fmsim-chart .highlight { fill: none; stroke: var(--fg); stroke-width: 1.5; }
+@media (max-width: 900px) {
+  body { padding: 16px 14px 32px; }
+  table.wide { font-size: 12px; }
+  table.wide th, table.wide td { padding: 3px 5px; }
+}
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; border-top: 1px solid var(--border); padding-top: 8px; }
 @media print {
   :root { --fg: #000; --bg: #fff; --muted: #444; --grid: #ddd; --card: #fff; --best: #eee; --note: #fff; --warn: #fff; }
   body { max-width: none; padding: 0; font-size: 12px; }
+  table, table.wide { font-size: 11px; }
+  th, td, table.wide th, table.wide td { padding: 3px 5px; }
   nav.toc { display: none; }
   figure, table, .figures { break-inside: avoid; }
   h2 { break-after: avoid; }
 }
 )css";
 
+// Tables with at least this many columns are set tighter (table.wide).
+constexpr std::size_t kWideColumns = 8;
+
 // Marks the page for automated checks only; the report needs no script to display.
 constexpr std::string_view kProbeScript =
     "window.addEventListener('error',function(){document.documentElement.setAttribute('data-fmsim-error','script')});"
     "document.addEventListener('securitypolicyviolation',function(){document.documentElement.setAttribute('data-fmsim-"
     "error','csp')});"
-    "window.addEventListener('load',function(){document.body.setAttribute('data-fmsim-loaded','1')});";
+    "window.addEventListener('load',function(){var d=document.documentElement,b=document.body,o=[];"
+    "document.querySelectorAll('.table-wrap').forEach(function(t,i){if(t.scrollWidth>t.clientWidth)"
+    "o.push((i+1)+':'+t.scrollWidth+'/'+t.clientWidth)});"
+    "b.setAttribute('data-fmsim-page-width',d.scrollWidth+'/'+d.clientWidth);"
+    "b.setAttribute('data-fmsim-overflow',o.join(' '));b.setAttribute('data-fmsim-loaded','1')});";
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -190,7 +208,9 @@ class Renderer {
                 "report table: highlight_row out of range");
     std::vector<bool> numeric;
     for (std::size_t c = 0; c < table.header.size(); ++c) numeric.push_back(right_aligned(table, c));
-    out_ += "<div class=\"table-wrap\">\n<table>\n";
+    // Eight columns and more get a tighter set (smaller type, less padding) so they fit the page.
+    out_ += table.header.size() >= kWideColumns ? "<div class=\"table-wrap\">\n<table class=\"wide\">\n"
+                                                : "<div class=\"table-wrap\">\n<table>\n";
     if (!table.caption.empty()) out_ += fmt::format("<caption>{}</caption>\n", escape_html(table.caption));
     out_ += "<thead><tr>";
     for (std::size_t c = 0; c < table.header.size(); ++c) {

@@ -67,9 +67,14 @@ struct Document {
 /// Renders the document as one HTML5 file that needs nothing else: inline CSS (light and dark
 /// colour schemes, print rules), inline SVG charts, system fonts only, no external URLs (a
 /// Content-Security-Policy forbids loading anything), no JavaScript needed to display it.
-/// A 3-line inline script only marks the page for automated checks: it sets
-/// `data-fmsim-loaded="1"` on <body> after load and `data-fmsim-error` on <html> if any script
-/// error or CSP violation happens.
+/// A short inline script only marks the page for automated checks: after load it sets on <body>
+/// `data-fmsim-loaded="1"`, `data-fmsim-page-width="SCROLL/CLIENT"` (the page's scroll width and
+/// its visible width in CSS px: equal when nothing sticks out at the right) and
+/// `data-fmsim-overflow` (empty, or "N:SCROLL/CLIENT ..." for each table N, counted from 1, wider
+/// than the page), and `data-fmsim-error` on <html> if any script error or CSP violation happens.
+///
+/// Tables fit the page: headers and text cells wrap between words, numbers do not;
+/// tables of 8 columns or more are set in smaller type with less padding (class "wide").
 ///
 /// Every chart is an <svg class="fmsim-chart fmsim-chart-<kind>" data-chart="<chart id>">
 /// (kinds: stacked-bar, bar, line, grouped-bar), inside a <figure>. All text is HTML-escaped
