@@ -162,6 +162,8 @@ class Reader {
     if (const auto more = ts_text.find(" # "); more != std::string_view::npos) ts_text = ts_text.substr(0, more);
     double ts = 0.0;
     if (!parse_double(ts_text, ts) || !std::isfinite(ts)) fail(fmt::format("\"{}\" is not a timestamp", ts_text));
+    // Prometheus keeps milliseconds in 64 bits: about 285 million years either side of 1970.
+    if (std::abs(ts) > 9e15) fail(fmt::format("timestamp {} is out of range (at most 9e15 s from 1970)", ts_text));
     const auto t = static_cast<std::int64_t>(std::floor(ts));
 
     // family: the current one if the sample name is its name or its name plus a suffix

@@ -71,7 +71,38 @@ TEST(MetricsCli, BadMetricsFlagsNameTheFlag) {
                  "--duration", "1h", "--replications", "0", "--metrics-out", tmp.path, "--metrics-start", "yesterday"});
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_THAT(s.err, HasSubstr("--metrics-start"));
+  // Per GPU is the default; per node is asked for, and both at once is a contradiction.
+  const auto both = run_fmsim({"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--tp", "2", "--gbs",
+                               "64", "--duration", "1h", "--replications", "0", "--metrics-out", tmp.path,
+                               "--metrics-per-gpu", "--metrics-per-node"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("--metrics-per-node: excludes --metrics-per-gpu"));
   EXPECT_FALSE(std::filesystem::exists(tmp.path + "/run.om"));
+}
+
+// The dcgm-exporter series are per GPU by default (gpu, UUID, device labels: 2 nodes x 8 GPUs
+// = 16 series of a family); --metrics-per-node writes one per node, without them.
+TEST(MetricsCli, DcgmSeriesArePerGpuByDefaultAndPerNodeOnRequest) {
+  TempDir tmp;
+  const auto count = [](const std::string& file, const std::string& prefix) {
+    std::ifstream in(file);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) n += line.starts_with(prefix) ? 1 : 0;
+    return n;
+  };
+  for (const bool per_node : {false, true}) {
+    const std::string dir = tmp.path + (per_node ? "/node" : "/gpu");
+    // One hour of two p5.48xlarge, only the changes written.
+    std::vector<std::string> args = {"run", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--gbs", "64"};
+    args.insert(args.end(), {"--duration", "1h", "--replications", "0", "--metrics-heartbeat", "0"});
+    args.insert(args.end(), {"--metrics-out", dir});
+    if (per_node) args.push_back("--metrics-per-node");
+    ASSERT_EQ(run_fmsim(args).exit_code, 0);
+    // With changes only, a gauge constant over the hour has two samples (first and last tick).
+    const std::size_t series = count(dir + "/run.om", "DCGM_FI_DEV_POWER_USAGE{") / 2;
+    EXPECT_EQ(series, per_node ? 2u : 16u);
+    EXPECT_EQ(count(dir + "/run.om", "DCGM_FI_DEV_POWER_USAGE{gpu=\"7\",UUID=\"GPU-"), per_node ? 0u : 4u);
+  }
 }
 
 }  // namespace
@@ -343,6 +374,53 @@ TEST(MetricsCli, TsdbBlockHoldsEverySampleOfTheText) {
   EXPECT_EQ(text_series, block_series);
   EXPECT_EQ(block.size(), block_series.size() * 361);  // every minute of 6 hours
   EXPECT_GT(compared, 1000u);
+}
+
+}  // namespace
+
+namespace {
+
+// `metrics load` writes the blocks itself from what it reads: a file it cannot turn into valid
+// series is refused (exit 2, naming the file and the series) and leaves no block; a good file
+// becomes one block, with progress on stderr; loading it again keeps the block already there.
+TEST(MetricsCli, LoadRefusesWhatPrometheusCannotHoldAndReportsProgress) {
+  TempDir tmp;
+  const std::string dir = tmp.path + "/m";
+  const std::string data = tmp.path + "/data";
+  std::filesystem::create_directories(dir);
+  const auto load_text = [&](const std::string& text) {
+    std::ofstream(dir + "/a.om") << "# TYPE x gauge\n" << text << "# EOF\n";
+    return run_fmsim({"metrics", "load", dir, "--prometheus-data", data});
+  };
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"x{a=\"1\",a=\"2\"} 1 100\n", "series \"x{a=\"1\",a=\"2\"}\" names label \"a\" twice"},
+      {"x{a=\"1\",b=\"2\"} 1 100\nx{b=\"2\",a=\"1\"} 2 160\n",
+       "series \"x{b=\"2\",a=\"1\"}\" appears twice (its labels in another order)"},
+      {"x{1a=\"1\"} 1 100\n", "\"1a\" is not a valid label name"},
+      {"x 1 1e300\n", "timestamp 1e300 is out of range"},
+  };
+  for (const auto& [text, message] : bad) {
+    const auto r = load_text(text);
+    EXPECT_EQ(r.exit_code, 2) << text << r.all();
+    EXPECT_THAT(r.err, HasSubstr("a.om"));
+    EXPECT_THAT(r.err, HasSubstr(message));
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(data)) ++entries;
+    EXPECT_EQ(entries, 0u) << "a refused file left something in the data directory";
+  }
+  // An empty label is dropped, as Prometheus drops it; escapes are undone.
+  const auto good = load_text("x{a=\"\",b=\"q\\\"z\"} 1 100\nx{a=\"\",b=\"q\\\"z\"} 2 160\n");
+  ASSERT_EQ(good.exit_code, 0) << good.all();
+  EXPECT_THAT(good.err, HasSubstr("metrics load: a.om: 0.0 MiB, 1 series, 2 samples into block "));
+  EXPECT_THAT(good.out, HasSubstr("Loaded 1 file into " + data + ": 1 block, 1970-01-01T00:01:40Z"));
+  const auto again = run_fmsim({"metrics", "load", dir, "--prometheus-data", data, "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.all();
+  const auto blocks = nlohmann::json::parse(again.out).at("blocks");
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(data + "/" + blocks.at(0).get<std::string>() + "/meta.json"));
+  std::size_t in_data = 0;
+  for (const auto& e : std::filesystem::directory_iterator(data)) in_data += e.is_directory() ? 1 : 0;
+  EXPECT_EQ(in_data, 1u);  // the same block, not a second copy
 }
 
 }  // namespace
