@@ -560,11 +560,23 @@ std::string render_svg(const LineChart& chart, std::string_view dom_id) {
       pen_down = true;
     }
     const char* dash = kDashes[k % kDashes.size()];
-    if (!path.empty()) {
+    if (!path.empty() && !chart.markers) {
+      double lo = INFINITY, hi = -INFINITY;
+      for (std::size_t i = 0; i < s.x.size(); ++i) {
+        if (!usable(s.x[i], s.y[i])) continue;
+        lo = std::min(lo, s.y[i]);
+        hi = std::max(hi, s.y[i]);
+      }
+      svg.raw(fmt::format(
+          "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} class=\"line\"><title>{}</title></path>\n",
+          path, fill, *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "",
+          escape_html(fmt::format("{}: {} from {} to {}", s.name, chart.y_label, with_unit(lo, chart.y_unit),
+                                  with_unit(hi, chart.y_unit)))));
+    } else if (!path.empty()) {
       svg.raw(fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} class=\"line\"/>\n", path,
                           fill, *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : ""));
     }
-    for (std::size_t i = 0; i < s.x.size(); ++i) {
+    for (std::size_t i = 0; chart.markers && i < s.x.size(); ++i) {
       if (!usable(s.x[i], s.y[i])) continue;
       svg.raw(marker(k, x_axis.map(s.x[i], x0, x1), y_axis.map(s.y[i], bottom, top), fill,
                      fmt::format("{}: {} {}, {} {}", s.name, chart.x_label, with_unit(s.x[i], chart.x_unit),

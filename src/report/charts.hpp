@@ -64,6 +64,9 @@ struct LineChart {
   bool log_x = false;       ///< log scale: ticks at powers of 2 when they fit, else powers of 10; x must be > 0
   bool log_y = false;       ///< same for y
   bool y_from_zero = true;  ///< linear y axis starts at 0 (ignored with log_y)
+  /// false: the lines alone, 1.5 px, no marker per point (series of hundreds of points, whose
+  /// markers would hide the line); each line's <title> gives its lowest and highest value.
+  bool markers = true;
 };
 
 /// One panel of a grouped bar chart: its own value axis.

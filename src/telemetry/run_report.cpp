@@ -70,8 +70,11 @@ report::LineSeries steps(const RecordedSeries& s, std::int64_t t0, const std::st
 
 void add_line(report::LineChart& chart, const Recording& rec, const std::string& family, const std::string& name,
               double scale) {
-  if (const auto* f = find(rec, family))
-    chart.series.push_back(steps(f->series.front(), rec.first_timestamp_s, name, scale));
+  const auto* f = find(rec, family);
+  if (f == nullptr) return;
+  chart.series.push_back(steps(f->series.front(), rec.first_timestamp_s, name, scale));
+  // Hundreds of points (a long run's buckets): the line alone, markers would hide it.
+  if (f->series.front().values.size() > kMaxPoints) chart.markers = false;
 }
 
 report::LineChart chart(std::string id, std::string title, std::string y_label, std::string y_unit) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace fmsim::telemetry {
@@ -74,6 +75,15 @@ TEST(RunReport, LongSeriesKeepEachBucketsMinimumAndMaximum) {
     EXPECT_EQ(drawn_min, sample_min) << "bucket " << b;
     EXPECT_EQ(drawn_max, sample_max) << "bucket " << b;
   }
+  // Hundreds of points are drawn as the line alone: no marker per point (they would hide it); the
+  // line's tooltip gives its range, the outage's 0 included.
+  EXPECT_FALSE(panel.markers);
+  const std::string svg = report::render_svg(panel, "t");
+  const auto series = svg.find("class=\"series\"");
+  ASSERT_NE(series, std::string::npos);
+  EXPECT_EQ(svg.find("class=\"marker\"", series), std::string::npos);
+  EXPECT_NE(svg.find("<title>tokens/s: tokens/s from 0 tokens/s to 400,000 tokens/s</title>"), std::string::npos)
+      << svg;
 }
 
 TEST(RunReport, ShortSeriesAreDrawnAsStepsThroughEverySample) {
@@ -86,6 +96,7 @@ TEST(RunReport, ShortSeriesAreDrawnAsStepsThroughEverySample) {
   const auto line = throughput_panel(rec).series.front();
   EXPECT_EQ(line.y.size(), 2u * 100u - 1u);  // a point per sample plus the step before each later one
   EXPECT_EQ(*std::min_element(line.y.begin(), line.y.end()), 0.0);
+  EXPECT_TRUE(throughput_panel(rec).markers);
 }
 
 }  // namespace
