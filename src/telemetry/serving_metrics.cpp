@@ -66,8 +66,12 @@ WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::str
   sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? static_cast<double>(at[k]->running) : 0.0; }));
   sink.family("vllm:num_requests_waiting", SeriesType::Gauge, "Number of requests waiting to be processed.");
   sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? static_cast<double>(at[k]->waiting) : 0.0; }));
+  // KV-cache usage under vLLM's name since 0.10 (V1) and its older one.
+  const auto kv_usage = per_tick([&](std::size_t k) { return at[k] ? at[k]->kv_usage : 0.0; });
+  sink.family("vllm:kv_cache_usage_perc", SeriesType::Gauge, "KV-cache usage. 1 means 100 percent usage.");
+  sink.series(labels, kv_usage);
   sink.family("vllm:gpu_cache_usage_perc", SeriesType::Gauge, "GPU KV-cache usage. 1 means 100 percent usage.");
-  sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? at[k]->kv_usage : 0.0; }));
+  sink.series(labels, kv_usage);
   sink.family("vllm:num_preemptions_total", SeriesType::Counter, "Cumulative number of preemption from the engine.");
   sink.series(labels, per_tick([&](std::size_t k) { return at[k] ? static_cast<double>(at[k]->preemptions) : 0.0; }));
   sink.family("vllm:prompt_tokens_total", SeriesType::Counter, "Number of prefill tokens processed.");
