@@ -963,30 +963,25 @@ class Simulator {
   }
 
   // --- the backfill loop -------------------------------------------------------------------
-  struct Slot {
-    double t;
-    NodeSet avail;
-    int count;  ///< avail.count(), kept in step
+  /// Nodes a pending job holds in the pass's plan over [from, until).
+  struct Hold {
+    double from, until;
+    std::vector<int> nodes;  ///< as a list: most jobs hold a few nodes, cheaper than a bitmap pass
   };
 
-  /// Splits the plan so that a slot starts at `t`; returns its index.
-  static std::size_t split_at(std::vector<Slot>& plan, double t) {
-    const auto it = std::upper_bound(plan.begin(), plan.end(), t, [](double v, const Slot& s) { return v < s.t; });
-    const std::size_t i = static_cast<std::size_t>(it - plan.begin()) - 1;
-    if (plan[i].t == t) return i;
-    plan.insert(plan.begin() + static_cast<long>(i) + 1, Slot{t, plan[i].avail, plan[i].count});
-    return i + 1;
-  }
-
+  /// One backfill pass. Node availability over time has two parts: running jobs, which free
+  /// their nodes at start + time limit (rounded up to bf_resolution), so that the nodes free at
+  /// time s only grow with s; and the holds of the pending jobs planned in this pass. The nodes
+  /// free over a job's whole window [s, s + limit) are therefore those free of running jobs at s
+  /// less every hold overlapping the window. Candidate starts: now, each running job's end, and
+  /// each hold's edges; the earliest that fits is taken.
   void backfill(double t_exact) {
     const double res = config_.bf_resolution_s;
     // slurmctld plans in whole seconds (time_t): now, start times and ends are truncated.
     const double t = std::floor(t_exact);
-    // Node availability over time: running jobs hold their nodes until start + time limit.
-    // One entry per running job (its nodes are never down: a failure interrupts it), and one for
-    // the nodes whose epilog still runs (-1).
-    std::vector<std::pair<double, int>> ends;
-    ends.reserve(running_.size() + 1);
+    // Running jobs' ends, grouped by time; one entry (-1) for the nodes whose epilog still runs.
+    auto& ends = bf_ends_;
+    ends.clear();
     for (int r : running_) {
       const auto& j = jobs_[static_cast<std::size_t>(r)];
       // A job selected for preemption ends at its kill time (slurmctld moves its end time).
@@ -999,25 +994,65 @@ class Simulator {
     const int completing_count = completing.count();
     if (completing_count > 0) ends.push_back({t + res, -1});
     std::sort(ends.begin(), ends.end());
-    std::vector<Slot> plan;
-    plan.reserve(ends.size() + 2 * static_cast<std::size_t>(config_.bf_max_job_test) + 1);
-    plan.push_back({t, free_, free_.count()});
-    for (const auto& [end, r] : ends) {
-      if (plan.back().t != end) plan.push_back({end, plan.back().avail, plan.back().count});
-      auto& slot = plan.back();
-      if (r < 0) {
-        slot.avail |= completing;
-        slot.count += completing_count;
-        continue;
+    // Step k of the running jobs' timeline: from time step_t[k] on, step_count[k] nodes are free
+    // (step_set[k], built when first asked for). Step 0 is now.
+    auto& step_t = bf_step_t_;
+    auto& step_count = bf_step_count_;
+    auto& step_first = bf_step_first_;  // index into ends of the step's first end
+    step_t.assign(1, t);
+    step_count.assign(1, free_.count());
+    step_first.assign(1, 0);
+    for (std::size_t e = 0; e < ends.size(); ++e) {
+      const auto& [end, r] = ends[e];
+      if (step_t.back() != end) {
+        step_t.push_back(end);
+        step_count.push_back(step_count.back());
+        step_first.push_back(e);
       }
-      for (int node : jobs_[static_cast<std::size_t>(r)].rec.nodes) slot.avail.set(node);
-      slot.count += static_cast<int>(jobs_[static_cast<std::size_t>(r)].rec.nodes.size());
+      step_count.back() +=
+          r < 0 ? completing_count : static_cast<int>(jobs_[static_cast<std::size_t>(r)].rec.nodes.size());
     }
+    step_first.push_back(ends.size());
+    std::size_t built = 0;  // step_set[0..built) are valid
+    if (bf_step_set_.empty()) bf_step_set_.emplace_back(free_);
+    bf_step_set_[0] = free_;
+    built = 1;
+    auto step_set = [&](std::size_t k) -> const NodeSet& {
+      while (built <= k) {
+        if (bf_step_set_.size() <= built) bf_step_set_.emplace_back(n_);
+        NodeSet& s = bf_step_set_[built];
+        s = bf_step_set_[built - 1];
+        for (std::size_t e = step_first[built]; e < step_first[built + 1]; ++e) {
+          const int r = ends[e].second;
+          if (r < 0)
+            s |= completing;
+          else
+            for (int node : jobs_[static_cast<std::size_t>(r)].rec.nodes) s.set(node);
+        }
+        ++built;
+      }
+      return bf_step_set_[k];
+    };
+    std::vector<Hold> holds;
+    // Candidate starts: the steps' times and the holds' edges, ascending, without repeats; and
+    // the nodes free of running jobs and holds from each to the next (a count only: a cheap test
+    // that rules most starts out before any node set is built).
+    auto& starts = bf_starts_;
+    auto& free_count = bf_free_count_;
+    starts.assign(step_t.begin(), step_t.end());
+    free_count.assign(step_count.begin(), step_count.end());
+    auto split = [&](double v) {
+      const auto it = std::lower_bound(starts.begin(), starts.end(), v);
+      const auto i = it - starts.begin();
+      if (it != starts.end() && *it == v) return;
+      starts.insert(it, v);
+      free_count.insert(free_count.begin() + i, free_count[static_cast<std::size_t>(i) - 1]);
+    };
     const double horizon = t + config_.bf_window_s;
     const bool one_partition = config_.partitions.size() == 1 && partition_nodes_[0].count() == n_;
     // Whole-node requests whose fit depends on node counts alone (no blocks; a tree with one
     // top switch): a job that found no start fails for every later job at least as large and as
-    // long, since reservations only take nodes away.
+    // long, since holds only take nodes away.
     const bool count_decides = one_partition && config_.reservations.empty() &&
                                (config_.placement == Placement::Consecutive ||
                                 (config_.placement == Placement::Tree && layout_.single_tree()));
@@ -1030,6 +1065,7 @@ class Simulator {
       if (static_cast<int>(order.size()) >= config_.bf_max_job_test) break;
       order.push_back(k.job);
     }
+    NodeSet window(n_);
     for (int ji : order) {
       if (tested >= config_.bf_max_job_test) break;
       auto& j = jobs_[static_cast<std::size_t>(ji)];
@@ -1042,35 +1078,43 @@ class Simulator {
       if (count_decides && need >= failed_nodes && limit >= failed_limit) continue;
       const NodeSet& part = partition_nodes_[static_cast<std::size_t>(j.partition)];
       bool placed = false;
-      for (std::size_t i = 0; i < plan.size() && plan[i].t < horizon; ++i) {
-        if (plan[i].count < need) continue;
-        if (!one_partition && plan[i].avail.count_and(part) < need) continue;
-        const double until = plan[i].t + limit;
-        bool enough = true;
-        // A job that would end exactly when a reservation begins counts as overlapping it: the
-        // real slurmctld 22.05 does not backfill it (tests/slurm/scheduler_twin_test.cpp).
-        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k)
-          if (plan[k].count < need) {
-            enough = false;
+      std::size_t step = 0;
+      for (std::size_t i = 0; i < starts.size() && starts[i] < horizon; ++i) {
+        const double from = starts[i];
+        if (free_count[i] < need) continue;
+        const double until = from + limit;
+        // A job that would end exactly when a hold begins counts as overlapping it: the real
+        // slurmctld 22.05 does not backfill it (tests/slurm/scheduler_twin_test.cpp).
+        // Every start up to a step short of nodes has that step in its window too: go past it.
+        std::size_t short_at = 0;
+        for (std::size_t k = i + 1; k < starts.size() && starts[k] <= until; ++k)
+          if (free_count[k] < need) {
+            short_at = k;
             break;
           }
-        if (!enough) continue;
-        NodeSet window = plan[i].avail;
+        if (short_at > 0) {
+          i = short_at;
+          continue;
+        }
+        while (step + 1 < step_t.size() && step_t[step + 1] <= from) ++step;
+        const NodeSet& base = step_set(step);
+        if (!one_partition && base.count_and(part) < need) continue;
+        window = base;
         if (!one_partition) window &= part;
-        for (std::size_t k = i + 1; k < plan.size() && plan[k].t <= until; ++k) window &= plan[k].avail;
-        apply_reservations(j, plan[i].t, until, window);
+        for (const auto& h : holds)
+          if (h.from <= until && h.until > from)
+            for (int node : h.nodes) window.reset(node);
+        apply_reservations(j, from, until, window);
         if (window.count() < need) continue;
         const auto nodes = select_nodes(layout_, config_.placement, window, j.spec.request);
         if (nodes.empty()) continue;
-        // Hold the nodes in [plan[i].t, until).
-        const double from = plan[i].t;
-        const std::size_t first = split_at(plan, from);
-        split_at(plan, until);
-        for (std::size_t k = first; k < plan.size() && plan[k].t < until; ++k) {
-          for (int node : nodes) plan[k].avail.reset(node);
-          plan[k].count -= need;
+        if (from == t) {
+          start(ji, nodes, t_exact, true);
+          // Its nodes are busy from now until its end: a hold like any other.
         }
-        if (from == t) start(ji, nodes, t_exact, true);
+        holds.push_back({from, until, nodes});
+        split(until);
+        for (std::size_t k = i; k < starts.size() && starts[k] < until; ++k) free_count[k] -= need;
         placed = true;
         break;
       }
@@ -1105,6 +1149,14 @@ class Simulator {
   long active_jobs_ = 0;
   std::uint32_t basic_next_ = 0;
   bool backfill_scheduled_ = false;
+  // Scratch space of backfill(), kept between passes to save allocations.
+  std::vector<std::pair<double, int>> bf_ends_;
+  std::vector<double> bf_step_t_;
+  std::vector<int> bf_step_count_;
+  std::vector<std::size_t> bf_step_first_;
+  std::vector<NodeSet> bf_step_set_;
+  std::vector<double> bf_starts_;
+  std::vector<int> bf_free_count_;
   /// Time of the backfill thread's last pass; at first a virtual one bf_interval before its first
   /// check, which falls at bf_phase of the first second.
   double last_pass_s_ = config_.bf_phase - config_.bf_interval_s;
