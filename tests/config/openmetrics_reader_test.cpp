@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -49,6 +52,50 @@ TEST(OpenMetricsReader, AFamilyContinuesAcrossFiles) {
   read_openmetrics(write("y.om", "# TYPE g gauge\ng{h=\"n2\"} 2 100\n# EOF\n"), rec);
   ASSERT_EQ(rec.families.size(), 1u);
   EXPECT_EQ(rec.families[0].series.size(), 2u);
+}
+
+TEST(OpenMetricsReader, StreamsOneFamilyAtATimeAsReadWouldHoldIt) {
+  // stream_openmetrics hands over each family once its lines are over, in file order, each as
+  // read_openmetrics holds it (a counter named as its samples, every series complete), and
+  // reports the bytes read, the last report the file's size.
+  const std::string text =
+      "# TYPE g gauge\ng{h=\"n1\"} 1 100\ng{h=\"n2\"} 5 160\ng{h=\"n1\"} 2 160\n"
+      "# TYPE c counter\nc_total 0 100\nc_total 30 160\n"
+      "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2 100\nh_count 2 100\nh_sum 3.5 100\n# EOF\n";
+  const auto path = write("s.om", text);
+  telemetry::Recording whole;
+  read_openmetrics(path, whole);
+  std::vector<telemetry::RecordedFamily> streamed;
+  std::vector<std::uint64_t> progress;
+  stream_openmetrics(
+      path, [&](telemetry::RecordedFamily&& f) { streamed.push_back(std::move(f)); },
+      [&](std::uint64_t bytes) { progress.push_back(bytes); });
+  ASSERT_EQ(streamed.size(), whole.families.size());
+  for (std::size_t i = 0; i < streamed.size(); ++i) {
+    EXPECT_EQ(streamed[i].name, whole.families[i].name);
+    EXPECT_EQ(streamed[i].type, whole.families[i].type);
+    ASSERT_EQ(streamed[i].series.size(), whole.families[i].series.size());
+    for (std::size_t k = 0; k < streamed[i].series.size(); ++k) {
+      EXPECT_EQ(streamed[i].series[k].name_and_labels, whole.families[i].series[k].name_and_labels);
+      EXPECT_EQ(streamed[i].series[k].timestamps_s, whole.families[i].series[k].timestamps_s);
+      EXPECT_EQ(streamed[i].series[k].values, whole.families[i].series[k].values);
+    }
+  }
+  EXPECT_EQ(streamed[1].name, "c_total");
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back(), text.size());
+}
+
+TEST(OpenMetricsReader, SplitsASeriesKeyIntoNameAndLabels) {
+  // name{label="value",...}: values unescaped (\\ -> \, \" -> ", \n -> newline), labels in order.
+  const auto [name, labels] = split_series_key("x{b=\"q\\\"z\\n\",a=\"1\"}", "f.om");
+  EXPECT_EQ(name, "x");
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels[0], (std::pair<std::string, std::string>{"b", "q\"z\n"}));
+  EXPECT_EQ(labels[1], (std::pair<std::string, std::string>{"a", "1"}));
+  EXPECT_TRUE(split_series_key("up", "f.om").second.empty());
+  EXPECT_THROW(split_series_key("x{a=\"1}", "f.om"), core::InputError);
+  EXPECT_THROW(split_series_key("x{a=1}", "f.om"), core::InputError);
 }
 
 TEST(OpenMetricsReader, BadInputNamesFileAndLine) {
