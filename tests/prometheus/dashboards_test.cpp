@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -185,6 +186,32 @@ TEST_F(DashboardsOnDefaultMetrics, EveryPanelReturnsData) {
     }
   }
   EXPECT_EQ(dashboards.size(), 4u);
+  // The dashboards' variables (label_values(SELECTOR, LABEL), evaluated as the PromQL
+  // `group by (LABEL) (SELECTOR)`): $job offers the command's job, $host the run's two nodes.
+  const std::regex label_values(R"(label_values\((.+), *(\w+)\))");
+  for (const auto& entry : fs::directory_iterator(source_path("dashboards/grafana"))) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const auto dashboard = nlohmann::json::parse(in);
+    const auto& s = sources.at(entry.path().stem().string());
+    for (const auto& v : dashboard.at("templating").at("list")) {
+      if (v.value("type", "") != "query") continue;
+      const auto& q = v.at("query");
+      const std::string text = q.is_string() ? q.get<std::string>() : q.value("query", "");
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(text, m, label_values)) << text;
+      const std::string label = m[2].str();
+      const auto values =
+          by_label(prom_->query("group by (" + label + ") (" + instantiate(m[1].str(), s.job, "") + ")", s.at), label);
+      if (label == "job") {
+        EXPECT_EQ(values.count(s.job), 1u) << entry.path().filename() << ": " << text;
+      }
+      if (label == "Hostname") {
+        EXPECT_EQ(values.size(), 2u) << entry.path().filename() << ": " << text;
+      }
+      EXPECT_FALSE(values.empty()) << entry.path().filename() << ": " << text;
+    }
+  }
 }
 
 TEST_F(DashboardsOnDefaultMetrics, TrainingPanelsShowWhatRunPrinted) {
