@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
+#include "cli/reproduce_command.hpp"
 #include "cli/text_table.hpp"
 #include "core/error.hpp"
 #include "jobspec/cluster.hpp"
@@ -45,6 +46,7 @@ struct ClusterFlags {
   std::string jobs_csv;
   std::string write_trace;
   MetricsFlags metrics;  ///< --metrics-out DIR: the Slurm exporter's series
+  std::string command;   ///< the reproduce line the report's footer shows
 };
 
 using Variant = jobspec::ClusterPolicy;
@@ -252,7 +254,7 @@ void print_training(const orch::ClusterLayout& layout, const orch::SimulationRes
   if (rows.size() > 10) std::cout << fmt::format("({} more in --json)\n", rows.size() - 10);
 }
 
-std::string html_report(const std::string& heading, const orch::ClusterLayout& layout,
+std::string html_report(const std::string& command, const std::string& heading, const orch::ClusterLayout& layout,
                         const std::vector<Variant>& variants, const std::vector<orch::ClusterSummary>& sums,
                         const std::vector<orch::SimulationResult>& results, const PlacedTraining& placed,
                         const std::vector<orch::Reservation>& reservations) {
@@ -357,7 +359,7 @@ std::string html_report(const std::string& heading, const orch::ClusterLayout& l
     resv.add(rt);
     doc.sections.push_back(resv);
   }
-  doc.footer = "fmsim cluster: Slurm scheduler twin (docs/models/orchestration.md)";
+  doc.footer = command + " (Slurm scheduler twin: docs/models/orchestration.md)";
   return report::render_html(doc);
 }
 
@@ -370,7 +372,7 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
   const bool k8s = job.k8s;
   const std::string& conf_note = job.conf_note;
   const std::string& workload_note = job.workload_note;
-  if (!out.write_trace.empty()) write_file_atomically(out.write_trace, orch::write_trace_csv(jobs), "--write-trace");
+  if (!out.write_trace.empty()) write_file_atomically(out.write_trace, orch::write_trace_csv(jobs), "--job-trace-out");
   const auto& variants = job.policies;
   const auto& o = variants[0].options;
   std::vector<orch::SimulationResult> results;
@@ -396,7 +398,8 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
                   layout.nodes() * layout.gpus_per_node, placement_name(c0.placement), sched_text, workload_note);
   if (!out.jobs_csv.empty()) write_file_atomically(out.jobs_csv, jobs_csv(layout, results[0]), "--jobs-csv");
   if (!out.report.empty())
-    write_file_atomically(out.report, html_report(heading, layout, variants, sums, results, placed, c0.reservations),
+    write_file_atomically(out.report,
+                          html_report(out.command, heading, layout, variants, sums, results, placed, c0.reservations),
                           "--report");
   const auto metrics = write_cluster_metrics_file(out.metrics, layout, c0, jobs, variants[0].options);
 
@@ -520,7 +523,9 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
                   "consecutive | tree | block (default: TopologyPlugin, else block for "
                   "UltraServers and tree otherwise)");
   cmd->add_option("--policy", f->job.policy, "backfill | fifo (sched/builtin) (default: SchedulerType, else backfill)");
-  cmd->add_option("--trace", f->job.trace, "Job trace CSV (fmsim, Helios/Acme, Philly or PAI columns; see --trace-map)")
+  cmd->add_option("--job-trace,--trace", f->job.trace,
+                  "Job trace CSV to replay (fmsim, Helios/Acme, Philly or PAI columns; see --trace-map); "
+                  "--trace is the older name")
       ->type_name("FILE");
   list_option(cmd, "--trace-map", f->job.trace_map,
               "FIELD=COLUMN: read a field from another column (fields: id, submit, "
@@ -570,7 +575,8 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--jobs-csv", f->jobs_csv, "Write one row per job (first policy) in sacct-like columns")
       ->type_name("FILE")
       ->check(output_file());
-  cmd->add_option("--write-trace", f->write_trace, "Write the workload as an fmsim trace CSV")
+  cmd->add_option("--job-trace-out,--write-trace", f->write_trace,
+                  "Write the workload as an fmsim job trace CSV (--write-trace is the older name)")
       ->type_name("FILE")
       ->check(output_file());
   cmd->footer(
@@ -582,22 +588,27 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
       "real slurmctld on loopback (tests/slurm/scheduler_twin_test.cpp).\n"
       "Examples:\n"
       "  fmsim cluster --cluster p5en.48xlarge:128 --synthetic 2000 --arrival 4m --compare fifo\n"
-      "  fmsim cluster --cluster p5en.48xlarge:128 --slurm-conf slurm.conf --trace jobs.csv --days 30 --json\n"
+      "  fmsim cluster --cluster p5en.48xlarge:128 --slurm-conf slurm.conf --job-trace jobs.csv --days 30 --json\n"
       "  fmsim cluster --cluster u-p6e-gb200x72:8 --synthetic 500 --compare tree --report cluster.html\n"
-      "  fmsim cluster --cluster p5.48xlarge:64 --trace cluster_log.csv --trace-map gpus=gpu_num \\\n"
+      "  fmsim cluster --cluster p5.48xlarge:64 --job-trace cluster_log.csv --trace-map gpus=gpu_num \\\n"
       "      --node-failure-rate 6.5 --spares 4 --checkpoint-interval 30m --compare spares=0\n"
       "Training jobs timed on the nodes they get (trace columns model, tp, pp, cp, ep, gbs, seq, tokens):\n"
-      "  fmsim cluster --cluster u-p6e-gb200x72:2 --trace training_jobs.csv --placement consecutive --compare block\n"
+      "  fmsim cluster --cluster u-p6e-gb200x72:2 --job-trace training_jobs.csv --placement consecutive --compare "
+      "block\n"
       "A Capacity Block (nodes only in its window) for the jobs whose reservation column says cb1:\n"
-      "  fmsim cluster --cluster p5en.48xlarge:32 --trace jobs.csv \\\n"
+      "  fmsim cluster --cluster p5en.48xlarge:32 --job-trace jobs.csv \\\n"
       "      --reservation \"ReservationName=cb1 StartTime=now+2days Duration=3-00:00:00 NodeCnt=16 "
       "CapacityBlock=YES\"\n"
       "Fair Tree fair-share from slurmdbd's associations (PriorityWeightFairshare in slurm.conf):\n"
       "  fmsim cluster --cluster p5en.48xlarge:32 --synthetic 500 --slurm-conf slurm.conf --associations assoc.cfg\n"
       "Preemption with GraceTime/KillWait (slurm.conf) and jobs that checkpoint on SIGTERM in 20 s:\n"
-      "  fmsim cluster --cluster p5en.48xlarge:32 --trace jobs.csv --slurm-conf slurm.conf --sigterm-checkpoint 20s");
+      "  fmsim cluster --cluster p5en.48xlarge:32 --job-trace jobs.csv --slurm-conf slurm.conf --sigterm-checkpoint "
+      "20s");
   add_metrics_flags(*cmd, f->metrics);
-  cmd->callback([f, &ctx] { run_cluster(*f, ctx); });
+  cmd->callback([f, cmd, &ctx] {
+    f->command = reproduce_command(*cmd, {"--json", "--report", "--jobs-csv", "--job-trace-out", "--metrics-out"});
+    run_cluster(*f, ctx);
+  });
 }
 
 }  // namespace fmsim::cli

@@ -20,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
+#include "cli/reproduce_command.hpp"
 #include "cli/text_table.hpp"
 #include "cli/training_job_flags.hpp"
 #include "config/cluster_loader.hpp"
@@ -50,6 +51,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 struct PlanOptions : jobspec::PlanFlags {
   bool json = false;
   std::string report;
+  std::string command;  ///< the reproduce line the report's footer shows (reproduce_command)
   bool scaling = false;
   std::string against_csv;
   bool markdown = false;
@@ -320,28 +322,6 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
 // ---------------------------------------------------------------------------------------------
 // The command
 
-std::string command_line(const PlanOptions& o) {
-  std::string s =
-      fmt::format("fmsim plan --model {} --gpus {} --seq {} --gbs {} --tokens {} --systems {} --objective {}", o.model,
-                  o.gpus, o.seq, o.gbs, o.tokens, o.systems, o.objective);
-  const std::vector<std::pair<const char*, const std::string*>> pins{{"--tp", &o.tp},
-                                                                     {"--pp", &o.pp},
-                                                                     {"--vp", &o.vp},
-                                                                     {"--cp", &o.cp},
-                                                                     {"--ep", &o.ep},
-                                                                     {"--mbs", &o.mbs},
-                                                                     {"--precision", &o.precision},
-                                                                     {"--recompute", &o.recompute},
-                                                                     {"--sharding", &o.sharding},
-                                                                     {"--gpus-range", &o.gpus_range}};
-  for (const auto& [flag, value] : pins) {
-    if (!value->empty()) s += fmt::format(" {} {}", flag, *value);
-  }
-  if (o.scaling) s += " --scaling";
-  if (!o.report.empty()) s += fmt::format(" --report {}", o.report);
-  return s;
-}
-
 int resolved_threads(int requested) {
   if (requested > 0) return requested;
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -416,8 +396,8 @@ void run_plan(Context& ctx, const PlanOptions& o) {
   if (!o.report.empty()) {
     const auto doc = planner::build_plan_report(
         request, plan,
-        {command_line(o), o.calibration.empty() ? "Calibration: data/calibration/training.yaml (shipped)."
-                                                : "Calibration: " + o.calibration + "."});
+        {o.command, o.calibration.empty() ? "Calibration: data/calibration/training.yaml (shipped)."
+                                          : "Calibration: " + o.calibration + "."});
     write_file_atomically(o.report, report::render_html(doc), "--report");
     (o.json ? std::cerr : std::cout) << "Report written to " << o.report << "\n";
   }
@@ -615,8 +595,10 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       "  fmsim plan --model mixtral-8x22b --gpus 256 --tp 4 --max-pp 8\n"
       "  fmsim plan --scaling --gpus-range 128:2048 --systems p5.48xlarge,u-p6e-gb200x72\n"
       "  fmsim plan --against-csv validation/training.csv\n"
-      "  fmsim plan --rl --policy qwen3-8b --cluster p5.48xlarge:4 --sync off-policy   (RL: fmsim rl --plan)");
-  cmd->callback([&ctx, opts] {
+      "  fmsim plan --rl --model qwen3-8b --cluster p5.48xlarge:4 --sync off-policy   (RL: fmsim rl --plan)");
+  cmd->callback([&ctx, opts, cmd] {
+    // Every flag given, outputs and speed-only flags left out: the same plan again.
+    opts->command = reproduce_command(*cmd, {"--json", "--report", "--threads", "--no-progress", "--markdown"});
     if (!opts->against_csv.empty()) {
       run_against_csv(ctx, *opts, "plan --against-csv");
     } else {

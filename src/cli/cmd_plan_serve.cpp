@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/reproduce_command.hpp"
 #include "cli/serving_flags.hpp"
 #include "cli/text_table.hpp"
 #include "cli/training_job_flags.hpp"
@@ -156,10 +157,12 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  fmsim plan-serve --model llama3.1-70b --precision fp8 --engine trtllm --isl 1024 --osl 1024 \\\n"
       "                   --rate 500 --slo-ttft 2s --slo-tpot 50ms\n"
-      "  fmsim plan-serve --model deepseek-v3 --precision fp4 --families u-p6e-gb200x72,p6-b200.48xlarge \\\n"
+      "  fmsim plan-serve --model deepseek-v3 --precision fp4 --systems u-p6e-gb200x72,p6-b200.48xlarge \\\n"
       "                   --engine trtllm --isl 2048 --osl 1024 --slo-tpot 50ms --json");
   add_serving_flags(*cmd, opts->plan.serving);
-  cmd->add_option("--families", opts->plan.families, "Comma-separated systems to search")->capture_default_str();
+  cmd->add_option("--systems,--families", opts->plan.families,
+                  "Comma-separated systems to search (as fmsim plan --systems; --families is the older name)")
+      ->capture_default_str();
   cmd->add_option("--top", opts->plan.top, "Plans to print")->capture_default_str();
   cmd->add_option("--probe-requests", opts->plan.probe_requests, "Requests simulated per rate probe")
       ->capture_default_str();
@@ -180,8 +183,9 @@ void add_plan_serve_command(CLI::App& app, Context& ctx) {
     const auto& front = plan.front;
     const auto& skipped = plan.skipped;
     if (!o.report.empty()) {
-      std::string command = "fmsim plan-serve --model " + o.plan.serving.model + " --families " + o.plan.families;
-      if (o.plan.serving.rate > 0) command += fmt::format(" --rate {:g}", o.plan.serving.rate);
+      // Every flag given (and every key of a --job file), outputs left out: the same plans again.
+      const std::string command =
+          reproduce_command(*cmd, {"--report", "--json", "--job", "--metrics-out", "--trace", "--trace-out"});
       write_file_atomically(o.report, plan_serve_report(o, req, results, points, front, command), "--report");
     }
 

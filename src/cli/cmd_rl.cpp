@@ -198,7 +198,9 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
     o->plan = true;
     cmd->add_flag("--rl", o->rl, "Plan an RL post-training job (this form of fmsim plan)")->required();
   }
-  cmd->add_option("--policy", o->policy, "Policy model: preset (fmsim models) or config.json")->capture_default_str();
+  cmd->add_option("--model,--policy", o->policy,
+                  "Policy model: preset (fmsim models) or config.json (--policy is the older name)")
+      ->capture_default_str();
   cmd->add_option("--critic", o->critic, "PPO critic model (default: the policy's architecture)");
   cmd->add_option("--reward-model", o->reward_model,
                   "Reward model for --reward model (default: the policy's architecture)");
@@ -284,18 +286,19 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
   cmd->add_option("--job", o->job, "YAML job file: any of these flags as keys (without --); flags win")
       ->type_name("FILE");
   cmd->add_flag("--json", o->json, "JSON output");
-  cmd->add_option("--trace", o->trace, "Write a Perfetto/Chrome trace of the phases and generator batches")
+  cmd->add_option("--trace-out,--trace", o->trace,
+                  "Write a Perfetto/Chrome trace of the phases and generator batches (--trace is the older name)")
       ->check(output_file())
       ->type_name("FILE");
   cmd->footer(
       "Examples:\n"
-      "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:16 --algorithm grpo --prompts 512 --samples 8 \\\n"
+      "  fmsim rl --model qwen3-32b --cluster p5en.48xlarge:16 --algorithm grpo --prompts 512 --samples 8 \\\n"
       "      --max-response 16k --response-lengths lognormal:mean=6k,sigma=0.8 --placement colocated --tp 8\n"
-      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync "
+      "  fmsim rl --model qwen3-8b --cluster p5.48xlarge:4 --placement disaggregated --generator-gpus 16 --sync "
       "off-policy\n"
-      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan\n"
-      "  fmsim rl --policy qwen3-8b --cluster p5.48xlarge:4 --plan --sync off-policy\n"
-      "  fmsim rl --policy qwen3-32b --cluster p5en.48xlarge:1 --test-time self-consistency --samples 16 --prompts 64\n"
+      "  fmsim rl --model qwen3-8b --cluster p5.48xlarge:4 --plan\n"
+      "  fmsim rl --model qwen3-8b --cluster p5.48xlarge:4 --plan --sync off-policy\n"
+      "  fmsim rl --model qwen3-32b --cluster p5en.48xlarge:1 --test-time self-consistency --samples 16 --prompts 64\n"
       "  fmsim rl --job examples/grpo_qwen3_32b_rl.yaml --placement disaggregated --sync off-policy\n"
       "Model: docs/models/rl.md. Validation: fmsim validate rl.");
   cmd->callback([o, cmd, as_plan, &ctx] {
@@ -363,7 +366,7 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
       meta.other_data = {{"policy", job.policy.name},
                          {"system", job.cluster.system.name},
                          {"step_time_s", fmt::format("{:.6f}", r.step_time.value())}};
-      write_file_atomically(o->trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
+      write_file_atomically(o->trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace-out");
     }
     if (o->json) {
       std::cout << to_json(job, r).dump(2) << "\n";

@@ -313,10 +313,11 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       "              --isl 5000 --osl 500 --concurrency 100 --num-requests 400\n"
       "  fmsim serve --model deepseek-v3 --precision fp4 --cluster p6-b200.48xlarge --tp 8 --ep 8 --dep \\\n"
       "              --engine trtllm --osl 4000 --osl-dist lognormal --osl-spread 1 --samples 4 --json\n"
-      "  fmsim serve --job examples/serve_job.yaml --trace serve.json --metrics serve.prom");
+      "  fmsim serve --job examples/serve_job.yaml --trace-out serve.json --metrics serve.prom");
   add_serving_flags(*cmd, opts->flags);
   cmd->add_flag("--json", opts->json, "Machine-readable output (with a time series of batch, tokens, KV usage, queue)");
-  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of iterations and requests (JSON)")
+  cmd->add_option("--trace-out,--trace", opts->trace,
+                  "Write a Chrome/Perfetto trace of iterations and requests (JSON; --trace is the older name)")
       ->check(output_file())
       ->type_name("FILE");
   cmd->add_option("--metrics", opts->metrics, "Write Prometheus text with vLLM metric names")
@@ -373,7 +374,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                          {"system", s.deployment.cluster.system.name},
                          {"engine", s.deployment.engine.name},
                          {"workload", serving::describe(s.workload)}};
-      write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
+      write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace-out");
     }
     if (!o.metrics.empty()) write_file_atomically(o.metrics, metrics_text(s, r, m), "--metrics");
     std::optional<nlohmann::json> series;

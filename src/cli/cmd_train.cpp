@@ -289,11 +289,13 @@ void add_train_command(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  fmsim train --model llama3.1-70b --cluster p5.48xlarge:64 --tp 8 --pp 4 --vp 5 --gbs 512 \\\n"
       "              --mbs 1 --seq 8192 --precision fp8 --recompute selective\n"
-      "  fmsim train --job examples/llama70b_job.yaml --trace step.json");
+      "  fmsim train --job examples/llama70b_job.yaml --trace-out step.json");
   add_training_job_flags(*cmd, opts->job);
   cmd->add_flag("--analytical", opts->analytical, "Closed-form schedule instead of the event simulation");
   cmd->add_flag("--json", opts->json, "Machine-readable output");
-  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace of the step (JSON)")->check(output_file());
+  cmd->add_option("--trace-out,--trace", opts->trace,
+                  "Write a Chrome/Perfetto trace of the step (JSON; --trace is the older name)")
+      ->check(output_file());
   cmd->add_option("--metrics", opts->metrics, "Write the predictions in Prometheus text format")->check(output_file());
 
   cmd->callback([opts, &ctx, cmd]() {
@@ -312,7 +314,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
       meta.other_data = {{"model", job.model.name},
                          {"system", job.cluster.system.name},
                          {"step_time_s", fmt::format("{:.6f}", result.step_time.value())}};
-      write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace");
+      write_file_atomically(o.trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace-out");
     }
     if (!o.metrics.empty()) {
       write_file_atomically(o.metrics, observability::to_prometheus_text(to_metrics(job, result)), "--metrics");

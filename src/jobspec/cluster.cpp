@@ -61,7 +61,7 @@ std::shared_ptr<const PlacedTraining> attach_training(std::vector<orch::JobSpec>
         job = make_training_job(t, catalog);
       } catch (const core::InputError& e) {
         throw core::InputError::flag(
-            f.trace.empty() ? "--trace" : f.trace,
+            f.trace.empty() ? "--job-trace" : f.trace,
             fmt::format("job {} ({} on {} nodes): {}: {}", j.id, w.model, j.request.nodes, e.field(), e.message()));
       }
       const int h = p->model->add_job(job, *calibration);
@@ -237,7 +237,7 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
         throw core::InputError::flag("--trace-map", fmt::format("'{}' is not FIELD=COLUMN", m));
       topt.column_for[m.substr(0, eq)] = m.substr(eq + 1);
     }
-    jobs = orch::parse_trace_csv(config::read_text_file(f.trace, "--trace"), f.trace, topt);
+    jobs = orch::parse_trace_csv(config::read_text_file(f.trace, "--job-trace"), f.trace, topt);
     c.workload_note = fmt::format("{} jobs from {}", jobs.size(), f.trace);
   } else {
     orch::SyntheticWorkloadSpec w;

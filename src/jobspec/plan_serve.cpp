@@ -29,7 +29,7 @@ ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const 
   if (o.probe_requests < 20 || o.probe_requests > 100000)
     throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
   const auto families = split_list(o.families);
-  if (families.empty()) throw core::InputError::flag("--families", "give at least one system");
+  if (families.empty()) throw core::InputError::flag("--systems", "give at least one system");
   const bool fixed_tp = given("--tp");
   const bool fixed_ep = given("--ep");
   const bool fixed_dep = given("--dep");

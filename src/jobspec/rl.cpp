@@ -20,7 +20,7 @@ namespace fmsim::jobspec {
 
 rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   rl::RlJob j;
-  j.policy = config::load_model(o.policy, "--policy");
+  j.policy = config::load_model(o.policy, "--model");
   if (!o.critic.empty()) j.critic = config::load_model(o.critic, "--critic");
   if (!o.reward_model.empty()) j.reward_model = config::load_model(o.reward_model, "--reward-model");
   j.cluster = config::parse_cluster(catalog, o.cluster);

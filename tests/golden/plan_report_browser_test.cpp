@@ -16,42 +16,22 @@
 #include <sstream>
 #include <string>
 
+#include "headless_chromium.hpp"
 #include "run_cli.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using fmsim::testing::headless_chromium;
+using fmsim::testing::kChromium;
 using fmsim::testing::run_fmsim;
+const auto read_all = fmsim::testing::read_file_bytes;
 using ::testing::HasSubstr;
-
-constexpr const char* kChromium = "/usr/bin/chromium";
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::uint32_t big_endian_u32(const std::string& bytes, std::size_t at) {
   std::uint32_t v = 0;
   for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(bytes.at(at + i));
   return v;
-}
-
-// Headless Chromium on `page` with a fresh profile in `dir`, no network features, and a 60 s
-// limit; stdout and stderr go to dir/name.out and dir/name.err.
-int headless_chromium(const fs::path& dir, const fs::path& page, const std::string& name, const std::string& args) {
-  const fs::path profile = dir / ("profile-" + name);
-  const std::string command = "timeout 60 " + std::string(kChromium) +
-                              " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                              " --disable-background-networking --disable-component-update --disable-sync"
-                              " --disable-dev-shm-usage --disable-extensions --hide-scrollbars"
-                              " --user-data-dir='" +
-                              profile.string() + "' " + args + " 'file://" + page.string() + "' > '" +
-                              (dir / (name + ".out")).string() + "' 2> '" + (dir / (name + ".err")).string() + "'";
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // Writes a plan report for a quick search (Llama 3.1 8B, 64 GPUs, two systems) into a fresh

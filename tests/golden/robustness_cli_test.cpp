@@ -292,7 +292,8 @@ TEST(Robustness, BadOutputPathFailsBeforeAnyWork) {
   const auto missing = run_fmsim({"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:2", "--trace",
                                   (dir / "no/such/folder/step.json").string()});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.err, HasSubstr("--trace: cannot write"));
+  // --trace is the older name of --trace-out; the message names the flag by its current name.
+  EXPECT_THAT(missing.err, HasSubstr("--trace-out: cannot write"));
   EXPECT_THAT(missing.err, HasSubstr("does not exist"));
   EXPECT_EQ(missing.out, "");
   const auto is_dir = run_fmsim({"plan", "--model", "llama3.1-8b", "--gpus", "64", "--report", dir.string()});
@@ -325,7 +326,7 @@ TEST(Robustness, OutputNamingADirectoryIsRefusedWithTheReason) {
        std::vector<std::vector<std::string>>{{"plan-serve", "--report", dir},
                                              {"cluster", "--synthetic", "5", "--report", dir},
                                              {"cluster", "--synthetic", "5", "--jobs-csv", dir},
-                                             {"cluster", "--synthetic", "5", "--write-trace", dir}}) {
+                                             {"cluster", "--synthetic", "5", "--job-trace-out", dir}}) {
     const auto r = run_fmsim(args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[args.size() - 2];
     EXPECT_THAT(r.err, HasSubstr(args[args.size() - 2] + ": '" + dir + "' is a directory; give a file name"));

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "../golden/headless_chromium.hpp"
 #include "report/document.hpp"
 #include "sample_report.hpp"
 
@@ -70,16 +71,7 @@ class BrowserTest : public ::testing::Test {
   // Runs headless Chromium on `page` with `args`, stdout and stderr to files; a fresh profile
   // each time, no network features, and a 60 s limit so a hung browser cannot stall CI.
   int chromium(const std::string& name, const fs::path& page, const std::string& args) {
-    const fs::path profile = dir_ / ("profile-" + name);
-    const std::string command = "timeout 60 " + std::string(kChromium) +
-                                " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                                " --disable-background-networking --disable-component-update --disable-sync"
-                                " --disable-dev-shm-usage --disable-extensions --hide-scrollbars"
-                                " --user-data-dir='" +
-                                profile.string() + "' " + args + " 'file://" + page.string() + "' > '" +
-                                (dir_ / (name + ".out")).string() + "' 2> '" + (dir_ / (name + ".err")).string() + "'";
-    const int status = std::system(command.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return fmsim::testing::headless_chromium(dir_, page, name, args);
   }
 
   fs::path dir_;
@@ -126,6 +118,34 @@ TEST_F(BrowserTest, ScreenshotIsANonBlankPng) {
   EXPECT_EQ(big_endian_u32(bytes, 16), 1280u);
   EXPECT_EQ(big_endian_u32(bytes, 20), 2000u);
   EXPECT_GT(bytes.size(), 60'000u) << "a near-blank screenshot: the charts or text did not render";
+}
+
+// A table as wide as fmsim's widest (plan-serve's 11 columns) but with longer headers and text:
+// 11 columns headed by five words each, a text column of long words and ten columns of
+// 7-character numbers. Numbers do not wrap, so this is about the most a page holds; at a 1280 px
+// and an 800 px window the renderer makes it fit (headers and text wrap, the wide set is
+// tighter): no table scrolls (data-fmsim-overflow is empty) and the page's scroll width equals
+// its visible width.
+TEST_F(BrowserTest, WideTableFitsThePage) {
+  Document doc{.title = "Wide table", .subtitle = "", .sections = {}, .footer = ""};
+  Table t;
+  for (int c = 0; c < 11; ++c) t.header.push_back("a long column heading number " + std::to_string(c) + " (unit)");
+  for (int r = 0; r < 6; ++r) {
+    std::vector<std::string> row{"p5en.48xlarge tp8 pp4 dp16 zero1 mbs2 full-recompute fp8"};
+    for (int c = 1; c < 11; ++c) row.push_back("$" + std::to_string(10 * r + c) + ".125");
+    t.rows.push_back(row);
+  }
+  doc.sections.push_back(Section{"Table", {}});
+  doc.sections.back().add(t);
+  const fs::path page = dir_ / "wide.html";
+  write_all(page, render_html(doc));
+  for (const int width : {1280, 800}) {
+    const auto fit = fmsim::testing::page_fit(dir_, page, "wide-" + std::to_string(width), width);
+    ASSERT_EQ(fit.exit_code, 0) << fit.log;
+    ASSERT_TRUE(fit.page_width.has_value() && fit.overflow.has_value()) << "the probe script did not run";
+    EXPECT_EQ(*fit.page_width, std::to_string(width) + "/" + std::to_string(width)) << width;
+    EXPECT_EQ(*fit.overflow, "") << width;
+  }
 }
 
 }  // namespace
