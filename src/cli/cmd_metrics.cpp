@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -92,11 +93,12 @@ void backfill(const std::string& file, const fs::path& staging) {
   std::uint64_t series = 0;
   try {
     observability::TsdbBlockWriter writer(staging.string());
-    std::set<std::pair<std::string, observability::Labels>> seen;  // per family: the same series twice
+    // Every series of the file, to refuse one written twice (in two families, or with its labels
+    // in another order): its name and sorted labels, NUL-separated.
+    std::unordered_set<std::string> seen;
     config::stream_openmetrics(
         file,
         [&](telemetry::RecordedFamily&& family) {
-          seen.clear();
           for (auto& s : family.series) {
             auto [metric, labels] = config::split_series_key(s.name_and_labels, file);
             if (!observability::is_valid_metric_name(metric)) {
@@ -119,10 +121,13 @@ void backfill(const std::string& file, const fs::path& staging) {
                     fmt::format("series \"{}\" names label \"{}\" twice", s.name_and_labels, sorted[i].first));
               }
             }
-            if (!seen.emplace(metric, std::move(sorted)).second) {
+            std::string key = metric;
+            for (const auto& [k, v] : sorted) key += '\0' + k + '=' + v;
+            if (!seen.insert(std::move(key)).second) {
               throw core::InputError(
                   file, 0, "",
-                  fmt::format("series \"{}\" appears twice (its labels in another order)", s.name_and_labels));
+                  fmt::format("series \"{}\" appears twice (in another family or with its labels in another order)",
+                              s.name_and_labels));
             }
             writer.raw_series(metric, labels, s.timestamps_s, s.values);
             ++series;

@@ -395,7 +395,7 @@ TEST(MetricsCli, LoadRefusesWhatPrometheusCannotHoldAndReportsProgress) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"x{a=\"1\",a=\"2\"} 1 100\n", "series \"x{a=\"1\",a=\"2\"}\" names label \"a\" twice"},
       {"x{a=\"1\",b=\"2\"} 1 100\nx{b=\"2\",a=\"1\"} 2 160\n",
-       "series \"x{b=\"2\",a=\"1\"}\" appears twice (its labels in another order)"},
+       "series \"x{b=\"2\",a=\"1\"}\" appears twice (in another family or with its labels in another order)"},
       {"x{1a=\"1\"} 1 100\n", "\"1a\" is not a valid label name"},
       {"x 1 1e300\n", "timestamp 1e300 is out of range"},
   };
