@@ -125,7 +125,10 @@ class DashboardsOnDefaultMetrics : public ::testing::Test {
     delete tmp_;
     prom_ = nullptr;
   }
-  void SetUp() override { FMSIM_SKIP_WITHOUT_PROMETHEUS(); }
+  void SetUp() override {
+    FMSIM_SKIP_WITHOUT_PROMETHEUS();
+    if (prom_ == nullptr) GTEST_FAIL() << "the suite's set-up failed (see its message above)";
+  }
 
   // A time of the training run with the job computing for the 15 minutes before it (no
   // checkpoint stall or failure in any panel's window), from 3 h on.
