@@ -90,15 +90,13 @@ WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::str
                 const auto end = std::upper_bound(e2e.begin(), e2e.end(), std::make_pair(grid.time(k), 1e300));
                 return static_cast<double>(end - e2e.begin());
               }));
-  // A histogram from what each tick adds: observations per bucket (bounds.size() + 1) and their sum.
-  struct Increments {
-    std::vector<std::vector<double>> counts;
-    std::vector<double> sums;
+  // A histogram from what the ticks add: observations of one bucket at one tick and their sum
+  // (kept sparse: memory grows with the observations, not with ticks x buckets).
+  struct Increment {
+    std::size_t tick, bucket;
+    double count, sum;
   };
-  const auto increments = [&](const std::vector<double>& bounds) {
-    return Increments{std::vector<std::vector<double>>(n, std::vector<double>(bounds.size() + 1, 0.0)),
-                      std::vector<double>(n, 0.0)};
-  };
+  using Increments = std::vector<Increment>;
   const auto bucket_of = [](const std::vector<double>& bounds, double v) {
     return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
   };
@@ -106,32 +104,33 @@ WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::str
   const auto tick_at = [&](double t) {
     return std::min(n - 1, static_cast<std::size_t>(std::max(0.0, std::ceil(t / res))));
   };
-  const auto histogram = [&](const char* name, const char* help, const std::vector<double>& bounds,
-                             const Increments& inc) {
+  const auto histogram = [&](const char* name, const char* help, const std::vector<double>& bounds, Increments& inc) {
+    std::stable_sort(inc.begin(), inc.end(), [](const Increment& a, const Increment& b) { return a.tick < b.tick; });
     sink.family(name, SeriesType::Histogram, help, "seconds");
     std::vector<double> counts(bounds.size() + 1, 0.0);
     double total = 0.0;
+    std::size_t next = 0;
     sink.histogram(labels, bounds, [&](std::size_t k, std::vector<double>& cumulative, double& sum) {
-      for (std::size_t b = 0; b < counts.size(); ++b) counts[b] += inc.counts[k][b];
-      total += inc.sums[k];
+      for (; next < inc.size() && inc[next].tick <= k; ++next) {
+        counts[inc[next].bucket] += inc[next].count;
+        total += inc[next].sum;
+      }
       double running = 0.0;
       for (std::size_t b = 0; b < counts.size(); ++b) cumulative[b] = running += counts[b];
       sum = total;
     });
   };
   const auto of_events = [&](const std::vector<std::pair<double, double>>& ev, const std::vector<double>& bounds) {
-    auto inc = increments(bounds);
-    for (const auto& [t, v] : ev) {
-      const std::size_t k = tick_at(t);
-      inc.counts[k][bucket_of(bounds, v)] += 1.0;
-      inc.sums[k] += v;
-    }
+    Increments inc;
+    inc.reserve(ev.size());
+    for (const auto& [t, v] : ev) inc.push_back({tick_at(t), bucket_of(bounds, v), 1.0, v});
     return inc;
   };
-  histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", kTtftBounds,
-            of_events(ttft, kTtftBounds));
+  auto ttft_inc = of_events(ttft, kTtftBounds);
+  histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", kTtftBounds, ttft_inc);
+  auto e2e_inc = of_events(e2e, kE2eBounds);
   histogram("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", kE2eBounds,
-            of_events(e2e, kE2eBounds));
+            e2e_inc);
   // Inter-token latency, one observation per output token after the first: a request's
   // (output tokens - 1) gaps, each at its mean TPOT (finish - first token) / (output tokens - 1),
   // observed as its tokens come out (linearly from its first token to its finish). The sum of a
@@ -140,7 +139,7 @@ WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::str
   // vllm:inter_token_latency_seconds and, under its older name, vllm:time_per_output_token_seconds
   // (both, identical, in the releases that renamed it).
   {
-    auto itl = increments(kTpotBounds);
+    Increments itl;
     for (const auto& q : r.requests) {
       if (!q.completed() || q.output_tokens < 2 || q.first_token.value() < 0) continue;
       const double gaps = static_cast<double>(q.output_tokens - 1);
@@ -153,8 +152,7 @@ WriteSummary write_serving_metrics(const serving::ServeResult& r, const std::str
         const double c =
             t >= finish || finish <= first ? gaps : std::floor(gaps * std::max(0.0, t - first) / (finish - first));
         if (c > seen) {
-          itl.counts[k][b] += c - seen;
-          itl.sums[k] += (c - seen) * tpot;
+          itl.push_back({k, b, c - seen, (c - seen) * tpot});
           seen = c;
         }
       }
