@@ -16,7 +16,7 @@ DEB_TEST_PACKAGES := chromium slurmctld slurmd slurm-client prometheus python3-p
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps configure build run test test-sanitize fuzz-long bench clean format format-check format-deps
+.PHONY: all deps test-deps configure build run test test-sanitize test-slurm-long fuzz-long bench clean format format-check format-deps
 
 all: build
 
@@ -71,6 +71,15 @@ test-sanitize: test-deps
 	  -DFMSIM_SANITIZE=ON -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -LE 'browser|slurm'
+
+# The long differential run against the real Slurm (issue 40): SLURM_TRACES seeded random traces
+# of 30 jobs, each replayed twice on a real slurmctld with slurmd nodes on loopback and on the
+# scheduler twin (about 3 min a trace); prints each diff and the figures over all traces.
+SLURM_TRACES ?= 10
+test-slurm-long: test-deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target fmsim_slurm_test
+	FMSIM_SLURM_LONG=$(SLURM_TRACES) $(BUILD_DIR)/tests/fmsim_slurm_test \
+	  --gtest_filter='SchedulerTwinDifferential.ManyRandomTraces'
 
 # libFuzzer with ASan/UBSan (clang 14), each target for FUZZ_RUNS executions (docs/fuzzing.md).
 # FUZZ_ASAN=0: UndefinedBehaviorSanitizer alone, in build-fuzz-ub (2-3x the executions per

@@ -40,33 +40,10 @@ std::vector<JobSpec> hundred_thousand_jobs() {
   return generate_workload(w, 2000);
 }
 
-void BM_SlurmTwin100kJobs2000Nodes30Days(benchmark::State& state) {
+/// The 30-day replay under `config` (state.range(0) = 1: topology/tree, else consecutive).
+void replay_month(benchmark::State& state, SlurmConfig config) {
   const auto layout = two_thousand_nodes();
   const auto jobs = hundred_thousand_jobs();
-  SlurmConfig config;  // 22.05 defaults: backfill every 30 s, bf_max_job_test 500
-  config.placement = state.range(0) ? Placement::Tree : Placement::Consecutive;
-  SimulationOptions options;
-  options.horizon_s = 30 * 86400.0;
-  for (auto _ : state) {
-    const auto r = simulate_slurm(layout, config, jobs, options);
-    benchmark::DoNotOptimize(r.end_s);
-    state.counters["backfill_passes"] = static_cast<double>(r.backfill_passes);
-  }
-}
-BENCHMARK(BM_SlurmTwin100kJobs2000Nodes30Days)
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
-
-/// The same replay with the backfill thread checking every second (bf_interval=1, as the
-/// loopback tests run it; issue 40's speed target: <= 5 s of CPU). Arg: 1 = topology/tree.
-void BM_SlurmTwin100kJobs2000NodesBfInterval1(benchmark::State& state) {
-  const auto layout = two_thousand_nodes();
-  const auto jobs = hundred_thousand_jobs();
-  SlurmConfig config;
-  config.bf_interval_s = 1;
   config.placement = state.range(0) ? Placement::Tree : Placement::Consecutive;
   SimulationOptions options;
   options.horizon_s = 30 * 86400.0;
@@ -76,6 +53,24 @@ void BM_SlurmTwin100kJobs2000NodesBfInterval1(benchmark::State& state) {
     state.counters["backfill_passes"] = static_cast<double>(r.backfill_passes);
     state.counters["main_passes"] = static_cast<double>(r.scheduling_passes);
   }
+}
+
+void BM_SlurmTwin100kJobs2000Nodes30Days(benchmark::State& state) {
+  replay_month(state, SlurmConfig{});  // 22.05 defaults: backfill every 30 s, bf_max_job_test 500
+}
+BENCHMARK(BM_SlurmTwin100kJobs2000Nodes30Days)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+/// The same replay with the backfill thread checking every second (bf_interval=1, as the
+/// loopback tests run it; issue 40's speed target: <= 5 s of CPU).
+void BM_SlurmTwin100kJobs2000NodesBfInterval1(benchmark::State& state) {
+  SlurmConfig config;
+  config.bf_interval_s = 1;
+  replay_month(state, config);
 }
 BENCHMARK(BM_SlurmTwin100kJobs2000NodesBfInterval1)
     ->Arg(0)
