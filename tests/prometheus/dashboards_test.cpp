@@ -270,6 +270,30 @@ TEST_F(DashboardsOnDefaultMetrics, GpuFleetPanelsSumEachNodesEightGpus) {
     EXPECT_NEAR(watts, expected, 1e-9 * expected) << host;
     EXPECT_GT(watts, 8.0 * idle);
   }
+  // What `fmsim compare` prints as fmsim's prediction per GPU for the same job (--json "predicted"):
+  // a node's panels read 8 times its power and NVLink traffic, and its SM activity (relative 1e-9).
+  const auto compare =
+      run_fmsim({"compare", "--prometheus", prom_->url(), "--job", "llama8b", "--model", "llama3.1-8b", "--cluster",
+                 "p5.48xlarge:2", "--tp", "2", "--gbs", "64", "--at", std::to_string(at), "--window", "15m", "--json"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.all();
+  std::map<std::string, double> predicted;
+  const auto compared = nlohmann::json::parse(compare.out);
+  for (const auto& row : compared.at("rows")) {
+    predicted[row.at("quantity").get<std::string>()] = row.at("predicted").get<double>();
+  }
+  for (const std::string q : {"power per GPU", "NVLink TX per GPU", "SM active"}) {
+    ASSERT_EQ(predicted.count(q), 1u) << q << ": " << compare.out;
+  }
+  const auto nvlink =
+      by_label(panel("fmsim-gpu-fleet", "NVLink TX / RX", "{{Hostname}} tx", "llama8b", "4m", at), "Hostname");
+  ASSERT_EQ(nvlink.size(), 2u);
+  for (const auto& [host, watts] : power) {
+    const double gpu_watts = predicted.at("power per GPU");
+    EXPECT_NEAR(watts, 8.0 * gpu_watts, 1e-9 * 8.0 * gpu_watts) << host;
+    const double gpu_bytes = predicted.at("NVLink TX per GPU") * 1e9;  // printed in GB/s
+    EXPECT_NEAR(nvlink.at(host), 8.0 * gpu_bytes, 1e-9 * 8.0 * gpu_bytes) << host;
+    EXPECT_NEAR(sm.at(host), predicted.at("SM active"), 1e-9) << host;
+  }
   // GPU utilization (%) = 100 x graphics engine active, averaged over the node's GPUs.
   const auto util =
       by_label(panel("fmsim-gpu-fleet", "GPU utilization", "{{Hostname}}", "llama8b", "4m", at), "Hostname");
