@@ -825,6 +825,11 @@ namespace {
 std::string architecture_name(std::string_view published) {
   std::string s = core::to_lower(std::string(published));
   if (const auto slash = s.rfind('/'); slash != std::string::npos) s = s.substr(slash + 1);
+  // Tables write the words apart with underscores or spaces ("Qwen3_30B_a3B", "GPT OSS 120B").
+  std::replace_if(
+      s.begin(), s.end(), [](char c) { return c == '_' || c == ' '; }, '-');
+  // NVIDIA's repos repeat the organisation ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").
+  if (s.starts_with("nvidia-")) s.erase(0, 7);
   static constexpr std::string_view kQualifiers[] = {"-instruct", "-chat",  "-base",  "-hf",    "-it",   "-fp8-dynamic",
                                                      "-fp8",      "-nvfp4", "-mxfp4", "-fp4",   "-bf16", "-awq",
                                                      "-gptq",     "-int4",  "-int8",  "-w4a16", "-w8a8", "-8k"};
@@ -863,10 +868,13 @@ std::string preset_for_published_name(const std::string& published) {
     m["llama-3-70b"] = "llama3.1-70b";
     m["meta-llama-3-8b"] = "llama3.1-8b";
     m["llama-3-8b"] = "llama3.1-8b";
+    m["llama3-70b"] = "llama3.1-70b";  // Megatron-Bridge's tables: "LLAMA3_70B", "LLAMA3_8B"
+    m["llama3-8b"] = "llama3.1-8b";
     // DeepSeek-V3.1: nvidia/DeepSeek-V3.1-NVFP4's config.json differs from DeepSeek-V3's only in
     // quantization_config and transformers_version.
     m["deepseek-v3.1"] = "deepseek-v3";
     for (const std::string& key : preset_model_names()) {
+      m.emplace(architecture_name(key), key);  // the preset's own key ("llama3.1-405b", "kimi-k2")
       const auto text = core::embedded_file(std::string(kPresetDir) + key + std::string(kPresetExt));
       if (!text) continue;
       // "_source": "https://huggingface.co/<org>/<repo>/blob/main/config.json ..."
@@ -883,8 +891,29 @@ std::string preset_for_published_name(const std::string& published) {
     }
     return m;
   }();
-  const auto it = by_name.find(architecture_name(published));
-  return it == by_name.end() ? std::string() : it->second;
+  // Compared without the hyphens, which tables place freely ("DeepSeekV3", "Qwen3-30B-A3B").
+  auto squash = [](std::string s) {
+    std::erase(s, '-');
+    return s;
+  };
+  static const std::map<std::string, std::string> squashed = [&] {
+    std::map<std::string, std::string> m;
+    for (const auto& [name, key] : by_name) m.emplace(squash(name), key);
+    return m;
+  }();
+  const std::string wanted = squash(architecture_name(published));
+  if (wanted.empty()) return {};
+  if (const auto it = squashed.find(wanted); it != squashed.end()) return it->second;
+  // A name without its size ("Nemotron_3_Nano") is the one preset that continues it with one
+  // ("nemotron-3-nano-30b-a3b"); two or more candidates are no match.
+  std::string found;
+  for (auto it = squashed.lower_bound(wanted); it != squashed.end() && it->first.starts_with(wanted); ++it) {
+    const char next = it->first[wanted.size()];
+    if (next < '0' || next > '9') continue;
+    if (!found.empty() && found != it->second) return {};
+    found = it->second;
+  }
+  return found;
 }
 
 ModelSpec load_model(const std::string& name_or_path, const std::string& flag) {

@@ -94,7 +94,7 @@ training::Calibration parse_training_calibration(const std::string& path) {
                      "fp8_block_factor", "gemm_half_dim", "attention_fwd_efficiency", "attention_bwd_efficiency",
                      "flash2_fwd_efficiency", "flash2_bwd_efficiency", "attention_head_dim_half",
                      "flash2_head_dim_half", "fp8_attention_factor", "ssm_scan_efficiency", "memory_efficiency",
-                     "kernel_overhead"});
+                     "kernel_overhead", "sustained_rate_factor"});
     training::GpuCalibration g;
     g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
     g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
@@ -132,6 +132,12 @@ training::Calibration parse_training_calibration(const std::string& path) {
     if (node.has("ssm_scan_efficiency")) g.ssm_scan_efficiency = number(node, "ssm_scan_efficiency", Bound::Positive);
     g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
     g.kernel_overhead = duration(node, "kernel_overhead");
+    // Optional: 1 (the datasheet peak's clock and SMs) without it.
+    if (node.has("sustained_rate_factor")) {
+      g.sustained_rate_factor = number(node, "sustained_rate_factor", Bound::Positive);
+      if (g.sustained_rate_factor < 0.5 || g.sustained_rate_factor > 2.0)
+        node["sustained_rate_factor"].fail("a throughput ratio to the datasheet peak; allowed: [0.5, 2]");
+    }
     for (double v : {g.gemm_efficiency_bf16, g.gemm_efficiency_fp8, g.gemm_efficiency_fp4, g.attention_fwd_efficiency,
                      g.attention_bwd_efficiency, g.flash2_fwd_efficiency, g.flash2_bwd_efficiency,
                      g.ssm_scan_efficiency, g.memory_efficiency}) {

@@ -493,66 +493,108 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     }
 
     training::TrainingJob job;
-    try {
-      ModelDimensions dims;
-      dims.name = row.model;
-      dims.num_layers = integer("num_layers", 0);
-      if (dims.num_layers <= 0 && get("num_layers").empty()) {
-        const auto derived = layers_from_size(get, row.model);
-        if (derived.layers <= 0) {
-          reject(derived.how);
+    // The preset the row's published model name maps to (config::preset_for_published_name:
+    // "nvidia/Nemotron-H-8B-Base-8K" -> nemotron-h-8b), if any. A row that names its model and
+    // prints no dimensions (the hybrid Mamba/attention tables give a name only) is that preset;
+    // a row that prints some takes the missing architecture numbers from it. Without one, a
+    // missing number is derived by a stated rule or the row is refused: never a default.
+    const std::string named_preset = preset_for_published_name(row.model);
+    const bool no_dimensions = get("num_layers").empty() && get("hidden_size").empty() &&
+                               get("num_attention_heads").empty() && get("ffn_hidden_size").empty();
+    if (no_dimensions && !named_preset.empty()) {
+      job.model = load_model(named_preset);
+      job.model.name = row.model;
+      row.layers_derived_from = "the preset " + named_preset + " (the row gives the model's name, no dimensions)";
+    }
+    if (job.model.num_layers == 0) {
+      try {
+        const workload::ModelSpec* by_name = nullptr;
+        workload::ModelSpec named_spec;
+        if (!named_preset.empty()) {
+          named_spec = load_model(named_preset);
+          by_name = &named_spec;
+        }
+        ModelDimensions dims;
+        dims.name = row.model;
+        dims.num_layers = integer("num_layers", 0);
+        if (dims.num_layers <= 0 && get("num_layers").empty()) {
+          const auto derived = layers_from_size(get, row.model);
+          if (derived.layers <= 0) {
+            reject(derived.how);
+            continue;
+          }
+          dims.num_layers = derived.layers;
+          row.layers_derived_from = derived.how;
+        }
+        dims.hidden = static_cast<std::int64_t>(num("hidden_size").value_or(0));
+        dims.ffn_hidden = static_cast<std::int64_t>(num("ffn_hidden_size").value_or(0));
+        dims.num_heads = integer("num_attention_heads", 0);
+        dims.num_kv_heads = integer("num_kv_heads", 0);
+        if (const auto v = num("vocab_size")) {
+          dims.vocab = static_cast<std::int64_t>(*v);
+        } else if (by_name) {
+          dims.vocab = by_name->vocab;
+        } else {
+          reject("vocab_size missing, and the model name '" + row.model +
+                 "' maps to no preset to take it from (fmsim models lists them)");
           continue;
         }
-        dims.num_layers = derived.layers;
-        row.layers_derived_from = derived.how;
-      }
-      dims.hidden = static_cast<std::int64_t>(num("hidden_size").value_or(0));
-      dims.ffn_hidden = static_cast<std::int64_t>(num("ffn_hidden_size").value_or(0));
-      dims.num_heads = integer("num_attention_heads", 0);
-      dims.num_kv_heads = integer("num_kv_heads", 0);
-      dims.vocab = static_cast<std::int64_t>(num("vocab_size").value_or(32000));
-      dims.mlp = mlp_of(row.model);
-      dims.num_experts = integer("moe_num_experts", 0);
-      dims.top_k = integer("moe_topk", 0);
-      dims.expert_ffn = static_cast<std::int64_t>(num("moe_expert_ffn").value_or(0));
-      dims.shared_expert_ffn = static_cast<std::int64_t>(num("moe_shared_expert_ffn").value_or(0));
-      if (dims.ffn_hidden == 0 && dims.num_experts == 0) dims.ffn_hidden = 4 * dims.hidden;
-      job.model = model_from_dimensions(dims, fmt::format("{}:{}", path, row.line));
-      // Architectural details the CSV does not carry (head_dim, MLA, sliding windows, first dense
-      // layers) come from a preset of the same family when one matches the published dimensions.
-      for (const auto& p : presets) {
-        if (p.num_layers == job.model.num_layers && p.hidden == job.model.hidden &&
-            p.num_heads == job.model.num_heads && p.num_kv_heads == job.model.num_kv_heads && p.mlp == job.model.mlp &&
-            p.moe.num_experts == job.model.moe.num_experts && p.moe.top_k == job.model.moe.top_k &&
-            (job.model.moe.enabled() ? p.moe.expert_ffn == job.model.moe.expert_ffn
-                                     : p.ffn_hidden == job.model.ffn_hidden)) {
-          const auto keep_vocab = job.model.vocab;
-          job.model = p;
-          job.model.vocab = keep_vocab;
-          job.model.name = row.model;
-          break;
+        dims.mlp = mlp_of(row.model);
+        dims.num_experts = integer("moe_num_experts", 0);
+        dims.top_k = integer("moe_topk", 0);
+        dims.expert_ffn = static_cast<std::int64_t>(num("moe_expert_ffn").value_or(0));
+        dims.shared_expert_ffn = static_cast<std::int64_t>(num("moe_shared_expert_ffn").value_or(0));
+        if (dims.ffn_hidden == 0 && dims.num_experts == 0) {
+          if (by_name && by_name->hidden == dims.hidden) {
+            dims.ffn_hidden = by_name->ffn_hidden;
+          } else if (dims.mlp == workload::MlpKind::Gelu) {
+            // GPT's rule (Radford et al. 2018/2019, Brown et al. 2020 Table 2.1: d_ff = 4 d_model),
+            // which Megatron-LM applies when --ffn-hidden-size is not given.
+            dims.ffn_hidden = 4 * dims.hidden;
+          } else {
+            reject("ffn_hidden_size missing on a gated-MLP model, and the model name '" + row.model +
+                   "' maps to no preset of the same hidden size to take it from");
+            continue;
+          }
         }
+        job.model = model_from_dimensions(dims, fmt::format("{}:{}", path, row.line));
+        // Architectural details the CSV does not carry (head_dim, MLA, sliding windows, first dense
+        // layers) come from a preset of the same family when one matches the published dimensions.
+        for (const auto& p : presets) {
+          if (p.num_layers == job.model.num_layers && p.hidden == job.model.hidden &&
+              p.num_heads == job.model.num_heads && p.num_kv_heads == job.model.num_kv_heads &&
+              p.mlp == job.model.mlp && p.moe.num_experts == job.model.moe.num_experts &&
+              p.moe.top_k == job.model.moe.top_k &&
+              (job.model.moe.enabled() ? p.moe.expert_ffn == job.model.moe.expert_ffn
+                                       : p.ffn_hidden == job.model.ffn_hidden)) {
+            const auto keep_vocab = job.model.vocab;
+            job.model = p;
+            job.model.vocab = keep_vocab;
+            job.model.name = row.model;
+            break;
+          }
+        }
+        if (core::to_lower(row.model).find("nemotron") != std::string::npos) {
+          // Nemotron-3 and -4 untie the output layer from the embeddings (Nemotron-4 15B report,
+          // arXiv:2402.16819, Sec. 2; NeMo's configs: share_embeddings_and_output_weights False),
+          // whichever preset of the same shape lent its details (SC21's tied 18.4B GPT for the 22B).
+          job.model.tied_embeddings = false;
+        }
+      } catch (const core::InputError& e) {
+        // The model's field as the CSV's column names it.
+        static const std::map<std::string, std::string> kColumns = {{"hidden", "hidden_size"},
+                                                                    {"ffn_hidden", "ffn_hidden_size"},
+                                                                    {"num_heads", "num_attention_heads"},
+                                                                    {"vocab", "vocab_size"},
+                                                                    {"num_experts", "moe_num_experts"},
+                                                                    {"top_k", "moe_topk"},
+                                                                    {"expert_ffn", "moe_expert_ffn"},
+                                                                    {"shared_expert_ffn", "moe_shared_expert_ffn"}};
+        const auto column = kColumns.find(e.field());
+        const std::string field = column != kColumns.end() ? column->second : e.field();
+        reject("model: " + (field.empty() ? std::string() : field + ": ") + e.message());
+        continue;
       }
-      if (core::to_lower(row.model).find("nemotron") != std::string::npos) {
-        // Nemotron-3 and -4 untie the output layer from the embeddings (Nemotron-4 15B report,
-        // arXiv:2402.16819, Sec. 2; NeMo's configs: share_embeddings_and_output_weights False),
-        // whichever preset of the same shape lent its details (SC21's tied 18.4B GPT for the 22B).
-        job.model.tied_embeddings = false;
-      }
-    } catch (const core::InputError& e) {
-      // The model's field as the CSV's column names it.
-      static const std::map<std::string, std::string> kColumns = {{"hidden", "hidden_size"},
-                                                                  {"ffn_hidden", "ffn_hidden_size"},
-                                                                  {"num_heads", "num_attention_heads"},
-                                                                  {"vocab", "vocab_size"},
-                                                                  {"num_experts", "moe_num_experts"},
-                                                                  {"top_k", "moe_topk"},
-                                                                  {"expert_ffn", "moe_expert_ffn"},
-                                                                  {"shared_expert_ffn", "moe_shared_expert_ffn"}};
-      const auto column = kColumns.find(e.field());
-      const std::string field = column != kColumns.end() ? column->second : e.field();
-      reject("model: " + (field.empty() ? std::string() : field + ": ") + e.message());
-      continue;
     }
 
     const hardware::SystemSpec* sys = catalog.find_system(hw->system);

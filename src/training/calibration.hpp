@@ -50,7 +50,13 @@ struct GpuCalibration {
   double ssm_scan_efficiency = 0.20;
   double memory_efficiency = 0.80;                ///< achieved fraction of HBM bandwidth for elementwise kernels
   core::Seconds kernel_overhead = core::us(3.0);  ///< launch + tail per kernel not hidden by the stream
-  std::string source;                             ///< the measurements behind these values
+  /// Tensor-core throughput (BF16 and FP8 GEMMs) sustained relative to the datasheet peak, beyond
+  /// the efficiencies, for an architecture that shares another's efficiencies: Blackwell Ultra runs
+  /// Blackwell's kernels on 160 SMs instead of 148 at a higher power limit (GB300 1,400 W, GB200
+  /// 1,200 W) while NVIDIA prints the same dense BF16/FP8 peaks (its FP4 peak is reprinted, 15
+  /// against 10 PFLOP/s, and not corrected). From datasheet facts, not fitted; 1 elsewhere.
+  double sustained_rate_factor = 1.0;
+  std::string source;  ///< the measurements behind these values
 
   /// The tile-shape factor g(x) = x / (x + gemm_half_dim) of one GEMM dimension.
   [[nodiscard]] double tile_factor(double x) const { return x / (x + gemm_half_dim); }

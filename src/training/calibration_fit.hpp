@@ -40,7 +40,8 @@ inline constexpr double kDefaultPriorSpread = 0.30;
 /// attention forward efficiency of the reference kernel and, where a stack runs FlashAttention-2
 /// there, of FA2 (backward keeps its prior ratio to forward; long-sequence rows identify it), per non-reference stack
 /// the compute efficiency, and per stack the per-layer and MoE dispatch overheads. Blackwell Ultra shares Blackwell's
-/// tensor cores and software, so it follows Blackwell's values. Only parameters used by `measurements` are returned; a
+/// tensor cores and software, so it follows Blackwell's values (its sustained_rate_factor, from its SM count and power
+/// limit, is not fitted). Only parameters used by `measurements` are returned; a
 /// fit from the priors puts the others back to their priors too.
 std::vector<FitParameter> fit_parameters(Calibration& calibration, const std::vector<Measurement>& measurements);
 

@@ -19,7 +19,11 @@ namespace fmsim::training {
 
 double gemm_seconds(const hardware::GpuSpec& gpu, const GpuCalibration& gc, double stack_efficiency, core::Precision p,
                     core::Fp8Recipe recipe, double m, double n, double k, double groups, double flops) {
-  const double peak = (gpu.peak(p).value() > 0 ? gpu.peak(p).value() : gpu.bf16.value()) * gpu.power_clock_factor();
+  // NVIDIA reprinted Blackwell Ultra's FP4 peak for its new FP4 units (15 against 10 PFLOP/s) but
+  // not its BF16 and FP8 peaks: the sustained-rate factor corrects only the unchanged ones.
+  const double rate = p == core::Precision::FP4 ? 1.0 : gc.sustained_rate_factor;
+  const double peak =
+      (gpu.peak(p).value() > 0 ? gpu.peak(p).value() : gpu.bf16.value()) * gpu.power_clock_factor() * rate;
   const double recipe_factor = p == core::Precision::FP8 ? gc.fp8_recipe_factor(recipe) : 1.0;
   const double eff = gc.gemm_efficiency(p) * recipe_factor * stack_efficiency * gc.tile_factor(m) * gc.tile_factor(n) *
                      gc.tile_factor(k);

@@ -462,6 +462,25 @@ TEST(ModelLoader, PublishedNamesFindThePresetOfTheirRepo) {
               HasSubstr("no preset published as 'example/Unknown-Model-7B'"));
 }
 
+TEST(ModelLoader, TableNamesFindTheirPreset) {
+  // Benchmark tables spell the same names with underscores, spaces or no hyphens, and NVIDIA's
+  // repos repeat the organisation: compared without hyphens, after the qualifiers are stripped.
+  EXPECT_EQ(preset_for_published_name("Qwen3_30B_a3B"), "qwen3-30b-a3b");
+  EXPECT_EQ(preset_for_published_name("GPT OSS 120B"), "gpt-oss-120b");
+  EXPECT_EQ(preset_for_published_name("DeepSeekV3"), "deepseek-v3");
+  EXPECT_EQ(preset_for_published_name("LLAMA3.1_405B"), "llama3.1-405b");
+  EXPECT_EQ(preset_for_published_name("LLAMA3_70B"), "llama3.1-70b");
+  EXPECT_EQ(preset_for_published_name("Kimi_K2"), "kimi-k2");
+  EXPECT_EQ(preset_for_published_name("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), "nemotron-3-nano-30b-a3b");
+  EXPECT_EQ(preset_for_published_name("Nemotron-H-8B"), "nemotron-h-8b");
+  // A name without its size is the one preset that continues it with a size, and no preset when
+  // several do (Llama 3.1 comes in 8B, 70B and 405B).
+  EXPECT_EQ(preset_for_published_name("Nemotron_3_Nano"), "nemotron-3-nano-30b-a3b");
+  EXPECT_EQ(preset_for_published_name("Llama-3.1"), "");
+  EXPECT_EQ(preset_for_published_name("Nemotron_3_Super"), "");
+  EXPECT_EQ(preset_for_published_name(""), "");
+}
+
 TEST(ModelLoader, ConfigNestedTooDeepIsRefusedNotACrash) {
   // 100,000 nested objects would overflow the recursive parser's stack: refused before parsing.
   std::string deep;

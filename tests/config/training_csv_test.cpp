@@ -12,6 +12,7 @@
 
 #include "config/catalog_loader.hpp"
 #include "config/csv.hpp"
+#include "config/model_loader.hpp"
 #include "config/training_csv.hpp"
 #include "core/error.hpp"
 #include "core/vocabulary.hpp"
@@ -452,6 +453,76 @@ TEST(TrainingRows, NemotronKeepsItsUntiedOutputLayer) {
   };
   EXPECT_FALSE(job("Nemotron3-22B").model.tied_embeddings);
   EXPECT_TRUE(job("GPT 18.4B").model.tied_embeddings);
+}
+
+// A missing architecture number is taken from the preset the row's published model name maps to
+// (config::preset_for_published_name), or the row is refused naming the column: never a default.
+// The test row is Qwen3-235B-A22B (vocabulary 151,936 in its config.json and in the preset).
+TEST(TrainingRows, AMissingVocabularyComesFromTheNamedPresetOrRefusesTheRow) {
+  const auto named = first_job_with({{"vocab_size", ""}, {"model", "Qwen/Qwen3-235B-A22B"}});
+  EXPECT_EQ(named.model.vocab, 151936);
+
+  const auto rows =
+      training_rows(first_row_with("vocab_size", ""), "t.csv", catalog(), {});  // "Qwen3-235B-A22B" maps too
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
+
+  auto unnamed = first_row_with("vocab_size", "");
+  const auto& header = unnamed[0].cells;
+  const auto model_col = static_cast<std::size_t>(std::find(header.begin(), header.end(), "model") - header.begin());
+  unnamed[1].cells[model_col] = "Some-Private-MoE";
+  const auto refused = training_rows(unnamed, "t.csv", catalog(), {});
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_FALSE(refused[0].job.has_value());
+  EXPECT_NE(refused[0].reason.find("vocab_size missing"), std::string::npos) << refused[0].reason;
+  EXPECT_NE(refused[0].reason.find("Some-Private-MoE"), std::string::npos) << refused[0].reason;
+}
+
+// A row that gives its model's name and no dimensions (the hybrid Mamba/attention tables print the
+// name only) is the preset the name maps to, Mamba-2 mixers included: its layers, width and
+// vocabulary are the preset's.
+TEST(TrainingRows, ARowWithANameAndNoDimensionsIsTheNamedPreset) {
+  const auto job = first_job_with({{"model", "nvidia/Nemotron-H-8B-Base-8K"},
+                                   {"num_layers", ""},
+                                   {"hidden_size", ""},
+                                   {"ffn_hidden_size", ""},
+                                   {"num_attention_heads", ""},
+                                   {"num_kv_heads", ""},
+                                   {"vocab_size", ""},
+                                   {"moe_num_experts", ""},
+                                   {"moe_topk", ""},
+                                   {"moe_expert_ffn", ""},
+                                   {"moe_shared_expert_ffn", ""},
+                                   {"ep", "1"}});
+  const auto preset = load_model("nemotron-h-8b");
+  EXPECT_EQ(job.model.num_layers, preset.num_layers);
+  EXPECT_EQ(job.model.hidden, preset.hidden);
+  EXPECT_EQ(job.model.vocab, preset.vocab);
+  EXPECT_TRUE(job.model.ssm.has_value());
+  EXPECT_EQ(job.model.name, "nvidia/Nemotron-H-8B-Base-8K");
+}
+
+// Without a stated FFN width a GPT (GELU MLP) row takes GPT's d_ff = 4 d_model (Brown et al. 2020,
+// Table 2.1); a gated-MLP row with no preset to take it from is refused.
+TEST(TrainingRows, AMissingFfnWidthIsGptsRuleOrARefusal) {
+  auto gated = first_row_with("ffn_hidden_size", "");
+  const auto& header = gated[0].cells;
+  auto col = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  for (const char* c : {"moe_num_experts", "moe_topk", "moe_expert_ffn", "moe_shared_expert_ffn"})
+    gated[1].cells[col(c)] = "";
+  gated[1].cells[col("ep")] = "1";
+  gated[1].cells[col("model")] = "Some-Private-Llama";
+  const auto refused = training_rows(gated, "t.csv", catalog(), {});
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].reason.find("ffn_hidden_size missing"), std::string::npos) << refused[0].reason;
+
+  gated[1].cells[col("model")] = "Some-Private-GPT";
+  const auto gpt = training_rows(gated, "t.csv", catalog(), {});
+  ASSERT_EQ(gpt.size(), 1u);
+  ASSERT_TRUE(gpt[0].job.has_value()) << gpt[0].reason;
+  EXPECT_EQ(gpt[0].job->model.ffn_hidden, 4 * gpt[0].job->model.hidden);
 }
 
 }  // namespace

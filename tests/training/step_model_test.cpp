@@ -663,4 +663,25 @@ TEST(StepModel, LoraSendsOnlyAdapterGradients) {
 }
 
 }  // namespace
+
+// gemm_seconds: a compute-bound GEMM takes FLOPs / (peak x power clock x sustained rate x
+// efficiency x tile factors). The sustained-rate factor (Blackwell Ultra's 1.13: 160 of 148 SMs
+// at a higher power limit behind an unchanged printed BF16/FP8 peak) divides BF16 and FP8 GEMM
+// time, and leaves FP4, whose peak was reprinted for Ultra, alone.
+TEST(StepModel, SustainedRateFactorDividesBf16AndFp8GemmTimeNotFp4) {
+  auto gpu = testing::test_cluster(1).gpu;
+  gpu.fp4 = core::tflops(4000);
+  GpuCalibration gc;
+  gc.kernel_overhead = core::Seconds(0.0);
+  const double m = 16384, n = 16384, k = 16384, flops = 2.0 * m * n * k;
+  GpuCalibration faster = gc;
+  faster.sustained_rate_factor = 1.13;
+  for (const auto p : {core::Precision::BF16, core::Precision::FP8, core::Precision::FP4}) {
+    const double base = gemm_seconds(gpu, gc, 1.0, p, core::Fp8Recipe::Tensorwise, m, n, k, 1.0, flops);
+    const double with = gemm_seconds(gpu, faster, 1.0, p, core::Fp8Recipe::Tensorwise, m, n, k, 1.0, flops);
+    const double expected_ratio = p == core::Precision::FP4 ? 1.0 : 1.13;
+    EXPECT_NEAR(base / with, expected_ratio, 1e-9) << static_cast<int>(p);
+  }
+}
+
 }  // namespace fmsim::training
