@@ -182,7 +182,12 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
   const std::pair<const char*, core::Bytes> mem[] = {
       {"weights", m.weights},         {"gradients", m.gradients}, {"optimizer states", m.optimizer},
       {"activations", m.activations}, {"buffers", m.buffers},     {"context + fragmentation", m.overhead}};
-  for (const auto& [name, v] : mem) fmt::print("  {:<24}{:>12}\n", name, core::format_bytes(v));
+  for (const auto& [name, v] : mem) {
+    fmt::print("  {:<24}{:>12}\n", name, core::format_bytes(v));
+    // At the optimizer step's peak the activations are freed; say what they were at the backward's.
+    if (&v == &mem[3].second && m.optimizer_step_peak && m.backward_activations.value() > 0)
+      fmt::print("  {:<24}{:>12}\n", "  at the backward peak", core::format_bytes(m.backward_activations));
+  }
   // Parts of the rows above: NCCL's buffers (context), CUDA graphs' static buffers (buffers).
   fmt::print("  {:<24}{:>12}\n", "  of which NCCL buffers", core::format_bytes(m.nccl));
   if (m.cuda_graphs.value() > 0)
@@ -220,6 +225,7 @@ nlohmann::json to_json(const training::TrainingJob& job, const training::StepRes
                           {"gradients", m.gradients.value()},
                           {"optimizer", m.optimizer.value()},
                           {"activations", m.activations.value()},
+                          {"backward_activations", m.backward_activations.value()},
                           {"buffers", m.buffers.value()},
                           {"overhead", m.overhead.value()},
                           {"nccl", m.nccl.value()},

@@ -384,6 +384,7 @@ MemoryBreakdown estimate_memory(const workload::ModelSpec& model, const Layout& 
                                   std::max(1, l.tp) / (zero3 ? shard : 1.0))
             : 0.0;
     double cached_step = transient;
+    m.backward_activations = core::Bytes(activations);
     if ((lazy ? grads - head_grad : 0.0) + transient > released) {
       m.embedding_grad = core::Bytes(0.0);
       m.gradients = core::Bytes(grads);

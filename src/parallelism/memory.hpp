@@ -169,6 +169,9 @@ struct MemoryBreakdown {
   /// of them).
   core::Bytes embedding_grad{};
   double in_flight = 1.0;  ///< micro-batches whose activations that stage holds at its peak
+  /// Activations at the backward's peak, also when the optimizer step is the stage's peak (where
+  /// `activations` is 0: the last backward has freed them): what a larger micro-batch grows.
+  core::Bytes backward_activations{};
   /// Live tensors at the peak (torch max_memory_allocated; max_active is the same quantity).
   [[nodiscard]] core::Bytes allocated() const { return weights + gradients + optimizer + activations + buffers; }
   /// The caching allocator's peak (torch max_memory_reserved).

@@ -515,6 +515,16 @@ TEST(Memory, OptimizerStepCopyCompetesWithActivations) {
   ASSERT_TRUE(m.optimizer_step_peak);
   EXPECT_NEAR(m.optimizer.value(), 16.0 * p, 1.0);
   EXPECT_DOUBLE_EQ(m.activations.value(), 0.0);
+  // What the activations were at the backward's peak is kept beside the 0 (issue 42: an
+  // out-of-memory row read "0.00 GiB of activations"): the same as the backward's peak of the
+  // same layout when the step copy is made small enough not to win.
+  MemoryOptions no_copy = o;
+  no_copy.state.step_grad = 0.0;
+  const auto b = estimate_memory(model(), big, 4096, no_copy);
+  ASSERT_FALSE(b.optimizer_step_peak);
+  EXPECT_GT(m.backward_activations.value(), 0.0);
+  EXPECT_DOUBLE_EQ(m.backward_activations.value(), b.activations.value());
+  EXPECT_DOUBLE_EQ(b.backward_activations.value(), b.activations.value());
   Layout small = make(1, 1, 64);  // dp 64: the step copy is 4P/64, the backward peaks
   small.recompute = Recompute::None;
   const auto n = estimate_memory(model(), small, 4096, o);
