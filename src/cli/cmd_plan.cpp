@@ -23,6 +23,7 @@
 #include "cli/reproduce_command.hpp"
 #include "cli/text_table.hpp"
 #include "cli/training_job_flags.hpp"
+#include "cli/validation_summary.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
@@ -439,7 +440,23 @@ void run_against_csv(Context& ctx, const PlanOptions& o, const std::string& comm
                      {"ratio", finite_or_null(l.planner_step_s / l.published_step_s)},
                      {"verdict", l.verdict}});
     }
-    std::cout << json{{"command", command}, {"file", o.against_csv}, {"groups", arr}}.dump(2) << "\n";
+    // The summary every validate command prints: groups, those the planner placed, and the error of
+    // the published layout's prediction against its measured step time.
+    std::vector<double> abs_errors;
+    std::size_t placed = 0, as_fast = 0;
+    for (const auto& l : lines) {
+      placed += std::isfinite(l.planner_step_s) ? 1 : 0;
+      as_fast += l.planner_at_least_as_fast() ? 1 : 0;
+      if (std::isfinite(l.measured_step_s) && l.measured_step_s > 0)
+        abs_errors.push_back(std::abs(l.published_step_s / l.measured_step_s - 1.0) * 100.0);
+    }
+    std::cout << json{{"command", command},
+                      {"file", o.against_csv},
+                      {"groups", arr},
+                      {"summary",
+                       validation_summary(lines.size(), placed, abs_errors, {{"planner_at_least_as_fast", as_fast}})}}
+                     .dump(2)
+              << "\n";
     return;
   }
   std::size_t at_least_as_fast = 0;

@@ -79,7 +79,8 @@ nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
             {"bytes", r.sync.bytes.value()},
             {"tensors", r.sync.tensors},
             {"path", r.sync.path}}},
-          {"training_fits_memory", r.train.fits_memory},
+          {"fits_memory", r.train.fits_memory},
+          {"training_fits_memory", r.train.fits_memory},  // the older key, kept for one release (docs/cli.md)
           {"steps", j.steps},
           {"run_time_s", r.run_time.value()},
           {"cost_per_step_usd", r.cost_per_step_usd},

@@ -95,7 +95,8 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
           {"layout", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attention_dp", d.attention_dp}, {"gpus", d.gpus()}}},
           {"precision", {{"weights", core::to_string(d.weights)}, {"kv_cache", core::to_string(d.kv)}}},
           {"workload", serving::describe(s.workload)},
-          {"fits", r.fits},
+          {"fits_memory", r.fits},
+          {"fits", r.fits},  // the older key, kept for one release (docs/cli.md)
           {"reason", r.reason},
           {"memory_per_gpu_bytes",
            {{"weights", r.memory.weights.value()},
@@ -294,6 +295,33 @@ std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeRes
               hist("vllm:e2e_request_latency_seconds", "End-to-end request latency", e2e, e2e_b)});
 }
 
+/// The replicas serve simulates. --cluster SYSTEM:COUNT (or a cluster file) names the fleet: without
+/// --replicas or --disagg, as many replicas as its GPUs hold; with --replicas, they must fit in it.
+/// A bare SYSTEM keeps one replica (or --replicas of them) on as many units as that needs.
+int fleet_replicas(const ServeOptions& o, const serving::Deployment& d, const CLI::App& cmd) {
+  const bool counted = o.flags.cluster.find(':') != std::string::npos || o.flags.cluster.ends_with(".yaml") ||
+                       o.flags.cluster.ends_with(".yml");
+  if (!counted) return o.flags.replicas;
+  const int per = d.gpus();
+  const int held = d.cluster.gpus();
+  if (per > held)
+    throw core::InputError::flag("--cluster", fmt::format("{} holds {} GPUs; one replica (tp{} pp{}) needs {}",
+                                                          o.flags.cluster, held, d.tp, d.pp, per));
+  if (cmd.count("--replicas") > 0 || !o.fleet.disagg.empty()) {
+    if (static_cast<long long>(o.flags.replicas) * per > held)
+      throw core::InputError::flag(
+          "--replicas", fmt::format("{} replicas of {} GPUs need {}; --cluster {} holds {}", o.flags.replicas, per,
+                                    static_cast<long long>(o.flags.replicas) * per, o.flags.cluster, held));
+    return o.flags.replicas;
+  }
+  const int replicas = held / per;
+  if (replicas > jobspec::kMaxReplicas)
+    throw core::InputError::flag(
+        "--cluster", fmt::format("{} holds {} replicas of {} GPUs; at most {} are simulated (give --replicas)",
+                                 o.flags.cluster, replicas, per, jobspec::kMaxReplicas));
+  return replicas;
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app, Context& ctx) {
@@ -359,7 +387,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     jobspec::check_output_tokens(requests, !o.flags.requests_file.empty());
     jobspec::check_requests_fit(requests, model, !o.flags.requests_file.empty());
     engine::TraceBuffer buffer;
-    const Topology topo = jobspec::resolve_serve_fleet(o.fleet, o.flags.replicas, s.deployment);
+    const Topology topo = jobspec::resolve_serve_fleet(o.fleet, fleet_replicas(o, s.deployment, *cmd), s.deployment);
     std::optional<jobspec::ColdStart> cold;
     if (!o.cold_start.empty()) cold = jobspec::estimate_cold_start(o.cold_start, s.deployment, ctx.catalog());
     engine::TraceSink* sink = o.trace.empty() ? nullptr : &buffer;

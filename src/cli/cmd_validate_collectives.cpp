@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/validation_summary.hpp"
 #include "config/collectives_calibration.hpp"
 #include "config/collectives_csv.hpp"
 #include "jobspec/validate_collectives.hpp"
@@ -138,8 +139,12 @@ void run_validate(const ValidateArgs& a, Context& ctx) {
                       {"small_within", s.small_within},
                       {"small_rows", s.small_rows},
                       {"met", s.met()}};
-    out["summary"] = {
-        {"rows", s.rows}, {"predicted", s.predicted}, {"median_abs_error_pct", s.median}, {"max_abs_error_pct", s.max}};
+    std::vector<double> abs_errors;
+    for (const auto& r : rows) {
+      if (r.predicted) abs_errors.push_back(std::abs(r.error_pct));
+    }
+    out["summary"] =
+        validation_summary(static_cast<std::size_t>(s.rows), static_cast<std::size_t>(s.predicted), abs_errors);
     std::cout << out.dump(2) << "\n";
     return;
   }

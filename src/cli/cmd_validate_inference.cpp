@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
+#include "cli/validation_summary.hpp"
 #include "config/inference_csv.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/words.hpp"
@@ -350,13 +351,20 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
         out["held_out"] = h;
       }
       out["meets_targets"] = all.meets();
-      out["summary"] = {{"rows", all.rows},
-                        {"predicted", all.predicted},
-                        {"throughput_median_abs_error_pct", stats_json(all.throughput)["median_abs_error_pct"]},
-                        {"ttft_median_abs_error_pct", stats_json(all.ttft)["median_abs_error_pct"]},
-                        {"ttft_p90_abs_error_pct", stats_json(all.ttft)["p90_abs_error_pct"]},
-                        {"tpot_median_abs_error_pct", stats_json(all.tpot)["median_abs_error_pct"]},
-                        {"tpot_p90_abs_error_pct", stats_json(all.tpot)["p90_abs_error_pct"]}};
+      // The common errors pool every compared number: TTFT, TPOT, end-to-end latency, throughput.
+      std::vector<double> abs_errors;
+      for (const auto& r : results) {
+        for (const auto metric : {&RowResult::ttft, &RowResult::tpot, &RowResult::e2e, &RowResult::throughput}) {
+          if (const auto e = (r.*metric).error_pct()) abs_errors.push_back(std::abs(*e));
+        }
+      }
+      out["summary"] =
+          validation_summary(static_cast<std::size_t>(all.rows), static_cast<std::size_t>(all.predicted), abs_errors,
+                             {{"throughput_median_abs_error_pct", stats_json(all.throughput)["median_abs_error_pct"]},
+                              {"ttft_median_abs_error_pct", stats_json(all.ttft)["median_abs_error_pct"]},
+                              {"ttft_p90_abs_error_pct", stats_json(all.ttft)["p90_abs_error_pct"]},
+                              {"tpot_median_abs_error_pct", stats_json(all.tpot)["median_abs_error_pct"]},
+                              {"tpot_p90_abs_error_pct", stats_json(all.tpot)["p90_abs_error_pct"]}});
       std::cout << out.dump(2) << "\n";
       return;
     }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validation_summary.hpp"
 #include "core/strings.hpp"
 #include "jobspec/validate_memory.hpp"
 
@@ -21,19 +22,29 @@ struct Options {
 };
 
 nlohmann::ordered_json breakdown_json(const parallelism::MemoryBreakdown& m) {
-  return {{"weights", m.weights.value() / kGiB},     {"gradients", m.gradients.value() / kGiB},
-          {"optimizer", m.optimizer.value() / kGiB}, {"activations", m.activations.value() / kGiB},
-          {"buffers", m.buffers.value() / kGiB},     {"fragmentation", m.fragmentation.value() / kGiB},
-          {"cache", m.cache.value() / kGiB},         {"context", m.context.value() / kGiB}};
+  return {{"weights", m.weights.value() / kGiB},
+          {"gradients", m.gradients.value() / kGiB},
+          {"optimizer", m.optimizer.value() / kGiB},
+          {"activations", m.activations.value() / kGiB},
+          {"buffers", m.buffers.value() / kGiB},
+          {"fragmentation", m.fragmentation.value() / kGiB},
+          {"cache", m.cache.value() / kGiB},
+          {"context", m.context.value() / kGiB},
+          {"backward_activations", m.backward_activations.value() / kGiB}};
 }
 
 std::string breakdown_line(std::string_view what, const parallelism::MemoryBreakdown& m) {
   return fmt::format(
       "    {}stage {} ({:.1f} micro-batches in flight): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
-      "activations {:.2f}, buffers {:.2f}, fragmentation {:.2f}, cache {:.2f}, context {:.2f}, host {:.2f} GiB\n",
+      "activations {:.2f}{}, buffers {:.2f}, fragmentation {:.2f}, cache {:.2f}, context {:.2f}, host {:.2f} GiB\n",
       what, m.peak_stage, m.in_flight, m.weights.value() / kGiB, m.gradients.value() / kGiB, m.optimizer.value() / kGiB,
-      m.activations.value() / kGiB, m.buffers.value() / kGiB, m.fragmentation.value() / kGiB, m.cache.value() / kGiB,
-      m.context.value() / kGiB, m.host.value() / kGiB);
+      m.activations.value() / kGiB,
+      // At the optimizer step's peak the activations are freed: their backward peak beside the 0.
+      m.optimizer_step_peak && m.backward_activations.value() > 0
+          ? fmt::format(" ({:.2f} at the backward peak)", m.backward_activations.value() / kGiB)
+          : std::string(),
+      m.buffers.value() / kGiB, m.fragmentation.value() / kGiB, m.cache.value() / kGiB, m.context.value() / kGiB,
+      m.host.value() / kGiB);
 }
 
 }  // namespace
@@ -91,7 +102,8 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
           }
           x["required_gib"] = o.memory.total().value() / kGiB;
           x["capacity_gib"] = o.capacity_gib;
-          x["fits"] = o.fits;
+          x["fits_memory"] = o.fits;
+          x["fits"] = o.fits;  // the older key, kept for one release (docs/cli.md)
           x["verdict_agrees"] = o.verdict_right;
           x["peak_stage"] = o.memory.peak_stage;
           x["breakdown_gib"] = breakdown_json(o.memory);
@@ -103,9 +115,12 @@ void add_validate_memory(CLI::App& validate, Context& ctx) {
         }
         j["rows"].push_back(x);
       }
-      j["summary"] = {{"rows", outcomes.size()},          {"predicted", v.predicted},   {"with_number", abs.size()},
-                      {"median_abs_error_pct", v.median}, {"p90_abs_error_pct", v.p90}, {"oom_rows", v.oom_rows},
-                      {"oom_agreed", v.oom_agreed},       {"run_rows", v.run_rows},     {"run_agreed", v.run_agreed}};
+      j["summary"] = validation_summary(outcomes.size(), static_cast<std::size_t>(v.predicted), abs,
+                                        {{"with_number", abs.size()},
+                                         {"oom_rows", v.oom_rows},
+                                         {"oom_agreed", v.oom_agreed},
+                                         {"run_rows", v.run_rows},
+                                         {"run_agreed", v.run_agreed}});
       std::cout << j.dump(2) << "\n";
       return;
     }

@@ -3,11 +3,13 @@
 // (jobspec::validate_rl predicts; this prints).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
+#include "cli/validation_summary.hpp"
 #include "jobspec/validate_rl.hpp"
 
 namespace fmsim::cli {
@@ -58,10 +60,18 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
                          {"mean_response_tokens", r.mean_response},
                          {"generator_tp", r.generator_tp},
                          {"rollout_concurrency", r.rollout.concurrency},
-                         {"training_fits_memory", r.train.fits_memory}});
+                         {"fits_memory", r.train.fits_memory},
+                         {"training_fits_memory", r.train.fits_memory}});  // older key, kept for one release
       }
       nlohmann::json skipped = nlohmann::json::array();
       for (const auto& [id, why] : v.unpredicted) skipped.push_back({{"row_id", id}, {"reason", why}});
+      std::vector<double> abs_errors;
+      for (const double e : all) abs_errors.push_back(std::abs(e));
+      const nlohmann::json rl_summary =
+          validation_summary(v.rows.size(), static_cast<std::size_t>(v.predicted_rows), abs_errors,
+                             {{"rl_step_rows", v.step_rows},
+                              {"rl_step_predicted", v.step_predicted},
+                              {"speedup_median_abs_error_pct", median_abs(pair_err)}});
       std::cout << nlohmann::json{{"csv", csv->empty() ? std::string("validation/rl.csv (built in)") : *csv},
                                   {"rows", v.rows.size()},
                                   {"predicted", v.predicted_rows},
@@ -77,7 +87,8 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
                                   {"speedup_median_abs_error_pct", median_abs(pair_err)},
                                   {"checks", checks},
                                   {"predicted_steps", steps},
-                                  {"unpredicted", skipped}}
+                                  {"unpredicted", skipped},
+                                  {"summary", rl_summary}}
                        .dump(2)
                 << "\n";
       return;

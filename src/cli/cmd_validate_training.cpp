@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/train_report.hpp"
+#include "cli/validation_summary.hpp"
 #include "core/strings.hpp"
 #include "jobspec/validate_training.hpp"
 
@@ -128,12 +130,12 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
                                       {"floor_abs_error_pct", g.floor_pct()}});
       }
       j["elapsed_s"] = elapsed;
-      j["summary"] = {{"rows", all.rows},
-                      {"predicted", all.predicted},
-                      {"median_abs_error_pct", all.median},
-                      {"p90_abs_error_pct", all.p90},
-                      {"fit_memory", fitting},
-                      {"does_not_fit", oom_ids}};
+      std::vector<double> abs_errors;
+      for (const auto* o : result.measured) {
+        if (o->ok) abs_errors.push_back(std::fabs(o->error_pct));
+      }
+      j["summary"] = validation_summary(static_cast<std::size_t>(all.rows), static_cast<std::size_t>(all.predicted),
+                                        abs_errors, {{"fit_memory", fitting}, {"does_not_fit", oom_ids}});
       j["derived_summary"] = {{"rows", derived_summary.rows},
                               {"predicted", derived_summary.predicted},
                               {"median_abs_error_pct", derived_summary.median},
