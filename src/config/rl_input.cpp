@@ -72,7 +72,9 @@ std::string model_preset(const std::string& text) {
   for (const auto& [needle, preset] : kMap) {
     if (t.find(needle) != std::string::npos) return preset;
   }
-  return "";
+  // Otherwise the model as its publisher names it (a Hugging Face repo id, a table's spelling):
+  // docs/models/workload.md, "Published names".
+  return preset_for_published_name(text);
 }
 
 /// Reference system for a GPU named in the CSV, or "" when the row names none we hold.
@@ -84,9 +86,15 @@ std::string system_for(const std::string& hw) {
   if (contains(hw, "h20") && !contains(hw, "h200")) return "hgx-h20";
   if (contains(hw, "h800")) return "hgx-h800";
   if (contains(hw, "a800")) return "hgx-a800";
+  // The rest as the training table reads them (training_csv.cpp map_hardware): Grace-Blackwell
+  // racks, DGX B300/B200, H200 in a P5en node.
+  if (contains(hw, "gb300")) return "gb300-nvl72";
   if (contains(hw, "gb200")) return "gb200-nvl72";
+  if (contains(hw, "b300")) return "dgx-b300";
+  if (contains(hw, "b200")) return "dgx-b200";
+  if (contains(hw, "h200")) return "p5en.48xlarge";
   if (contains(hw, "h100")) return "dgx-h100";
-  if (contains(hw, "a100-80gb")) return "dgx-a100";
+  if (contains(hw, "a100-80gb") || (contains(hw, "a100") && !contains(hw, "40"))) return "dgx-a100";
   return "";
 }
 

@@ -114,6 +114,33 @@ TEST(RlInput, RecipeSettingsReachTheJob) {
   EXPECT_EQ(q->job->train_layout.recompute, parallelism::Recompute::None);
 }
 
+// GPUs as vendors print them map to the catalog systems the training table uses (issue 42: GB300
+// was unknown to the RL reader), and a model named as its publisher names it finds its preset.
+TEST(RlInput, BlackwellRowsAndPublishedModelNamesAreRead) {
+  const std::string csv = testing::slurp(testing::source_path("validation/rl.csv"));
+  // R061 (shipped, 16 GPUs) with its hardware cell replaced.
+  const auto start = csv.find("\nR061,") + 1;
+  const auto end = csv.find('\n', start);
+  const std::string row = csv.substr(start, end - start);
+  const auto header = csv.substr(0, csv.find('\n') + 1);
+  const auto rows = load_rl_rows(testing::source_path("validation/rl.csv"), load_catalog());
+  const auto r061 = std::find_if(rows.begin(), rows.end(), [](const RlRow& r) { return r.id == "R061"; });
+  ASSERT_NE(r061, rows.end());
+  for (const auto& [gpu, system] : std::vector<std::pair<std::string, std::string>>{
+           {"GB300", "gb300-nvl72"}, {"B300", "dgx-b300"}, {"B200", "dgx-b200"}, {"H200", "p5en.48xlarge"}}) {
+    std::string changed = row;
+    const auto at = changed.find(r061->hardware);
+    ASSERT_NE(at, std::string::npos);
+    changed.replace(at, r061->hardware.size(), gpu);
+    const std::string file = ::testing::TempDir() + "rl_" + gpu + ".csv";
+    std::ofstream(file, std::ios::binary) << header << changed << "\n";
+    const auto read = load_rl_rows(file, load_catalog());
+    ASSERT_EQ(read.size(), 1u);
+    ASSERT_TRUE(read[0].job) << gpu << ": " << read[0].skip_reason;
+    EXPECT_EQ(read[0].job->cluster.system.name, system) << gpu;
+  }
+}
+
 // An unknown key or a bad value in recipe_settings names the file, the line and the column.
 TEST(RlInput, BadRecipeSettingNamesFileLineAndColumn) {
   TempDir dir;
