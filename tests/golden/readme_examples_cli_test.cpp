@@ -78,35 +78,6 @@ std::string normalized(const std::string& line) {
   return out;
 }
 
-// Shell words of a README command: blanks separate, "..." and '...' quote.
-std::vector<std::string> words_of(const std::string& command) {
-  std::vector<std::string> words;
-  std::string w;
-  char quote = 0;
-  bool in_word = false;
-  for (const char c : command) {
-    if (quote != 0) {
-      if (c == quote) {
-        quote = 0;
-      } else {
-        w += c;
-      }
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-      in_word = true;
-    } else if (c == ' ') {
-      if (in_word) words.push_back(w);
-      w.clear();
-      in_word = false;
-    } else {
-      w += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(w);
-  return words;
-}
-
 TEST(ReadmeExamples, EveryCommandRunsAndPrintsWhatTheReadmeShows) {
   const auto examples = readme_examples();
   ASSERT_GE(examples.size(), 14u) << "README.md's examples were not found";
@@ -119,7 +90,7 @@ TEST(ReadmeExamples, EveryCommandRunsAndPrintsWhatTheReadmeShows) {
   for (const auto& e : examples) {
     SCOPED_TRACE("README.md:" + std::to_string(e.line) + ": " + e.command);
     if (e.command.starts_with("fmsim metrics serve") || e.command.starts_with("fmsim compare")) continue;
-    auto words = words_of(e.command);
+    auto words = fmsim::testing::shell_words(e.command);
     words.erase(words.begin());  // "fmsim"
     const auto r = run_fmsim(words, RunOptions{.cwd = dir.string(), .input = "", .env = {}});
     ++ran;

@@ -44,36 +44,9 @@ std::string footer_text(const std::string& html) {
   return out;
 }
 
-// Splits a POSIX shell line into words: blanks separate, '...' quotes literally.
-std::vector<std::string> shell_words(const std::string& line) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false, quoted = false;
-  for (const char c : line) {
-    if (quoted) {
-      if (c == '\'') {
-        quoted = false;
-      } else {
-        word += c;
-      }
-    } else if (c == '\'') {
-      quoted = in_word = true;
-    } else if (c == ' ') {
-      if (in_word) words.push_back(word);
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(word);
-  return words;
-}
-
 // The footer's command without "fmsim" and anything after " (", plus --report `page`.
 std::vector<std::string> rerun_words(const std::string& footer, const fs::path& page) {
-  auto words = shell_words(footer.substr(0, footer.find(" (")));
+  auto words = fmsim::testing::shell_words(footer.substr(0, footer.find(" (")));
   EXPECT_FALSE(words.empty());
   if (!words.empty()) {
     EXPECT_EQ(words.front(), "fmsim");

@@ -156,4 +156,34 @@ inline CliResult run_fmsim(const std::vector<std::string>& args, const RunOption
 #endif
 }
 
+/// The words of a shell command line as a POSIX shell splits it: blanks separate, '...' and "..."
+/// quote (no escapes, variables or globs): for running the command lines docs and reports print.
+inline std::vector<std::string> shell_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::string w;
+  char quote = 0;
+  bool in_word = false;
+  for (const char c : line) {
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        w += c;
+      }
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ') {
+      if (in_word) words.push_back(w);
+      w.clear();
+      in_word = false;
+    } else {
+      w += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(w);
+  return words;
+}
+
 }  // namespace fmsim::testing
