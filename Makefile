@@ -73,8 +73,8 @@ test-sanitize: test-deps
 	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -LE 'browser|slurm'
 
 # The long differential run against the real Slurm (issue 40): SLURM_TRACES seeded random traces
-# of 30 jobs, each replayed twice on a real slurmctld with slurmd nodes on loopback and on the
-# scheduler twin (about 3 min a trace); prints each diff and the figures over all traces.
+# of 20 jobs, each replayed twice on a real slurmctld with slurmd nodes on loopback and on the
+# scheduler twin (about 4 min a trace); prints each diff and the figures over all traces.
 SLURM_TRACES ?= 10
 test-slurm-long: test-deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target fmsim_slurm_test

@@ -227,9 +227,11 @@ void scheduler_parameters(SlurmConfig& c, const std::string& path, int line, con
       c.sched_interval_s = number_value(path, line, field, v, 1);
     else if (key == "batch_sched_delay")
       c.batch_sched_delay_s = number_value(path, line, field, v, 0);
+    else if (key == "sched_min_interval")
+      c.sched_min_interval_s = number_value(path, line, field, v, 0) * 1e-6;
     else if (key == "default_queue_depth")
       c.default_queue_depth = static_cast<int>(number_value(path, line, field, v, 1));
-    // Others (bf_continue, sched_min_interval, ...) change timing only; accepted and ignored.
+    // Others (bf_continue, bf_yield_interval, ...) are accepted and ignored.
   }
 }
 

@@ -81,16 +81,21 @@ struct SlurmConfig {
   double bf_resolution_s = 60;
   double sched_interval_s = 60;
   int default_queue_depth = 100;  ///< jobs the event-triggered main loop tests
-  /// From a completion or failure to the main loop's pass: slurmctld queues the pass
-  /// and runs it within a fraction of a second (0.02-0.17 s after completions in slurmctld.log).
+  /// From a node failure or return, a preemption or a reservation edge to the main loop's pass.
   double main_delay_s = 0.1;
-  /// SchedulerParameters batch_sched_delay: a batch submission's main-loop pass may wait this
-  /// long (slurmctld.log: submissions are started by the next backfill pass, not at once).
+  /// SchedulerParameters sched_min_interval (microseconds in the file): the least time between
+  /// two main-loop passes (job_scheduler.c, _sched_agent); 22.05's default is 2 us.
+  double sched_min_interval_s = 2e-6;
+  /// SchedulerParameters batch_sched_delay: the background thread asks for a batch submission's
+  /// pass only when this many whole seconds have passed since it last asked (controller.c).
   double batch_sched_delay_s = 3;
-  /// A finished job's nodes stay COMPLETING until slurmd reports its epilog done (0.02-0.5 s in
-  /// slurmctld.log on loopback); the report's main-loop pass waits like a submission's, so the
-  /// next backfill pass usually finds them first.
-  double completing_s = 0.2;
+  /// Where in each second slurmctld's background thread wakes (unknown: the middle).
+  double background_phase = 0.5;
+  /// A finished job's nodes stay COMPLETING until slurmd reports its epilog done; the report
+  /// asks for a main-loop pass. On loopback (slurmctld.log of the differential runs, 2026-11-28)
+  /// the nodes of a finished job were taken 0.022 s and 0.053 s after its "_job_complete ...
+  /// done" line, and a job submitted 0.066 s after one was not started by the report's pass.
+  double completing_s = 0.05;
   /// Where in each second the backfill thread checks for work, as a fraction of the second (its
   /// checks fall a whole number of seconds apart: backfill.c, backfill_agent): the phase of a real
   /// daemon's thread is unknown, the middle is its expectation.

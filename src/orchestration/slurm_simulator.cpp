@@ -68,6 +68,8 @@ enum class EventKind {
   Submit,
   Recalc,
   MainSched,
+  BatchSched,
+  FullSched,
   Backfill
 };
 
@@ -222,6 +224,8 @@ class Simulator {
   SimulationResult run() {
     for (int j : order_) push({jobs_[static_cast<std::size_t>(j)].spec.submit_s, EventKind::Submit, 0, j, 0});
     if (config_.multifactor) push({config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
+    if (!options_.kueue.enabled && config_.sched_interval_s > 0)
+      push({config_.sched_interval_s + config_.background_phase, EventKind::FullSched, 0, 0, 0});
     // A reservation's start and end change who may use its nodes: both start a scheduling pass.
     for (const auto& r : config_.reservations) {
       push({r.start_s, EventKind::ReservationEdge, 0, 0, 0});
@@ -239,8 +243,8 @@ class Simulator {
       const double t = events_.top().t;
       if (t > stop_at()) break;  // no horizon given, and ten years simulated: see stop_at()
       advance_to(t);
-      bool changed = false, submitted = false, released = false, run_main = false, run_backfill = false,
-           periodic = false;
+      bool changed = false, submitted = false, released = false, ended = false, run_main = false, run_backfill = false,
+           periodic = false, full = false;
       while (!events_.empty() && events_.top().t == t) {
         const Event e = events_.top();
         events_.pop();
@@ -253,7 +257,7 @@ class Simulator {
             if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b &&
                 jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
               finish(e.a, t);
-              changed = true;
+              ended = true;
             }
             break;
           case EventKind::PreemptKill:
@@ -279,12 +283,24 @@ class Simulator {
           case EventKind::Recalc:
             recalc_priorities(t);
             periodic = true;
-            if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size()))
-              push({t + config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
+            repeat_while_work(t + config_.calc_period_s, EventKind::Recalc);
             break;
           case EventKind::MainSched:
             main_pending_ = kInf;
             run_main = true;
+            break;
+          case EventKind::FullSched:
+            // controller.c, _slurmctld_background: every sched_interval a pass over the whole
+            // queue (full_queue), which also sets last_sched_time.
+            last_background_sched_s_ = std::floor(t);
+            full = true;
+            repeat_while_work(t + config_.sched_interval_s, EventKind::FullSched);
+            break;
+          case EventKind::BatchSched:
+            // controller.c, _slurmctld_background: schedule() with last_sched_time = now.
+            batch_pending_ = false;
+            last_background_sched_s_ = std::floor(t);
+            if (request_main(t, std::max(t, last_main_s_ + config_.sched_min_interval_s))) run_main = true;
             break;
           case EventKind::Backfill:
             backfill_scheduled_ = false;
@@ -294,35 +310,27 @@ class Simulator {
         }
       }
       if (stop) break;
-      if ((submitted || released) && !changed) {
-        // A batch submission queues a main-loop pass that may wait batch_sched_delay (backfill
-        // usually starts the job first); an epilog-complete report (the nodes are free again)
-        // runs it shortly after, as a job's end does: slurmctld.log shows a 3-node job started in
-        // the second its nodes were released, 2 s before the next backfill pass. Kueue reacts at once.
-        const double delay = released ? config_.main_delay_s : config_.batch_sched_delay_s;
-        const double at = options_.kueue.enabled ? t : t + delay;
-        if (at <= t) {
+      if (options_.kueue.enabled) {
+        run_main = run_main || submitted || released || changed || ended;  // Kueue reacts at once
+      } else {
+        // slurmctld 22.05's main loop (job_scheduler.c, _schedule) runs when asked through
+        // schedule(), at once unless sched_min_interval has not passed since the last run
+        // (_sched_agent). Asked by: an epilog-complete report, whose nodes are now free
+        // (proc_req.c, _slurm_rpc_epilog_complete); a batch submission, through the background
+        // thread (batch_sched_pass()); a job's end only through its epilog report
+        // (_slurm_rpc_complete_batch_script does not ask), unless nodes are freed at the end
+        // itself (completing_s = 0); other changes (node failures and returns, preemption,
+        // reservation edges) main_delay_s later.
+        if (submitted) batch_sched_pass(t, run_main);
+        if (released && request_main(t, std::max(t, last_main_s_ + config_.sched_min_interval_s))) run_main = true;
+        if ((changed || (ended && config_.completing_s <= 0)) && request_main(t, t + config_.main_delay_s))
           run_main = true;
-        } else if (at < main_pending_) {
-          push({at, EventKind::MainSched, 0, 0, 0});
-          main_pending_ = at;
-        }
-      }
-      if (changed) {
-        // slurmctld runs the main loop shortly after an event; Kueue's scheduler reacts at once.
-        const double at = options_.kueue.enabled ? t : t + config_.main_delay_s;
-        if (at <= t) {
-          run_main = true;
-        } else if (at < main_pending_) {
-          push({at, EventKind::MainSched, 0, 0, 0});
-          main_pending_ = at;
-        }
       }
       // Job and node changes: slurmctld's last_job_update / last_node_update (whole seconds). A
       // priority recalculation changes pending jobs' priorities (priority_multifactor.c,
       // _set_priority: last_job_update = time(NULL)).
       if (submitted || released || changed || (periodic && !queue_.empty())) note_update(t);
-      if (run_main || periodic) main_schedule(t, periodic);
+      if (run_main || periodic || full) main_schedule(t, periodic || full);
       if (run_backfill) {
         last_pass_s_ = t;
         if (!queue_.empty()) {
@@ -382,6 +390,39 @@ class Simulator {
 
   /// A job or node changed at t: slurmctld's last_job_update / last_node_update = time(NULL).
   void note_update(double t) { last_update_s_ = std::max(last_update_s_, std::floor(t)); }
+
+  /// A periodic event's next occurrence, while jobs are still to be submitted or to end.
+  void repeat_while_work(double at, EventKind kind) {
+    if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size())) push({at, kind, 0, 0, 0});
+  }
+
+  /// A main-loop pass at `at` (>= t): true when it is to run now, else queued as an event.
+  bool request_main(double t, double at) {
+    if (at <= t) return true;
+    if (at < main_pending_) {
+      push({at, EventKind::MainSched, 0, 0, 0});
+      main_pending_ = at;
+    }
+    return false;
+  }
+
+  /// A batch submission's pass (queue_job_scheduler): the background thread, which wakes about
+  /// once a second (controller.c, _slurmctld_background: ten 0.1 s sleeps), calls schedule() at
+  /// its first wake-up at least batch_sched_delay whole seconds after the last time it did.
+  /// batch_sched_delay = 0 is taken as at once (an idealisation for unit tests).
+  void batch_sched_pass(double t, bool& run_main) {
+    if (config_.batch_sched_delay_s <= 0) {
+      if (request_main(t, std::max(t, last_main_s_ + config_.sched_min_interval_s))) run_main = true;
+      return;
+    }
+    if (batch_pending_) return;
+    const double phase = config_.background_phase;
+    double at = std::ceil(t - phase - 1e-9) + phase;
+    const double earliest = last_background_sched_s_ + config_.batch_sched_delay_s;
+    if (std::floor(at) < earliest) at = earliest + phase;
+    push({at, EventKind::BatchSched, 0, 0, 0});
+    batch_pending_ = true;
+  }
 
   void push(Event e) {
     e.seq = seq_++;
@@ -820,6 +861,7 @@ class Simulator {
 
   void main_schedule(double t, bool full) {
     ++result_.scheduling_passes;
+    last_main_s_ = t;
     if (options_.kueue.enabled) {
       kueue_schedule(t);
       return;
@@ -1160,8 +1202,11 @@ class Simulator {
   /// Time of the backfill thread's last pass; at first a virtual one bf_interval before its first
   /// check, which falls at bf_phase of the first second.
   double last_pass_s_ = config_.bf_phase - config_.bf_interval_s;
-  double last_update_s_ = -kInf;  ///< whole second of the last job or node change
-  double main_pending_ = kInf;    ///< time of the pending MainSched event
+  double last_update_s_ = -kInf;        ///< whole second of the last job or node change
+  bool batch_pending_ = false;          ///< a BatchSched event is queued
+  double last_background_sched_s_ = 0;  ///< controller.c's last_sched_time (whole seconds)
+  double last_main_s_ = -kInf;          ///< the main loop's last pass (sched_last)
+  double main_pending_ = kInf;          ///< time of the pending MainSched event
   double fragmented_ = 0;
   double last_calc_ = 0;
   int spares_free_ = 0;

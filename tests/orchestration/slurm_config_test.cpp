@@ -24,7 +24,7 @@ TEST(SlurmConf, ReadsSchedulerPriorityNodesAndPartitions) {
   const std::string text =
       "# a cluster\n"
       "SchedulerType=sched/backfill\n"
-      "SchedulerParameters=bf_interval=15,bf_window=2880,bf_max_job_test=200,bf_continue\n"
+      "SchedulerParameters=bf_interval=15,bf_window=2880,bf_max_job_test=200,bf_continue,sched_min_interval=100000\n"
       "PriorityType=priority/multifactor\n"
       "PriorityWeightAge=1000 PriorityWeightJobSize=500 \\\n"
       "  PriorityMaxAge=1-0\n"
@@ -38,6 +38,7 @@ TEST(SlurmConf, ReadsSchedulerPriorityNodesAndPartitions) {
   EXPECT_EQ(f.config.bf_interval_s, 15);
   EXPECT_EQ(f.config.bf_window_s, 2880 * 60);
   EXPECT_EQ(f.config.bf_max_job_test, 200);
+  EXPECT_DOUBLE_EQ(f.config.sched_min_interval_s, 0.1);  // microseconds in the file
   EXPECT_TRUE(f.config.multifactor);
   EXPECT_EQ(f.config.weight_job_size, 500);
   EXPECT_EQ(f.config.max_age_s, 86400);

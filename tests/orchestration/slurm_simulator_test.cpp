@@ -62,6 +62,22 @@ TEST(SlurmSimulator, JobSubmittedWithinAPassSecondIsBackfilledAtTheNextPass) {
   }
 }
 
+// A batch submission's main-loop pass (controller.c, _slurmctld_background): the background
+// thread wakes once a second (here at x.5 s) and calls schedule() when batch_sched_delay whole
+// seconds have passed since it last did (last_sched_time, 0 at start). On an idle cluster
+// without backfill: a job submitted at 10.2 s starts at the 10.5 s wake-up (10 - 0 >= 3); one
+// submitted at 10.7 s, after that call, waits for the first wake-up with floor(t) - 10 >= 3:
+// 13.5 s, not 10.7 + 3 = 13.7 s.
+TEST(SlurmSimulator, BatchSubmissionsWaitBatchSchedDelaySinceTheLastBackgroundPass) {
+  auto c = fast_backfill();
+  c.backfill = false;
+  c.batch_sched_delay_s = 3;
+  c.background_phase = 0.5;
+  const auto r = simulate_slurm(flat(4), c, {job(1, 10.2, 1, 100, 200), job(2, 10.7, 1, 100, 200)});
+  EXPECT_EQ(r.jobs[0].start_s, 10.5);
+  EXPECT_EQ(r.jobs[1].start_s, 13.5);
+}
+
 // sched/builtin: strict priority order; nothing passes the blocked job.
 TEST(SlurmSimulator, BuiltinSchedulerIsStrictFifo) {
   auto c = fast_backfill();

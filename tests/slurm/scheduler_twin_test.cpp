@@ -399,9 +399,9 @@ void expect_agreement(const Comparison& c) {
 
 /// A seeded random trace for a cluster of `nodes` nodes: sizes from 1 node to the whole cluster,
 /// sleeps in tenths of a second (so that some completions fall on a backfill pass's second and
-/// some do not), limits of 1-3 min (above the sleeps; with `timeouts`, one job in eight sleeps
-/// past a 1 min limit and ends TIMEOUT), nice 0-300 on a third of the jobs, and bursts: a quarter
-/// of the submissions follow the previous one by 0.05 s.
+/// some do not), limits of 1-3 min (above the sleeps; with `timeouts`, one job in eight, of 1 or
+/// 2 nodes, sleeps past a 1 min limit and ends TIMEOUT), nice 0-300 on a third of the jobs, and
+/// bursts: a quarter of the submissions follow the previous one by 0.05 s.
 std::vector<TraceJob> random_trace(unsigned seed, int jobs, int nodes, double mean_gap_s, double lo_s, double hi_s,
                                    bool timeouts) {
   std::mt19937 rng(seed);
@@ -421,6 +421,7 @@ std::vector<TraceJob> random_trace(unsigned seed, int jobs, int nodes, double me
     if (timeouts && draw % 8 == 1) {
       j.sleep_s = 62 + tenths(rng) % 30 / 10.0;
       j.limit_min = 1;
+      j.nodes = 1 + draw % 2;
     }
     out.push_back(j);
   }
@@ -528,7 +529,8 @@ TEST(SchedulerTwinDifferential, RandomTraceAgainstTwoRealRuns) {
 }
 
 // The long run (`make test-slurm-long`, FMSIM_SLURM_LONG=<traces>): that many seeded traces of
-// 30 jobs, with time-outs, each replayed twice; prints the figures over all traces.
+// 20 jobs, with time-outs, each replayed twice (about 4 min a trace); prints the figures over all
+// traces.
 TEST(SchedulerTwinDifferential, ManyRandomTraces) {
   FMSIM_SKIP_WITHOUT_SLURM();
   const char* env = std::getenv("FMSIM_SLURM_LONG");
@@ -538,7 +540,7 @@ TEST(SchedulerTwinDifferential, ManyRandomTraces) {
   std::vector<double> medians, maxima;
   for (int k = 0; k < traces; ++k) {
     const auto d =
-        differential(two_leaf_cluster(), random_trace(1000 + static_cast<unsigned>(k), 30, 8, 1.5, 1.0, 12.0, true));
+        differential(two_leaf_cluster(), random_trace(1000 + static_cast<unsigned>(k), 20, 8, 1.5, 1.0, 8.0, true));
     repeatable += d.real_a_b.identical();
     twin_identical += d.twin_a.identical();
     medians.push_back(d.twin_a.median_start_s);
