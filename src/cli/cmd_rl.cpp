@@ -238,6 +238,13 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
   cmd->add_option("--reward", o->reward, "rule (verifier on CPU) or model (reward-model forward)")
       ->capture_default_str();
   cmd->add_option("--gen-tp", o->gen_tp, "Generation tensor parallelism (default: smallest that fits)");
+  cmd->add_option("--gen-ep", o->gen_ep,
+                  "Generation expert parallelism within a replica (vLLM --enable-expert-parallel: experts spread "
+                  "over the replica's GPUs); divides --gen-tp")
+      ->capture_default_str();
+  cmd->add_option("--reference", o->reference,
+                  "KL reference forward: yes or no (default: the algorithm's; GRPO/PPO yes, DAPO no; "
+                  "verl use_kl_loss=False with kl_coef 0 runs none)");
   cmd->add_option("--engine", o->engine,
                   "Rollout inference engine profile: vllm, sglang (data/calibration/serving.yaml)")
       ->capture_default_str();

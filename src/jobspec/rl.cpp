@@ -80,6 +80,19 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   j.oversample = o.oversample;
   j.reward = config::word_flag(rl::kRewardKindWords, o.reward, "--reward");
   j.generator_tp = o.gen_tp;
+  config::checked_whole(o.gen_ep, 1, 4096, "--gen-ep");
+  j.generator_ep = o.gen_ep;
+  if (o.gen_ep > 1 && !j.policy.is_moe())
+    throw core::InputError::flag(
+        "--gen-ep", "expert parallelism needs a mixture-of-experts policy; " + j.policy.name + " is dense");
+  if (o.gen_ep > 1 && j.policy.moe.num_experts % o.gen_ep != 0)
+    throw core::InputError::flag(
+        "--gen-ep", fmt::format("{} must divide the policy's {} experts", o.gen_ep, j.policy.moe.num_experts));
+  if (o.gen_ep > 1 && o.gen_tp > 0 && o.gen_tp % o.gen_ep != 0)
+    throw core::InputError::flag(
+        "--gen-ep",
+        fmt::format("{} must divide --gen-tp {} (the experts spread over one replica's GPUs)", o.gen_ep, o.gen_tp));
+  if (!o.reference.empty()) j.reference = config::word_flag(core::kYesNoWords, o.reference, "--reference");
   j.generator_precision = config::word_flag(core::kTrainingPrecisionWords, o.gen_precision, "--gen-precision");
   if (j.generator_precision != core::Precision::BF16 && j.generator_precision != core::Precision::FP8) {
     throw core::InputError::flag(
@@ -136,7 +149,7 @@ rl::TtcJob make_ttc_job(const rl::RlJob& job, const std::string& method, int sea
                      ? job.generator_tp
                      : std::min(gpus, rl::auto_generator_tp(job.policy, job.cluster, job.generator_precision, cal));
   if (gpus % tp != 0) throw core::InputError::flag("--gen-tp", fmt::format("{} does not divide the {} GPUs", tp, gpus));
-  t.generator = rl::GeneratorConfig{job.policy, job.cluster, tp, gpus / tp, job.generator_precision};
+  t.generator = rl::GeneratorConfig{job.policy, job.cluster, tp, job.generator_ep, gpus / tp, job.generator_precision};
   t.n = job.samples;
   t.search_steps = search_steps;
   t.prompt_len = job.prompt_len;
@@ -155,6 +168,7 @@ rl::TtcResult estimate_ttc(const rl::TtcJob& ttc, const RlModels& models) {
 }
 
 std::string infeasible_flag(const std::string& reason) {
+  if (reason.find("ep ") != std::string::npos && reason.find("must divide tp") != std::string::npos) return "--gen-ep";
   if (reason.rfind("rollout", 0) == 0 || reason.rfind("generation TP", 0) == 0) return "--gen-tp";
   if (reason.rfind("the generator pool", 0) == 0) return "--generator-gpus";
   if (reason.rfind("off-policy", 0) == 0) return "--placement";

@@ -30,6 +30,8 @@ struct RlFlags {
   double oversample = 1.0;
   std::string reward = "rule";
   int gen_tp = 0;
+  int gen_ep = 1;         ///< generation expert parallelism within a replica (divides the generation TP)
+  std::string reference;  ///< KL reference forward: yes, no; empty = the algorithm's default
   std::string gen_precision = "bf16";
   std::string engine = "vllm";  ///< serving engine profile of the rollouts
   int tp = 1, pp = 1, cp = 1, ep = 1;

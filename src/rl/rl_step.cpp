@@ -99,7 +99,8 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   // ---- rollout
   const auto kept = job.prompts * job.samples;
   r.responses = static_cast<std::int64_t>(std::llround(static_cast<double>(kept) * std::max(1.0, job.oversample)));
-  const GeneratorConfig gen{job.policy, job.cluster, r.generator_tp, r.generator_replicas, job.generator_precision};
+  const GeneratorConfig gen{job.policy,       job.cluster,          r.generator_tp,
+                            job.generator_ep, r.generator_replicas, job.generator_precision};
   RolloutRequest req;
   req.prompts =
       static_cast<std::int64_t>(std::llround(static_cast<double>(job.prompts) * std::max(1.0, job.oversample)));

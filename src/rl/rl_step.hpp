@@ -125,6 +125,9 @@ struct RlJob {
   /// the placement (0.6 time-shared, 0.9 on a separate pool).
   double generator_memory_utilization = 0.0;
   int generator_tp = 0;  ///< 0 = smallest TP whose weights use at most half the engine's memory
+  /// Expert parallelism of a generator replica (vLLM --enable-expert-parallel: the experts spread
+  /// over the replica's GPUs instead of each split by TP); divides the generation TP. 1 = none.
+  int generator_ep = 1;
   core::Precision generator_precision = core::Precision::BF16;
   parallelism::Layout train_layout;  ///< dp derived from the trainer GPUs
   std::string stack = "megatron";

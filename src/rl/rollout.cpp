@@ -29,6 +29,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   d.model = gen.model;
   d.tp = std::min(tp_total, domain);
   d.pp = std::max(1, tp_total / d.tp);
+  d.ep = std::max(1, gen.ep);
   d.weights = gen.precision;
   d.kv = gen.precision;
   d.engine = *profile;

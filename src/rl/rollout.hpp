@@ -22,6 +22,7 @@ struct GeneratorConfig {
   workload::ModelSpec model;
   hardware::ClusterSpec cluster;
   int tp = 1;
+  int ep = 1;  ///< expert-parallel width within the replica (divides tp)
   int replicas = 1;
   core::Precision precision = core::Precision::BF16;  ///< weights and KV cache
 };

@@ -136,6 +136,48 @@ TEST(RlCli, BadFlagsNameTheFlag) {
   EXPECT_THAT(r.err, HasSubstr("--gen-memory"));
 }
 
+// --reference no drops the KL reference forward (verl use_kl_loss=False, kl_coef 0): the GRPO step
+// loses exactly its reference phase; --reference yes adds one to DAPO, whose default has none.
+TEST(RlCli, ReferencePassIsOptional) {
+  auto phase = [](const nlohmann::json& j, const std::string& name) {
+    for (const auto& p : j["phases"])
+      if (p["name"] == name) return p["exposed_s"].get<double>();
+    return -1.0;
+  };
+  const auto with_ref = run_fmsim(with(kJob, {"--json"}));
+  const auto without = run_fmsim(with(kJob, {"--json", "--reference", "no"}));
+  ASSERT_EQ(with_ref.exit_code, 0) << with_ref.err;
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  const auto a = nlohmann::json::parse(with_ref.out), b = nlohmann::json::parse(without.out);
+  const double ref = phase(a, "reference");
+  ASSERT_GT(ref, 0.0);
+  EXPECT_LE(phase(b, "reference"), 0.0);
+  EXPECT_NEAR(a["step_time_s"].get<double>() - b["step_time_s"].get<double>(), ref, 1e-6 * ref);
+  const auto dapo = run_fmsim(with(kJob, {"--json", "--algorithm", "dapo", "--reference", "yes"}));
+  ASSERT_EQ(dapo.exit_code, 0) << dapo.err;
+  EXPECT_GT(phase(nlohmann::json::parse(dapo.out), "reference"), 0.0);
+}
+
+// --gen-ep spreads a MoE policy's experts over a generator replica's GPUs; it must divide the
+// generation TP and the experts, and a dense policy has none to spread: each refusal names the flag.
+TEST(RlCli, GenerationExpertParallelism) {
+  const std::vector<std::string> moe{"rl",        "--model", "qwen3-30b-a3b", "--cluster", "p5en.48xlarge:2",
+                                     "--prompts", "64",      "--gen-tp",      "8"};
+  const auto ok = run_fmsim(with(moe, {"--gen-ep", "8", "--json"}));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  for (const auto& [flags, word] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{{{"--gen-ep", "3"}, "divide"},
+                                                                     {{"--gen-ep", "16"}, "must divide --gen-tp 8"},
+                                                                     {{"--gen-ep", "0"}, "--gen-ep"}}) {
+    const auto r = run_fmsim(with(moe, flags));
+    EXPECT_EQ(r.exit_code, 2) << flags[1];
+    EXPECT_THAT(r.err, AllOf(HasSubstr("--gen-ep"), HasSubstr(word))) << flags[1];
+  }
+  const auto dense = run_fmsim(with(kJob, {"--gen-tp", "2", "--gen-ep", "2"}));
+  EXPECT_EQ(dense.exit_code, 2);
+  EXPECT_THAT(dense.err, AllOf(HasSubstr("--gen-ep"), HasSubstr("dense")));
+}
+
 // --trainer-offload adds a trainer_offload phase on the critical path (verl's param and optimizer
 // offload), and the colocated switch then moves only the engine's weights; --gen-memory gives the
 // engine more KV cache, hence more sequences at once.
