@@ -194,8 +194,9 @@ void add_compare_command(CLI::App& app, Context& ctx) {
   auto f = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand("compare", "A real run's metrics in Prometheus beside fmsim's prediction for the job");
   cmd->add_option("--prometheus", f->prometheus, "Prometheus base URL (HTTP API)")->required()->type_name("URL");
-  cmd->add_option("--job,--job-name", f->job,
-                  "Value of the `job` label of the run's series (here --job is the label; the job file is --job-file)")
+  cmd->add_option("--job-name,--job", f->job,
+                  "Value of the `job` label of the run's series, as fmsim run --job-name writes it (--job says the "
+                  "same here; the job file is --job-file)")
       ->required()
       ->type_name("NAME");
   add_training_job_flags(*cmd, f->train, "--job-file");
@@ -211,14 +212,13 @@ void add_compare_command(CLI::App& app, Context& ctx) {
       "`fmsim train`). Gauges are medians over the window, so a checkpoint stall or a restart in it does not\n"
       "read as drift; memory is the peak; throughput the median of 5-minute rates. Run daily with\n"
       "--tolerance as a drift check.\n\n"
-      "--job NAME is the Prometheus `job` label of the real run (as Prometheus and the issue spell it);\n"
-      "--job-name NAME says the same (the spelling `fmsim run`/`serve`/`cluster` use for the label of\n"
-      "the series they write). Here the YAML job file is --job-file FILE: on `fmsim train` and\n"
-      "`fmsim run` that file is --job.\n\n"
+      "--job-name NAME is the Prometheus `job` label of the real run (the spelling `fmsim run`/`serve`/\n"
+      "`cluster` use for the label of the series they write; --job NAME, as Prometheus spells it, says the\n"
+      "same). Here the YAML job file is --job-file FILE: on `fmsim train` and `fmsim run` that file is --job.\n\n"
       "Examples:\n"
-      "  fmsim compare --prometheus http://127.0.0.1:9090 --job llama70b \\\n"
+      "  fmsim compare --prometheus http://127.0.0.1:9090 --job-name llama70b \\\n"
       "      --job-file examples/llama70b_job.yaml --window 6h --tolerance 10%\n"
-      "  fmsim compare --prometheus http://127.0.0.1:9090 --job llama8b --model llama3.1-8b \\\n"
+      "  fmsim compare --prometheus http://127.0.0.1:9090 --job-name llama8b --model llama3.1-8b \\\n"
       "      --cluster p5.48xlarge:2 --tp 2 --gbs 64 --at 2026-01-01T06:00:00Z --json");
   cmd->callback([f, &ctx, cmd] { compare(*f, *cmd, ctx); });
 }
