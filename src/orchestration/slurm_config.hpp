@@ -125,6 +125,11 @@ struct SlurmConfig {
   bool requeue_default = true;            ///< JobRequeue=1 (Slurm's default)
   double kill_wait_s = 30;                ///< KillWait: between SIGTERM and SIGKILL (time limit, preemption)
   double over_time_limit_s = 0;           ///< OverTimeLimit (minutes in the file)
+  /// slurmctld checks time limits every PERIODIC_TIMEOUT (30 s, slurmctld.h) from its background
+  /// thread; 0 = at the limit itself (an idealisation for unit tests).
+  double time_limit_check_s = 30;
+  /// Where those checks fall in their 30 s period, from time 0 (unknown: the middle).
+  double time_limit_phase_s = 15;
 
   [[nodiscard]] int partition_index(const std::string& name) const;  ///< "" = default; -1 when absent
   [[nodiscard]] int qos_index(const std::string& name) const;        ///< -1 when absent

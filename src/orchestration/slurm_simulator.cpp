@@ -391,6 +391,18 @@ class Simulator {
   /// A job or node changed at t: slurmctld's last_job_update / last_node_update = time(NULL).
   void note_update(double t) { last_update_s_ = std::max(last_update_s_, std::floor(t)); }
 
+  /// When slurmctld kills a job whose time limit runs out at `limit_end`: job_time_limit()
+  /// (job_mgr.c) runs from the background thread every PERIODIC_TIMEOUT = 30 s (controller.c,
+  /// _slurmctld_background) and times out jobs whose end_time (start in whole seconds + limit)
+  /// is at least OverTimeLimit past; so at the first check at or after that. Kueue: at the limit.
+  double limit_kill_time(double limit_end) const {
+    if (options_.kueue.enabled) return limit_end;
+    const double due = std::floor(limit_end) + config_.over_time_limit_s;
+    const double period = config_.time_limit_check_s, phase = config_.time_limit_phase_s;
+    if (period <= 0) return std::max(limit_end, due);
+    return std::ceil((due - phase) / period - 1e-9) * period + phase;
+  }
+
   /// A periodic event's next occurrence, while jobs are still to be submitted or to end.
   void repeat_while_work(double at, EventKind kind) {
     if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size())) push({at, kind, 0, 0, 0});
@@ -587,7 +599,7 @@ class Simulator {
     const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
     j.rec.slowdown = options_.slowdown ? std::max(1.0, options_.slowdown(ji, nodes)) : 1.0;
     const double run = overhead + j.remaining_s * j.rec.slowdown;
-    const double end = t + std::min(run, j.limit_s);
+    const double end = std::min(t + run, limit_kill_time(t + j.limit_s));
     ++j.generation;
     push({end, EventKind::JobEnd, 0, ji, j.generation});
   }

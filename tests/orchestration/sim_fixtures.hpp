@@ -29,6 +29,7 @@ inline SlurmConfig fast_backfill() {
   c.batch_sched_delay_s = 0;
   c.completing_s = 0;
   c.bf_phase = 0;
+  c.time_limit_check_s = 0;  // time limits enforced at the limit itself
   return c;
 }
 

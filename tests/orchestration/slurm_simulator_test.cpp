@@ -97,6 +97,24 @@ TEST(SlurmSimulator, TimeLimitEndsAJobWithTimeout) {
   EXPECT_EQ(r.jobs[1].state, JobState::Completed);
 }
 
+// slurmctld enforces time limits from its background thread every PERIODIC_TIMEOUT = 30 s
+// (job_mgr.c, job_time_limit): a job is killed at the first check at or after start + limit
+// (+ OverTimeLimit). Checks at 15 + 30k s: a 120 s limit kills at 135 s, with OverTimeLimit=1
+// (60 s) at 195 s; a job that ends within the lag (125 s of work) completes.
+TEST(SlurmSimulator, TimeLimitsAreCheckedEveryThirtySeconds) {
+  auto c = fast_backfill();
+  c.time_limit_check_s = 30;
+  c.time_limit_phase_s = 15;
+  auto r = simulate_slurm(flat(2), c, {job(1, 0, 1, 500, 120), job(2, 0, 1, 125, 120)});
+  EXPECT_EQ(r.jobs[0].state, JobState::Timeout);
+  EXPECT_EQ(r.jobs[0].end_s, 135);
+  EXPECT_EQ(r.jobs[1].state, JobState::Completed);
+  EXPECT_EQ(r.jobs[1].end_s, 125);
+  c.over_time_limit_s = 60;
+  r = simulate_slurm(flat(2), c, {job(1, 0, 1, 500, 120)});
+  EXPECT_EQ(r.jobs[0].end_s, 195);
+}
+
 // Multifactor with only PriorityWeightJobSize: priority = floor(W x nodes / cluster nodes), so
 // of two waiting jobs the larger goes first (PriorityFavorSmall=NO), the smaller with YES.
 TEST(SlurmSimulator, MultifactorJobSizeOrdersTheQueue) {

@@ -297,6 +297,14 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
   if (const auto phase = backfill_phase(slurm)) config.bf_phase = *phase;
   const auto events = ctld_events(slurm);
   const auto ran = run_times(events);
+  // Where slurmctld's 30 s time-limit checks fall: the completion of a job that outlived its
+  // limit, on the twin's clock (slurmctld.log's seconds of the day; the machine runs on UTC).
+  for (const auto& [id, i] : index_of_id) {
+    if (trace[i].sleep_s <= trace[i].limit_min * 60.0) continue;
+    for (const auto& e : events)
+      if (!e.start && e.job == id)
+        config.time_limit_phase_s = std::fmod(e.t - static_cast<double>(first_submit % 86400) + 86400.0, 30.0);
+  }
   double overhead_sum = 0;
   std::vector<orch::JobSpec> jobs;
   std::vector<const SlurmCompletedJob*> real_by_job(trace.size(), nullptr);
