@@ -177,6 +177,15 @@ class ErrorsCarryTheCliMessage(unittest.TestCase):
                                           isl=512, osl=128, rate=50, slo_ttft="1s", slo_tpot="40ms", probe_requests=60),
                          cli_json("plan-serve", *flags))
 
+    def test_older_flag_spellings_are_keywords_too(self):
+        # docs/cli.md: plan_serve(systems=...) as plan(systems=...), families= its older name; rl(model=...),
+        # policy= its older name. Both spellings give the same result.
+        common = dict(model="llama3.1-8b", rate=20, probe_requests=30, no_disagg=True)
+        self.assertEqual(fmsim.plan_serve(systems="p5.48xlarge", **common),
+                         fmsim.plan_serve(families="p5.48xlarge", **common))
+        job = dict(cluster="p5.48xlarge:2", prompts=64)
+        self.assertEqual(timeless(fmsim.rl(model="qwen3-8b", **job)), timeless(fmsim.rl(policy="qwen3-8b", **job)))
+
     def test_sweep(self):
         # The chunks run in fmsim processes: inside Python, $FMSIM_EXECUTABLE (else fmsim on PATH).
         os.environ["FMSIM_EXECUTABLE"] = BINARY
