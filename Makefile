@@ -98,7 +98,7 @@ fuzz-long: deps
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-14 \
 	  $(FUZZ_SANITIZERS) -DFMSIM_LIBFUZZER=ON -DFMSIM_BUILD_TESTS=OFF -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
 	cmake --build $(FUZZ_DIR) -j $(JOBS)
-	for t in catalog_yaml cluster_yaml job_yaml hf_config validation_csv cli_args; do \
+	for t in catalog_yaml cluster_yaml job_yaml hf_config validation_csv cli_args metrics_load traces; do \
 	  FUZZ_RUNS=$(FUZZ_RUNS) sh $(FUZZ_DIR)/fuzz/run_$$t.sh || exit 1; \
 	done
 
