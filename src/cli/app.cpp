@@ -82,7 +82,13 @@ void build_app(CLI::App& app, Context& ctx, int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   app.add_option("--catalog", ctx.catalog_files,
-                 "Extra catalog YAML file(s) adding or overriding GPUs, systems, fabrics, storage")
+                 "Extra catalog YAML file adding or overriding GPUs, systems, fabrics, storage (repeat the flag "
+                 "for more files)")
+      // One file per flag: a list would swallow the command word after it (`--catalog FILE traim`
+      // read 'traim' as a second file).
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(CLI::ExistingFile)
       ->type_name("FILE");
   app.footer(

@@ -113,6 +113,9 @@ struct Typo {
 TEST(WordsCli, MisspeltSubcommandsAndFlagsSuggestTheClosest) {
   const std::vector<Typo> typos = {
       {{"traim"}, "fmsim: error: unknown subcommand 'traim'; did you mean train?"},
+      // --catalog takes one file per flag: it read the command word after it as a second file.
+      {{"--catalog", fmsim::testing::source_path("examples/custom_catalog.yaml"), "traim"},
+       "fmsim: error: unknown subcommand 'traim'; did you mean train?"},
       {{"plann", "--gpus", "8"}, "fmsim: error: unknown subcommand 'plann'; did you mean plan?"},
       {{"validate", "trainng"}, "fmsim: error: unknown subcommand 'trainng'; did you mean training?"},
       {{"catalog", "gpuss"}, "fmsim: error: unknown subcommand 'gpuss'; did you mean gpus?"},
