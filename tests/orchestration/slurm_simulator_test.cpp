@@ -78,6 +78,30 @@ TEST(SlurmSimulator, BatchSubmissionsWaitBatchSchedDelaySinceTheLastBackgroundPa
   EXPECT_EQ(r.jobs[1].start_s, 13.5);
 }
 
+// Kept from the differential run of 2026-11-28 (tests/slurm, seed 40, real run 1; times from
+// slurmctld.log less 36 s): job 1 (4 nodes) ends at 1.369 s; job 4 (4 nodes, nice 200, 2 min
+// limit) arrives 0.066 s later, at 1.435 s, with 5 nodes free; jobs 5 (6 nodes) and 6 (8 nodes),
+// ahead of it in priority, arrive at 1.963 and 2.017 s. Real Slurm did not start job 4 then: its
+// epilog report's main-loop pass ran before job 4 arrived, the next backfill pass (2.08 s) found
+// jobs 5 and 6 planned after job 2 (n5-n7, until 61.08 s) and job 4's limit reaching past that.
+// It started job 5 at 5.08 s, the first pass after job 2 ended (5.06 s), and job 4 after job 6.
+TEST(SlurmSimulator, JobArrivingJustAfterAnEpilogPassWaitsForTheBackfillPlan) {
+  SlurmConfig c;
+  c.bf_interval_s = 1;
+  c.bf_resolution_s = 1;
+  c.bf_phase = 0.08;
+  c.sched_min_interval_s = 0.1;
+  std::vector<JobSpec> jobs{job(1, 0.076, 4, 1.29, 60), job(2, 0.228, 3, 3.98, 60), job(3, 0.275, 4, 1.8, 120),
+                            job(4, 1.435, 4, 6.0, 120), job(5, 1.963, 6, 2.4, 60),  job(6, 2.017, 8, 3.0, 120)};
+  jobs[0].nice = 300;
+  jobs[2].nice = 300;
+  jobs[3].nice = 200;
+  const auto r = simulate_slurm(flat(8), c, jobs);
+  EXPECT_GT(r.jobs[3].start_s, r.jobs[5].start_s);
+  EXPECT_GE(r.jobs[4].start_s, r.jobs[1].end_s);
+  EXPECT_LT(r.jobs[4].start_s, r.jobs[1].end_s + 1);
+}
+
 // sched/builtin: strict priority order; nothing passes the blocked job.
 TEST(SlurmSimulator, BuiltinSchedulerIsStrictFifo) {
   auto c = fast_backfill();
