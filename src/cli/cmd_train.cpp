@@ -185,7 +185,7 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
   for (const auto& [name, v] : mem) {
     fmt::print("  {:<24}{:>12}\n", name, core::format_bytes(v));
     // At the optimizer step's peak the activations are freed; say what they were at the backward's.
-    if (&v == &mem[3].second && m.optimizer_step_peak && m.backward_activations.value() > 0)
+    if (std::string_view(name) == "activations" && m.optimizer_step_peak && m.backward_activations.value() > 0)
       fmt::print("  {:<24}{:>12}\n", "  at the backward peak", core::format_bytes(m.backward_activations));
   }
   // Parts of the rows above: NCCL's buffers (context), CUDA graphs' static buffers (buffers).

@@ -12,6 +12,7 @@
 #include "config/cluster_loader.hpp"
 #include "config/csv.hpp"
 #include "config/model_loader.hpp"
+#include "config/training_csv.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -86,16 +87,10 @@ std::string system_for(const std::string& hw) {
   if (contains(hw, "h20") && !contains(hw, "h200")) return "hgx-h20";
   if (contains(hw, "h800")) return "hgx-h800";
   if (contains(hw, "a800")) return "hgx-a800";
-  // The rest as the training table reads them (training_csv.cpp map_hardware): Grace-Blackwell
-  // racks, DGX B300/B200, H200 in a P5en node.
-  if (contains(hw, "gb300")) return "gb300-nvl72";
-  if (contains(hw, "gb200")) return "gb200-nvl72";
-  if (contains(hw, "b300")) return "dgx-b300";
-  if (contains(hw, "b200")) return "dgx-b200";
-  if (contains(hw, "h200")) return "p5en.48xlarge";
-  if (contains(hw, "h100")) return "dgx-h100";
-  if (contains(hw, "a100-80gb") || (contains(hw, "a100") && !contains(hw, "40"))) return "dgx-a100";
-  return "";
+  // The rest as the training table reads them (GB300, GB200, B300, B200, H200, H100, A100);
+  // a GPU that is not its system's own (A100 40GB) the RL job cannot carry: none.
+  const auto match = map_hardware(hw);
+  return match && match->gpu.empty() ? match->system : std::string();
 }
 
 /// "[TP,CP,EP,PP,VPP]=[2,2,16,4,n/a]" or "TP2 CP2 EP8 PP1" or "FSDP2" into a layout.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -74,39 +75,6 @@ std::optional<double> number(const std::string& cell) {
   } catch (...) {
     return std::nullopt;
   }
-}
-
-// GPU and system as published -> catalog keys.
-struct HardwareMatch {
-  std::string system;
-  std::string gpu;  // empty = the system's own GPU
-};
-
-std::optional<HardwareMatch> map_hardware(const std::string& hw) {
-  const std::string h = core::to_lower(hw);
-  if (contains(h, "gb300")) return HardwareMatch{"gb300-nvl72", ""};
-  if (contains(h, "gb200")) return HardwareMatch{"gb200-nvl72", ""};
-  if (contains(h, "b300")) return HardwareMatch{"dgx-b300", ""};
-  if (contains(h, "b200")) return HardwareMatch{"dgx-b200", ""};
-  if (contains(h, "sm100")) {
-    // Compute capability 10.0 is B200 (183,359 MiB visible, 179 GiB) or GB200's Blackwell (185 GiB):
-    // a capacity stated above 182 GiB (the largest "<n> GiB" in the cell) is the GB200's.
-    double cap = 0.0;
-    for (std::size_t at = h.find("gib"); at != std::string::npos; at = h.find("gib", at + 3)) {
-      std::size_t e = at;
-      while (e > 0 && h[e - 1] == ' ') --e;
-      std::size_t b = e;
-      while (b > 0 && (std::isdigit(static_cast<unsigned char>(h[b - 1])) || h[b - 1] == '.')) --b;
-      if (b < e) cap = std::max(cap, number(h.substr(b, e - b)).value_or(0.0));
-    }
-    return HardwareMatch{cap > 182.0 ? "gb200-nvl72" : "dgx-b200", ""};
-  }
-  if (contains(h, "h200")) return HardwareMatch{"p5en.48xlarge", ""};
-  if (contains(h, "h800")) return HardwareMatch{"dgx-h100", "h800-sxm"};
-  if (contains(h, "h100")) return HardwareMatch{"dgx-h100", ""};
-  if (contains(h, "a100") && contains(h, "40")) return HardwareMatch{"dgx-a100", "a100-sxm-40gb"};
-  if (contains(h, "a100")) return HardwareMatch{"dgx-a100", ""};
-  return std::nullopt;
 }
 
 // "96GB" in a hardware cell (the last "<digits>GB" with the case as written, so "Gbps" is not one).
@@ -217,6 +185,33 @@ DerivedLayers layers_from_size(Get&& get, const std::string& model) {
 }
 
 }  // namespace
+
+std::optional<HardwareMatch> map_hardware(const std::string& hw) {
+  const std::string h = core::to_lower(hw);
+  if (contains(h, "gb300")) return HardwareMatch{"gb300-nvl72", ""};
+  if (contains(h, "gb200")) return HardwareMatch{"gb200-nvl72", ""};
+  if (contains(h, "b300")) return HardwareMatch{"dgx-b300", ""};
+  if (contains(h, "b200")) return HardwareMatch{"dgx-b200", ""};
+  if (contains(h, "sm100")) {
+    // Compute capability 10.0 is B200 (183,359 MiB visible, 179 GiB) or GB200's Blackwell (185 GiB):
+    // a capacity stated above 182 GiB (the largest "<n> GiB" in the cell) is the GB200's.
+    double cap = 0.0;
+    for (std::size_t at = h.find("gib"); at != std::string::npos; at = h.find("gib", at + 3)) {
+      std::size_t e = at;
+      while (e > 0 && h[e - 1] == ' ') --e;
+      std::size_t b = e;
+      while (b > 0 && (std::isdigit(static_cast<unsigned char>(h[b - 1])) || h[b - 1] == '.')) --b;
+      if (b < e) cap = std::max(cap, number(h.substr(b, e - b)).value_or(0.0));
+    }
+    return HardwareMatch{cap > 182.0 ? "gb200-nvl72" : "dgx-b200", ""};
+  }
+  if (contains(h, "h200")) return HardwareMatch{"p5en.48xlarge", ""};
+  if (contains(h, "h800")) return HardwareMatch{"dgx-h100", "h800-sxm"};
+  if (contains(h, "h100")) return HardwareMatch{"dgx-h100", ""};
+  if (contains(h, "a100") && contains(h, "40")) return HardwareMatch{"dgx-a100", "a100-sxm-40gb"};
+  if (contains(h, "a100")) return HardwareMatch{"dgx-a100", ""};
+  return std::nullopt;
+}
 
 std::vector<TrainingRow> read_training_csv(const std::string& csv_path, const hardware::Catalog& catalog) {
   std::string path;
@@ -368,8 +363,14 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
   if (options.require_step_time) required.push_back("global_batch_size");
   csv.require(required, "required column missing from the header");
 
+  // Every preset, loaded once for all rows (in preset_model_names' order).
+  const std::vector<std::string> preset_names = preset_model_names();
   std::vector<workload::ModelSpec> presets;
-  for (const auto& name : preset_model_names()) presets.push_back(load_model(name));
+  for (const auto& name : preset_names) presets.push_back(load_model(name));
+  auto preset_named = [&](const std::string& key) -> const workload::ModelSpec* {
+    const auto it = std::find(preset_names.begin(), preset_names.end(), key);
+    return it == preset_names.end() ? nullptr : &presets[static_cast<std::size_t>(it - preset_names.begin())];
+  };
   std::vector<TrainingRow> out;
   for (std::size_t ri = 0; ri < csv.rows(); ++ri) {
     auto get = [&](const std::string& name) { return csv.cell(ri, name); };
@@ -499,21 +500,16 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     // a row that prints some takes the missing architecture numbers from it. Without one, a
     // missing number is derived by a stated rule or the row is refused: never a default.
     const std::string named_preset = preset_for_published_name(row.model);
+    const workload::ModelSpec* by_name = preset_named(named_preset);
     const bool no_dimensions = get("num_layers").empty() && get("hidden_size").empty() &&
                                get("num_attention_heads").empty() && get("ffn_hidden_size").empty();
-    if (no_dimensions && !named_preset.empty()) {
-      job.model = load_model(named_preset);
+    if (no_dimensions && by_name) {
+      job.model = *by_name;
       job.model.name = row.model;
       row.layers_derived_from = "the preset " + named_preset + " (the row gives the model's name, no dimensions)";
     }
     if (job.model.num_layers == 0) {
       try {
-        const workload::ModelSpec* by_name = nullptr;
-        workload::ModelSpec named_spec;
-        if (!named_preset.empty()) {
-          named_spec = load_model(named_preset);
-          by_name = &named_spec;
-        }
         ModelDimensions dims;
         dims.name = row.model;
         dims.num_layers = integer("num_layers", 0);

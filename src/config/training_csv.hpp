@@ -39,6 +39,16 @@ struct TrainingRow {
 /// documented defaults. A row that cannot be mapped keeps a reason.
 std::vector<TrainingRow> read_training_csv(const std::string& path, const hardware::Catalog& catalog);
 
+/// A GPU or system as a table prints it ("GB300 (DGX-GB300 / NVL72)", "H100-SXM-80GB",
+/// "SM100, 183359 MiB") -> the catalog system it runs in and the GPU when it is not the
+/// system's own; nullopt when it names none the catalog holds. The training and RL tables read
+/// their hardware cells with it.
+struct HardwareMatch {
+  std::string system;
+  std::string gpu;  ///< empty = the system's own GPU
+};
+std::optional<HardwareMatch> map_hardware(const std::string& published);
+
 /// How training_rows reads a table of another schema that shares training.csv's columns.
 struct TrainingRowOptions {
   bool require_step_time = true;               ///< reject rows without a step time or tokens/s/GPU
