@@ -86,7 +86,8 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return out;
 }
 
-/// Seconds: a number, or "YYYY-MM-DD HH:MM:SS" / "YYYY-MM-DDTHH:MM:SS" as UTC.
+/// Seconds: a number, or "YYYY-MM-DD HH:MM:SS" / "YYYY-MM-DDTHH:MM:SS" as UTC, years 1900 to 9999
+/// (a year of -2147483648 overflowed `y - 1900`: found by fuzz_traces under UBSan).
 std::optional<double> parse_time(const std::string& s) {
   if (s.empty()) return std::nullopt;
   try {
@@ -98,7 +99,9 @@ std::optional<double> parse_time(const std::string& s) {
   int y, mo, d, h = 0, mi = 0, se = 0;
   char sep = ' ';
   if (std::sscanf(s.c_str(), "%d-%d-%d%c%d:%d:%d", &y, &mo, &d, &sep, &h, &mi, &se) >= 3) {
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 24 || mi > 59 || se > 60) return std::nullopt;
+    if (y < 1900 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 24 || mi < 0 || mi > 59 ||
+        se < 0 || se > 60)
+      return std::nullopt;
     tm.tm_year = y - 1900;
     tm.tm_mon = mo - 1;
     tm.tm_mday = d;

@@ -90,6 +90,18 @@ TEST(Trace, ErrorsNameFileLineAndColumn) {
   EXPECT_THROW(parse_trace_csv("id,nodes,duration\n1,2,3\n", "t.csv", {}), core::InputError);   // no submit
   EXPECT_THROW(parse_trace_csv("id,submit,duration\n1,2,3\n", "t.csv", {}), core::InputError);  // no size
   EXPECT_THROW(parse_trace_csv("id,submit,nodes,duration\n", "t.csv", {}), core::InputError);   // no rows
+  // Dates are years 1900 to 9999 with non-negative clock fields: a year of -2147483648 overflowed
+  // the tm_year arithmetic (fuzz_traces under UBSan), a negative minute wrapped into the hour.
+  for (const char* when :
+       {"-2147483648-01-01 00:00:00", "1899-12-31 00:00:00", "10000-01-01 00:00:00", "2024-01-01 00:-5:00"}) {
+    try {
+      parse_trace_csv(std::string("id,submit,nodes,duration\n1,") + when + ",2,100\n", "t.csv", {});
+      ADD_FAILURE() << when;
+    } catch (const core::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a time"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_trace_csv("id,submit,nodes,duration\n1,1970-01-02 00:00:00,2,100\n", "t.csv", {}).size(), 1u);
   TraceOptions o;
   o.column_for = {{"walltime", "x"}};
   EXPECT_THROW(parse_trace_csv("id,submit,nodes,duration\n1,0,1,1\n", "t.csv", o), core::InputError);
