@@ -60,17 +60,24 @@ test: test-deps build
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer in its own build folder (g++;
 # any report fails the test: -fno-sanitize-recover=all and halt_on_error); CI runs it after
-# `make test` (.ci/run). -O1 -g0 and no benchmarks keep its cold build inside CI's budget
-# (docs/fuzzing.md has the measured times); speed tests skip themselves there (FMSIM_SANITIZED). The browser and Slurm tests start other programs
-# and are left out; so is the Python extension (it would need libasan preloaded into python3).
+# `make test` (.ci/run). It compiles the library, the command, the unit, prometheus and fuzz tests
+# sanitized (-O1 -g0, no benchmarks: docs/fuzzing.md has the measured times) and runs them; then
+# the Release build's golden tests run against the sanitized fmsim (FMSIM_TEST_BINARY: every
+# command and its bad input, without compiling those tests twice). Speed tests skip themselves
+# there (FMSIM_SANITIZED, FMSIM_TEST_SANITIZED) and hang guards allow 10x. The validation bands,
+# the browser and the real-Slurm tests are the Release suite's; so is the Python extension (it
+# would need libasan preloaded into python3).
 SANITIZE_DIR ?= build-sanitize
 SANITIZE_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-test-sanitize: test-deps
+test-sanitize: test-deps configure
 	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g0" \
 	  -DFMSIM_SANITIZE=ON -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
-	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -LE 'browser|slurm'
+	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target fmsim_golden_test
+	$(SANITIZE_ENV) FMSIM_TEST_BINARY=$(abspath $(SANITIZE_DIR))/src/cli/fmsim FMSIM_TEST_SANITIZED=1 \
+	  ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L golden
 
 # The long differential run against the real Slurm (issue 40): SLURM_TRACES seeded random traces
 # of 20 jobs, each replayed twice on a real slurmctld with slurmd nodes on loopback and on the

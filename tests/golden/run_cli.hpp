@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -146,15 +147,44 @@ inline CliResult run_binary(const std::string& binary, const std::vector<std::st
   return result;
 }
 
-/// Runs the fmsim binary built by CMake (FMSIM_BINARY) with `args`.
+/// The fmsim binary under test: $FMSIM_TEST_BINARY where set (make test-sanitize runs the Release
+/// build's golden tests against the sanitized fmsim, so they are not compiled twice), else the one
+/// CMake built (FMSIM_BINARY).
+inline std::string fmsim_binary() {
+  if (const char* binary = std::getenv("FMSIM_TEST_BINARY"); binary != nullptr && *binary != '\0') return binary;
+#ifdef FMSIM_BINARY
+  return FMSIM_BINARY;
+#else
+  return "fmsim";
+#endif
+}
+
+/// Whether the code under test runs under ASan/UBSan: this test built so (FMSIM_SANITIZED), or
+/// $FMSIM_TEST_SANITIZED=1 beside a sanitized $FMSIM_TEST_BINARY.
+inline bool sanitized() {
+#ifdef FMSIM_SANITIZED
+  return true;
+#else
+  const char* flag = std::getenv("FMSIM_TEST_SANITIZED");
+  return flag != nullptr && std::string(flag) == "1";
+#endif
+}
+
+/// Runs the fmsim binary under test (fmsim_binary()) with `args`.
 inline CliResult run_fmsim(const std::vector<std::string>& args, const RunOptions& options = {}) {
 #ifdef FMSIM_BINARY
-  return run_binary(FMSIM_BINARY, args, options);
+  return run_binary(fmsim_binary(), args, options);
 #else
   static_assert(sizeof(args) == 0, "run_fmsim needs the FMSIM_BINARY compile definition");
   return {};
 #endif
 }
+
+/// A time bound that guards against a hang or a runaway loop, not a speed check: `seconds` in the
+/// Release suite, ten times that under ASan/UBSan (make test-sanitize), where the command runs
+/// 5-10x slower (`fmsim cluster --node-failure-rate 1000`: 2.9 s Release, 30 s sanitized at -O1,
+/// measured 2026-11-28; the speed checks proper skip themselves there).
+inline double hang_guard_s(double seconds) { return sanitized() ? 10.0 * seconds : seconds; }
 
 /// The words of a shell command line as a POSIX shell splits it: blanks separate, '...' and "..."
 /// quote (no escapes, variables or globs): for running the command lines docs and reports print.

@@ -226,12 +226,13 @@ TEST_F(Sweep, KilledSweepStopsItsWorkers) {
                                "fixed: {num-requests: 300000}\n"
                                "grid:\n"
                                "  seed: [1, 2]\n");
+  const std::string binary = fmsim::testing::fmsim_binary();
+  const std::string out = (dir_ / "out").string();
   const pid_t sweep = ::fork();
   ASSERT_GE(sweep, 0);
   if (sweep == 0) {
-    const std::string out = (dir_ / "out").string();
-    ::execl(FMSIM_BINARY, FMSIM_BINARY, "sweep", grid.c_str(), "--out", out.c_str(), "--chunk-size", "1", "--jobs", "2",
-            static_cast<char*>(nullptr));
+    ::execl(binary.c_str(), binary.c_str(), "sweep", grid.c_str(), "--out", out.c_str(), "--chunk-size", "1", "--jobs",
+            "2", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   std::vector<pid_t> workers;
