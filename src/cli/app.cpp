@@ -20,6 +20,14 @@ namespace fmsim::cli {
 void add_validate_command(CLI::App& app, Context& ctx) {
   auto* validate = app.add_subcommand("validate", "Compare predictions with published measurements (validation/*.csv)");
   validate->require_subcommand(1);
+  validate->footer(
+      "Each subcommand predicts the rows of one validation/*.csv file (built in; --csv FILE for your own) and\n"
+      "prints the error per row and per partition (docs/validation.md).\n\n"
+      "Examples:\n"
+      "  fmsim validate training --holdout\n"
+      "  fmsim validate inference --csv validation/inference_aic.csv --no-rows\n"
+      "  fmsim validate memory\n"
+      "  fmsim validate rl --json");
   add_validate_collectives(*validate, ctx);
   add_validate_training(*validate, ctx);
   add_validate_planner(*validate, ctx);

@@ -166,6 +166,10 @@ void add_calibrate_serving(CLI::App& cal, Context& ctx) {
 void add_calibrate_command(CLI::App& app, Context& ctx) {
   auto* cal = app.add_subcommand("calibrate", "Fit calibration parameters to published measurements");
   cal->require_subcommand(1);
+  cal->footer(
+      "Examples:\n"
+      "  fmsim calibrate training --csv validation/training.csv\n"
+      "  fmsim calibrate serving --csv validation/inference_aic.csv");
   auto* cmd = cal->add_subcommand("training", "Fit the training-step calibration to a training.csv-schema file");
   cmd->footer(
       "Moves only the named physical parameters (per GPU architecture: GEMM efficiency per precision,\n"
@@ -174,7 +178,10 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       "per-layer and per-MoE-layer overheads), within physical bounds, by coordinate descent on the\n"
       "mean |ln(predicted/measured)| plus 0.0005 x sum (ln(value/prior) / spread)^2, starting from each\n"
       "value's cited prior (`prior:` in the YAML; `prior_spread:` its 1-sigma in ln units, 0.3 if not\n"
-      "given): a value may leave its benchmark only as far as the data and the prior's spread allow.");
+      "given): a value may leave its benchmark only as far as the data and the prior's spread allow.\n\n"
+      "Examples:\n"
+      "  fmsim calibrate training --csv validation/training.csv\n"
+      "  fmsim calibrate training --csv validation/training.csv --exclude-source S24 --rounds 2");
   struct Opts {
     std::string csv;
     std::vector<std::string> exclude;

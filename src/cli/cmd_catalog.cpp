@@ -544,6 +544,7 @@ void add_catalog_command(CLI::App& app, Context& ctx) {
   };
   for (const auto& list : kLists) {
     auto* sub = catalog->add_subcommand(list.name, list.help);
+    sub->footer(fmt::format("Examples:\n  fmsim catalog {0}\n  fmsim catalog {0} --json", list.name));
     auto as_json = std::make_shared<bool>(false);
     sub->add_flag("--json", *as_json, "Print a JSON array; every value in SI units with its unit and source");
     sub->callback([&ctx, &list, as_json] {
@@ -562,6 +563,11 @@ void add_catalog_command(CLI::App& app, Context& ctx) {
   show_cmd->add_option("NAME", *name, "Catalog name or alias, e.g. p5.48xlarge, H100, efa-v3, fsx-persistent2-1000")
       ->required();
   show_cmd->add_flag("--json", *show_json, "Print as JSON (SI values with unit, source, verified, derived, note)");
+  show_cmd->footer(
+      "Examples:\n"
+      "  fmsim catalog show p5en.48xlarge\n"
+      "  fmsim catalog show H100 --json\n"
+      "  fmsim --catalog examples/custom_catalog.yaml catalog show h100-sxm-96gb-500w");
   show_cmd->callback([&ctx, name, show_json] { show(ctx.catalog(), *name, *show_json); });
 
   auto* cluster_cmd = catalog->add_subcommand(
@@ -571,6 +577,11 @@ void add_catalog_command(CLI::App& app, Context& ctx) {
   cluster_cmd->add_option("SPEC", *spec, "e.g. p5.48xlarge:64, u-p6e-gb200x72:4, dgx-h100:128, or cluster.yaml")
       ->required();
   cluster_cmd->add_flag("--json", *cluster_as_json, "Print as JSON (SI units)");
+  cluster_cmd->footer(
+      "Examples:\n"
+      "  fmsim catalog cluster u-p6e-gb200x72:4\n"
+      "  fmsim catalog cluster p5en.48xlarge:16 --json\n"
+      "  fmsim catalog cluster dgx-h100:128");
   cluster_cmd->callback([&ctx, spec, cluster_as_json] {
     const auto cluster = config::parse_cluster(ctx.catalog(), *spec, "SPEC");
     if (*cluster_as_json) {

@@ -277,6 +277,11 @@ void add_models_command(CLI::App& app, Context& /*ctx*/) {
       ->required()
       ->type_name("NAME|PATH");
   show->add_flag("--json", *show_json, "Print as JSON");
+  show->footer(
+      "Examples:\n"
+      "  fmsim models show llama3.1-70b\n"
+      "  fmsim models show deepseek-v3 --seq-len 8192\n"
+      "  fmsim models show path/to/config.json --json");
   show->add_option("--seq-len", *seq_len, "Sequence length for the FLOPs-per-token figures")
       ->capture_default_str()
       ->check(positive(*seq_len));

@@ -19,6 +19,13 @@ void add_validate_rl(CLI::App& validate, Context& ctx) {
   auto json = std::make_shared<bool>(false);
   auto* cmd = validate.add_subcommand(
       "rl", "Compare RL step, phase, weight-sync and throughput predictions with validation/rl.csv");
+  cmd->footer(
+      "Predicts every rl_step and weight_sync row that names its model, GPUs, layout and lengths (the rest\n"
+      "are listed with the reason), and the async-vs-sync speed-up of each pair of rows from one source.\n"
+      "Error = (predicted - measured) / measured.\n\n"
+      "Examples:\n"
+      "  fmsim validate rl\n"
+      "  fmsim validate rl --json");
   cmd->add_option("--csv", *csv,
                   "Measurements (columns of validation/README.md; default: the built-in validation/rl.csv)")
       ->type_name("FILE");

@@ -30,7 +30,11 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->footer(
       "Reads the column schema of validation/training.csv; every row with a step time or\n"
       "tokens/s/GPU is built (model, catalog system, layout) and simulated. Rows that cannot be\n"
-      "simulated are listed with the reason. Error = (predicted - measured) / measured step time.");
+      "simulated are listed with the reason. Error = (predicted - measured) / measured step time.\n\n"
+      "Examples:\n"
+      "  fmsim validate training\n"
+      "  fmsim validate training --holdout\n"
+      "  fmsim validate training --markdown");
   cmd->add_option("--csv", opts->csv,
                   "Measurements CSV (training.csv schema; default: the built-in validation/training.csv)")
       ->check(CLI::ExistingFile);

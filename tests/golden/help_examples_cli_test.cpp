@@ -156,4 +156,38 @@ TEST(HelpExamples, EveryExampleInEveryHelpRuns) {
   EXPECT_GE(ran, 50);
 }
 
+// Every command's help shows at least one example of that command itself: CLI11 hands a
+// subcommand without a footer its parent's, so `fmsim validate rl --help` showed the top level's
+// `fmsim catalog systems` and `fmsim catalog fabrics --help` only the other lists.
+TEST(HelpExamples, EveryCommandShowsAnExampleOfItself) {
+  std::vector<std::vector<std::string>> pending{{}};
+  int commands = 0;
+  while (!pending.empty()) {
+    const auto words = pending.back();
+    pending.pop_back();
+    auto args = words;
+    args.push_back("--help");
+    const auto help = run_fmsim(args);
+    ASSERT_EQ(help.exit_code, 0) << help.err;
+    for (const auto& sub : subcommands(help.out)) {
+      auto next = words;
+      next.push_back(sub);
+      pending.push_back(next);
+    }
+    if (words.empty()) continue;
+    ++commands;
+    const auto examples = examples_in(help.out);
+    const bool own = std::any_of(examples.begin(), examples.end(), [&](const std::string& e) {
+      auto run = fmsim::testing::shell_words(e);
+      run.erase(run.begin());                                                                 // "fmsim"
+      if (run.size() >= 2 && run[0] == "--catalog") run.erase(run.begin(), run.begin() + 2);  // global option
+      return run.size() >= words.size() && std::equal(words.begin(), words.end(), run.begin());
+    });
+    std::string path;
+    for (const auto& w : words) path += " " + w;
+    EXPECT_TRUE(own) << "`fmsim" << path << " --help` shows no example of itself:\n" << help.out;
+  }
+  EXPECT_GE(commands, 30);
+}
+
 }  // namespace
