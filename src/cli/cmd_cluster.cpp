@@ -21,13 +21,13 @@
 #include "cli/output.hpp"
 #include "cli/reproduce_command.hpp"
 #include "cli/text_table.hpp"
+#include "config/job_trace.hpp"
 #include "core/error.hpp"
 #include "jobspec/cluster.hpp"
 #include "orchestration/cluster_metrics.hpp"
 #include "orchestration/reservation.hpp"
 #include "orchestration/slurm_config.hpp"
 #include "orchestration/slurm_simulator.hpp"
-#include "orchestration/trace.hpp"
 #include "orchestration/workload.hpp"
 #include "report/document.hpp"
 #include "report/series.hpp"
@@ -372,7 +372,8 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
   const bool k8s = job.k8s;
   const std::string& conf_note = job.conf_note;
   const std::string& workload_note = job.workload_note;
-  if (!out.write_trace.empty()) write_file_atomically(out.write_trace, orch::write_trace_csv(jobs), "--job-trace-out");
+  if (!out.write_trace.empty())
+    write_file_atomically(out.write_trace, config::write_trace_csv(jobs), "--job-trace-out");
   const auto& variants = job.policies;
   const auto& o = variants[0].options;
   std::vector<orch::SimulationResult> results;

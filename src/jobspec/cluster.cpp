@@ -13,14 +13,16 @@
 #include "config/cluster_loader.hpp"
 #include "config/csv.hpp"
 #include "config/flag_values.hpp"
+#include "config/job_trace.hpp"
 #include "config/reliability_loader.hpp"
+#include "config/sacctmgr_dump.hpp"
+#include "config/slurm_conf.hpp"
+#include "config/slurm_reservations.hpp"
+#include "config/topology_conf.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "jobspec/training.hpp"
-#include "orchestration/fair_share.hpp"
-#include "orchestration/reservation.hpp"
-#include "orchestration/trace.hpp"
 
 namespace fmsim::jobspec {
 namespace {
@@ -185,7 +187,7 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   base.placement = layout.block_size > 0 ? orch::Placement::Block : orch::Placement::Tree;
   c.conf_note = "Slurm 22.05 defaults";
   if (!f.slurm_conf.empty()) {
-    const auto file = orch::parse_slurm_conf(config::read_text_file(f.slurm_conf, "--slurm-conf"), f.slurm_conf);
+    const auto file = config::parse_slurm_conf(config::read_text_file(f.slurm_conf, "--slurm-conf"), f.slurm_conf);
     base = file.config;
     c.conf_note = f.slurm_conf;
     if (!file.node_names.empty()) {
@@ -198,10 +200,10 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
     if (file.topology_plugin.empty()) base.placement = orch::Placement::Consecutive;
   }
   if (!f.topology_conf.empty())
-    orch::apply_topology_conf(layout, config::read_text_file(f.topology_conf, "--topology-conf"), f.topology_conf);
+    config::apply_topology_conf(layout, config::read_text_file(f.topology_conf, "--topology-conf"), f.topology_conf);
   if (!f.associations.empty())
-    base.associations = orch::FairShareTree::parse_sacctmgr_dump(
-        config::read_text_file(f.associations, "--associations"), f.associations);
+    base.associations =
+        config::parse_sacctmgr_dump(config::read_text_file(f.associations, "--associations"), f.associations);
   // Reservations (Capacity Blocks add their nodes to the layout, so before the workload).
   const int cluster_nodes = layout.nodes();  // without Capacity Blocks: what synthetic jobs are sized to
   {
@@ -210,7 +212,7 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
     const std::string source = f.reservations_file.empty() ? std::string("--reservation") : f.reservations_file;
     if (!text.empty() && text.back() != '\n') text += '\n';
     for (const auto& line : f.reservations) text += line + "\n";
-    if (!text.empty()) base.reservations = orch::parse_reservations(text, source, layout);
+    if (!text.empty()) base.reservations = config::parse_reservations(text, source, layout);
   }
   if (!f.placement.empty()) base.placement = config::word_flag(orch::kPlacementWords, f.placement, "--placement");
   check_block_placement(base.placement, layout, "--placement",
@@ -225,7 +227,7 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   if (!f.trace.empty() && f.synthetic > 0)
     throw core::InputError::flag("--synthetic", "give --trace or --synthetic, not both");
   if (!f.trace.empty()) {
-    orch::TraceOptions topt;
+    config::TraceOptions topt;
     topt.gpus_per_node = layout.gpus_per_node;
     topt.limit_factor = f.limit_factor;
     topt.max_nodes = layout.nodes();
@@ -237,7 +239,7 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
         throw core::InputError::flag("--trace-map", fmt::format("'{}' is not FIELD=COLUMN", m));
       topt.column_for[m.substr(0, eq)] = m.substr(eq + 1);
     }
-    jobs = orch::parse_trace_csv(config::read_text_file(f.trace, "--job-trace"), f.trace, topt);
+    jobs = config::parse_trace_csv(config::read_text_file(f.trace, "--job-trace"), f.trace, topt);
     c.workload_note = fmt::format("{} jobs from {}", jobs.size(), f.trace);
   } else {
     orch::SyntheticWorkloadSpec w;
@@ -301,6 +303,15 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   }
   c.policies.push_back(first);
   for (const auto& entry : f.compare) c.policies.push_back(apply_compare_entry(first, entry, layout));
+  // Jobs that could never run are the input's fault, named by the flag that gave them.
+  for (const auto& v : c.policies)
+    if (const auto problem = orch::find_workload_problem(layout, v.config, jobs, v.options)) {
+      switch (problem->input) {
+        case orch::WorkloadInput::Cluster: throw core::InputError::flag("--cluster", problem->message);
+        case orch::WorkloadInput::Jobs: throw core::InputError::flag("--trace", problem->message);
+        case orch::WorkloadInput::Queues: throw core::InputError::flag("--queues", problem->message);
+      }
+    }
   return c;
 }
 

@@ -1,5 +1,6 @@
 // Fair-share as Slurm's priority/multifactor computes it, over the association tree slurmdbd keeps
 // (root -> accounts -> sub-accounts -> users), with usage that decays by PriorityDecayHalfLife.
+// config/sacctmgr_dump.hpp reads the tree from `sacctmgr dump` output.
 //
 // Fair Tree (the default since Slurm 19.05; slurm.schedmd.com/fair_tree.html):
 //   Level Fairshare of an association among its siblings: LF = S / U with
@@ -36,17 +37,14 @@ class FairShareTree {
   /// A tree holding only root.
   FairShareTree();
 
-  /// Reads `sacctmgr dump` output (the file `sacctmgr load` takes): lines `Cluster - 'name':...`,
-  /// `Parent - 'account'` (the parent of the lines that follow), `Account - 'name':Fairshare=N`,
-  /// `User - 'name':Fairshare=N`; '#' comments. Errors name file:line and the field.
-  static FairShareTree parse_sacctmgr_dump(const std::string& text, const std::string& path);
-
   /// Adds (or finds) an account under `parent` ("root" or an account); returns its index.
   int add_account(const std::string& name, const std::string& parent, double shares = 1);
   /// The user association of `user` under `account`, created with 1 share (the account, under root,
   /// too) when absent.
   int user_association(const std::string& account, const std::string& user);
   [[nodiscard]] int find_account(const std::string& name) const;  ///< -1 when absent
+  /// Sets an association's raw shares (Fairshare= of `sacctmgr`; config/sacctmgr_dump.hpp reads them).
+  void set_shares(int assoc, double shares);
 
   /// Adds usage to a user association and every account above it.
   void add_usage(int assoc, double usage);

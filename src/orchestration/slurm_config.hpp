@@ -1,9 +1,7 @@
-// The scheduler settings of a slurm.conf, with Slurm 22.05's defaults, and the reader for
-// slurm.conf / topology.conf as users have them (Key=Value pairs, comments, line continuations,
-// NodeName/PartitionName/SwitchName lines, host lists).
+// The scheduler settings of a slurm.conf, with Slurm 22.05's defaults (config/slurm_conf.hpp reads
+// the file into them).
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -134,29 +132,5 @@ struct SlurmConfig {
   [[nodiscard]] int partition_index(const std::string& name) const;  ///< "" = default; -1 when absent
   [[nodiscard]] int qos_index(const std::string& name) const;        ///< -1 when absent
 };
-
-/// A slurm.conf as read: the settings, and the nodes its NodeName lines define (in order).
-struct SlurmConfFile {
-  SlurmConfig config;
-  std::vector<std::string> node_names;
-  std::map<std::string, std::string> values;  ///< every other Key=Value seen (last wins), for --json
-  std::string topology_plugin;                ///< "topology/tree", "topology/block", "" = none
-};
-
-/// Parses slurm.conf text. `path` names the file in errors (core::InputError with file:line,
-/// the key and what is allowed). Unknown keys are kept in `values`, not rejected (slurm.conf has
-/// hundreds); malformed values of keys the model uses are rejected.
-SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path);
-
-/// Reads a topology.conf (SwitchName=... Nodes=... / Switches=...; BlockName=... Nodes=...,
-/// BlockSizes=) onto the layout's nodes; unknown node names are errors.
-void apply_topology_conf(ClusterLayout& layout, const std::string& text, const std::string& path);
-
-/// Slurm durations: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", "UNLIMITED"/"INFINITE"
-/// (returns 0). Plain numbers are minutes. Negative when malformed.
-double parse_slurm_duration(const std::string& text);
-
-/// Expands a host list ("n[1-3,5],gpu[01-02]") into names.
-std::vector<std::string> expand_hostlist(const std::string& text);
 
 }  // namespace fmsim::orchestration

@@ -120,6 +120,22 @@ struct Job {
   JobRecord rec;
 };
 
+/// The partition of a slurm.conf without PartitionName lines: every node, named as Slurm's examples do.
+PartitionConfig default_partition() {
+  PartitionConfig p;
+  p.name = "batch";
+  p.is_default = true;
+  return p;
+}
+
+/// A job's time limit in its partition: its own, else DefaultTime, else MaxTime, capped at MaxTime.
+double effective_time_limit(const PartitionConfig& part, double requested_s) {
+  double limit_s = requested_s > 0 ? requested_s : (part.default_time_s > 0 ? part.default_time_s : part.max_time_s);
+  if (part.max_time_s > 0 && limit_s > part.max_time_s) limit_s = part.max_time_s;  // Slurm rejects or caps; we cap
+  if (limit_s <= 0) limit_s = 365 * 86400.0;  // no limit anywhere (Slurm's INFINITE): a year stands for it
+  return limit_s;
+}
+
 double round_up(double t, double res) { return res > 0 ? std::ceil(t / res - 1e-9) * res : t; }
 
 class Simulator {
@@ -127,12 +143,7 @@ class Simulator {
   Simulator(const ClusterLayout& layout, const SlurmConfig& config, std::vector<JobSpec> specs,
             const SimulationOptions& options)
       : layout_(layout), config_(config), options_(options), n_(layout.nodes()) {
-    if (config_.partitions.empty()) {
-      PartitionConfig p;
-      p.name = "batch";
-      p.is_default = true;
-      config_.partitions.push_back(p);
-    }
+    if (config_.partitions.empty()) config_.partitions.push_back(default_partition());
     for (const auto& p : config_.partitions) {
       NodeSet s(n_, p.nodes.empty());
       for (int node : p.nodes) s.set(node);
@@ -156,47 +167,19 @@ class Simulator {
     node_job_.assign(static_cast<std::size_t>(n_), -1);
     spares_free_ = options_.failures.spares;
     jobs_.reserve(specs.size());
-    std::set<int> ids;
     for (auto& s : specs) {
-      if (!ids.insert(s.id).second)
-        throw core::InputError::flag("--trace", fmt::format("job id {} appears twice", s.id));
+      // find_workload_problem holds (simulate_slurm's precondition): every lookup succeeds.
       Job j;
       j.partition = config_.partition_index(s.partition);
-      if (j.partition < 0)
-        throw core::InputError::flag("--trace",
-                                     fmt::format("job {}: partition '{}' is not in slurm.conf", s.id, s.partition));
-      if (!s.qos.empty() && s.qos != "normal") {
-        j.qos = config_.qos_index(s.qos);
-        if (j.qos < 0)
-          throw core::InputError::flag("--trace", fmt::format("job {}: QOS '{}' is not defined", s.id, s.qos));
-      }
+      if (!s.qos.empty() && s.qos != "normal") j.qos = config_.qos_index(s.qos);
       const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
-      const int part_nodes = partition_nodes_[static_cast<std::size_t>(j.partition)].count();
-      if (s.request.nodes < 1 || s.request.nodes > part_nodes)
-        throw core::InputError::flag("--trace", fmt::format("job {} asks for {} nodes; partition {} has {}", s.id,
-                                                            s.request.nodes, part.name, part_nodes));
-      j.limit_s =
-          s.time_limit_s > 0 ? s.time_limit_s : (part.default_time_s > 0 ? part.default_time_s : part.max_time_s);
-      if (part.max_time_s > 0 && j.limit_s > part.max_time_s)
-        j.limit_s = part.max_time_s;                  // Slurm rejects or caps; we cap
-      if (j.limit_s <= 0) j.limit_s = 365 * 86400.0;  // no limit anywhere (Slurm's INFINITE): a year stands for it
+      j.limit_s = effective_time_limit(part, s.time_limit_s);
       j.remaining_s = s.run_s;
       j.eligible_s = s.submit_s;
       if (!s.reservation.empty()) {
         const auto& rs = config_.reservations;
         const auto it =
             std::find_if(rs.begin(), rs.end(), [&](const Reservation& r) { return r.name == s.reservation; });
-        if (it == rs.end())
-          throw core::InputError::flag("--trace",
-                                       fmt::format("job {}: reservation '{}' is not defined", s.id, s.reservation));
-        if (s.request.nodes > static_cast<int>(it->nodes.size()))
-          throw core::InputError::flag("--trace", fmt::format("job {} asks for {} nodes; reservation {} has {}", s.id,
-                                                              s.request.nodes, it->name, it->nodes.size()));
-        if (j.limit_s > it->end_s - it->start_s)
-          throw core::InputError::flag("--trace",
-                                       fmt::format("job {}: its time limit ({:g} s) is longer than reservation {}'s "
-                                                   "window ({:g} s); it could never start",
-                                                   s.id, j.limit_s, it->name, it->end_s - it->start_s));
         j.reservation = static_cast<int>(it - rs.begin());
         j.eligible_s = std::max(s.submit_s, it->start_s);
       }
@@ -927,9 +910,6 @@ class Simulator {
       const auto& acct = jobs_[i].spec.account;
       const auto it =
           std::find_if(k.queues.begin(), k.queues.end(), [&](const ClusterQueueConfig& q) { return q.name == acct; });
-      if (it == k.queues.end())
-        throw core::InputError::flag("--queues",
-                                     fmt::format("job {}: team '{}' has no ClusterQueue", jobs_[i].spec.id, acct));
       cq_of_[i] = static_cast<int>(it - k.queues.begin());
     }
   }
@@ -1232,9 +1212,57 @@ class Simulator {
 
 }  // namespace
 
+std::optional<WorkloadProblem> find_workload_problem(const ClusterLayout& layout, const SlurmConfig& config,
+                                                     const std::vector<JobSpec>& jobs,
+                                                     const SimulationOptions& options) {
+  if (layout.nodes() == 0) return WorkloadProblem{WorkloadInput::Cluster, "the cluster has no nodes"};
+  SlurmConfig c;  // the partitions and QOS the twin runs (a default partition when there are none)
+  c.partitions = config.partitions.empty() ? std::vector<PartitionConfig>{default_partition()} : config.partitions;
+  c.qos = config.qos;
+  auto problem = [](std::string message) { return WorkloadProblem{WorkloadInput::Jobs, std::move(message)}; };
+  std::set<int> ids;
+  for (const auto& s : jobs) {
+    if (!ids.insert(s.id).second) return problem(fmt::format("job id {} appears twice", s.id));
+    const int partition = c.partition_index(s.partition);
+    if (partition < 0) return problem(fmt::format("job {}: partition '{}' is not in slurm.conf", s.id, s.partition));
+    if (!s.qos.empty() && s.qos != "normal" && c.qos_index(s.qos) < 0)
+      return problem(fmt::format("job {}: QOS '{}' is not defined", s.id, s.qos));
+    const auto& part = c.partitions[static_cast<std::size_t>(partition)];
+    std::vector<int> nodes = part.nodes;
+    std::sort(nodes.begin(), nodes.end());
+    const int part_nodes =
+        part.nodes.empty() ? layout.nodes() : static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    if (s.request.nodes < 1 || s.request.nodes > part_nodes)
+      return problem(
+          fmt::format("job {} asks for {} nodes; partition {} has {}", s.id, s.request.nodes, part.name, part_nodes));
+    if (s.reservation.empty()) continue;
+    const auto& rs = config.reservations;
+    const auto it = std::find_if(rs.begin(), rs.end(), [&](const Reservation& r) { return r.name == s.reservation; });
+    if (it == rs.end()) return problem(fmt::format("job {}: reservation '{}' is not defined", s.id, s.reservation));
+    if (s.request.nodes > static_cast<int>(it->nodes.size()))
+      return problem(fmt::format("job {} asks for {} nodes; reservation {} has {}", s.id, s.request.nodes, it->name,
+                                 it->nodes.size()));
+    const double limit_s = effective_time_limit(part, s.time_limit_s);
+    if (limit_s > it->end_s - it->start_s)
+      return problem(
+          fmt::format("job {}: its time limit ({:g} s) is longer than reservation {}'s window ({:g} s); "
+                      "it could never start",
+                      s.id, limit_s, it->name, it->end_s - it->start_s));
+  }
+  // Kueue: every team needs a ClusterQueue when queues are given (none given: one per team).
+  const auto& queues = options.kueue.queues;
+  if (options.kueue.enabled && !queues.empty())
+    for (const auto& s : jobs)
+      if (std::none_of(queues.begin(), queues.end(), [&](const ClusterQueueConfig& q) { return q.name == s.account; }))
+        return WorkloadProblem{WorkloadInput::Queues,
+                               fmt::format("job {}: team '{}' has no ClusterQueue", s.id, s.account)};
+  return std::nullopt;
+}
+
 SimulationResult simulate_slurm(const ClusterLayout& layout, const SlurmConfig& config, std::vector<JobSpec> jobs,
                                 const SimulationOptions& options) {
-  if (layout.nodes() == 0) throw core::InputError::flag("--cluster", "the cluster has no nodes");
+  if (const auto problem = find_workload_problem(layout, config, jobs, options))
+    core::check_failed("!find_workload_problem(...)", problem->message, __FILE__, __LINE__);
   Simulator sim(layout, config, std::move(jobs), options);
   return sim.run();
 }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,9 +126,27 @@ struct SimulationResult {
   double absent_node_s = 0;  ///< node-seconds of Capacity Block nodes outside their windows
 };
 
-/// Replays `jobs` (any order; ids must be unique) on the layout under `config`.
-/// Throws core::InputError when a job can never run (more nodes than its partition has, unknown
-/// partition or QOS).
+/// Which input a workload problem lies in: the cluster, the jobs (their partitions, QOS,
+/// reservations and sizes) or the Kueue ClusterQueues.
+enum class WorkloadInput { Cluster, Jobs, Queues };
+
+/// Why a workload cannot be replayed: a job that could never run.
+struct WorkloadProblem {
+  WorkloadInput input;
+  std::string message;  ///< e.g. "job 7 asks for 9 nodes; partition gpu has 8"
+};
+
+/// The first reason `jobs` cannot be replayed on the layout under `config` and `options`: a
+/// cluster without nodes, a job id given twice, a partition, QOS or reservation not defined, more
+/// nodes than the job's partition or reservation has, a time limit longer than the reservation's
+/// window, a team without a ClusterQueue. None when the workload can run; what reads the workload
+/// checks this (simulate_slurm's precondition).
+std::optional<WorkloadProblem> find_workload_problem(const ClusterLayout& layout, const SlurmConfig& config,
+                                                     const std::vector<JobSpec>& jobs,
+                                                     const SimulationOptions& options = {});
+
+/// Replays `jobs` (any order) on the layout under `config`. Precondition: find_workload_problem
+/// finds none (else core::InternalError).
 SimulationResult simulate_slurm(const ClusterLayout& layout, const SlurmConfig& config, std::vector<JobSpec> jobs,
                                 const SimulationOptions& options = {});
 

@@ -97,44 +97,6 @@ TEST(FairShareTree, DecayScalesEveryUsage) {
   EXPECT_DOUBLE_EQ(t.associations()[0].raw_usage, 40);
 }
 
-// sacctmgr dump: Parent lines set the parent of the Account/User lines that follow.
-TEST(FairShareTree, ReadsSacctmgrDump) {
-  const auto t = FairShareTree::parse_sacctmgr_dump(
-      "# sacctmgr dump cluster\n"
-      "Cluster - 'fmsim':Fairshare=1:QOS='normal'\n"
-      "Parent - 'root'\n"
-      "Account - 'research':Description='research':Fairshare=60\n"
-      "Account - 'product':Fairshare=40\n"
-      "Parent - 'research'\n"
-      "Account - 'llm':Fairshare=3\n"
-      "Parent - 'llm'\n"
-      "User - 'alice':DefaultAccount='llm':Fairshare=2\n",
-      "assoc.cfg");
-  const int research = t.find_account("research"), llm = t.find_account("llm");
-  ASSERT_GE(research, 0);
-  ASSERT_GE(llm, 0);
-  EXPECT_EQ(t.associations()[static_cast<std::size_t>(llm)].parent, research);
-  EXPECT_DOUBLE_EQ(t.associations()[static_cast<std::size_t>(research)].raw_shares, 60);
-  EXPECT_EQ(t.users(), 1);
-  const auto& users = t.associations();
-  const auto alice = std::find_if(users.begin(), users.end(), [](const auto& a) { return a.user; });
-  EXPECT_EQ(alice->name, "alice");
-  EXPECT_EQ(alice->parent, llm);
-  EXPECT_DOUBLE_EQ(alice->raw_shares, 2);
-}
-
-TEST(FairShareTree, DumpErrorsNameTheLineAndField) {
-  try {
-    FairShareTree::parse_sacctmgr_dump("Parent - 'root'\nAccount - 'a':Fairshare=lots\n", "assoc.cfg");
-    FAIL() << "expected an error";
-  } catch (const core::InputError& e) {
-    EXPECT_EQ(e.line(), 2);
-    EXPECT_EQ(e.field(), "Fairshare");
-  }
-  EXPECT_THROW(FairShareTree::parse_sacctmgr_dump("Parent - 'nosuch'\n", "assoc.cfg"), core::InputError);
-  EXPECT_THROW(FairShareTree::parse_sacctmgr_dump("Account 'x'\n", "assoc.cfg"), core::InputError);
-}
-
 // In the twin: account A ran a 1-node job for 1000 s; then A and B each submit one job to the
 // single node, A's first. With PriorityWeightFairshare, B's user ranks above A's (LF infinite vs
 // finite), so B's job starts first; without the weight, submission order decides.

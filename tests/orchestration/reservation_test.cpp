@@ -1,6 +1,6 @@
-// Advance reservations and AWS Capacity Blocks in the scheduler twin: reading them in scontrol's
-// syntax, and what they allow (a bound job runs only on the reservation's nodes, within its window;
-// other jobs keep off those nodes while it lasts, and off a Capacity Block's nodes always).
+// Advance reservations and AWS Capacity Blocks in the scheduler twin: what they allow (a bound job runs only on the
+// reservation's nodes, within its window; other jobs keep off those nodes while it lasts, and off a Capacity Block's
+// nodes always).
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
@@ -15,43 +15,13 @@ namespace {
 using testing::fast_backfill;
 using testing::job;
 
-TEST(Reservation, ReadsScontrolSyntax) {
-  auto layout = flat_layout(8);
-  const auto r = parse_reservations(
-      "# maintenance, then a Capacity Block\n"
-      "ReservationName=maint StartTime=now+2hours Duration=90 Nodes=n[7-8] Users=ops\n"
-      "ReservationName=cb1 StartTime=86400 EndTime=now+3days NodeCnt=4 CapacityBlock=YES Accounts=llm\n",
-      "resv.conf", layout);
-  ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].start_s, 7200);
-  EXPECT_EQ(r[0].end_s, 7200 + 90 * 60);
-  EXPECT_EQ(r[0].nodes, (std::vector<int>{6, 7}));
-  EXPECT_FALSE(r[0].capacity_block);
-  // NodeCnt of a Capacity Block adds nodes: cb1-1..cb1-4 after the cluster's 8.
-  EXPECT_EQ(layout.nodes(), 12);
-  EXPECT_EQ(r[1].nodes, (std::vector<int>{8, 9, 10, 11}));
-  EXPECT_EQ(layout.node_names[8], "cb1-1");
-  EXPECT_EQ(r[1].start_s, 86400);
-  EXPECT_EQ(r[1].end_s, 3 * 86400);
-  EXPECT_EQ(r[1].accounts, (std::vector<std::string>{"llm"}));
-}
-
-TEST(Reservation, ErrorsNameTheLineAndKey) {
-  auto layout = flat_layout(4);
-  auto expect_error = [&](const std::string& text, int line, const std::string& key) {
-    try {
-      parse_reservations(text, "resv.conf", layout);
-      FAIL() << "expected an error for " << text;
-    } catch (const core::InputError& e) {
-      EXPECT_EQ(e.line(), line) << text;
-      EXPECT_EQ(e.field(), key) << text;
-    }
-  };
-  expect_error("ReservationName=a StartTime=soon Duration=10 NodeCnt=1\n", 1, "StartTime");
-  expect_error("\nReservationName=a StartTime=now Duration=10 EndTime=now+1hours NodeCnt=1\n", 2, "EndTime");
-  expect_error("ReservationName=a StartTime=now Duration=10 Nodes=n9\n", 1, "Nodes");
-  expect_error("ReservationName=a StartTime=now Duration=10 NodeCnt=5\n", 1, "NodeCnt");
-  expect_error("ReservationName=a StartTime=now Duration=10 Colour=red\n", 1, "Colour");
+Reservation window(const std::string& name, double start_s, double end_s, std::vector<int> nodes) {
+  Reservation r;
+  r.name = name;
+  r.start_s = start_s;
+  r.end_s = end_s;
+  r.nodes = std::move(nodes);
+  return r;
 }
 
 // 4 nodes; a reservation of n3-n4 from t=100 to t=400. Job 1 (unbound, 4 nodes, limit 200)
@@ -61,8 +31,7 @@ TEST(Reservation, ErrorsNameTheLineAndKey) {
 TEST(Reservation, BoundJobsUseItsNodesInItsWindowAndOthersKeepOff) {
   auto layout = flat_layout(4);
   auto c = fast_backfill();
-  c.reservations =
-      parse_reservations("ReservationName=r StartTime=100 EndTime=400 Nodes=n[3-4]\n", "resv.conf", layout);
+  c.reservations = {window("r", 100, 400, {2, 3})};
   const auto r = simulate_slurm(layout, c, {job(1, 0, 4, 100, 200), job(2, 1, 2, 50, 50), job(3, 0, 2, 50, 100, "r")});
   EXPECT_EQ(r.jobs[0].start_s, 400);
   EXPECT_EQ(r.jobs[1].start_s, 1);
@@ -78,8 +47,8 @@ TEST(Reservation, BoundJobsUseItsNodesInItsWindowAndOthersKeepOff) {
 TEST(Reservation, CapacityBlockNodesExistOnlyInTheirWindow) {
   auto layout = flat_layout(2);
   auto c = fast_backfill();
-  c.reservations = parse_reservations(
-      "ReservationName=cb StartTime=1000 Duration=00:16:40 NodeCnt=2 CapacityBlock=YES\n", "resv.conf", layout);
+  c.reservations = {window("cb", 1000, 2000, add_capacity_block_nodes(layout, "cb", 2))};
+  c.reservations[0].capacity_block = true;
   ASSERT_EQ(layout.nodes(), 4);
   const auto r =
       simulate_slurm(layout, c, {job(1, 0, 2, 1500, 1600), job(2, 0, 2, 500, 600, "cb"), job(3, 10, 1, 10, 20)});
@@ -95,14 +64,23 @@ TEST(Reservation, CapacityBlockNodesExistOnlyInTheirWindow) {
   EXPECT_NEAR(s.utilisation, busy / (2 * 1510 + 2 * 510), 1e-9);
 }
 
-// A job whose time limit is longer than its reservation's window could never start: an error.
+// A job whose time limit is longer than its reservation's window could never start: a workload
+// problem, which the reader reports; the simulator takes only workloads without one.
 TEST(Reservation, RejectsJobsThatCanNeverFit) {
   auto layout = flat_layout(2);
   auto c = fast_backfill();
-  c.reservations = parse_reservations("ReservationName=r StartTime=0 Duration=10 Nodes=n1\n", "resv.conf", layout);
-  EXPECT_THROW(simulate_slurm(layout, c, {job(1, 0, 1, 100, 3600, "r")}), core::InputError);
-  EXPECT_THROW(simulate_slurm(layout, c, {job(1, 0, 2, 100, 60, "r")}), core::InputError);
-  EXPECT_THROW(simulate_slurm(layout, c, {job(1, 0, 1, 100, 60, "nosuch")}), core::InputError);
+  c.reservations = {window("r", 0, 600, {0})};
+  auto message = [&](const JobSpec& j) {
+    const auto problem = find_workload_problem(layout, c, {j});
+    EXPECT_TRUE(problem && problem->input == WorkloadInput::Jobs);
+    return problem ? problem->message : std::string();
+  };
+  EXPECT_EQ(message(job(1, 0, 1, 100, 3600, "r")),
+            "job 1: its time limit (3600 s) is longer than reservation r's window (600 s); it could never start");
+  EXPECT_EQ(message(job(1, 0, 2, 100, 60, "r")), "job 1 asks for 2 nodes; reservation r has 1");
+  EXPECT_EQ(message(job(1, 0, 1, 100, 60, "nosuch")), "job 1: reservation 'nosuch' is not defined");
+  EXPECT_FALSE(find_workload_problem(layout, c, {job(1, 0, 1, 100, 600, "r")}));
+  EXPECT_THROW(simulate_slurm(layout, c, {job(1, 0, 1, 100, 3600, "r")}), core::InternalError);
 }
 
 }  // namespace

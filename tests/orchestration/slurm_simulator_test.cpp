@@ -297,8 +297,51 @@ TEST(SlurmSimulator, PreemptionGivesGraceTimeThenSigtermAndKillWait) {
   }
 }
 
+// Jobs that could never run are problems of the workload, found before it is replayed (the reader
+// of the workload reports them as bad input); replaying one anyway is a bug.
 TEST(SlurmSimulator, RejectsJobsLargerThanTheirPartition) {
-  EXPECT_THROW(simulate_slurm(flat(2), fast_backfill(), {job(1, 0, 3, 10, 10)}), core::InputError);
+  const auto problem = find_workload_problem(flat(2), fast_backfill(), {job(1, 0, 3, 10, 10)});
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->input, WorkloadInput::Jobs);
+  EXPECT_EQ(problem->message, "job 1 asks for 3 nodes; partition batch has 2");
+  EXPECT_THROW(simulate_slurm(flat(2), fast_backfill(), {job(1, 0, 3, 10, 10)}), core::InternalError);
+}
+
+TEST(SlurmSimulator, WorkloadProblemsNameTheJobAndWhatItLacks) {
+  auto c = fast_backfill();
+  PartitionConfig gpu;
+  gpu.name = "gpu";
+  gpu.nodes = {0, 1, 1};
+  gpu.is_default = true;
+  c.partitions = {gpu};
+  QosConfig high;
+  high.name = "high";
+  high.priority = 10;
+  c.qos = {high};
+  auto message = [&](std::vector<JobSpec> jobs, const SimulationOptions& o = {}) {
+    const auto problem = find_workload_problem(flat(4), c, jobs, o);
+    return problem ? problem->message : std::string();
+  };
+  EXPECT_EQ(message({job(1, 0, 1, 10, 10), job(1, 5, 1, 10, 10)}), "job id 1 appears twice");
+  auto other = job(2, 0, 1, 10, 10);
+  other.partition = "cpu";
+  EXPECT_EQ(message({other}), "job 2: partition 'cpu' is not in slurm.conf");
+  auto gold = job(3, 0, 1, 10, 10);
+  gold.qos = "gold";
+  EXPECT_EQ(message({gold}), "job 3: QOS 'gold' is not defined");
+  gold.qos = "high";
+  EXPECT_EQ(message({gold}), "");
+  EXPECT_EQ(message({job(4, 0, 3, 10, 10)}), "job 4 asks for 3 nodes; partition gpu has 2");  // n2 listed twice
+  SimulationOptions k8s;
+  k8s.kueue.enabled = true;
+  k8s.kueue.queues = {{"b", 2, -1}};
+  const auto problem = find_workload_problem(flat(4), c, {job(5, 0, 1, 10, 10)}, k8s);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->input, WorkloadInput::Queues);
+  EXPECT_EQ(problem->message, "job 5: team 'a' has no ClusterQueue");
+  k8s.kueue.queues.clear();  // one queue per team
+  EXPECT_FALSE(find_workload_problem(flat(4), c, {job(5, 0, 1, 10, 10)}, k8s));
+  EXPECT_EQ(find_workload_problem(ClusterLayout{}, c, {})->input, WorkloadInput::Cluster);
 }
 
 // tau = (concordant - discordant) / pairs: one swapped pair of three gives (2 - 1) / 3.

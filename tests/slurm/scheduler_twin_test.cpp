@@ -27,6 +27,8 @@
 #include <sstream>
 #include <thread>
 
+#include "config/slurm_conf.hpp"
+#include "config/topology_conf.hpp"
 #include "orchestration/node_select.hpp"
 #include "orchestration/slurm_config.hpp"
 #include "orchestration/slurm_simulator.hpp"
@@ -281,14 +283,14 @@ Comparison run_both(SlurmLoopback& slurm, const std::vector<TraceJob>& trace) {
   std::ifstream conf_in(slurm.conf_path());
   std::stringstream conf_text;
   conf_text << conf_in.rdbuf();
-  const auto conf = orch::parse_slurm_conf(conf_text.str(), slurm.conf_path().string());
+  const auto conf = fmsim::config::parse_slurm_conf(conf_text.str(), slurm.conf_path().string());
   auto layout = orch::layout_from_names(conf.node_names);
   const auto topo_path = slurm.dir() / "topology.conf";
   if (std::filesystem::exists(topo_path)) {
     std::ifstream topo_in(topo_path);
     std::stringstream topo_text;
     topo_text << topo_in.rdbuf();
-    orch::apply_topology_conf(layout, topo_text.str(), topo_path.string());
+    fmsim::config::apply_topology_conf(layout, topo_text.str(), topo_path.string());
   }
   // Time zero: the whole wall-clock second of the first submission, the origin jobcomp's whole
   // seconds share. The backfill thread's phase within the second is read off the log.

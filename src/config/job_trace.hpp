@@ -1,4 +1,4 @@
-// Job traces in the column layouts of the public ones, through a documented CSV mapping
+// Job traces (`fmsim cluster --job-trace`) in the column layouts of the public ones, through a documented CSV mapping
 // (docs/models/orchestration.md):
 //   fmsim id,submit,nodes|gpus,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval
 //   helios/acme  job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue
@@ -16,11 +16,7 @@
 
 #include "orchestration/workload.hpp"
 
-namespace fmsim::orchestration {
-
-/// Jobs a trace or a synthetic workload may hold: the cluster twin keeps every job's state and
-/// events (about 1.7 KB a job; 100,000 jobs simulate in about 6 s).
-inline constexpr int kMaxTraceJobs = 1'000'000;
+namespace fmsim::config {
 
 struct TraceOptions {
   int gpus_per_node = 8;
@@ -35,9 +31,10 @@ const std::vector<std::string>& trace_fields();
 
 /// Parses CSV text. Errors (core::InputError) name path:line, the column and what is allowed.
 /// Jobs come back in submission order with ids from the id column (or the row number).
-std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string& path, const TraceOptions& options);
+std::vector<orchestration::JobSpec> parse_trace_csv(const std::string& text, const std::string& path,
+                                                    const TraceOptions& options);
 
 /// Writes jobs in the fmsim layout (round-trips through parse_trace_csv).
-std::string write_trace_csv(const std::vector<JobSpec>& jobs);
+std::string write_trace_csv(const std::vector<orchestration::JobSpec>& jobs);
 
-}  // namespace fmsim::orchestration
+}  // namespace fmsim::config

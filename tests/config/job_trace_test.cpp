@@ -1,10 +1,10 @@
 // Traces in the public column layouts (docs/models/orchestration.md).
 #include <gtest/gtest.h>
 
+#include "config/job_trace.hpp"
 #include "core/error.hpp"
-#include "orchestration/trace.hpp"
 
-namespace fmsim::orchestration {
+namespace fmsim::config {
 namespace {
 
 // Helios/Acme cluster_log.csv: node_num wins over gpu_num; times are UTC timestamps made relative
@@ -108,4 +108,4 @@ TEST(Trace, ErrorsNameFileLineAndColumn) {
 }
 
 }  // namespace
-}  // namespace fmsim::orchestration
+}  // namespace fmsim::config

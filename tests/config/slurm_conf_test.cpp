@@ -1,11 +1,13 @@
 // slurm.conf and topology.conf as users write them.
 #include <gtest/gtest.h>
 
+#include "config/slurm_conf.hpp"
+#include "config/slurm_syntax.hpp"
+#include "config/topology_conf.hpp"
 #include "core/error.hpp"
 #include "core/vocabulary.hpp"
-#include "orchestration/slurm_config.hpp"
 
-namespace fmsim::orchestration {
+namespace fmsim::config {
 namespace {
 
 // slurm.conf(5): a bare number is minutes; MM:SS; HH:MM:SS; D-HH; D-HH:MM:SS; UNLIMITED.
@@ -42,7 +44,7 @@ TEST(SlurmConf, ReadsSchedulerPriorityNodesAndPartitions) {
   EXPECT_TRUE(f.config.multifactor);
   EXPECT_EQ(f.config.weight_job_size, 500);
   EXPECT_EQ(f.config.max_age_s, 86400);
-  EXPECT_EQ(f.config.placement, Placement::Tree);
+  EXPECT_EQ(f.config.placement, orchestration::Placement::Tree);
   EXPECT_EQ(f.node_names, (std::vector<std::string>{"gpu01", "gpu02", "gpu03", "gpu04"}));
   EXPECT_EQ(f.config.total_cpus, 4 * 192);  // NodeName=DEFAULT CPUs=192
   ASSERT_EQ(f.config.partitions.size(), 2u);
@@ -103,9 +105,9 @@ TEST(SlurmConf, PreemptModeOnThePartitionIsSlurmsWord) {
       "PartitionName=p Nodes=n1 PreemptMode=REQUEUE,GANG\n"
       "PartitionName=q Nodes=n2\n",
       "slurm.conf");
-  EXPECT_EQ(f.config.preempt_mode, PreemptMode::Cancel);
+  EXPECT_EQ(f.config.preempt_mode, orchestration::PreemptMode::Cancel);
   ASSERT_EQ(f.config.partitions.size(), 2u);
-  EXPECT_EQ(f.config.partitions[0].preempt_mode, PreemptMode::Requeue);
+  EXPECT_EQ(f.config.partitions[0].preempt_mode, orchestration::PreemptMode::Requeue);
   EXPECT_FALSE(f.config.partitions[1].preempt_mode.has_value());  // the cluster-wide mode
   try {
     parse_slurm_conf("NodeName=n1\nPartitionName=p Nodes=n1 PreemptMode=SUSPEND\n", "my.conf");
@@ -119,7 +121,7 @@ TEST(SlurmConf, PreemptModeOnThePartitionIsSlurmsWord) {
 }
 
 TEST(TopologyConf, TreeAndBlocksOntoNodes) {
-  ClusterLayout layout;
+  orchestration::ClusterLayout layout;
   for (int i = 1; i <= 6; ++i) layout.node_names.push_back("n" + std::to_string(i));
   apply_topology_conf(layout,
                       "SwitchName=s1 Nodes=n[1-3]\nSwitchName=s2 Nodes=n[4-6]\nSwitchName=top Switches=s[1-2]\n",
@@ -135,4 +137,4 @@ TEST(TopologyConf, TreeAndBlocksOntoNodes) {
 }
 
 }  // namespace
-}  // namespace fmsim::orchestration
+}  // namespace fmsim::config

@@ -1,4 +1,4 @@
-#include "orchestration/trace.hpp"
+#include "config/job_trace.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 
-namespace fmsim::orchestration {
+namespace fmsim::config {
 
 namespace {
 
@@ -124,7 +124,8 @@ const std::vector<std::string>& trace_fields() {
   return fields;
 }
 
-std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string& path, const TraceOptions& options) {
+std::vector<orchestration::JobSpec> parse_trace_csv(const std::string& text, const std::string& path,
+                                                    const TraceOptions& options) {
   for (const auto& [field, column] : options.column_for)
     if (std::find(trace_fields().begin(), trace_fields().end(), field) == trace_fields().end())
       throw core::InputError::flag("--trace-map", fmt::format("'{}' is not a trace field; use one of {}", field,
@@ -164,7 +165,7 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     throw core::InputError(path, line_no, "duration",
                            "no run time: a duration column, start_time and end_time, or training jobs (model, tokens)");
   // Submit may have fallen back to start_time: then `start` is the same column, fine.
-  std::vector<JobSpec> jobs;
+  std::vector<orchestration::JobSpec> jobs;
   double first_submit = std::numeric_limits<double>::infinity();
   while (std::getline(in, line)) {
     ++line_no;
@@ -191,10 +192,11 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
     auto duration = [&](const std::string& field, double lo) {
       return number(field, lo, kMaxTraceDuration, " s (10 years)");
     };
-    if (jobs.size() >= static_cast<std::size_t>(kMaxTraceJobs))
+    if (jobs.size() >= static_cast<std::size_t>(orchestration::kMaxTraceJobs))
       throw core::InputError(path, line_no, "rows",
-                             fmt::format("more than {} jobs; at most {} are simulated", kMaxTraceJobs, kMaxTraceJobs));
-    JobSpec j;
+                             fmt::format("more than {} jobs; at most {} are simulated", orchestration::kMaxTraceJobs,
+                                         orchestration::kMaxTraceJobs));
+    orchestration::JobSpec j;
     const std::string id = cell("id");
     j.id = static_cast<int>(jobs.size()) + 1;
     if (!id.empty()) {
@@ -294,12 +296,13 @@ std::vector<JobSpec> parse_trace_csv(const std::string& text, const std::string&
           fmt::format("job {} is submitted {:g} s after the first; allowed: at most {:g} s (10 years)", j.name,
                       j.submit_s, kMaxTraceDuration));
   }
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
+  std::stable_sort(jobs.begin(), jobs.end(), [](const orchestration::JobSpec& a, const orchestration::JobSpec& b) {
+    return a.submit_s < b.submit_s;
+  });
   return jobs;
 }
 
-std::string write_trace_csv(const std::vector<JobSpec>& jobs) {
+std::string write_trace_csv(const std::vector<orchestration::JobSpec>& jobs) {
   std::string out =
       "id,submit,nodes,duration,time_limit,partition,account,user,nice,qos,kind,segment,checkpoint_interval,"
       "reservation\n";
@@ -310,4 +313,4 @@ std::string write_trace_csv(const std::vector<JobSpec>& jobs) {
   return out;
 }
 
-}  // namespace fmsim::orchestration
+}  // namespace fmsim::config
