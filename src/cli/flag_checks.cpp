@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/strings.hpp"
 
 namespace fmsim::cli {
@@ -76,6 +77,19 @@ CLI::Validator whole_number(long long lo, long long hi) {
         return "";
       },
       fmt::format("INT in [{} - {}]", lo, hi));
+}
+
+CLI::Validator parsed_by(std::function<void(const std::string&)> parse, std::string description) {
+  return CLI::Validator(
+      [parse = std::move(parse)](std::string& input) -> std::string {
+        try {
+          parse(input);
+        } catch (const core::InputError& e) {
+          return e.message();
+        }
+        return "";
+      },
+      std::move(description));
 }
 
 CLI::Validator real_range(double lo, double hi) {

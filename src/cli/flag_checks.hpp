@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -31,6 +32,11 @@ CLI::Validator positive(const T& /*field*/) {
     return positive_real();
   }
 }
+
+/// A value the reader `parse` accepts (it throws core::InputError otherwise, whose message becomes
+/// the flag's error): checks a flag when it is given, before any work, whether or not the option
+/// that uses it is given too (`--metrics-resolution nan` without --metrics-out was accepted).
+CLI::Validator parsed_by(std::function<void(const std::string&)> parse, std::string description);
 
 /// Adds a finite-number check to every real-valued option (CLI11 type FLOAT) of `app` and of its
 /// subcommands, so no command accepts nan or inf ("--rate: must be a finite number, got nan"); a

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
 #include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
@@ -19,6 +20,25 @@
 
 namespace fmsim::cli {
 
+namespace {
+
+/// The check of one companion flag: its value in otherwise default, mutually consistent flags
+/// through the same reader the run uses (resolve_metrics_options), so a bad value exits 2 when
+/// given, with or without --metrics-out, and before the simulation rather than after it.
+CLI::Validator metrics_value(std::string MetricsFlags::*field, const char* type) {
+  return parsed_by(
+      [field](const std::string& value) {
+        MetricsFlags probe;
+        probe.heartbeat = "0";
+        probe.*field = value;
+        if (field == &MetricsFlags::heartbeat) probe.resolution = "1s";
+        (void)resolve_metrics_options(probe, "probe");
+      },
+      type);
+}
+
+}  // namespace
+
 void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
   cmd.add_option("--metrics-out", flags.out,
                  "Write the run's metrics over simulated time as OpenMetrics into DIR (dcgm-exporter, node "
@@ -29,20 +49,24 @@ void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
                "labels) instead of dcgm-exporter's series per GPU; the dashboards need per-GPU series");
   cmd.add_flag("--metrics-per-gpu", flags.per_gpu, "Metrics per GPU, as dcgm-exporter writes them (the default)");
   cmd.add_option("--metrics-resolution", flags.resolution, "Sampling interval of the metrics (a scrape interval)")
+      ->check(metrics_value(&MetricsFlags::resolution, "DURATION"))
       ->type_name("DURATION")
       ->capture_default_str();
   cmd.add_option("--metrics-heartbeat", flags.heartbeat,
                  "Longest gap between written samples of a series; between changes nothing else is written. "
                  "4m keeps series inside Prometheus' 5-minute lookback; 0 writes changes only")
+      ->check(metrics_value(&MetricsFlags::heartbeat, "DURATION"))
       ->type_name("DURATION")
       ->capture_default_str();
   cmd.add_option("--metrics-start", flags.start, "Wall-clock time of simulated time 0 (ISO 8601 UTC or Unix seconds)")
+      ->check(metrics_value(&MetricsFlags::start, "TIME"))
       ->type_name("TIME")
       ->capture_default_str();
   cmd.add_option("--metrics-format", flags.format,
                  "openmetrics: DIR/<file>.om, text with timestamps (backfill with `fmsim metrics load`); tsdb: a "
                  "Prometheus TSDB block DIR/<ULID>/ with a sample every resolution (start Prometheus with "
                  "--storage.tsdb.path=DIR); the compact choice for long runs on many nodes")
+      ->check(metrics_value(&MetricsFlags::format, "FORMAT"))
       ->type_name("FORMAT")
       ->capture_default_str();
   cmd.add_option("--job-name,--metrics-job", flags.job,

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/serving_calibration.hpp"
+#include "config/words.hpp"
 #include "core/error.hpp"
 #include "serving/iteration_model.hpp"
 #include "training/comm_adapter.hpp"
@@ -30,6 +31,13 @@ ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const 
     throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
   const auto families = split_list(o.families);
   if (families.empty()) throw core::InputError::flag("--systems", "give at least one system");
+  // plan-serve shares serve's flags but searches the systems of --systems: a --cluster was
+  // ignored, and an unknown --precision word skipped every family as if it lacked FP8 (exit 0).
+  if (given("--cluster"))
+    throw core::InputError::flag("--cluster",
+                                 "plan-serve searches --systems (e.g. --systems p5en.48xlarge); "
+                                 "--cluster is serve's");
+  (void)config::word_flag(serving::kServingFormatWords, o.serving.precision, "--precision");
   const bool fixed_tp = given("--tp");
   const bool fixed_ep = given("--ep");
   const bool fixed_dep = given("--dep");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "config/training_calibration.hpp"
 #include "core/error.hpp"
@@ -76,6 +77,18 @@ TrainingErrorSummary summarise_training(const std::vector<const TrainingRowOutco
 std::vector<training::Measurement> training_measurements(const std::string& csv, const hardware::Catalog& catalog,
                                                          const std::vector<std::string>& exclude_sources) {
   const auto rows = config::read_training_csv(csv, catalog);
+  // A source to leave out that the file does not hold is a typo, not an empty exclusion.
+  std::set<std::string> sources;
+  for (const auto& row : rows) sources.insert(row.source_id);
+  for (const auto& id : exclude_sources) {
+    if (!sources.contains(id)) {
+      std::string allowed;
+      for (const auto& s : sources) allowed += (allowed.empty() ? "" : ", ") + s;
+      const std::string file = csv.empty() ? "the built-in validation/training.csv" : csv;
+      throw core::InputError::flag("--exclude-source",
+                                   fmt::format("no source '{}' in {}; allowed: {}", id, file, allowed));
+    }
+  }
   std::map<std::string, training::CommCostFn> comm_by_cluster;
   std::vector<training::Measurement> out;
   for (const auto& row : rows) {

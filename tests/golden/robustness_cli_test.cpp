@@ -186,6 +186,26 @@ const std::vector<Absurd> kAbsurd = {
      "--max-response: 100000 prompts x 10 samples x 10000 tokens is 1e+10 response tokens a step; at most 2^32 "
      "(4.29e9) are simulated"},
     {"rl_steps_negative", {"rl", "--steps", "-1"}, "--steps: -1 is out of range; allowed: 1 to 1,000,000,000"},
+    // The --metrics-out companions were read only with --metrics-out, so a bad value without it
+    // ran (exit 0), and with it failed after the whole simulation: now checked when given.
+    {"metrics_resolution_nan", {"run", "--metrics-resolution", "nan"}, "--metrics-resolution: 'nan' is not a duration"},
+    {"metrics_heartbeat_no_unit", {"cluster", "--metrics-heartbeat", "-5"}, "--metrics-heartbeat: '-5' has no unit"},
+    {"metrics_start_word", {"run", "--metrics-start", "yesterday"}, "--metrics-start: \"yesterday\" is not a time"},
+    {"metrics_format_word",
+     {"serve", "--metrics-format", "nan"},
+     "--metrics-format: unknown metrics format 'nan'; allowed: openmetrics (om), tsdb (block)"},
+    // plan-serve took an unknown --precision for a family without FP8 and skipped every family
+    // (exit 0), and ignored --cluster, which only serve reads.
+    {"plan_serve_precision_word",
+     {"plan-serve", "--precision", "nan"},
+     "--precision: unknown serving precision 'nan'; allowed: bf16, fp16, fp8 (mxfp8), fp4 (nvfp4), mxfp4"},
+    {"plan_serve_cluster",
+     {"plan-serve", "--cluster", "p5en.48xlarge"},
+     "--cluster: plan-serve searches --systems (e.g. --systems p5en.48xlarge); --cluster is serve's"},
+    // A source to leave out that the file does not hold fitted on everything (exit 0).
+    {"calibrate_unknown_source",
+     {"calibrate", "training", "--exclude-source", "S99"},
+     "--exclude-source: no source 'S99' in the built-in validation/training.csv; allowed: S01, S02"},
     {"rl_prompt_past_kv",
      {"rl", "--prompt-len", "1e6"},
      "a sequence of 1008192 tokens (prompt 1000000 + response 8192) does not fit the KV cache of one generator "
