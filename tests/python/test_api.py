@@ -331,6 +331,24 @@ class Example(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("step time", r.stdout)
 
+    def test_readme_block_prints_what_the_readme_says(self):
+        """README.md's ```python block runs and each print prints what its trailing comment shows."""
+        import contextlib
+        import io
+        import re
+        with open(os.path.join(SOURCE, "README.md"), encoding="utf-8") as f:
+            block = re.search(r"```python\n(.*?)```", f.read(), re.S).group(1)
+        expected = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+#\s*(.+)$", block, re.M)]
+        self.assertTrue(expected, "the README's Python block shows no printed output to check")
+        try:
+            import pandas  # noqa: F401
+        except ImportError:  # python3-pandas (DEB_TEST_PACKAGES) not installed: the to_pandas line alone
+            block = "\n".join(line for line in block.splitlines() if "to_pandas" not in line)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+        self.assertEqual(out.getvalue().splitlines(), expected)
+
 
 if __name__ == "__main__":
     unittest.main()
