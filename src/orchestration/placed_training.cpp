@@ -4,10 +4,10 @@
 #include <bit>
 #include <tuple>
 
+#include "collectives/comm_cost.hpp"
 #include "collectives/cost_model.hpp"
 #include "core/error.hpp"
 #include "topology/group.hpp"
-#include "training/comm_model.hpp"
 
 namespace fmsim::orchestration {
 
@@ -37,7 +37,7 @@ std::vector<int> placement_key(const ClusterLayout& layout, const std::vector<in
 /// Shapes of every instance of a (size, stride) group of a job of `positions` nodes with
 /// `gpn` ranks each, under the placement `key`; distinct shapes only.
 std::vector<topology::GroupShape> instance_shapes(const std::vector<int>& key, int gpn, const topology::Topology& t,
-                                                  training::CommGroup group) {
+                                                  collectives::CommGroup group) {
   const int positions = static_cast<int>(key.size() / 2);
   const int ranks = positions * gpn;
   const int span = std::max(1, group.size * group.stride);
@@ -115,7 +115,7 @@ double PlacedStepModel::step_time(int handle, const std::vector<int>& nodes) {
   // Per (op, size, stride, bytes): the slowest instance of the group decides.
   std::map<std::tuple<int, int, int, std::uint64_t>, double> costs;
   std::map<std::pair<int, int>, std::vector<topology::GroupShape>> shapes;
-  const training::CommCostFn comm = [&](collectives::Op op, training::CommGroup group, core::Bytes bytes) {
+  const collectives::CommCostFn comm = [&](collectives::Op op, collectives::CommGroup group, core::Bytes bytes) {
     const auto k =
         std::make_tuple(static_cast<int>(op), group.size, group.stride, std::bit_cast<std::uint64_t>(bytes.value()));
     if (const auto it = costs.find(k); it != costs.end()) return core::Seconds(it->second);

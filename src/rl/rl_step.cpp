@@ -8,9 +8,9 @@
 #include <tuple>
 
 #include "collectives/collective.hpp"
+#include "collectives/comm_cost.hpp"
 #include "core/sim_time.hpp"
 #include "serving/iteration_model.hpp"
-#include "training/comm_adapter.hpp"
 #include "workload/parameter_count.hpp"
 
 namespace fmsim::rl {
@@ -94,7 +94,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
     return r;
   }
   r.generator_replicas = r.generator_gpus / r.generator_tp;
-  const auto comm = training::make_comm_cost(job.cluster);
+  const auto comm = collectives::make_comm_cost(job.cluster);
 
   // ---- rollout
   const auto kept = job.prompts * job.samples;

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/comm_cost.hpp"
 #include "serving/iteration_model.hpp"
 #include "serving/simulator.hpp"
 #include "serving/workload.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::rl {
 
@@ -45,7 +45,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
     r.reason = why;
     return r;
   }
-  const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
+  const serving::IterationModel model(d, collectives::make_comm_cost(d.cluster));
   const auto& mem = model.memory();
   r.weights_per_gpu = mem.weights;
   if (mem.kv_cache.value() <= 0.0) {

@@ -37,7 +37,7 @@ std::int64_t checkpoint_tensors(const workload::ModelSpec& m) {
 }
 
 WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal,
-                                      const training::CommCostFn& comm) {
+                                      const collectives::CommCostFn& comm) {
   WeightSyncResult r;
   const auto params = workload::count_parameters(job.model);
   const double wide = core::bytes_per_value(job.trainer_precision);
@@ -57,7 +57,7 @@ WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibrat
   if (shard > 1) {
     const int stride = l.sharding == parallelism::Sharding::Zero3 ? l.tp * l.cp : 1;
     r.gather =
-        comm(collectives::Op::AllGather, training::CommGroup{shard, stride}, core::Bytes(bytes / std::max(1, l.pp)));
+        comm(collectives::Op::AllGather, collectives::CommGroup{shard, stride}, core::Bytes(bytes / std::max(1, l.pp)));
   }
 
   // Transfer. Broadcast methods deliver every generator GPU the full tensors; P2P only its shard.

@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <string>
 
+#include "collectives/comm_cost.hpp"
 #include "core/precision.hpp"
 #include "core/units.hpp"
 #include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
 #include "rl/calibration.hpp"
-#include "training/comm_model.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::rl {
@@ -77,6 +77,6 @@ std::int64_t checkpoint_tensors(const workload::ModelSpec& model);
 /// precision and each generator GPU quantises what it keeps: tensors x requant_per_tensor plus
 /// one HBM pass (read wide, write narrow) over its shard, inside `load`.
 WeightSyncResult estimate_weight_sync(const WeightSyncJob& job, const RlCalibration& cal,
-                                      const training::CommCostFn& comm);
+                                      const collectives::CommCostFn& comm);
 
 }  // namespace fmsim::rl

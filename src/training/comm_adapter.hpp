@@ -1,14 +1,12 @@
-// Binds the training simulator's communication questions to the collectives model of a cluster.
+// The training spelling of make_comm_cost, which binds a CommCostFn to the collectives model of a
+// cluster (collectives/comm_cost.hpp).
 #pragma once
 
-#include "hardware/specs.hpp"
+#include "collectives/comm_cost.hpp"
 #include "training/comm_model.hpp"
 
 namespace fmsim::training {
 
-/// A CommCostFn answering with the collectives model (NCCL-style algorithm selection) on the
-/// physical topology of `cluster`. Results are memoised per (op, group, size), so a step costs
-/// each distinct collective once.
-CommCostFn make_comm_cost(const hardware::ClusterSpec& cluster);
+using collectives::make_comm_cost;
 
 }  // namespace fmsim::training

@@ -1,20 +1,16 @@
-// The training simulator's view of communication: collectives over rank groups on the cluster.
+// The training simulator's view of communication: the rank groups of a layout and the NVLink
+// domains they span (the cost of a collective on a group: collectives/comm_cost.hpp).
 #pragma once
 
-#include <functional>
-
-#include "collectives/collective.hpp"
-#include "core/units.hpp"
+#include "collectives/comm_cost.hpp"
 #include "parallelism/layout.hpp"
 
 namespace fmsim::training {
 
-/// A group of ranks in node-major rank order: ranks first, first+stride, ..., (size members).
-/// Rank order follows Megatron: TP innermost, then CP, then DP (EP carved from it), PP outermost.
-struct CommGroup {
-  int size = 1;
-  int stride = 1;
-};
+/// The communication-cost types live in collectives/ (comm_cost.hpp); these names keep the
+/// training spellings of them.
+using CommGroup = collectives::CommGroup;
+using CommCostFn = collectives::CommCostFn;
 
 /// Every communication group of a layout, in Megatron rank order (TP innermost, then CP, then DP
 /// with EP carved from it, PP outermost). The one definition the step model and the planner share.
@@ -39,11 +35,5 @@ inline int domains_spanned(CommGroup group, int domain_gpus) {
   if (group.size <= 1 || span <= domain) return 1;
   return static_cast<int>(span / domain < group.size ? (span + domain - 1) / domain : group.size);
 }
-
-/// Time of one collective of `bytes` (nccl-tests size convention: all-reduce buffer, all-gather
-/// output, reduce-scatter input, all-to-all send buffer per rank, send/recv message) on `group`.
-/// Identical groups running at once (all DP groups of a node) use different NIC rails, which the
-/// collectives model's per-group NIC count already captures.
-using CommCostFn = std::function<core::Seconds(collectives::Op op, CommGroup group, core::Bytes bytes)>;
 
 }  // namespace fmsim::training

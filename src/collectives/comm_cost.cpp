@@ -1,5 +1,4 @@
-// Binding of the training simulator's CommCostFn to the collectives model on the cluster topology.
-#include "training/comm_adapter.hpp"
+#include "collectives/comm_cost.hpp"
 
 #include <bit>
 #include <memory>
@@ -10,7 +9,7 @@
 #include "topology/group.hpp"
 #include "topology/topology.hpp"
 
-namespace fmsim::training {
+namespace fmsim::collectives {
 namespace {
 
 struct Key {
@@ -30,7 +29,7 @@ struct KeyHash {
 // Shared by every copy of the CommCostFn; the mutex makes it safe for the planner's threads.
 struct State {
   topology::Topology topology;
-  collectives::Calibration calibration;
+  Calibration calibration;
   std::mutex mutex;
   std::unordered_map<Key, double, KeyHash> memo;
 };
@@ -40,14 +39,14 @@ struct State {
 CommCostFn make_comm_cost(const hardware::ClusterSpec& cluster) {
   auto state = std::make_shared<State>();
   state->topology = topology::build_topology(cluster);
-  return [state](collectives::Op op, CommGroup group, core::Bytes bytes) {
+  return [state](Op op, CommGroup group, core::Bytes bytes) {
     const Key key{static_cast<int>(op), group.size, group.stride, std::bit_cast<std::uint64_t>(bytes.value())};
     {
       std::lock_guard lock(state->mutex);
       if (auto it = state->memo.find(key); it != state->memo.end()) return core::Seconds(it->second);
     }
     const auto shape = topology::classify(state->topology, topology::Group::strided(0, group.size, group.stride));
-    const auto cost = collectives::estimate(state->topology, state->calibration, shape, op, bytes);
+    const auto cost = estimate(state->topology, state->calibration, shape, op, bytes);
     const double t = cost.feasible ? cost.time.value() : 0.0;
     std::lock_guard lock(state->mutex);
     state->memo.emplace(key, t);
@@ -55,4 +54,4 @@ CommCostFn make_comm_cost(const hardware::ClusterSpec& cluster) {
   };
 }
 
-}  // namespace fmsim::training
+}  // namespace fmsim::collectives
