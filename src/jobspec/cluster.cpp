@@ -226,6 +226,11 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   config::checked_whole(f.synthetic, 0, orch::kMaxTraceJobs, "--synthetic", "jobs (0: the default 1,000)");
   if (!f.trace.empty() && f.synthetic > 0)
     throw core::InputError::flag("--synthetic", "give --trace or --synthetic, not both");
+  // Words of a mode are checked whether or not the mode is on: `--queueing nan` without
+  // --scheduler k8s and `--trace-map nan` without --job-trace ran (exit 0), ignored.
+  const auto queueing = config::word_flag(orch::kKueueQueueingWords, f.queueing, "--queueing");
+  if (f.trace.empty() && !f.trace_map.empty())
+    throw core::InputError::flag("--trace-map", "maps the columns of --job-trace FILE; give --job-trace");
   if (!f.trace.empty()) {
     config::TraceOptions topt;
     topt.gpus_per_node = layout.gpus_per_node;
@@ -285,8 +290,7 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   if (c.k8s) {
     auto& kq = o.kueue;
     kq.enabled = true;
-    kq.strict_fifo =
-        config::word_flag(orch::kKueueQueueingWords, f.queueing, "--queueing") == orch::KueueQueueing::StrictFifo;
+    kq.strict_fifo = queueing == orch::KueueQueueing::StrictFifo;
     kq.reclaim_within_cohort = kq.within_cluster_queue = !f.no_preemption;
     for (const auto& q : f.queues) kq.queues.push_back(parse_cluster_queue(q));
     first.name = "kueue";

@@ -202,6 +202,14 @@ const std::vector<Absurd> kAbsurd = {
     {"plan_serve_cluster",
      {"plan-serve", "--cluster", "p5en.48xlarge"},
      "--cluster: plan-serve searches --systems (e.g. --systems p5en.48xlarge); --cluster is serve's"},
+    // Words of a mode that was off were ignored (exit 0): Kueue's queueing without --scheduler
+    // k8s, a column map without a trace.
+    {"cluster_queueing_word",
+     {"cluster", "--queueing", "nan"},
+     "--queueing: unknown queueing strategy 'nan'; allowed: best-effort (besteffortfifo), strict (strictfifo)"},
+    {"cluster_trace_map_without_trace",
+     {"cluster", "--trace-map", "id=x"},
+     "--trace-map: maps the columns of --job-trace FILE; give --job-trace"},
     // A source to leave out that the file does not hold fitted on everything (exit 0).
     {"calibrate_unknown_source",
      {"calibrate", "training", "--exclude-source", "S99"},
