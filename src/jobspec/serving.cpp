@@ -113,12 +113,13 @@ ServingSetup make_serving_setup(const ServingFlags& f, const hardware::Catalog& 
   if (!f.preemption.empty())
     d.engine.preemption = config::word_flag(serving::kPreemptionModeWords, f.preemption, "--preemption");
   d.speculation.kind = config::word_flag(serving::kSpeculativeKindWords, f.speculative, "--speculative");
+  // Checked with or without --speculative: `--acceptance -1` alone ran (exit 0), ignored.
+  config::checked_whole(f.draft_tokens, 1, 16, "--draft-tokens", "tokens");
+  if (!(f.acceptance >= 0 && f.acceptance < 1))
+    throw core::InputError::flag("--acceptance", fmt::format("{}: allowed [0, 1)", f.acceptance));
+  if (!(f.draft_cost > 0 && f.draft_cost <= 1))
+    throw core::InputError::flag("--draft-cost", fmt::format("{}: allowed (0, 1]", f.draft_cost));
   if (d.speculation.kind != serving::SpeculativeKind::None) {
-    config::checked_whole(f.draft_tokens, 1, 16, "--draft-tokens", "tokens");
-    if (!(f.acceptance >= 0 && f.acceptance < 1))
-      throw core::InputError::flag("--acceptance", fmt::format("{}: allowed [0, 1)", f.acceptance));
-    if (!(f.draft_cost > 0 && f.draft_cost <= 1))
-      throw core::InputError::flag("--draft-cost", fmt::format("{}: allowed (0, 1]", f.draft_cost));
     d.speculation.draft_tokens = f.draft_tokens;
     d.speculation.acceptance_rate = f.acceptance;
     d.speculation.draft_cost_fraction = f.draft_cost;
@@ -232,6 +233,8 @@ ServeFleet resolve_serve_fleet(const ServeFleetFlags& o, int replicas, const ser
   ServeFleet t;
   t.instances = replicas;
   t.router = config::word_flag(serving::kRoutingPolicyWords, o.router, "--router");
+  // Checked with or without --disagg (`--kv-transfer nan` alone ran, ignored).
+  const auto transfer = config::word_flag(serving::kKvTransferWords, o.kv_transfer, "--kv-transfer");
   if (o.disagg.empty()) return t;
   const auto colon = o.disagg.find(':');
   int p = 0, q = 0;
@@ -251,7 +254,7 @@ ServeFleet resolve_serve_fleet(const ServeFleetFlags& o, int replicas, const ser
   t.instances = p + q;
   t.dis.prefill_replicas = p;
   t.dis.decode_replicas = q;
-  t.dis.transfer = config::word_flag(serving::kKvTransferWords, o.kv_transfer, "--kv-transfer");
+  t.dis.transfer = transfer;
   // Inside one NVLink domain the KV moves GPU to GPU over NVLink; otherwise over the network
   // (EFA: one node's NICs shared by its GPUs), each at its one-direction rate.
   const auto& c = d.cluster;

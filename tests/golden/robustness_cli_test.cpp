@@ -210,6 +210,12 @@ const std::vector<Absurd> kAbsurd = {
     {"cluster_trace_map_without_trace",
      {"cluster", "--trace-map", "id=x"},
      "--trace-map: maps the columns of --job-trace FILE; give --job-trace"},
+    // Speculative decoding's and disaggregation's values were read only with --speculative or
+    // --disagg, so a bad one alone ran (exit 0).
+    {"serve_acceptance_alone", {"serve", "--acceptance", "-1"}, "--acceptance: -1: allowed [0, 1)"},
+    {"serve_kv_transfer_alone",
+     {"serve", "--kv-transfer", "nan"},
+     "--kv-transfer: unknown KV transfer 'nan'; allowed: layer (layerwise, streamed), request (whole)"},
     // A source to leave out that the file does not hold fitted on everything (exit 0).
     {"calibrate_unknown_source",
      {"calibrate", "training", "--exclude-source", "S99"},
