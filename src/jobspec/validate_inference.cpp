@@ -383,6 +383,9 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
     dis.prefill_replicas = row.prefill.workers;
     dis.decode_replicas = row.decode.workers;
     dis.transfer = serving::KvTransfer::Layer;
+    // Every disaggregated row ran under Dynamo, whose frontend streams the decode worker's output:
+    // the client's first token comes with the decode worker's first step (docs/models/serving.md).
+    dis.first_token = serving::FirstTokenFrom::Decode;
     // As `fmsim serve --disagg`: NVLink inside one NVLink domain, else the network per GPU.
     const auto& c = d.cluster;
     gpus = row.prefill.workers * pre.gpus() + row.decode.workers * dec.gpus();

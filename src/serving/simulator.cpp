@@ -214,7 +214,7 @@ class Scheduler {
 
   /// Disaggregated decode pool: the samples of `req` arrive at `t` with their prompt's KV
   /// (transferred from a prefill instance) and the first token produced at `first_token`.
-  void inject_prefilled(int req, double arrival, double first_token, double t) {
+  void inject_prefilled(int req, double arrival, double first_token, double t, bool first_from_decode = false) {
     now_ = std::max(now_, t);
     const std::size_t first = seqs_.size();
     release_request(req, arrival);
@@ -225,7 +225,8 @@ class Scheduler {
       q.computed = q.prefill_target;
       q.kv_tokens = q.input;
       q.generated = 1;
-      q.first_token = first_token;
+      // Streamed by this instance: the first token leaves with its first step (set in step()).
+      q.first_token = first_from_decode ? -1.0 : first_token;
       q.last_token = t;
       q.prefix_key = -1;
       if (i > first) waiting_.push_back(static_cast<int>(i));
@@ -611,6 +612,9 @@ class Scheduler {
         Seq& s = seqs_[static_cast<std::size_t>(idx)];
         std::int64_t emitted = 0;
         if (chunk == 0) {
+          // A disaggregated decode instance that streams the request itself: its first token (the
+          // prefill's, carried with the KV) goes out as the first step holding the sequence starts.
+          if (s.first_token < 0) s.first_token = start;
           s.spec_credit += tokens_per_step_;
           emitted = static_cast<std::int64_t>(std::floor(s.spec_credit));
           s.spec_credit -= static_cast<double>(emitted);
@@ -1078,7 +1082,7 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
       ready.pop();
       advance(dec, dec_parts, r.t);
       auto& target = dec[static_cast<std::size_t>(dec_router.pick(dec, requests[static_cast<std::size_t>(r.req)]))];
-      target->inject_prefilled(r.req, r.arrival, r.first_token, r.t);
+      target->inject_prefilled(r.req, r.arrival, r.first_token, r.t, dis.first_token == FirstTokenFrom::Decode);
       if (closed) {  // samples done at their first token end here
         client_free(target->ended_now_, r.t);
         target->ended_now_.clear();

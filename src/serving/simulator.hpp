@@ -126,12 +126,20 @@ inline constexpr core::Word<KvTransfer> kKvTransferWordList[] = {
 };
 inline constexpr core::Vocabulary<KvTransfer> kKvTransferWords{"KV transfer", kKvTransferWordList};
 
+/// Which pool's output a client receives as its first token in disaggregated serving.
+enum class FirstTokenFrom {
+  Prefill,  ///< the prefill instance's first token reaches the client as soon as it is computed
+  Decode,   ///< the client's stream comes from the decode instance (Dynamo): the first token arrives
+            ///< when the decode instance admits the request, its KV in place, and runs its first step
+};
+
 /// Disaggregated prefill/decode: a prefill pool computes each prompt and its first token, the KV
 /// moves to a decode pool over a link, which then decodes; both pools queue.
 struct Disaggregation {
   int prefill_replicas = 1;
   int decode_replicas = 1;
   KvTransfer transfer = KvTransfer::Layer;
+  FirstTokenFrom first_token = FirstTokenFrom::Prefill;
   core::BytesPerSecond link_bandwidth{0.0};  ///< between one prefill GPU and one decode GPU (one direction)
   core::Seconds link_latency{0.0};           ///< per transfer
 };

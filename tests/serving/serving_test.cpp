@@ -155,14 +155,17 @@ Deployment overfull_kv_deployment() {
   return d;
 }
 
-// 64 requests of 1,000 + 1,000 tokens: more than that cache holds at once.
-WorkloadSpec overfull_kv_workload() {
+// `requests` requests of fixed lengths.
+WorkloadSpec fixed_workload(int requests, double input, double output) {
   WorkloadSpec wl;
-  wl.num_requests = 64;
-  wl.input.mean = 1000;
-  wl.output.mean = 1000;
+  wl.num_requests = requests;
+  wl.input.mean = input;
+  wl.output.mean = output;
   return wl;
 }
+
+// 64 requests of 1,000 + 1,000 tokens: more than that cache holds at once.
+WorkloadSpec overfull_kv_workload() { return fixed_workload(64, 1000, 1000); }
 
 TEST(ServingSimulator, KvOffloadTierReplacesRecomputeWithTwoCopies) {
   // The same overfull KV cache as below; with an offload tier of ample capacity every preemption
@@ -371,20 +374,26 @@ TEST(ServingFleet, JoinTheShortestQueueCutsTheTtftTailOfUnevenRequests) {
   EXPECT_LE(jsq.ttft.p99, rr.ttft.p99);
 }
 
+// One request of 2,048 prompt and 16 output tokens.
+WorkloadSpec one_long_prompt() { return fixed_workload(1, 2048, 16); }
+
+// 1 prefill + 1 decode instance joined by a slow link (1 GB/s) so the transfer shows, sent whole.
+Disaggregation over_slow_link() {
+  Disaggregation dis;
+  dis.link_bandwidth = core::gb_per_s(1);
+  dis.transfer = KvTransfer::Request;
+  return dis;
+}
+
 TEST(ServingDisaggregated, KvTransferAddsToTheFirstDecodeNotToTtft) {
   // One request, 1 prefill + 1 decode instance. TTFT is the prefill instance's iteration; the KV
   // then moves: whole request = bytes / bandwidth after the prefill; layer by layer = only
   // max(bytes / bandwidth / layers, bytes / bandwidth - prefill time) shows. The difference of the
   // two end-to-end latencies is the difference of the exposed transfers.
   const IterationModel m(test_deployment(), no_comm());
-  WorkloadSpec wl;
-  wl.num_requests = 1;
-  wl.input.mean = 2048;
-  wl.output.mean = 16;
+  const WorkloadSpec wl = one_long_prompt();
   const auto reqs = make_requests(wl);
-  Disaggregation dis;
-  dis.link_bandwidth = core::gb_per_s(1);  // a slow link so the transfer shows
-  dis.transfer = KvTransfer::Request;
+  Disaggregation dis = over_slow_link();
   const auto whole = simulate_disaggregated(m, m, dis, wl, reqs);
   dis.transfer = KvTransfer::Layer;
   const auto layered = simulate_disaggregated(m, m, dis, wl, reqs);
@@ -514,6 +523,28 @@ TEST(ServingDisaggregated, ClosedLoopKeepsAtMostItsClientsInFlight) {
     }
     EXPECT_LE(in_flight, 1) << "request " << q.request;
   }
+}
+
+TEST(ServingDisaggregated, FirstTokenFromTheDecodeInstanceWaitsForItsFirstStep) {
+  // One request, 1 prefill + 1 decode instance, the whole KV sent after the prefill over a slow
+  // link. From the prefill pool (FirstTokenFrom::Prefill) TTFT = prefill time P. Streamed by the
+  // decode instance (FirstTokenFrom::Decode, Dynamo's frontend) the first token leaves as the
+  // decode instance's first step holding the request starts: TTFT = P + transfer T (nothing else
+  // runs), and E2E is unchanged, so TPOT = (E2E - P - T) / (output - 1) = one decode step.
+  const IterationModel m(test_deployment(), no_comm());
+  auto played = [&](FirstTokenFrom from) {
+    Disaggregation dis = over_slow_link();
+    dis.first_token = from;
+    const auto r = simulate_disaggregated(m, m, dis, one_long_prompt(), make_requests(one_long_prompt()));
+    EXPECT_EQ(r.requests.size(), 1u);
+    return r.requests.at(0);
+  };
+  const RequestResult pre = played(FirstTokenFrom::Prefill), dec = played(FirstTokenFrom::Decode);
+  const double p = m.prefill_time(2048).value(), t = m.kv_bytes(2048) / 1e9;
+  EXPECT_NEAR(pre.ttft().value(), p, 1e-9);
+  EXPECT_NEAR(dec.ttft().value(), p + t, 1e-9);
+  EXPECT_NEAR(dec.e2e().value(), pre.e2e().value(), 1e-12);
+  EXPECT_NEAR(dec.tpot().value(), (dec.e2e().value() - p - t) / 15.0, 1e-12);
 }
 
 TEST(ServingDisaggregated, ClosedLoopClientsComeBackAfterFirstTokenOnlyRequests) {
