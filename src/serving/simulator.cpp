@@ -160,6 +160,8 @@ class Scheduler {
     tokens_per_step_ = d.speculation.tokens_per_step();
     window_ = d.model.sliding_window;
     host_bw_ = d.gpu_cal.host_link_bandwidth.value();
+    const std::int64_t bs = e_.block_size;
+    block_mask_ = bs > 0 && (bs & (bs - 1)) == 0 ? bs - 1 : -1;
     // Attention DP: each rank schedules its own requests, with the engine's batch and token limits
     // per rank ("--max_batch_size: max batch size in each rank; --max_num_tokens: max num tokens in
     // each rank", TensorRT-LLM DeepSeek-R1 best-performance guide, trtllm-bench with
@@ -428,10 +430,9 @@ class Scheduler {
         if (s.decoding()) {
           if (e_.admission == KvAdmission::OnDemand) {
             // The next token lands in the sequence's partly filled last block: nothing to allocate.
-            const bool same_block = window_ <= 0 && per_seq_tokens_ == 1 && s.kv_tokens % e_.block_size != 0;
-            const double grow = same_block ? 0.0
-                                           : m_.kv_bytes(static_cast<double>(s.kv_tokens + per_seq_tokens_)) -
-                                                 m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
+            const bool same_block = window_ <= 0 && per_seq_tokens_ == 1 && !starts_block(s.kv_tokens);
+            const double grow =
+                same_block ? 0.0 : kv_of(s.kv_tokens + per_seq_tokens_) - kv_of(s.shared_tokens) - s.own_bytes;
             bool ok = grow <= 0 || make_room(grow);
             while (!ok) {
               // Preempt the most recently admitted other sequence.
@@ -537,7 +538,7 @@ class Scheduler {
         const double reserve_ctx = e_.admission == KvAdmission::ReserveFull
                                        ? static_cast<double>(s.input + s.target_out)
                                        : static_cast<double>(s.computed + chunk);
-        const double need = m_.kv_bytes(reserve_ctx) - m_.kv_bytes(static_cast<double>(s.shared_tokens));
+        const double need = m_.kv_bytes(reserve_ctx) - kv_of(s.shared_tokens);
         if (!make_room(need)) {
           detach_prefix(s);
           if (running_.empty() && batch.empty()) {  // can never fit: reject
@@ -684,8 +685,7 @@ class Scheduler {
   bool schedule_prefill(Seq& s, int chunk) {
     if (chunk <= 0) return false;
     if (e_.admission == KvAdmission::OnDemand) {
-      const double need = m_.kv_bytes(static_cast<double>(s.computed + chunk)) -
-                          m_.kv_bytes(static_cast<double>(s.shared_tokens)) - s.own_bytes;
+      const double need = kv_of(s.computed + chunk) - kv_of(s.shared_tokens) - s.own_bytes;
       if (need > 0) {
         if (!make_room(need)) return false;
         s.own_bytes += need;
@@ -732,7 +732,7 @@ class Scheduler {
     auto [it, fresh] = prefixes_.try_emplace(s.prefix_key);
     auto& p = it->second;
     if (!fresh && p.tokens >= tokens) return;  // another sequence got there first
-    const double bytes = m_.kv_bytes(static_cast<double>(tokens));
+    const double bytes = kv_of(tokens);
     // Move the blocks from the sequence to the cache entry.
     p.tokens = tokens;
     p.bytes = bytes;
@@ -775,6 +775,25 @@ class Scheduler {
 
   void add_parts(const IterationCost& c) { accumulate(parts_, c); }
 
+  /// m_.kv_bytes(tokens), the same value, from a table filled as contexts grow: the decode loop
+  /// asks for it per sequence per step, and its block rounding (two divisions, two ceils) was a
+  /// quarter of a long run's time.
+  double kv_of(std::int64_t tokens) {
+    if (tokens < 0 || tokens >= kKvTableLimit) return m_.kv_bytes(static_cast<double>(tokens));
+    const auto t = static_cast<std::size_t>(tokens);
+    if (t >= kv_table_.size()) {
+      const std::size_t from = kv_table_.size();
+      kv_table_.resize(std::max(t + 1, 2 * from));
+      for (std::size_t i = from; i < kv_table_.size(); ++i) kv_table_[i] = m_.kv_bytes(static_cast<double>(i));
+    }
+    return kv_table_[t];
+  }
+  /// tokens % block_size == 0, without a division when the block size is a power of two.
+  bool starts_block(std::int64_t tokens) const {
+    return block_mask_ >= 0 ? (tokens & block_mask_) == 0 : tokens % e_.block_size == 0;
+  }
+  static constexpr std::int64_t kKvTableLimit = std::int64_t{1} << 22;  // 32 MiB of table at most
+
   const IterationModel& m_;
   const EngineProfile& e_;
   const WorkloadSpec& w_;
@@ -786,6 +805,8 @@ class Scheduler {
   double tokens_per_step_ = 1;
   double window_ = 0;
   double host_bw_ = 1;
+  std::vector<double> kv_table_;  // kv_of: KV bytes by context tokens
+  std::int64_t block_mask_ = -1;  // block_size - 1 when it is a power of two, else -1
   std::vector<Seq> seqs_;
   std::deque<int> waiting_;
   std::vector<int> running_;
