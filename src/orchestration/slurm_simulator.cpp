@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 #include "core/error.hpp"
 
@@ -1219,8 +1220,16 @@ std::optional<WorkloadProblem> find_workload_problem(const ClusterLayout& layout
   SlurmConfig c;  // the partitions and QOS the twin runs (a default partition when there are none)
   c.partitions = config.partitions.empty() ? std::vector<PartitionConfig>{default_partition()} : config.partitions;
   c.qos = config.qos;
+  std::vector<int> partition_nodes;  // distinct nodes of each partition
+  for (const auto& p : c.partitions) {
+    std::vector<int> nodes = p.nodes;
+    std::sort(nodes.begin(), nodes.end());
+    partition_nodes.push_back(
+        p.nodes.empty() ? layout.nodes() : static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin()));
+  }
   auto problem = [](std::string message) { return WorkloadProblem{WorkloadInput::Jobs, std::move(message)}; };
-  std::set<int> ids;
+  std::unordered_set<int> ids;
+  ids.reserve(jobs.size());
   for (const auto& s : jobs) {
     if (!ids.insert(s.id).second) return problem(fmt::format("job id {} appears twice", s.id));
     const int partition = c.partition_index(s.partition);
@@ -1228,10 +1237,7 @@ std::optional<WorkloadProblem> find_workload_problem(const ClusterLayout& layout
     if (!s.qos.empty() && s.qos != "normal" && c.qos_index(s.qos) < 0)
       return problem(fmt::format("job {}: QOS '{}' is not defined", s.id, s.qos));
     const auto& part = c.partitions[static_cast<std::size_t>(partition)];
-    std::vector<int> nodes = part.nodes;
-    std::sort(nodes.begin(), nodes.end());
-    const int part_nodes =
-        part.nodes.empty() ? layout.nodes() : static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    const int part_nodes = partition_nodes[static_cast<std::size_t>(partition)];
     if (s.request.nodes < 1 || s.request.nodes > part_nodes)
       return problem(
           fmt::format("job {} asks for {} nodes; partition {} has {}", s.id, s.request.nodes, part.name, part_nodes));
