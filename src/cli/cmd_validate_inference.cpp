@@ -192,9 +192,9 @@ void print_summary(const Summary& s, bool markdown) {
     t.print(std::cout);
 }
 
-void print_groups(const std::vector<RowResult>& results) {
+void print_groups(const std::vector<RowResult>& results, bool markdown) {
   for (const auto& [name, key] : kGroupings) {
-    std::cout << fmt::format("\nby {}:\n", name);
+    std::cout << (markdown ? fmt::format("\nBy {}:\n\n", name) : fmt::format("\nby {}:\n", name));
     TextTable g({{name},
                  {"rows", true},
                  {"TTFT median %", true},
@@ -211,8 +211,24 @@ void print_groups(const std::vector<RowResult>& results) {
       g.add({k, std::to_string(rows_k.size()), stat(&RowResult::ttft, false), stat(&RowResult::ttft, true),
              stat(&RowResult::tpot, false), stat(&RowResult::tpot, true), stat(&RowResult::throughput, false)});
     }
-    g.print(std::cout, "  ");
+    if (markdown)
+      g.print_markdown(std::cout);
+    else
+      g.print(std::cout, "  ");
   }
+}
+
+// The held-out figures beside the in-sample ones, one line each (docs/validation.md's table).
+void print_held_out(const Summary& in_sample, const Summary& held, const std::string& partition) {
+  TextTable t(
+      {{"held out"}, {"TTFT median %", true}, {"TTFT p90 %", true}, {"TPOT median %", true}, {"TPOT p90 %", true}});
+  auto add = [&](const std::string& name, const Summary& s) {
+    auto v = [](const ErrorStats& e, double x) { return e.n ? fmt::format("{:.1f}", x) : std::string("-"); };
+    t.add({name, v(s.ttft, s.ttft.median), v(s.ttft, s.ttft.p90), v(s.tpot, s.tpot.median), v(s.tpot, s.tpot.p90)});
+  };
+  add("none (in-sample)", in_sample);
+  add("each " + partition, held);
+  t.print_markdown(std::cout);
 }
 
 nlohmann::json row_json(const RowResult& r) {
@@ -300,10 +316,12 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
                   "Leave one partition out at a time: " + jobspec::kInferencePartitionWords.allowed())
       ->type_name("WORD");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
-  cmd->add_flag("--rows,!--no-rows", args->rows, "Print the per-row table (text output; default on)");
+  cmd->add_flag("--rows,!--no-rows", args->rows,
+                "Print the per-row table (default on; --markdown without it prints the groupings instead)");
   cmd->add_flag("--json", args->json, "Machine-readable output; ends with \"summary\"");
   cmd->add_flag("--markdown", args->markdown,
-                "The summary and per-row tables as Markdown (docs/validation.md's serving section)");
+                "The summary and per-row tables as Markdown (docs/validation.md's serving section); with --no-rows the "
+                "groupings, with --holdout the held-out line");
   cmd->callback([args, &ctx]() {
     if (args->threads < 0 || args->threads > 1024)
       throw core::InputError::flag("--threads", fmt::format("{} is not 0 to 1024", args->threads));
@@ -370,8 +388,17 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
     }
     if (args->markdown) {
       print_summary(all, true);
-      std::cout << fmt::format("\n{} of {} rows predicted.\n\n", all.predicted, all.rows);
-      print_rows(results, true);
+      std::cout << fmt::format("\n{} of {} rows predicted.\n", all.predicted, all.rows);
+      if (holdout) {
+        std::cout << "\n";
+        print_held_out(all, held_summary, args->holdout);
+      }
+      if (args->rows) {
+        std::cout << "\n";
+        print_rows(results, true);
+      } else {
+        print_groups(results, true);
+      }
       return;
     }
     std::cout << fmt::format("fmsim validate inference: {} ({} rows, {} predicted)\n\n", shown, all.rows,
@@ -381,7 +408,7 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
       std::cout << "\n";
     }
     print_summary(all, false);
-    print_groups(results);
+    print_groups(results, false);
     if (holdout) {
       std::cout << fmt::format(
           "\nheld out by {} (engine host costs refitted without each {}, its rows predicted with them):\n",
