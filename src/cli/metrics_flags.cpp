@@ -69,6 +69,12 @@ void add_metrics_flags(CLI::App& cmd, MetricsFlags& flags) {
       ->check(metrics_value(&MetricsFlags::format, "FORMAT"))
       ->type_name("FORMAT")
       ->capture_default_str();
+  cmd.add_option("--metrics-max-size", flags.max_size,
+                 "Largest OpenMetrics file to write: the text is sized before it is written and a larger one is "
+                 "refused (per-GPU series of 64 p5 nodes for a day are 650 MiB; a TSDB block of them 2 MiB)")
+      ->check(metrics_value(&MetricsFlags::max_size, "SIZE"))
+      ->type_name("SIZE")
+      ->capture_default_str();
   cmd.add_option("--job-name,--metrics-job", flags.job,
                  "Value of the `job` label of the metrics (default: model and system); `fmsim compare --job NAME` "
                  "reads the same label back")
@@ -128,6 +134,32 @@ nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& 
   const fs::path path = fs::path(dir) / file;
   const fs::path partial = fs::path(dir) / ("." + file + ".partial");
   const auto t0 = std::chrono::steady_clock::now();
+  // Sized before a byte is written (the same calls into a writer that only counts): per-GPU text
+  // of a long run on many nodes runs to hundreds of GB, which filled disks.
+  {
+    observability::OpenMetricsWriter sizer(nullptr, path.string());
+    (void)write(sizer);
+    sizer.finish();
+    const double need = static_cast<double>(sizer.bytes_written());
+    const auto limit = config::parse_bytes_flag(flags.max_size, "--metrics-max-size");
+    if (need > limit.value()) {
+      throw core::InputError::flag(
+          "--metrics-max-size",
+          fmt::format("the OpenMetrics text would take {} ({} samples), above the limit of {}; write a Prometheus TSDB "
+                      "block instead (--metrics-format tsdb, well under a byte per sample), one series per node "
+                      "(--metrics-per-node) or fewer samples (--metrics-resolution, --metrics-heartbeat), or raise "
+                      "--metrics-max-size",
+                      core::format_bytes(core::Bytes(need)),
+                      core::format_thousands(static_cast<double>(sizer.samples_written())), core::format_bytes(limit)));
+    }
+    const auto space = fs::space(dir, ec);
+    if (!ec && need > static_cast<double>(space.available)) {
+      throw core::InputError::flag(
+          "--metrics-out",
+          fmt::format("the OpenMetrics text would take {}; \"{}\" has {} free", core::format_bytes(core::Bytes(need)),
+                      dir, core::format_bytes(core::Bytes(static_cast<double>(space.available)))));
+    }
+  }
   std::FILE* f = std::fopen(partial.c_str(), "wb");
   if (f == nullptr) throw core::InputError::flag("--metrics-out", fmt::format("cannot write \"{}\"", partial.string()));
   telemetry::WriteSummary summary;

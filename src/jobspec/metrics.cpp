@@ -36,6 +36,7 @@ telemetry::SeriesOptions resolve_metrics_options(const MetricsFlags& flags, cons
   }
   o.granularity = flags.per_node ? telemetry::Granularity::Node : telemetry::Granularity::Gpu;
   resolve_metrics_format(flags);
+  (void)config::parse_bytes_flag(flags.max_size, "--metrics-max-size");
   return o;
 }
 

@@ -19,6 +19,7 @@ struct MetricsFlags {
   std::string start = "2026-01-01T00:00:00Z";  ///< --metrics-start (ISO 8601 UTC or Unix seconds)
   std::string job;                             ///< --job-name (alias --metrics-job) (default: set by the command)
   std::string format = "openmetrics";          ///< --metrics-format: a word of observability::kMetricsFormatWords
+  std::string max_size = "10GiB";              ///< --metrics-max-size: the largest OpenMetrics file written
 };
 
 /// The options the flags ask for; InputError naming the flag on a bad value.

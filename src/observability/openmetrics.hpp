@@ -45,7 +45,8 @@ class WriteError : public std::runtime_error {
 class OpenMetricsWriter final : public MetricsOutput {
  public:
   /// Writes to `out` (not owned, not closed). Throws WriteError naming `path_for_errors` when a
-  /// write fails (disk full).
+  /// write fails (disk full). With `out` null it writes nothing and only counts: bytes_written()
+  /// is then the size the same calls would write (a run's file sized before it is written).
   OpenMetricsWriter(std::FILE* out, std::string path_for_errors);
   OpenMetricsWriter(const OpenMetricsWriter&) = delete;
   OpenMetricsWriter& operator=(const OpenMetricsWriter&) = delete;

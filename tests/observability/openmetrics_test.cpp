@@ -59,6 +59,29 @@ TEST(OpenMetricsWriter, WritesFamiliesSeriesAndTimestampedSamples) {
   EXPECT_EQ(w.bytes_written(), buf.text().size());
 }
 
+// A writer without a file counts: the same calls give bytes_written() equal to the size the
+// writer with a file writes (how `--metrics-out` sizes a file before writing it).
+TEST(OpenMetricsWriter, WithoutAFileCountsTheBytesItWouldWrite) {
+  const auto calls = [](OpenMetricsWriter& w) {
+    w.family("DCGM_FI_DEV_POWER_USAGE", SeriesType::Gauge, "Power draw (in W).");
+    w.shared_series({{{"gpu", "0"}, {"Hostname", "n1"}}, {{"gpu", "1"}, {"Hostname", "n1"}}},
+                    {1767225600, 1767225660, 1767225720}, {700.5, 650.0, 0.0});
+    w.family("fmsim_tokens_total", SeriesType::Counter, "Tokens.");
+    w.series({{"job", "a"}});
+    w.sample(1767225600, 1.0);
+    w.sample(1767225660, 2.5e9);
+    w.finish();
+  };
+  Buffer buf;
+  OpenMetricsWriter written(buf.file(), "mem");
+  calls(written);
+  OpenMetricsWriter counted(nullptr, "mem");
+  calls(counted);
+  EXPECT_EQ(counted.bytes_written(), buf.text().size());
+  EXPECT_EQ(counted.samples_written(), written.samples_written());
+  EXPECT_EQ(counted.samples_written(), 8u);
+}
+
 TEST(OpenMetricsWriter, HistogramSampleIsCumulativeBucketsCountAndSum) {
   // One histogram sample = one _bucket line per bound plus le="+Inf" (= _count), then _count, _sum.
   Buffer buf;
