@@ -132,7 +132,7 @@ json jobs_json(const orch::ClusterLayout& layout, const orch::SimulationResult& 
            {"useful_gpu_hours", j.useful_node_s * gpn / 3600.0},
            {"priority", j.priority}};
     if (j.first_start_s >= 0) {
-      o["wait_s"] = j.first_start_s - j.submit_s;
+      o["wait_s"] = j.wait_s;
       o["start_s"] = j.first_start_s;
       o["last_start_s"] = j.start_s;
       o["nodes"] = orch::hostlist(layout, j.nodes);
@@ -158,9 +158,8 @@ std::string jobs_csv(const orch::ClusterLayout& layout, const orch::SimulationRe
   std::string out = "JobID,State,Submit,Start,End,Wait,NNodes,NodeList,Requeues,Backfilled,LostGPUHours\n";
   for (const auto& j : r.jobs)
     out += fmt::format("{},{},{},{},{},{},{},\"{}\",{},{},{:.4f}\n", j.id, orch::to_string(j.state), j.submit_s,
-                       j.first_start_s, j.end_s, j.first_start_s >= 0 ? j.first_start_s - j.submit_s : -1.0,
-                       j.nodes.size(), orch::hostlist(layout, j.nodes), j.requeues, j.backfilled ? 1 : 0,
-                       j.lost_node_s * layout.gpus_per_node / 3600.0);
+                       j.first_start_s, j.end_s, j.wait_s, j.nodes.size(), orch::hostlist(layout, j.nodes), j.requeues,
+                       j.backfilled ? 1 : 0, j.lost_node_s * layout.gpus_per_node / 3600.0);
   return out;
 }
 

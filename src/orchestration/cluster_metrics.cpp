@@ -49,7 +49,7 @@ ClusterSummary summarise(const ClusterLayout& layout, const SimulationResult& r,
     s.slow_placement_gpu_hours += j.slow_placement_node_s * gpn / 3600.0;
     if (j.first_start_s < 0) continue;
     ++s.started;
-    const double w = j.first_start_s - j.submit_s;
+    const double w = j.wait_s;
     waits.push_back(w);
     const int n = static_cast<int>(j.nodes.size());
     for (std::size_t b = 0; b < s.wait_by_size.size(); ++b)

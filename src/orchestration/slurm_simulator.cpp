@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/sim_time.hpp"
 
 namespace fmsim::orchestration {
 
@@ -56,7 +57,53 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::SimTime;
+
+constexpr std::int64_t kNsPerSecond = 1'000'000'000;
+/// Later than any event: a pass not asked for, a limit not set.
+constexpr SimTime kNever = SimTime::max();
+/// Earlier than any event, yet far enough from the range's end that adding an interval to it
+/// cannot overflow.
+constexpr SimTime kLongAgo = SimTime::from_ns(std::numeric_limits<std::int64_t>::min() / 2);
+/// "Not set" for a job's start, SIGTERM and kill times (simulated time starts at 0).
+constexpr SimTime kUnset = SimTime::from_ns(-kNsPerSecond);
+
+/// Seconds as given in the inputs and settings (a double) to simulated time, to the nearest
+/// nanosecond: the whole seconds exactly, then the fraction, so that whole seconds plus decimal
+/// phases and delays (0.5 s, 0.05 s, 2e-6 s) are exact sums whatever the magnitude.
+SimTime to_time(double s) {
+  constexpr double kMax =
+      4e9;  // seconds, about 127 years: sums of two stay in the int64 range: within the int64 range of nanoseconds
+  s = std::clamp(s, -kMax, kMax);
+  const double whole = std::floor(s);
+  return SimTime::from_ns(static_cast<std::int64_t>(whole) * kNsPerSecond + std::llround((s - whole) * 1e9));
+}
+
+/// Simulated time in seconds for the outputs: ns / 1e9, one correctly rounded division (so a
+/// time of 1722.55 s reads 1722.55), exact operands below 2^53 ns (104 days); beyond that the
+/// whole seconds and the fraction are converted apart.
+double to_seconds(SimTime t) {
+  constexpr std::int64_t kExact = std::int64_t{1} << 53;
+  const std::int64_t ns = t.ns();
+  if (ns < kExact && ns > -kExact) return static_cast<double>(ns) / 1e9;
+  return static_cast<double>(ns / kNsPerSecond) + static_cast<double>(ns % kNsPerSecond) / 1e9;
+}
+
+/// floor(a / b) and ceil(a / b) for b > 0.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && (a < 0) ? 1 : 0); }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + ((a % b != 0) && (a > 0) ? 1 : 0); }
+
+/// The whole second at or before t (slurmctld's time_t).
+SimTime floor_second(SimTime t) { return SimTime::from_ns(floor_div(t.ns(), kNsPerSecond) * kNsPerSecond); }
+
+/// A span `d` scaled by `factor` (a placement's slowdown), to the nearest nanosecond.
+SimTime scaled(SimTime d, double factor) {
+  return factor == 1.0 ? d : SimTime::from_ns(std::llround(static_cast<double>(d.ns()) * factor));
+}
+/// A span `d` divided by `factor`, to the nearest nanosecond.
+SimTime unscaled(SimTime d, double factor) {
+  return factor == 1.0 ? d : SimTime::from_ns(std::llround(static_cast<double>(d.ns()) / factor));
+}
 
 enum class EventKind {
   NodeRelease,
@@ -77,7 +124,7 @@ enum class EventKind {
 constexpr int kCompleting = -2;  ///< node_job_ of a node whose job ended and whose epilog runs
 
 struct Event {
-  double t;
+  SimTime t;
   EventKind kind;
   long seq;
   int a = 0;  ///< job index or node
@@ -90,7 +137,7 @@ struct Event {
 struct QueueKey {
   int tier;
   std::uint32_t priority;
-  double submit;
+  SimTime submit;
   int id;
   int job;
   bool operator<(const QueueKey& o) const {
@@ -105,17 +152,19 @@ struct Job {
   JobSpec spec;
   int partition = 0;
   int qos = -1;
-  double limit_s = 0;  ///< effective time limit
-  double eligible_s = 0;
-  double remaining_s = 0;  ///< run time still to do
+  SimTime submit;
+  SimTime limit;  ///< effective time limit
+  SimTime eligible;
+  SimTime remaining;       ///< run time still to do (at full speed)
+  SimTime start = kUnset;  ///< last start
   int generation = 0;
   std::uint32_t priority = 0;
-  int assoc = 0;                       ///< fair-share user association
-  int reservation = -1;                ///< index into SlurmConfig::reservations; -1 = none
-  int running_pos = -1;                ///< index in Simulator::running_ while running
-  double signal_s = -1;                ///< selected for preemption: GraceTime over, SIGTERM sent at this time
-  double kill_s = -1;                  ///< ... and its processes gone (exit or SIGKILL after KillWait) at this time
-  double awaiting_victims_until = -1;  ///< a preemptor whose victims are in GraceTime/KillWait until then
+  int assoc = 0;            ///< fair-share user association
+  int reservation = -1;     ///< index into SlurmConfig::reservations; -1 = none
+  int running_pos = -1;     ///< index in Simulator::running_ while running
+  SimTime signal = kUnset;  ///< selected for preemption: GraceTime over, SIGTERM sent at this time
+  SimTime kill = kUnset;    ///< ... and its processes gone (exit or SIGKILL after KillWait) at this time
+  SimTime awaiting_victims_until = kUnset;  ///< a preemptor whose victims are in GraceTime/KillWait until then
   QueueKey key{};
   bool queued = false;
   JobRecord rec;
@@ -137,7 +186,9 @@ double effective_time_limit(const PartitionConfig& part, double requested_s) {
   return limit_s;
 }
 
-double round_up(double t, double res) { return res > 0 ? std::ceil(t / res - 1e-9) * res : t; }
+SimTime round_up(SimTime t, SimTime res) {
+  return res > SimTime::zero() ? SimTime::from_ns(ceil_div(t.ns(), res.ns()) * res.ns()) : t;
+}
 
 class Simulator {
  public:
@@ -154,6 +205,7 @@ class Simulator {
     for (const auto& q : config_.qos) max_qos_priority_ = std::max(max_qos_priority_, q.priority);
     any_preemptable_ = any_preemptable_partition();
     for (const auto& r : config_.reservations) {
+      reservation_window_.emplace_back(to_time(r.start_s), to_time(r.end_s));
       NodeSet set(n_);
       for (int node : r.nodes) set.set(node);
       reservation_nodes_.push_back(set);
@@ -174,15 +226,16 @@ class Simulator {
       j.partition = config_.partition_index(s.partition);
       if (!s.qos.empty() && s.qos != "normal") j.qos = config_.qos_index(s.qos);
       const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
-      j.limit_s = effective_time_limit(part, s.time_limit_s);
-      j.remaining_s = s.run_s;
-      j.eligible_s = s.submit_s;
+      j.limit = to_time(effective_time_limit(part, s.time_limit_s));
+      j.remaining = to_time(s.run_s);
+      j.submit = to_time(s.submit_s);
+      j.eligible = j.submit;
       if (!s.reservation.empty()) {
         const auto& rs = config_.reservations;
         const auto it =
             std::find_if(rs.begin(), rs.end(), [&](const Reservation& r) { return r.name == s.reservation; });
         j.reservation = static_cast<int>(it - rs.begin());
-        j.eligible_s = std::max(s.submit_s, it->start_s);
+        j.eligible = std::max(j.submit, to_time(it->start_s));
       }
       j.rec.id = s.id;
       j.rec.submit_s = s.submit_s;
@@ -195,7 +248,8 @@ class Simulator {
     std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
       const auto& x = jobs_[static_cast<std::size_t>(a)].spec;
       const auto& y = jobs_[static_cast<std::size_t>(b)].spec;
-      return std::tie(x.submit_s, x.id) < std::tie(y.submit_s, y.id);
+      return std::tie(jobs_[static_cast<std::size_t>(a)].submit, x.id) <
+             std::tie(jobs_[static_cast<std::size_t>(b)].submit, y.id);
     });
     if (config_.weight_fairshare > 0) {
       for (auto& j : jobs_)
@@ -206,25 +260,25 @@ class Simulator {
   }
 
   SimulationResult run() {
-    for (int j : order_) push({jobs_[static_cast<std::size_t>(j)].spec.submit_s, EventKind::Submit, 0, j, 0});
-    if (config_.multifactor) push({config_.calc_period_s, EventKind::Recalc, 0, 0, 0});
+    for (int j : order_) push({jobs_[static_cast<std::size_t>(j)].submit, EventKind::Submit, 0, j, 0});
+    if (config_.multifactor) push({calc_period_, EventKind::Recalc, 0, 0, 0});
     if (!options_.kueue.enabled && config_.sched_interval_s > 0)
-      push({config_.sched_interval_s + config_.background_phase, EventKind::FullSched, 0, 0, 0});
+      push({sched_interval_ + background_phase_, EventKind::FullSched, 0, 0, 0});
     // A reservation's start and end change who may use its nodes: both start a scheduling pass.
-    for (const auto& r : config_.reservations) {
-      push({r.start_s, EventKind::ReservationEdge, 0, 0, 0});
-      push({r.end_s, EventKind::ReservationEdge, 0, 0, 0});
+    for (const auto& [from, until] : reservation_window_) {
+      push({from, EventKind::ReservationEdge, 0, 0, 0});
+      push({until, EventKind::ReservationEdge, 0, 0, 0});
     }
-    if (options_.horizon_s > 0) push({options_.horizon_s, EventKind::Stop, 0, 0, 0});
+    if (options_.horizon_s > 0) push({to_time(options_.horizon_s), EventKind::Stop, 0, 0, 0});
     const auto& f = options_.failures;
     if (f.rate_per_node_hour > 0) {
       rng_.seed(f.seed);
-      schedule_next_failure(0.0);
+      schedule_next_failure(SimTime::zero());
     }
     series_.bucket_s = options_.utilisation_bucket_s;
     bool stop = false;
     while (!events_.empty() && !stop) {
-      const double t = events_.top().t;
+      const SimTime t = events_.top().t;
       if (t > stop_at()) break;  // no horizon given, and ten years simulated: see stop_at()
       advance_to(t);
       bool changed = false, submitted = false, released = false, ended = false, run_main = false, run_backfill = false,
@@ -267,24 +321,24 @@ class Simulator {
           case EventKind::Recalc:
             recalc_priorities(t);
             periodic = true;
-            repeat_while_work(t + config_.calc_period_s, EventKind::Recalc);
+            repeat_while_work(t + calc_period_, EventKind::Recalc);
             break;
           case EventKind::MainSched:
-            main_pending_ = kInf;
+            main_pending_ = kNever;
             run_main = true;
             break;
           case EventKind::FullSched:
             // controller.c, _slurmctld_background: every sched_interval a pass over the whole
             // queue (full_queue), which also sets last_sched_time.
-            last_background_sched_s_ = std::floor(t);
+            last_background_sched_ = floor_second(t);
             full = true;
-            repeat_while_work(t + config_.sched_interval_s, EventKind::FullSched);
+            repeat_while_work(t + sched_interval_, EventKind::FullSched);
             break;
           case EventKind::BatchSched:
             // controller.c, _slurmctld_background: schedule() with last_sched_time = now.
             batch_pending_ = false;
-            last_background_sched_s_ = std::floor(t);
-            if (request_main(t, std::max(t, last_main_s_ + config_.sched_min_interval_s))) run_main = true;
+            last_background_sched_ = floor_second(t);
+            if (request_main(t, std::max(t, last_main_ + sched_min_interval_))) run_main = true;
             break;
           case EventKind::Backfill:
             backfill_scheduled_ = false;
@@ -306,9 +360,8 @@ class Simulator {
         // itself (completing_s = 0); other changes (node failures and returns, preemption,
         // reservation edges) main_delay_s later.
         if (submitted) batch_sched_pass(t, run_main);
-        if (released && request_main(t, std::max(t, last_main_s_ + config_.sched_min_interval_s))) run_main = true;
-        if ((changed || (ended && config_.completing_s <= 0)) && request_main(t, t + config_.main_delay_s))
-          run_main = true;
+        if (released && request_main(t, std::max(t, last_main_ + sched_min_interval_))) run_main = true;
+        if ((changed || (ended && config_.completing_s <= 0)) && request_main(t, t + main_delay_)) run_main = true;
       }
       // Job and node changes: slurmctld's last_job_update / last_node_update (whole seconds). A
       // priority recalculation changes pending jobs' priorities (priority_multifactor.c,
@@ -316,14 +369,14 @@ class Simulator {
       if (submitted || released || changed || (periodic && !queue_.empty())) note_update(t);
       if (run_main || periodic || full) main_schedule(t, periodic || full);
       if (run_backfill) {
-        last_pass_s_ = t;
+        last_pass_ = t;
         if (!queue_.empty()) {
           backfill(t);
           ++result_.backfill_passes;
         }
       }
       if (config_.backfill && !options_.kueue.enabled && !backfill_scheduled_ &&
-          last_update_s_ >= std::floor(last_pass_s_)) {
+          last_update_ >= floor_second(last_pass_)) {
         // backfill.c, _more_work(): another pass once anything changed in or after the second of
         // the last one (>= on whole seconds: a change in the pass's own second, before or after
         // it, counts, including the jobs that pass started).
@@ -333,16 +386,18 @@ class Simulator {
       update_fragmentation();
       if (active_jobs_ == 0 && submitted_ == static_cast<long>(jobs_.size()) && options_.horizon_s <= 0) break;
     }
-    result_.end_s = now_;
+    result_.end_s = to_seconds(now_);
     // Capacity Block nodes exist (and are paid for) only within their window.
-    for (const auto& r : config_.reservations)
-      if (r.capacity_block)
-        result_.absent_node_s += static_cast<double>(r.nodes.size()) *
-                                 (now_ - std::max(0.0, std::min(now_, r.end_s) - std::min(now_, r.start_s)));
+    for (std::size_t i = 0; i < config_.reservations.size(); ++i)
+      if (const auto& r = config_.reservations[i]; r.capacity_block) {
+        const auto& [from, until] = reservation_window_[i];
+        const SimTime present = std::max(SimTime::zero(), std::min(now_, until) - std::min(now_, from));
+        result_.absent_node_s += static_cast<double>(r.nodes.size()) * to_seconds(now_ - present);
+      }
     // Jobs left running at the horizon: their progress so far counts as useful.
     for (auto& j : jobs_)
       if (j.rec.state == JobState::Running) {
-        const double ran = (now_ - j.rec.start_s) * j.spec.request.nodes;
+        const double ran = to_seconds(now_ - j.start) * j.spec.request.nodes;
         j.rec.useful_node_s += ran / j.rec.slowdown;
         j.rec.slow_placement_node_s += ran * (1 - 1 / j.rec.slowdown);
       }
@@ -356,9 +411,9 @@ class Simulator {
   /// years, so that jobs that failures keep requeueing (each run longer than its nodes' time
   /// between failures) cannot keep it, and its series, going forever. Jobs unfinished then are
   /// reported as at a horizon.
-  double stop_at() const {
-    constexpr double kTenYears = 10 * 365.25 * 86400;
-    return options_.horizon_s > 0 ? options_.horizon_s : kTenYears;
+  SimTime stop_at() const {
+    constexpr SimTime kTenYears = SimTime::from_ns(315'576'000LL * kNsPerSecond);  // 10 x 365.25 days
+    return options_.horizon_s > 0 ? to_time(options_.horizon_s) : kTenYears;
   }
 
   /// The backfill thread's first check at or after t that runs a pass. backfill.c, backfill_agent():
@@ -366,34 +421,34 @@ class Simulator {
   /// bf_interval whole seconds since the last pass, or no change since it (_more_work), sleeps one
   /// second (short_sleep) and checks again. So checks fall at last pass + bf_interval + k seconds,
   /// k = 0, 1, ...: within bf_interval of a pass, or within a second after an idle spell.
-  double next_backfill_check(double t) const {
-    const double first = last_pass_s_ + config_.bf_interval_s;
+  SimTime next_backfill_check(SimTime t) const {
+    const SimTime first = last_pass_ + bf_interval_;
     if (t <= first) return first;
-    return first + std::ceil(t - first - 1e-9);
+    return first + SimTime::from_ns(ceil_div((t - first).ns(), kNsPerSecond) * kNsPerSecond);
   }
 
   /// A job or node changed at t: slurmctld's last_job_update / last_node_update = time(NULL).
-  void note_update(double t) { last_update_s_ = std::max(last_update_s_, std::floor(t)); }
+  void note_update(SimTime t) { last_update_ = std::max(last_update_, floor_second(t)); }
 
   /// When slurmctld kills a job whose time limit runs out at `limit_end`: job_time_limit()
   /// (job_mgr.c) runs from the background thread every PERIODIC_TIMEOUT = 30 s (controller.c,
   /// _slurmctld_background) and times out jobs whose end_time (start in whole seconds + limit)
   /// is at least OverTimeLimit past; so at the first check at or after that. Kueue: at the limit.
-  double limit_kill_time(double limit_end) const {
+  SimTime limit_kill_time(SimTime limit_end) const {
     if (options_.kueue.enabled) return limit_end;
-    const double due = std::floor(limit_end) + config_.over_time_limit_s;
-    const double period = config_.time_limit_check_s, phase = config_.time_limit_phase_s;
-    if (period <= 0) return std::max(limit_end, due);
-    return std::ceil((due - phase) / period - 1e-9) * period + phase;
+    const SimTime due = floor_second(limit_end) + over_time_limit_;
+    const SimTime period = time_limit_check_, phase = time_limit_phase_;
+    if (period <= SimTime::zero()) return std::max(limit_end, due);
+    return SimTime::from_ns(ceil_div((due - phase).ns(), period.ns()) * period.ns()) + phase;
   }
 
   /// A periodic event's next occurrence, while jobs are still to be submitted or to end.
-  void repeat_while_work(double at, EventKind kind) {
+  void repeat_while_work(SimTime at, EventKind kind) {
     if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size())) push({at, kind, 0, 0, 0});
   }
 
   /// A main-loop pass at `at` (>= t): true when it is to run now, else queued as an event.
-  bool request_main(double t, double at) {
+  bool request_main(SimTime t, SimTime at) {
     if (at <= t) return true;
     if (at < main_pending_) {
       push({at, EventKind::MainSched, 0, 0, 0});
@@ -406,16 +461,16 @@ class Simulator {
   /// once a second (controller.c, _slurmctld_background: ten 0.1 s sleeps), calls schedule() at
   /// its first wake-up at least batch_sched_delay whole seconds after the last time it did.
   /// batch_sched_delay = 0 is taken as at once (an idealisation for unit tests).
-  void batch_sched_pass(double t, bool& run_main) {
+  void batch_sched_pass(SimTime t, bool& run_main) {
     if (config_.batch_sched_delay_s <= 0) {
-      if (request_main(t, std::max(t, last_main_s_ + config_.sched_min_interval_s))) run_main = true;
+      if (request_main(t, std::max(t, last_main_ + sched_min_interval_))) run_main = true;
       return;
     }
     if (batch_pending_) return;
-    const double phase = config_.background_phase;
-    double at = std::ceil(t - phase - 1e-9) + phase;
-    const double earliest = last_background_sched_s_ + config_.batch_sched_delay_s;
-    if (std::floor(at) < earliest) at = earliest + phase;
+    const SimTime phase = background_phase_;
+    SimTime at = SimTime::from_ns(ceil_div((t - phase).ns(), kNsPerSecond) * kNsPerSecond) + phase;
+    const SimTime earliest = last_background_sched_ + batch_sched_delay_;
+    if (floor_second(at) < earliest) at = earliest + phase;
     push({at, EventKind::BatchSched, 0, 0, 0});
     batch_pending_ = true;
   }
@@ -426,27 +481,24 @@ class Simulator {
   }
 
   // --- time series ------------------------------------------------------------------------
-  void advance_to(double t) {
-    if (t <= now_) {
-      now_ = std::max(now_, t);
-      return;
-    }
+  void advance_to(SimTime t) {
+    if (t <= now_) return;
     const double busy = n_ - free_.count() - down_.count();
     const double queued = static_cast<double>(queue_.size());
     const double down = down_.count();
     const double frag = fragmented_;
-    double a = now_;
-    const double bucket = series_.bucket_s;
+    SimTime a = now_;
+    const std::int64_t bucket = bucket_.ns();
     while (a < t) {
-      const auto k = static_cast<std::size_t>(a / bucket);
-      const double b = std::min(t, (static_cast<double>(k) + 1) * bucket);
+      const auto k = static_cast<std::size_t>(a.ns() / bucket);
+      const SimTime b = std::min(t, SimTime::from_ns((static_cast<std::int64_t>(k) + 1) * bucket));
       if (series_.busy_nodes.size() <= k) {
         series_.busy_nodes.resize(k + 1, 0.0);
         series_.queue_length.resize(k + 1, 0.0);
         series_.down_nodes.resize(k + 1, 0.0);
         series_.fragmented_nodes.resize(k + 1, 0.0);
       }
-      const double w = (b - a) / bucket;
+      const double w = static_cast<double>((b - a).ns()) / static_cast<double>(bucket);
       series_.busy_nodes[k] += busy * w;
       series_.queue_length[k] += queued * w;
       series_.down_nodes[k] += down * w;
@@ -475,10 +527,11 @@ class Simulator {
   }
 
   // --- priorities --------------------------------------------------------------------------
-  std::uint32_t priority_of(const Job& j, double t) {
+  std::uint32_t priority_of(const Job& j, SimTime t) {
     if (!config_.multifactor) return j.priority;
     const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
-    const double age = config_.max_age_s > 0 ? std::min(1.0, std::max(0.0, t - j.eligible_s) / config_.max_age_s) : 0.0;
+    const double age =
+        config_.max_age_s > 0 ? std::min(1.0, std::max(0.0, to_seconds(t - j.eligible)) / config_.max_age_s) : 0.0;
     double size = config_.favor_small ? static_cast<double>(n_ - j.spec.request.nodes) / n_
                                       : static_cast<double>(j.spec.request.nodes) / n_;
     if (config_.total_cpus > 0) {
@@ -499,11 +552,11 @@ class Simulator {
     return static_cast<std::uint32_t>(std::clamp(p, 1.0, 4294967294.0));
   }
 
-  void enqueue(int ji, double t) {
+  void enqueue(int ji, SimTime t) {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     j.priority = priority_of(j, t);
-    j.key = {config_.partitions[static_cast<std::size_t>(j.partition)].priority_tier, j.priority, j.spec.submit_s,
-             j.spec.id, ji};
+    j.key = {config_.partitions[static_cast<std::size_t>(j.partition)].priority_tier, j.priority, j.submit, j.spec.id,
+             ji};
     queue_.insert(j.key);
     j.queued = true;
     pending_sizes_.insert(j.spec.request.nodes);
@@ -515,9 +568,9 @@ class Simulator {
     pending_sizes_.erase(pending_sizes_.find(j.spec.request.nodes));
   }
 
-  void recalc_priorities(double t) {
+  void recalc_priorities(SimTime t) {
     // Fair-share usage: running jobs' node-seconds since the last recalculation, then decay.
-    const double dt = t - last_calc_;
+    const double dt = to_seconds(t - last_calc_);
     if (config_.weight_fairshare > 0) {
       // Usage decays by PriorityDecayHalfLife; running jobs add theirs since the last pass (jobs
       // that ended since were charged when they ended).
@@ -543,14 +596,14 @@ class Simulator {
 
   /// Fair-share usage of a running job from the later of its start and the last recalculation to t
   /// (node-seconds; Slurm charges TRES-billing seconds, CPUs by default: proportional here).
-  void charge_usage(const Job& j, double t) {
+  void charge_usage(const Job& j, SimTime t) {
     if (config_.weight_fairshare <= 0) return;
-    const double from = std::max(last_calc_, j.rec.start_s);
-    if (t > from) config_.associations.add_usage(j.assoc, (t - from) * j.spec.request.nodes);
+    const SimTime from = std::max(last_calc_, j.start);
+    if (t > from) config_.associations.add_usage(j.assoc, to_seconds(t - from) * j.spec.request.nodes);
   }
 
   // --- job lifecycle -----------------------------------------------------------------------
-  void submit(int ji, double t) {
+  void submit(int ji, SimTime t) {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     ++submitted_;
     ++active_jobs_;
@@ -561,7 +614,7 @@ class Simulator {
     enqueue(ji, t);
   }
 
-  void start(int ji, const std::vector<int>& nodes, double t, bool backfilled) {
+  void start(int ji, const std::vector<int>& nodes, SimTime t, bool backfilled) {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     dequeue(ji);
     for (int node : nodes) {
@@ -570,26 +623,34 @@ class Simulator {
     }
     if (options_.kueue.enabled)
       cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
-    j.awaiting_victims_until = -1;
+    j.awaiting_victims_until = kUnset;
     j.rec.state = JobState::Running;
     j.running_pos = static_cast<int>(running_.size());
     running_.push_back(ji);
-    j.rec.start_s = t;
+    j.start = t;
+    j.rec.start_s = to_seconds(t);
     note_update(t);  // slurmctld sets last_job_update when a job starts (backfill.c, _start_job)
-    if (j.rec.first_start_s < 0) j.rec.first_start_s = t;
+    if (j.rec.first_start_s < 0) {
+      j.rec.first_start_s = j.rec.start_s;
+      j.rec.wait_s = to_seconds(t - j.submit);
+    }
     j.rec.nodes = nodes;
     j.rec.backfilled = backfilled;
     j.rec.priority = j.priority;
-    const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
     j.rec.slowdown = options_.slowdown ? std::max(1.0, options_.slowdown(ji, nodes)) : 1.0;
-    const double run = overhead + j.remaining_s * j.rec.slowdown;
-    const double end = std::min(t + run, limit_kill_time(t + j.limit_s));
+    const SimTime end = std::min(t + run_time(j), limit_kill_time(t + j.limit));
     ++j.generation;
     push({end, EventKind::JobEnd, 0, ji, j.generation});
   }
 
+  /// A requeued job's relaunch before its work resumes; none on its first start.
+  SimTime restart_overhead(const Job& j) const { return j.rec.requeues > 0 ? restart_ : SimTime::zero(); }
+  /// From a start to the end of the job's work if nothing stops it: the relaunch, then its
+  /// remaining work at the speed of the nodes it got.
+  SimTime run_time(const Job& j) const { return restart_overhead(j) + scaled(j.remaining, j.rec.slowdown); }
+
   /// Takes a job off the running list (swap with the last) and charges its fair-share usage.
-  void stop_running(Job& j, double t) {
+  void stop_running(Job& j, SimTime t) {
     charge_usage(j, t);
     const int last = running_.back();
     running_[static_cast<std::size_t>(j.running_pos)] = last;
@@ -607,7 +668,7 @@ class Simulator {
         // COMPLETING until slurmd reports the epilog done; that report starts no main-loop pass.
         node_job_[static_cast<std::size_t>(node)] = kCompleting;
         completing_.set(node);
-        push({now_ + config_.completing_s, EventKind::NodeRelease, 0, node, 0});
+        push({now_ + completing_delay_, EventKind::NodeRelease, 0, node, 0});
         continue;
       }
       node_job_[static_cast<std::size_t>(node)] = -1;
@@ -622,21 +683,21 @@ class Simulator {
     if (!down_.test(node)) free_.set(node);
   }
 
-  void finish(int ji, double t) {
+  void finish(int ji, SimTime t) {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
-    const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
-    const double ran = t - j.rec.start_s;
+    const double overhead = to_seconds(restart_overhead(j));
     const double slow = j.rec.slowdown;
-    const double work = std::max(0.0, ran - overhead) / slow;  // at full speed
     const int nodes = j.spec.request.nodes;
-    if (work + 1e-9 >= j.remaining_s) {
+    if (t - j.start >= run_time(j)) {  // its work is done (else its time limit ran out)
+      const double remaining = to_seconds(j.remaining);
       j.rec.state = JobState::Completed;
-      j.rec.useful_node_s += j.remaining_s * nodes;
-      j.rec.slow_placement_node_s += j.remaining_s * (slow - 1) * nodes;
+      j.rec.useful_node_s += remaining * nodes;
+      j.rec.slow_placement_node_s += remaining * (slow - 1) * nodes;
       j.rec.lost_node_s += overhead * nodes;
-      j.rec.run_done_s += j.remaining_s;
-      j.remaining_s = 0;
+      j.rec.run_done_s += remaining;
+      j.remaining = SimTime::zero();
     } else {
+      const double work = std::max(0.0, to_seconds(t - j.start) - overhead) / slow;  // at full speed
       j.rec.state = JobState::Timeout;
       // Work up to the time limit is kept (a job that checkpoints can resume it in a new job).
       j.rec.useful_node_s += work * nodes;
@@ -644,8 +705,8 @@ class Simulator {
       j.rec.lost_node_s += overhead * nodes;
       j.rec.run_done_s += work;
     }
-    j.rec.end_s = t;
-    j.signal_s = j.kill_s = -1;
+    j.rec.end_s = to_seconds(t);
+    j.signal = j.kill = kUnset;
     stop_running(j, t);
     release_nodes(j);
     --active_jobs_;
@@ -653,48 +714,52 @@ class Simulator {
 
   /// Stops a running job early (node failure or preemption); requeues it or ends it in `final_state`.
   /// `saved_at` >= 0: the job wrote a checkpoint of all its work up to that time (on SIGTERM).
-  void interrupt(int ji, double t, JobState final_state, bool requeue, double saved_at = -1) {
+  void interrupt(int ji, SimTime t, JobState final_state, bool requeue, SimTime saved_at = kUnset) {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
-    const double overhead = j.rec.requeues > 0 ? options_.failures.restart_s : 0.0;
-    const double work_end = j.signal_s >= 0 ? std::min(t, j.signal_s) : t;  // no progress after SIGTERM
-    const double work = std::max(0.0, work_end - j.rec.start_s - overhead);
-    const double c = j.spec.checkpoint_interval_s;
-    double kept = c > 0 ? std::floor(work / c) * c : 0.0;  // wall seconds of work kept
-    if (saved_at >= 0) kept = std::max(0.0, saved_at - j.rec.start_s - overhead);
+    constexpr SimTime kZero = SimTime::zero();
+    const SimTime overhead = restart_overhead(j);
+    const SimTime work_end = j.signal >= kZero ? std::min(t, j.signal) : t;  // no progress after SIGTERM
+    const SimTime work = std::max(kZero, work_end - j.start - overhead);
+    const SimTime c = to_time(j.spec.checkpoint_interval_s);
+    SimTime kept =
+        c > kZero ? SimTime::from_ns(floor_div(work.ns(), c.ns()) * c.ns()) : kZero;  // wall time of work kept
+    if (saved_at >= kZero) kept = std::max(kZero, saved_at - j.start - overhead);
     const double slow = j.rec.slowdown;
-    kept = std::min(kept, j.remaining_s * slow);
-    j.signal_s = j.kill_s = -1;
+    const SimTime all = scaled(j.remaining, slow);
+    kept = std::min(kept, all);
+    j.signal = j.kill = kUnset;
     const int nodes = j.spec.request.nodes;
-    j.rec.useful_node_s += kept / slow * nodes;
-    j.rec.slow_placement_node_s += kept * (1 - 1 / slow) * nodes;
-    j.rec.lost_node_s += (t - j.rec.start_s - kept) * nodes;
-    j.rec.run_done_s += kept / slow;
-    j.remaining_s = std::max(0.0, j.remaining_s - kept / slow);
+    const double kept_s = to_seconds(kept);
+    j.rec.useful_node_s += kept_s / slow * nodes;
+    j.rec.slow_placement_node_s += kept_s * (1 - 1 / slow) * nodes;
+    j.rec.lost_node_s += to_seconds(t - j.start - kept) * nodes;
+    j.rec.run_done_s += kept_s / slow;
+    j.remaining = kept >= all ? kZero : std::max(kZero, j.remaining - unscaled(kept, slow));
     ++j.generation;  // its pending JobEnd event is now stale
     stop_running(j, t);
     release_nodes(j);
     if (requeue) {
       ++j.rec.requeues;
       j.rec.state = JobState::Pending;
-      j.eligible_s = t;
+      j.eligible = t;
       enqueue(ji, t);
     } else {
       j.rec.state = final_state;
-      j.rec.end_s = t;
+      j.rec.end_s = to_seconds(t);
       --active_jobs_;
     }
   }
 
-  void schedule_next_failure(double t) {
+  void schedule_next_failure(SimTime t) {
     const double rate = options_.failures.rate_per_node_hour / 3600.0 * n_;
     std::exponential_distribution<double> gap(rate);
     std::uniform_int_distribution<int> pick(0, n_ - 1);
-    const double next = t + gap(rng_);
+    const SimTime next = t + to_time(gap(rng_));
     if (next > stop_at()) return;
     push({next, EventKind::NodeFail, 0, pick(rng_), 0});
   }
 
-  void node_fail(int node, double t) {
+  void node_fail(int node, SimTime t) {
     const auto& f = options_.failures;
     // Keep failures going while there is work.
     if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size())) schedule_next_failure(t);
@@ -719,10 +784,10 @@ class Simulator {
       // pool gets the repaired node back after repair_s.
       --spares_free_;
       ++result_.spares_used;
-      push({t + f.replace_s, EventKind::NodeBack, 0, node, 0});
-      spare_returns_.push_back(t + f.repair_s);
+      push({t + replace_, EventKind::NodeBack, 0, node, 0});
+      spare_returns_.push_back(t + repair_);
     } else {
-      push({t + f.repair_s, EventKind::NodeBack, 0, node, 0});
+      push({t + repair_, EventKind::NodeBack, 0, node, 0});
     }
   }
 
@@ -736,29 +801,30 @@ class Simulator {
   }
 
   // --- the main scheduling loop ------------------------------------------------------------
-  NodeSet usable_for(const Job& j, double t) const {
+  NodeSet usable_for(const Job& j, SimTime t) const {
     NodeSet s = free_;
     s &= partition_nodes_[static_cast<std::size_t>(j.partition)];
-    apply_reservations(j, t, t + j.limit_s, s);
+    apply_reservations(j, t, t + j.limit, s);
     return s;
   }
 
   /// Removes from `nodes` what reservations forbid job `j` over [from, until): a job bound to a
   /// reservation runs only on its nodes and only within its window; any other job may not use
   /// a reservation's nodes during its window, nor a Capacity Block's nodes ever.
-  void apply_reservations(const Job& j, double from, double until, NodeSet& nodes) const {
+  void apply_reservations(const Job& j, SimTime from, SimTime until, NodeSet& nodes) const {
     if (config_.reservations.empty()) return;
     if (j.reservation >= 0) {
-      const auto& r = config_.reservations[static_cast<std::size_t>(j.reservation)];
-      if (from < r.start_s || until > r.end_s)
+      const auto& [start, end] = reservation_window_[static_cast<std::size_t>(j.reservation)];
+      if (from < start || until > end)
         nodes = NodeSet(n_);
       else
         nodes &= reservation_nodes_[static_cast<std::size_t>(j.reservation)];
       return;
     }
     for (std::size_t i = 0; i < config_.reservations.size(); ++i) {
-      const auto& r = config_.reservations[i];
-      if (r.capacity_block || (r.start_s < until && r.end_s > from)) nodes.subtract(reservation_nodes_[i]);
+      const auto& [start, end] = reservation_window_[i];
+      if (config_.reservations[i].capacity_block || (start < until && end > from))
+        nodes.subtract(reservation_nodes_[i]);
     }
   }
 
@@ -788,7 +854,7 @@ class Simulator {
     });
   }
 
-  bool try_preempt(int ji, double t) {
+  bool try_preempt(int ji, SimTime t) {
     if (config_.preempt_type == PreemptType::None || !any_preemptable_) return false;
     const auto& j = jobs_[static_cast<std::size_t>(ji)];
     if (t < j.awaiting_victims_until) return false;  // its victims are on their way out
@@ -796,29 +862,29 @@ class Simulator {
     for (int node = 0; node < n_; ++node) {
       const int r = node_job_[static_cast<std::size_t>(node)];
       if (r >= 0 && !down_.test(node) && partition_nodes_[static_cast<std::size_t>(j.partition)].test(node) &&
-          jobs_[static_cast<std::size_t>(r)].kill_s < 0 &&
+          jobs_[static_cast<std::size_t>(r)].kill < SimTime::zero() &&
           preempt_mode_of(jobs_[static_cast<std::size_t>(r)]) != PreemptMode::Off &&
           can_preempt(j, jobs_[static_cast<std::size_t>(r)]))
         pool.set(node);
     }
-    apply_reservations(j, t, t + j.limit_s, pool);
+    apply_reservations(j, t, t + j.limit, pool);
     const auto nodes = select_nodes(layout_, config_.placement, pool, j.spec.request);
     if (nodes.empty()) return false;
     std::set<int> victims;
     for (int node : nodes)
       if (node_job_[static_cast<std::size_t>(node)] >= 0) victims.insert(node_job_[static_cast<std::size_t>(node)]);
-    double gone = t;
+    SimTime gone = t;
     for (int v : victims) {
       ++result_.preemptions;
       auto& victim = jobs_[static_cast<std::size_t>(v)];
       // GraceTime (the victim's partition, or its QOS under preempt/qos): the job runs on, then
       // gets SIGTERM; its processes end when it exits (after writing a checkpoint, if it does) or
       // at SIGKILL, KillWait after the SIGTERM.
-      victim.signal_s = t + grace_time(victim);
-      victim.kill_s = victim.signal_s + exit_after_sigterm(victim);
-      if (victim.kill_s > t) {
-        gone = std::max(gone, victim.kill_s);
-        push({victim.kill_s, EventKind::PreemptKill, 0, v, victim.generation});
+      victim.signal = t + grace_time(victim);
+      victim.kill = victim.signal + exit_after_sigterm(victim);
+      if (victim.kill > t) {
+        gone = std::max(gone, victim.kill);
+        push({victim.kill, EventKind::PreemptKill, 0, v, victim.generation});
       } else {
         preempt_kill(v, t);
       }
@@ -832,32 +898,34 @@ class Simulator {
     return true;
   }
 
-  double grace_time(const Job& victim) const {
+  SimTime grace_time(const Job& victim) const {
     if (config_.preempt_type == PreemptType::Qos)
-      return victim.qos >= 0 ? config_.qos[static_cast<std::size_t>(victim.qos)].grace_time_s : 0.0;
-    return config_.partitions[static_cast<std::size_t>(victim.partition)].grace_time_s;
+      return victim.qos >= 0 ? to_time(config_.qos[static_cast<std::size_t>(victim.qos)].grace_time_s)
+                             : SimTime::zero();
+    return to_time(config_.partitions[static_cast<std::size_t>(victim.partition)].grace_time_s);
   }
 
   /// From SIGTERM to the job's processes being gone: the time it takes to write its checkpoint
   /// and exit, cut at KillWait by SIGKILL; at once for a job that does not handle SIGTERM.
-  double exit_after_sigterm(const Job& j) const {
-    return j.spec.sigterm_checkpoint_s > 0 ? std::min(j.spec.sigterm_checkpoint_s, config_.kill_wait_s) : 0.0;
+  SimTime exit_after_sigterm(const Job& j) const {
+    return j.spec.sigterm_checkpoint_s > 0 ? to_time(std::min(j.spec.sigterm_checkpoint_s, config_.kill_wait_s))
+                                           : SimTime::zero();
   }
 
   /// The end of a preempted job: requeued (REQUEUE and --requeue) or ended PREEMPTED. Work kept:
   /// all of it up to the SIGTERM when the job wrote its checkpoint before KillWait ran out;
   /// otherwise up to its last periodic checkpoint.
-  void preempt_kill(int v, double t) {
+  void preempt_kill(int v, SimTime t) {
     auto& victim = jobs_[static_cast<std::size_t>(v)];
     const bool saved = victim.spec.sigterm_checkpoint_s > 0 && victim.spec.sigterm_checkpoint_s <= config_.kill_wait_s;
-    const double signal = victim.signal_s >= 0 ? victim.signal_s : t;
+    const SimTime signal = victim.signal >= SimTime::zero() ? victim.signal : t;
     const bool requeue = preempt_mode_of(victim) == PreemptMode::Requeue && victim.spec.requeue;
-    interrupt(v, t, JobState::Preempted, requeue, saved ? signal : -1.0);
+    interrupt(v, t, JobState::Preempted, requeue, saved ? signal : kUnset);
   }
 
-  void main_schedule(double t, bool full) {
+  void main_schedule(SimTime t, bool full) {
     ++result_.scheduling_passes;
-    last_main_s_ = t;
+    last_main_ = t;
     if (options_.kueue.enabled) {
       kueue_schedule(t);
       return;
@@ -870,7 +938,7 @@ class Simulator {
       const int ji = it->job;
       ++it;  // start() erases the current entry
       auto& j = jobs_[static_cast<std::size_t>(ji)];
-      if (j.eligible_s > t) continue;
+      if (j.eligible > t) continue;
       if (blocked[static_cast<std::size_t>(j.partition)]) continue;
       ++tested;
       const NodeSet usable = usable_for(j, t);
@@ -927,7 +995,7 @@ class Simulator {
   }
 
   /// Evicts the fewest lower-priority or borrowing workloads that let job `ji` in; false if none do.
-  bool kueue_preempt(int ji, double t) {
+  bool kueue_preempt(int ji, SimTime t) {
     const auto& k = options_.kueue;
     const auto& j = jobs_[static_cast<std::size_t>(ji)];
     const int cq = cq_of_[static_cast<std::size_t>(ji)];
@@ -951,7 +1019,7 @@ class Simulator {
       const auto& x = jobs_[static_cast<std::size_t>(a)];
       const auto& y = jobs_[static_cast<std::size_t>(b)];
       if (x.priority != y.priority) return x.priority < y.priority;
-      return x.rec.start_s > y.rec.start_s;
+      return x.start > y.start;
     });
     std::vector<int> usage = cq_usage_;
     NodeSet pool = free_;
@@ -975,14 +1043,14 @@ class Simulator {
     return false;
   }
 
-  void kueue_schedule(double t) {
+  void kueue_schedule(SimTime t) {
     const auto& k = options_.kueue;
     std::vector<char> blocked(k.queues.size(), 0);
     std::vector<int> order;
     for (const auto& key : queue_) order.push_back(key.job);
     for (int ji : order) {
       auto& j = jobs_[static_cast<std::size_t>(ji)];
-      if (!j.queued || j.eligible_s > t) continue;
+      if (!j.queued || j.eligible > t) continue;
       const int cq = cq_of_[static_cast<std::size_t>(ji)];
       if (blocked[static_cast<std::size_t>(cq)]) continue;
       if (quota_fits(cq, j.spec.request.nodes, cq_usage_) && free_.count() >= j.spec.request.nodes) {
@@ -1000,7 +1068,7 @@ class Simulator {
   // --- the backfill loop -------------------------------------------------------------------
   /// Nodes a pending job holds in the pass's plan over [from, until).
   struct Hold {
-    double from, until;
+    SimTime from, until;
     std::vector<int> nodes;  ///< as a list: most jobs hold a few nodes, cheaper than a bitmap pass
   };
 
@@ -1010,18 +1078,18 @@ class Simulator {
   /// free over a job's whole window [s, s + limit) are therefore those free of running jobs at s
   /// less every hold overlapping the window. Candidate starts: now, each running job's end, and
   /// each hold's edges; the earliest that fits is taken.
-  void backfill(double t_exact) {
-    const double res = config_.bf_resolution_s;
+  void backfill(SimTime t_exact) {
+    const SimTime res = bf_resolution_;
     // slurmctld plans in whole seconds (time_t): now, start times and ends are truncated.
-    const double t = std::floor(t_exact);
+    const SimTime t = floor_second(t_exact);
     // Running jobs' ends, grouped by time; one entry (-1) for the nodes whose epilog still runs.
     auto& ends = bf_ends_;
     ends.clear();
     for (int r : running_) {
       const auto& j = jobs_[static_cast<std::size_t>(r)];
       // A job selected for preemption ends at its kill time (slurmctld moves its end time).
-      const double end = j.kill_s >= 0 ? std::min(j.kill_s, std::floor(j.rec.start_s) + j.limit_s)
-                                       : std::floor(j.rec.start_s) + j.limit_s;
+      const SimTime limit_end = floor_second(j.start) + j.limit;
+      const SimTime end = j.kill >= SimTime::zero() ? std::min(j.kill, limit_end) : limit_end;
       ends.push_back({std::max(t + res, round_up(end, res)), r});
     }
     NodeSet completing = completing_;
@@ -1076,14 +1144,14 @@ class Simulator {
     auto& free_count = bf_free_count_;
     starts.assign(step_t.begin(), step_t.end());
     free_count.assign(step_count.begin(), step_count.end());
-    auto split = [&](double v) {
+    auto split = [&](SimTime v) {
       const auto it = std::lower_bound(starts.begin(), starts.end(), v);
       const auto i = it - starts.begin();
       if (it != starts.end() && *it == v) return;
       starts.insert(it, v);
       free_count.insert(free_count.begin() + i, free_count[static_cast<std::size_t>(i) - 1]);
     };
-    const double horizon = t + config_.bf_window_s;
+    const SimTime horizon = t + bf_window_;
     const bool one_partition = config_.partitions.size() == 1 && partition_nodes_[0].count() == n_;
     // Whole-node requests whose fit depends on node counts alone (no blocks; a tree with one
     // top switch): a job that found no start fails for every later job at least as large and as
@@ -1092,7 +1160,7 @@ class Simulator {
                                (config_.placement == Placement::Consecutive ||
                                 (config_.placement == Placement::Tree && layout_.single_tree()));
     int failed_nodes = std::numeric_limits<int>::max();
-    double failed_limit = kInf;
+    SimTime failed_limit = kNever;
     int tested = 0;
     std::vector<int> order;
     order.reserve(std::min<std::size_t>(queue_.size(), static_cast<std::size_t>(config_.bf_max_job_test)));
@@ -1106,18 +1174,18 @@ class Simulator {
       auto& j = jobs_[static_cast<std::size_t>(ji)];
       // Every job submitted before the pass is in its list, whatever the fraction of its second:
       // eligibility against the exact time of the pass, not its whole second.
-      if (!j.queued || j.eligible_s > t_exact) continue;
+      if (!j.queued || j.eligible > t_exact) continue;
       ++tested;
-      const double limit = round_up(j.limit_s, res);
+      const SimTime limit = round_up(j.limit, res);
       const int need = j.spec.request.nodes;
       if (count_decides && need >= failed_nodes && limit >= failed_limit) continue;
       const NodeSet& part = partition_nodes_[static_cast<std::size_t>(j.partition)];
       bool placed = false;
       std::size_t step = 0;
       for (std::size_t i = 0; i < starts.size() && starts[i] < horizon; ++i) {
-        const double from = starts[i];
+        const SimTime from = starts[i];
         if (free_count[i] < need) continue;
-        const double until = from + limit;
+        const SimTime until = from + limit;
         // A job that would end exactly when a hold begins counts as overlapping it: the real
         // slurmctld 22.05 does not backfill it (tests/slurm/scheduler_twin_test.cpp).
         // Every start up to a step short of nodes has that step in its window too: go past it.
@@ -1165,6 +1233,24 @@ class Simulator {
   bool any_preemptable_ = false;  ///< any_preemptable_partition(), once the partitions are known
   SimulationOptions options_;
   int n_;
+  // The settings as simulated time (slurm.conf's and the options' seconds, converted once).
+  SimTime calc_period_ = to_time(config_.calc_period_s);
+  SimTime sched_interval_ = to_time(config_.sched_interval_s);
+  SimTime background_phase_ = to_time(config_.background_phase);
+  SimTime sched_min_interval_ = to_time(config_.sched_min_interval_s);
+  SimTime main_delay_ = to_time(config_.main_delay_s);
+  SimTime batch_sched_delay_ = to_time(config_.batch_sched_delay_s);
+  SimTime completing_delay_ = to_time(config_.completing_s);
+  SimTime bf_interval_ = to_time(config_.bf_interval_s);
+  SimTime bf_resolution_ = to_time(config_.bf_resolution_s);
+  SimTime bf_window_ = to_time(config_.bf_window_s);
+  SimTime over_time_limit_ = to_time(config_.over_time_limit_s);
+  SimTime time_limit_check_ = to_time(config_.time_limit_check_s);
+  SimTime time_limit_phase_ = to_time(config_.time_limit_phase_s);
+  SimTime restart_ = to_time(options_.failures.restart_s);
+  SimTime replace_ = to_time(options_.failures.replace_s);
+  SimTime repair_ = to_time(options_.failures.repair_s);
+  SimTime bucket_ = to_time(options_.utilisation_bucket_s);
   std::vector<NodeSet> partition_nodes_;
   int max_job_factor_ = 1;
   int max_qos_priority_ = 0;
@@ -1172,10 +1258,11 @@ class Simulator {
   std::vector<int> order_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   long seq_ = 0;
-  double now_ = 0;
+  SimTime now_ = SimTime::zero();
   NodeSet free_, down_, completing_;
-  std::vector<NodeSet> reservation_nodes_;  ///< per reservation
-  NodeSet capacity_block_nodes_;            ///< nodes of every Capacity Block (size 0 when none)
+  std::vector<NodeSet> reservation_nodes_;                       ///< per reservation
+  std::vector<std::pair<SimTime, SimTime>> reservation_window_;  ///< per reservation: its start and end
+  NodeSet capacity_block_nodes_;                                 ///< nodes of every Capacity Block (size 0 when none)
   std::vector<int> node_job_;
   std::vector<int> running_;  ///< jobs running now, any order
   std::set<QueueKey> queue_;
@@ -1185,25 +1272,25 @@ class Simulator {
   std::uint32_t basic_next_ = 0;
   bool backfill_scheduled_ = false;
   // Scratch space of backfill(), kept between passes to save allocations.
-  std::vector<std::pair<double, int>> bf_ends_;
-  std::vector<double> bf_step_t_;
+  std::vector<std::pair<SimTime, int>> bf_ends_;
+  std::vector<SimTime> bf_step_t_;
   std::vector<int> bf_step_count_;
   std::vector<std::size_t> bf_step_first_;
   std::vector<NodeSet> bf_step_set_;
-  std::vector<double> bf_starts_;
+  std::vector<SimTime> bf_starts_;
   std::vector<int> bf_free_count_;
   /// Time of the backfill thread's last pass; at first a virtual one bf_interval before its first
   /// check, which falls at bf_phase of the first second.
-  double last_pass_s_ = config_.bf_phase - config_.bf_interval_s;
-  double last_update_s_ = -kInf;        ///< whole second of the last job or node change
-  bool batch_pending_ = false;          ///< a BatchSched event is queued
-  double last_background_sched_s_ = 0;  ///< controller.c's last_sched_time (whole seconds)
-  double last_main_s_ = -kInf;          ///< the main loop's last pass (sched_last)
-  double main_pending_ = kInf;          ///< time of the pending MainSched event
+  SimTime last_pass_ = to_time(config_.bf_phase) - bf_interval_;
+  SimTime last_update_ = kLongAgo;                   ///< whole second of the last job or node change
+  bool batch_pending_ = false;                       ///< a BatchSched event is queued
+  SimTime last_background_sched_ = SimTime::zero();  ///< controller.c's last_sched_time (whole seconds)
+  SimTime last_main_ = kLongAgo;                     ///< the main loop's last pass (sched_last)
+  SimTime main_pending_ = kNever;                    ///< time of the pending MainSched event
   double fragmented_ = 0;
-  double last_calc_ = 0;
+  SimTime last_calc_ = SimTime::zero();
   int spares_free_ = 0;
-  std::vector<double> spare_returns_;
+  std::vector<SimTime> spare_returns_;
   std::vector<int> cq_usage_;  ///< Kueue: nodes admitted per ClusterQueue
   std::vector<int> cq_of_;     ///< Kueue: ClusterQueue of each job
   std::mt19937_64 rng_;

@@ -95,7 +95,8 @@ struct JobRecord {
   double submit_s = 0;
   double start_s = -1;  ///< last start; -1 = never started
   double first_start_s = -1;
-  double end_s = -1;  ///< -1 = still running or pending at the horizon
+  double end_s = -1;   ///< -1 = still running or pending at the horizon
+  double wait_s = -1;  ///< first start - submission (from the exact times); -1 = never started
   JobState state = JobState::Pending;
   std::vector<int> nodes;  ///< of the last start
   int requeues = 0;

@@ -78,6 +78,35 @@ TEST(SlurmSimulator, BatchSubmissionsWaitBatchSchedDelaySinceTheLastBackgroundPa
   EXPECT_EQ(r.jobs[1].start_s, 13.5);
 }
 
+// Simulated time is integer nanoseconds: whole-second inputs plus slurmctld's phases and delays
+// (the backfill thread's 0.5 s phase, 0.05 s epilogs, 0.1 s and 2 us main-loop delays) add up
+// exactly, and the times reported are ns / 1e9, correctly rounded: job 2 waits 1722.55 s, not
+// 1722.5500000000002 s (6771.55 - 5049 in doubles, as `fmsim cluster`'s job 16 did). Job 1 starts
+// at the first backfill check (0.5 s) and ends at 6771.5 s; its epilog reports at 6771.55 s, whose
+// main-loop pass starts job 2 (submitted at 5049 s).
+TEST(SlurmSimulator, TimesAreExactSumsOfTheInputsPhasesAndDelays) {
+  const auto r = simulate_slurm(flat(1), SlurmConfig{}, {job(1, 0, 1, 6771, 7200), job(2, 5049, 1, 10, 3600)});
+  EXPECT_EQ(fmt::format("{}", r.jobs[0].start_s), "0.5");
+  EXPECT_EQ(fmt::format("{}", r.jobs[1].start_s), "6771.55");
+  EXPECT_EQ(fmt::format("{}", r.jobs[1].wait_s), "1722.55");
+  EXPECT_EQ(fmt::format("{}", r.jobs[1].end_s), "6781.55");
+  // A thousand synthetic jobs (fmsim cluster's default workload) on 128 nodes: every time and
+  // wait is a decimal of whole microseconds (the finest delay is 2 us), printed as such.
+  SyntheticWorkloadSpec w;
+  w.jobs = 1000;
+  w.mean_interarrival_s = 300;
+  const auto many = simulate_slurm(flat(128), SlurmConfig{}, generate_workload(w, 128));
+  auto exact_us = [](double s) { return s == std::round(s * 1e6) / 1e6; };
+  int started = 0;
+  for (const auto& j : many.jobs) {
+    if (j.first_start_s < 0) continue;
+    ++started;
+    EXPECT_TRUE(exact_us(j.wait_s) && exact_us(j.start_s) && exact_us(j.end_s))
+        << fmt::format("job {}: wait {} start {} end {}", j.id, j.wait_s, j.start_s, j.end_s);
+  }
+  EXPECT_EQ(started, 1000);
+}
+
 // Kept from the differential run of 2026-11-28 (tests/slurm, seed 40, real run 1; times from
 // slurmctld.log less 36 s): job 1 (4 nodes) ends at 1.369 s; job 4 (4 nodes, nice 200, 2 min
 // limit) arrives 0.066 s later, at 1.435 s, with 5 nodes free; jobs 5 (6 nodes) and 6 (8 nodes),
