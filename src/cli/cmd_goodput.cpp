@@ -52,7 +52,7 @@ void add_goodput_flags(CLI::App& cmd, jobspec::GoodputFlags& f) {
       ->type_name("DURATION");
   cmd.add_option("--replications", f.replications, "Monte Carlo runs (default 1000)");
   cmd.add_option("--seed", f.seed, "Monte Carlo seed (default 20240723)");
-  cmd.add_option("--threads", f.threads, "Monte Carlo threads (default 2)");
+  cmd.add_option("--threads", f.threads, "Monte Carlo threads (default 2)")->check(whole_number(1, 1024));
   cmd.add_option("--weibull-shape", f.weibull_shape, "Shape of job-level inter-arrival times (1 = exponential)");
 }
 

@@ -513,7 +513,9 @@ void add_validate_planner(CLI::App& validate, Context& ctx) {
   cmd->add_option("--max-pp", opts->max_pp, "Largest pipeline parallelism tried")->capture_default_str();
   cmd->add_option("--calibration", opts->calibration, "Training calibration YAML (default: shipped)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")
+      ->check(whole_number(0, 1024))
+      ->capture_default_str();
   cmd->add_flag("--no-progress", opts->no_progress, "No progress bar on stderr");
   cmd->footer(
       "Groups the rows by what the planner holds fixed (model, system, GPUs, sequence, global batch,\n"
@@ -592,7 +594,9 @@ void add_plan_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--calibration", opts->calibration, "Training calibration YAML (default: shipped)")
       ->type_name("FILE");
-  cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "Worker threads (0 = all cores)")
+      ->check(whole_number(0, 1024))
+      ->capture_default_str();
   cmd->add_flag("--no-progress", opts->no_progress, "Never draw the progress bar");
   cmd->add_option("--against-csv", opts->against_csv,
                   "For each (model, system, GPUs) in a training CSV, compare the best published layout with the "

@@ -216,6 +216,13 @@ const std::vector<Absurd> kAbsurd = {
     {"serve_kv_transfer_alone",
      {"serve", "--kv-transfer", "nan"},
      "--kv-transfer: unknown KV transfer 'nan'; allowed: layer (layerwise, streamed), request (whole)"},
+    // Worker threads: -1 ran validate planner on every core, 1e6 would have started a million.
+    {"validate_planner_threads_negative",
+     {"validate", "planner", "--threads", "-1"},
+     "--threads: must be a whole number from 0 to 1024, got -1"},
+    {"goodput_threads_huge",
+     {"goodput", "--threads", "1000000"},
+     "--threads: must be a whole number from 1 to 1024, got 1000000"},
     // A source to leave out that the file does not hold fitted on everything (exit 0).
     {"calibrate_unknown_source",
      {"calibrate", "training", "--exclude-source", "S99"},
