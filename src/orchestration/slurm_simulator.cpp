@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <queue>
 #include <random>
 #include <set>
 #include <tuple>
@@ -14,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/sim_time.hpp"
+#include "engine/simulator.hpp"
 
 namespace fmsim::orchestration {
 
@@ -105,6 +105,7 @@ SimTime unscaled(SimTime d, double factor) {
   return factor == 1.0 ? d : SimTime::from_ns(std::llround(static_cast<double>(d.ns()) / factor));
 }
 
+/// The twin's events; their order is the engine priority of events at the same instant.
 enum class EventKind {
   NodeRelease,
   NodeBack,
@@ -123,13 +124,13 @@ enum class EventKind {
 
 constexpr int kCompleting = -2;  ///< node_job_ of a node whose job ended and whose epilog runs
 
-struct Event {
-  SimTime t;
-  EventKind kind;
-  long seq;
-  int a = 0;  ///< job index or node
-  int b = 0;  ///< job generation
-  bool operator>(const Event& o) const { return std::tie(t, kind, seq) > std::tie(o.t, o.kind, o.seq); }
+/// Engine priority of the end of an instant: after every event of that instant.
+constexpr int kEndOfInstant = std::numeric_limits<int>::max();
+
+/// What the events of one instant did, for the scheduling passes that follow them.
+struct InstantFlags {
+  bool changed = false, submitted = false, released = false, ended = false, run_main = false, run_backfill = false,
+       periodic = false, full = false, stop = false;
 };
 
 /// The order Slurm sorts its job queue in (sort_job_queue2): PriorityTier, priority (higher
@@ -260,132 +261,23 @@ class Simulator {
   }
 
   SimulationResult run() {
-    for (int j : order_) push({jobs_[static_cast<std::size_t>(j)].submit, EventKind::Submit, 0, j, 0});
-    if (config_.multifactor) push({calc_period_, EventKind::Recalc, 0, 0, 0});
+    for (int j : order_) push<EventKind::Submit>(jobs_[static_cast<std::size_t>(j)].submit, j);
+    if (config_.multifactor) push<EventKind::Recalc>(calc_period_);
     if (!options_.kueue.enabled && config_.sched_interval_s > 0)
-      push({sched_interval_ + background_phase_, EventKind::FullSched, 0, 0, 0});
+      push<EventKind::FullSched>(sched_interval_ + background_phase_);
     // A reservation's start and end change who may use its nodes: both start a scheduling pass.
     for (const auto& [from, until] : reservation_window_) {
-      push({from, EventKind::ReservationEdge, 0, 0, 0});
-      push({until, EventKind::ReservationEdge, 0, 0, 0});
+      push<EventKind::ReservationEdge>(from);
+      push<EventKind::ReservationEdge>(until);
     }
-    if (options_.horizon_s > 0) push({to_time(options_.horizon_s), EventKind::Stop, 0, 0, 0});
+    if (options_.horizon_s > 0) push<EventKind::Stop>(to_time(options_.horizon_s));
     const auto& f = options_.failures;
     if (f.rate_per_node_hour > 0) {
       rng_.seed(f.seed);
       schedule_next_failure(SimTime::zero());
     }
     series_.bucket_s = options_.utilisation_bucket_s;
-    bool stop = false;
-    while (!events_.empty() && !stop) {
-      const SimTime t = events_.top().t;
-      if (t > stop_at()) break;  // no horizon given, and ten years simulated: see stop_at()
-      advance_to(t);
-      bool changed = false, submitted = false, released = false, ended = false, run_main = false, run_backfill = false,
-           periodic = false, full = false;
-      while (!events_.empty() && events_.top().t == t) {
-        const Event e = events_.top();
-        events_.pop();
-        switch (e.kind) {
-          case EventKind::Submit:
-            submit(e.a, t);
-            submitted = true;
-            break;
-          case EventKind::JobEnd:
-            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b &&
-                jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
-              finish(e.a, t);
-              ended = true;
-            }
-            break;
-          case EventKind::PreemptKill:
-            if (jobs_[static_cast<std::size_t>(e.a)].generation == e.b &&
-                jobs_[static_cast<std::size_t>(e.a)].rec.state == JobState::Running) {
-              preempt_kill(e.a, t);
-              changed = true;
-            }
-            break;
-          case EventKind::ReservationEdge: changed = true; break;
-          case EventKind::NodeFail:
-            node_fail(e.a, t);
-            changed = true;
-            break;
-          case EventKind::NodeBack:
-            node_back(e.a);
-            changed = true;
-            break;
-          case EventKind::NodeRelease:
-            node_release(e.a);
-            released = true;
-            break;
-          case EventKind::Recalc:
-            recalc_priorities(t);
-            periodic = true;
-            repeat_while_work(t + calc_period_, EventKind::Recalc);
-            break;
-          case EventKind::MainSched:
-            main_pending_ = kNever;
-            run_main = true;
-            break;
-          case EventKind::FullSched:
-            // controller.c, _slurmctld_background: every sched_interval a pass over the whole
-            // queue (full_queue), which also sets last_sched_time.
-            last_background_sched_ = floor_second(t);
-            full = true;
-            repeat_while_work(t + sched_interval_, EventKind::FullSched);
-            break;
-          case EventKind::BatchSched:
-            // controller.c, _slurmctld_background: schedule() with last_sched_time = now.
-            batch_pending_ = false;
-            last_background_sched_ = floor_second(t);
-            if (request_main(t, std::max(t, last_main_ + sched_min_interval_))) run_main = true;
-            break;
-          case EventKind::Backfill:
-            backfill_scheduled_ = false;
-            run_backfill = true;
-            break;
-          case EventKind::Stop: stop = true; break;
-        }
-      }
-      if (stop) break;
-      if (options_.kueue.enabled) {
-        run_main = run_main || submitted || released || changed || ended;  // Kueue reacts at once
-      } else {
-        // slurmctld 22.05's main loop (job_scheduler.c, _schedule) runs when asked through
-        // schedule(), at once unless sched_min_interval has not passed since the last run
-        // (_sched_agent). Asked by: an epilog-complete report, whose nodes are now free
-        // (proc_req.c, _slurm_rpc_epilog_complete); a batch submission, through the background
-        // thread (batch_sched_pass()); a job's end only through its epilog report
-        // (_slurm_rpc_complete_batch_script does not ask), unless nodes are freed at the end
-        // itself (completing_s = 0); other changes (node failures and returns, preemption,
-        // reservation edges) main_delay_s later.
-        if (submitted) batch_sched_pass(t, run_main);
-        if (released && request_main(t, std::max(t, last_main_ + sched_min_interval_))) run_main = true;
-        if ((changed || (ended && config_.completing_s <= 0)) && request_main(t, t + main_delay_)) run_main = true;
-      }
-      // Job and node changes: slurmctld's last_job_update / last_node_update (whole seconds). A
-      // priority recalculation changes pending jobs' priorities (priority_multifactor.c,
-      // _set_priority: last_job_update = time(NULL)).
-      if (submitted || released || changed || (periodic && !queue_.empty())) note_update(t);
-      if (run_main || periodic || full) main_schedule(t, periodic || full);
-      if (run_backfill) {
-        last_pass_ = t;
-        if (!queue_.empty()) {
-          backfill(t);
-          ++result_.backfill_passes;
-        }
-      }
-      if (config_.backfill && !options_.kueue.enabled && !backfill_scheduled_ &&
-          last_update_ >= floor_second(last_pass_)) {
-        // backfill.c, _more_work(): another pass once anything changed in or after the second of
-        // the last one (>= on whole seconds: a change in the pass's own second, before or after
-        // it, counts, including the jobs that pass started).
-        push({next_backfill_check(t), EventKind::Backfill, 0, 0, 0});
-        backfill_scheduled_ = true;
-      }
-      update_fragmentation();
-      if (active_jobs_ == 0 && submitted_ == static_cast<long>(jobs_.size()) && options_.horizon_s <= 0) break;
-    }
+    engine_.run();
     result_.end_s = to_seconds(now_);
     // Capacity Block nodes exist (and are paid for) only within their window.
     for (std::size_t i = 0; i < config_.reservations.size(); ++i)
@@ -407,6 +299,143 @@ class Simulator {
   }
 
  private:
+  /// Schedules an event of kind K on the engine; its priority orders it among the events of the
+  /// same instant. The action captures 16 bytes, which std::function holds without allocating.
+  template <EventKind K>
+  void push(SimTime at, int a = 0, int b = 0) {
+    engine_.schedule_at(
+        at, [this, a, b](engine::Simulator&) { on_event(K, a, b); }, static_cast<int>(K));
+  }
+
+  /// One event. The first of an instant opens it (the series advance to it) and schedules its end
+  /// after every other event of the instant, where the scheduling passes run once on what the
+  /// events did: slurmctld's main and backfill loops react to the state, not to each event.
+  void on_event(EventKind kind, int a, int b) {
+    if (stopped_) return;
+    const SimTime t = engine_.now();
+    if (!instant_open_) {
+      if (t > stop_at()) {  // no horizon given, and ten years simulated: see stop_at()
+        stopped_ = true;
+        return;
+      }
+      advance_to(t);
+      flags_ = {};
+      instant_open_ = true;
+      engine_.schedule_at(
+          t, [this](engine::Simulator&) { end_instant(); }, kEndOfInstant);
+    }
+    auto& f = flags_;
+    switch (kind) {
+      case EventKind::Submit:
+        submit(a, t);
+        f.submitted = true;
+        break;
+      case EventKind::JobEnd:
+        if (jobs_[static_cast<std::size_t>(a)].generation == b &&
+            jobs_[static_cast<std::size_t>(a)].rec.state == JobState::Running) {
+          finish(a, t);
+          f.ended = true;
+        }
+        break;
+      case EventKind::PreemptKill:
+        if (jobs_[static_cast<std::size_t>(a)].generation == b &&
+            jobs_[static_cast<std::size_t>(a)].rec.state == JobState::Running) {
+          preempt_kill(a, t);
+          f.changed = true;
+        }
+        break;
+      case EventKind::ReservationEdge: f.changed = true; break;
+      case EventKind::NodeFail:
+        node_fail(a, t);
+        f.changed = true;
+        break;
+      case EventKind::NodeBack:
+        node_back(a);
+        f.changed = true;
+        break;
+      case EventKind::NodeRelease:
+        node_release(a);
+        f.released = true;
+        break;
+      case EventKind::Recalc:
+        recalc_priorities(t);
+        f.periodic = true;
+        repeat_while_work<EventKind::Recalc>(t + calc_period_);
+        break;
+      case EventKind::MainSched:
+        main_pending_ = kNever;
+        f.run_main = true;
+        break;
+      case EventKind::FullSched:
+        // controller.c, _slurmctld_background: every sched_interval a pass over the whole
+        // queue (full_queue), which also sets last_sched_time.
+        last_background_sched_ = floor_second(t);
+        f.full = true;
+        repeat_while_work<EventKind::FullSched>(t + sched_interval_);
+        break;
+      case EventKind::BatchSched:
+        // controller.c, _slurmctld_background: schedule() with last_sched_time = now.
+        batch_pending_ = false;
+        last_background_sched_ = floor_second(t);
+        if (request_main(t, std::max(t, last_main_ + sched_min_interval_))) f.run_main = true;
+        break;
+      case EventKind::Backfill:
+        backfill_scheduled_ = false;
+        f.run_backfill = true;
+        break;
+      case EventKind::Stop: f.stop = true; break;
+    }
+  }
+
+  /// The end of an instant: the scheduling passes its events asked for.
+  void end_instant() {
+    instant_open_ = false;
+    if (stopped_) return;
+    const SimTime t = engine_.now();
+    auto& f = flags_;
+    if (f.stop) {
+      stopped_ = true;
+      return;
+    }
+    if (options_.kueue.enabled) {
+      f.run_main = f.run_main || f.submitted || f.released || f.changed || f.ended;  // Kueue reacts at once
+    } else {
+      // slurmctld 22.05's main loop (job_scheduler.c, _schedule) runs when asked through
+      // schedule(), at once unless sched_min_interval has not passed since the last run
+      // (_sched_agent). Asked by: an epilog-complete report, whose nodes are now free
+      // (proc_req.c, _slurm_rpc_epilog_complete); a batch submission, through the background
+      // thread (batch_sched_pass()); a job's end only through its epilog report
+      // (_slurm_rpc_complete_batch_script does not ask), unless nodes are freed at the end
+      // itself (completing_s = 0); other changes (node failures and returns, preemption,
+      // reservation edges) main_delay_s later.
+      if (f.submitted) batch_sched_pass(t, f.run_main);
+      if (f.released && request_main(t, std::max(t, last_main_ + sched_min_interval_))) f.run_main = true;
+      if ((f.changed || (f.ended && config_.completing_s <= 0)) && request_main(t, t + main_delay_)) f.run_main = true;
+    }
+    // Job and node changes: slurmctld's last_job_update / last_node_update (whole seconds). A
+    // priority recalculation changes pending jobs' priorities (priority_multifactor.c,
+    // _set_priority: last_job_update = time(NULL)).
+    if (f.submitted || f.released || f.changed || (f.periodic && !queue_.empty())) note_update(t);
+    if (f.run_main || f.periodic || f.full) main_schedule(t, f.periodic || f.full);
+    if (f.run_backfill) {
+      last_pass_ = t;
+      if (!queue_.empty()) {
+        backfill(t);
+        ++result_.backfill_passes;
+      }
+    }
+    if (config_.backfill && !options_.kueue.enabled && !backfill_scheduled_ &&
+        last_update_ >= floor_second(last_pass_)) {
+      // backfill.c, _more_work(): another pass once anything changed in or after the second of
+      // the last one (>= on whole seconds: a change in the pass's own second, before or after
+      // it, counts, including the jobs that pass started).
+      push<EventKind::Backfill>(next_backfill_check(t));
+      backfill_scheduled_ = true;
+    }
+    update_fragmentation();
+    if (active_jobs_ == 0 && submitted_ == static_cast<long>(jobs_.size()) && options_.horizon_s <= 0) stopped_ = true;
+  }
+
   /// When the simulation stops at the latest: the horizon, or without one after ten simulated
   /// years, so that jobs that failures keep requeueing (each run longer than its nodes' time
   /// between failures) cannot keep it, and its series, going forever. Jobs unfinished then are
@@ -443,15 +472,16 @@ class Simulator {
   }
 
   /// A periodic event's next occurrence, while jobs are still to be submitted or to end.
-  void repeat_while_work(SimTime at, EventKind kind) {
-    if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size())) push({at, kind, 0, 0, 0});
+  template <EventKind K>
+  void repeat_while_work(SimTime at) {
+    if (active_jobs_ > 0 || submitted_ < static_cast<long>(jobs_.size())) push<K>(at);
   }
 
   /// A main-loop pass at `at` (>= t): true when it is to run now, else queued as an event.
   bool request_main(SimTime t, SimTime at) {
     if (at <= t) return true;
     if (at < main_pending_) {
-      push({at, EventKind::MainSched, 0, 0, 0});
+      push<EventKind::MainSched>(at);
       main_pending_ = at;
     }
     return false;
@@ -471,13 +501,8 @@ class Simulator {
     SimTime at = SimTime::from_ns(ceil_div((t - phase).ns(), kNsPerSecond) * kNsPerSecond) + phase;
     const SimTime earliest = last_background_sched_ + batch_sched_delay_;
     if (floor_second(at) < earliest) at = earliest + phase;
-    push({at, EventKind::BatchSched, 0, 0, 0});
+    push<EventKind::BatchSched>(at);
     batch_pending_ = true;
-  }
-
-  void push(Event e) {
-    e.seq = seq_++;
-    events_.push(e);
   }
 
   // --- time series ------------------------------------------------------------------------
@@ -640,7 +665,7 @@ class Simulator {
     j.rec.slowdown = options_.slowdown ? std::max(1.0, options_.slowdown(ji, nodes)) : 1.0;
     const SimTime end = std::min(t + run_time(j), limit_kill_time(t + j.limit));
     ++j.generation;
-    push({end, EventKind::JobEnd, 0, ji, j.generation});
+    push<EventKind::JobEnd>(end, ji, j.generation);
   }
 
   /// A requeued job's relaunch before its work resumes; none on its first start.
@@ -668,7 +693,7 @@ class Simulator {
         // COMPLETING until slurmd reports the epilog done; that report starts no main-loop pass.
         node_job_[static_cast<std::size_t>(node)] = kCompleting;
         completing_.set(node);
-        push({now_ + completing_delay_, EventKind::NodeRelease, 0, node, 0});
+        push<EventKind::NodeRelease>(now_ + completing_delay_, node);
         continue;
       }
       node_job_[static_cast<std::size_t>(node)] = -1;
@@ -756,7 +781,7 @@ class Simulator {
     std::uniform_int_distribution<int> pick(0, n_ - 1);
     const SimTime next = t + to_time(gap(rng_));
     if (next > stop_at()) return;
-    push({next, EventKind::NodeFail, 0, pick(rng_), 0});
+    push<EventKind::NodeFail>(next, pick(rng_));
   }
 
   void node_fail(int node, SimTime t) {
@@ -784,10 +809,10 @@ class Simulator {
       // pool gets the repaired node back after repair_s.
       --spares_free_;
       ++result_.spares_used;
-      push({t + replace_, EventKind::NodeBack, 0, node, 0});
+      push<EventKind::NodeBack>(t + replace_, node);
       spare_returns_.push_back(t + repair_);
     } else {
-      push({t + repair_, EventKind::NodeBack, 0, node, 0});
+      push<EventKind::NodeBack>(t + repair_, node);
     }
   }
 
@@ -884,7 +909,7 @@ class Simulator {
       victim.kill = victim.signal + exit_after_sigterm(victim);
       if (victim.kill > t) {
         gone = std::max(gone, victim.kill);
-        push({victim.kill, EventKind::PreemptKill, 0, v, victim.generation});
+        push<EventKind::PreemptKill>(victim.kill, v, victim.generation);
       } else {
         preempt_kill(v, t);
       }
@@ -1256,8 +1281,10 @@ class Simulator {
   int max_qos_priority_ = 0;
   std::vector<Job> jobs_;
   std::vector<int> order_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  long seq_ = 0;
+  engine::Simulator engine_;
+  bool instant_open_ = false;  ///< an instant's events are running; its end is scheduled
+  bool stopped_ = false;       ///< the replay is over: the events left do nothing
+  InstantFlags flags_;
   SimTime now_ = SimTime::zero();
   NodeSet free_, down_, completing_;
   std::vector<NodeSet> reservation_nodes_;                       ///< per reservation
