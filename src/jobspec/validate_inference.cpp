@@ -373,6 +373,10 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
   if (wl.path == serving::RequestPath::InProcess) {
     for (auto* x : {&d, &pre, &dec}) x->engine.sequence_overhead = core::Seconds(0.0);
   }
+  // A closed loop's last round only keeps the load on while the steady round completes: one
+  // replica stops when that round has (the drain after it cannot change its times).
+  if (row.scenario == config::BenchmarkScenario::ClosedLoop && !row.disaggregated)
+    wl.stop_after = wl.num_requests - row.concurrency;
   const auto requests = serving::make_requests(wl);
   serving::ServeResult r;
   int gpus = d.gpus();
@@ -408,11 +412,16 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
     // throughput counts every request completing between the c-th and the (N-c)-th completion.
     const int n = wl.num_requests, c = row.concurrency;
     std::vector<double> finishes;
+    int steady_done = 0;  // the first n - c requests (warm-up and steady rounds) completed
     for (const auto& q : r.requests) {
-      if (q.completed()) finishes.push_back(q.finish.value());
+      if (!q.completed()) continue;
+      finishes.push_back(q.finish.value());
+      if (q.request < n - c) steady_done++;
     }
     std::sort(finishes.begin(), finishes.end());
-    if (static_cast<int>(finishes.size()) == n && n > 2 * c + 1) {
+    // Every completion up to the last of the steady round's is known, also when the run stopped
+    // there (wl.stop_after); with fixed lengths no later request is refused if none of those was.
+    if (steady_done == n - c && n > 2 * c + 1) {
       const double span = finishes[static_cast<std::size_t>(n - c - 1)] - finishes[static_cast<std::size_t>(c - 1)];
       if (span > 0) steady_tokens_per_s = (n - 2 * c) * static_cast<double>(row.osl) / span;
     }

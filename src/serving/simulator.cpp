@@ -176,7 +176,9 @@ class Scheduler {
     ServeResult r;
     if (!fits(r)) return r;
     start_arrivals();
-    while (step(r)) {}
+    while (step(r)) {
+      if (w_.stop_after > 0 && ended_below_stop_ >= w_.stop_after) break;
+    }
     finish(r);
     return r;
   }
@@ -757,6 +759,7 @@ class Scheduler {
     s.children.clear();
     if (--left > 0) return;
     // Every sample done (decoded, finished at its first token, or rejected): the request ends.
+    if (s.request < w_.stop_after) ended_below_stop_++;
     if (track_ended_) ended_now_.push_back(s.request);
     if (w_.arrival != ArrivalKind::ClosedLoop) return;
     if (next_closed_ < order_.size()) {
@@ -807,6 +810,7 @@ class Scheduler {
   double host_bw_ = 1;
   std::vector<double> kv_table_;  // kv_of: KV bytes by context tokens
   std::int64_t block_mask_ = -1;  // block_size - 1 when it is a power of two, else -1
+  int ended_below_stop_ = 0;      // requests below w_.stop_after that have ended
   std::vector<Seq> seqs_;
   std::deque<int> waiting_;
   std::vector<int> running_;

@@ -86,6 +86,10 @@ struct WorkloadSpec {
   ClientStart client_start = ClientStart::Together;  ///< closed loop: when the clients' first requests go
   RequestPath path = RequestPath::Server;
   int num_requests = 1000;  ///< prompts (each may carry several samples)
+  /// One replica (`simulate`): stop as soon as requests 0 to stop_after - 1 have all ended
+  /// (decoded or rejected); later ones are left unfinished. 0 = run every request to its end.
+  /// Nothing after that moment can change those requests' times.
+  int stop_after = 0;
   LengthDistribution input;
   LengthDistribution output;
   int samples_per_prompt = 1;             ///< n: best-of-n / self-consistency, the samples share the prompt's KV

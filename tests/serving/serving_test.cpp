@@ -374,6 +374,37 @@ TEST(ServingFleet, JoinTheShortestQueueCutsTheTtftTailOfUnevenRequests) {
   EXPECT_LE(jsq.ttft.p99, rr.ttft.p99);
 }
 
+TEST(ServingClosedLoop, StopAfterKeepsTheTimesOfTheRequestsBeforeIt) {
+  // Four clients, 12 requests. Stopping once requests 0-7 have ended (stop_after = 8) leaves
+  // their arrival, first token and finish exactly as in the run to the end: the simulation runs
+  // forward in time and stops after the step in which the last of them ended. Requests 8-11 are
+  // then unsent, unfinished or, if they ended in that same step, as in the full run.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl = fixed_workload(12, 512, 64);
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.concurrency = 4;
+  const auto reqs = make_requests(wl);
+  const auto full = simulate(m, wl, reqs);
+  wl.stop_after = 8;
+  const auto cut = simulate(m, wl, reqs);
+  ASSERT_EQ(full.requests.size(), 12u);
+  int compared = 0, unfinished = 12 - static_cast<int>(cut.requests.size());  // never sent
+  for (const auto& b : cut.requests) {
+    const auto& a = *std::find_if(full.requests.begin(), full.requests.end(),
+                                  [&](const RequestResult& q) { return q.request == b.request; });
+    if (b.request >= 8 && !b.completed()) {
+      unfinished++;
+      continue;
+    }
+    EXPECT_EQ(a.arrival.value(), b.arrival.value()) << a.request;
+    EXPECT_EQ(a.first_token.value(), b.first_token.value()) << a.request;
+    EXPECT_EQ(a.finish.value(), b.finish.value()) << a.request;
+    compared++;
+  }
+  EXPECT_GE(compared, 8);
+  EXPECT_GT(unfinished, 0);
+}
+
 // One request of 2,048 prompt and 16 output tokens.
 WorkloadSpec one_long_prompt() { return fixed_workload(1, 2048, 16); }
 
