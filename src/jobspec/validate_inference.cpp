@@ -373,9 +373,9 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
   if (wl.path == serving::RequestPath::InProcess) {
     for (auto* x : {&d, &pre, &dec}) x->engine.sequence_overhead = core::Seconds(0.0);
   }
-  // A closed loop's last round only keeps the load on while the steady round completes: one
-  // replica stops when that round has (the drain after it cannot change its times).
-  if (row.scenario == config::BenchmarkScenario::ClosedLoop && !row.disaggregated)
+  // A closed loop's last round only keeps the load on while the steady round completes: the
+  // simulation stops when that round has (the drain after it cannot change its times).
+  if (row.scenario == config::BenchmarkScenario::ClosedLoop && (!row.disaggregated || row.osl > 1))
     wl.stop_after = wl.num_requests - row.concurrency;
   const auto requests = serving::make_requests(wl);
   serving::ServeResult r;

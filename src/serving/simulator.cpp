@@ -1042,8 +1042,14 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   }
   // A closed loop's client sends its next request when its last one ends: decoded by the decode
   // pool (every sample), finished at its first token, or rejected by either pool.
+  // WorkloadSpec::stop_after: once requests below it have all ended (at stop_at), the loop runs
+  // on only while an event before stop_at is left, so every completion up to then is known.
+  const int stop_after = closed ? workload.stop_after : 0;
+  int ended_below = 0;
+  double stop_at = inf;
   auto client_free = [&](const std::vector<int>& ended, double t) {
-    for (std::size_t k = 0; k < ended.size(); ++k) {
+    for (const int q : ended) {
+      if (q < stop_after && ++ended_below == stop_after) stop_at = t;
       if (next < order.size()) sends.emplace(t, order[next++]);
     }
   };
@@ -1070,7 +1076,8 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
       }
     }
     const double t_decode = behind < dec.size() ? dec[behind]->now() : inf;
-    if (!std::isfinite(std::min({t_arrival, t_ready, t_prefill, t_decode}))) break;
+    const double t_next = std::min({t_arrival, t_ready, t_prefill, t_decode});
+    if (!std::isfinite(t_next) || t_next >= stop_at) break;
     if (t_prefill <= t_arrival && t_prefill <= t_ready && t_prefill <= t_decode) {
       // The prefill instance furthest behind runs its next iteration; finished prompts leave for
       // the decode pool after their KV transfer.
@@ -1115,7 +1122,7 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
       }
     }
   }
-  advance(dec, dec_parts, inf);
+  if (!std::isfinite(stop_at)) advance(dec, dec_parts, inf);
   for (std::size_t i = 0; i < pre.size(); ++i) pre[i]->finish(pre_parts[i]);
   for (std::size_t i = 0; i < dec.size(); ++i) dec[i]->finish(dec_parts[i]);
   // Requests as the decode pool finished them; iterations, GPUs and time of both pools.

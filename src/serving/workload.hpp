@@ -86,9 +86,11 @@ struct WorkloadSpec {
   ClientStart client_start = ClientStart::Together;  ///< closed loop: when the clients' first requests go
   RequestPath path = RequestPath::Server;
   int num_requests = 1000;  ///< prompts (each may carry several samples)
-  /// One replica (`simulate`): stop as soon as requests 0 to stop_after - 1 have all ended
-  /// (decoded or rejected); later ones are left unfinished. 0 = run every request to its end.
-  /// Nothing after that moment can change those requests' times.
+  /// Closed loop: stop as soon as requests 0 to stop_after - 1 have all ended (decoded or
+  /// rejected), with every completion up to that moment known; later ones are left unfinished.
+  /// 0 = run every request to its end. Nothing after that moment can change those requests'
+  /// times (`simulate`; `simulate_disaggregated` when outputs are longer than one token: a
+  /// one-token request ends at its prefill but reaches the decode pool's bookkeeping later).
   int stop_after = 0;
   LengthDistribution input;
   LengthDistribution output;

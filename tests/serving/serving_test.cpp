@@ -374,25 +374,14 @@ TEST(ServingFleet, JoinTheShortestQueueCutsTheTtftTailOfUnevenRequests) {
   EXPECT_LE(jsq.ttft.p99, rr.ttft.p99);
 }
 
-TEST(ServingClosedLoop, StopAfterKeepsTheTimesOfTheRequestsBeforeIt) {
-  // Four clients, 12 requests. Stopping once requests 0-7 have ended (stop_after = 8) leaves
-  // their arrival, first token and finish exactly as in the run to the end: the simulation runs
-  // forward in time and stops after the step in which the last of them ended. Requests 8-11 are
-  // then unsent, unfinished or, if they ended in that same step, as in the full run.
-  const IterationModel m(test_deployment(), no_comm());
-  WorkloadSpec wl = fixed_workload(12, 512, 64);
-  wl.arrival = ArrivalKind::ClosedLoop;
-  wl.concurrency = 4;
-  const auto reqs = make_requests(wl);
-  const auto full = simulate(m, wl, reqs);
-  wl.stop_after = 8;
-  const auto cut = simulate(m, wl, reqs);
-  ASSERT_EQ(full.requests.size(), 12u);
-  int compared = 0, unfinished = 12 - static_cast<int>(cut.requests.size());  // never sent
+// `cut` (run with stop_after = k) against `full` (run to the end): requests below k have the
+// same arrival, first token and finish; later ones are unsent, unfinished or as in `full`.
+void expect_same_times_below(const ServeResult& full, const ServeResult& cut, int k) {
+  int compared = 0, unfinished = static_cast<int>(full.requests.size() - cut.requests.size());  // never sent
   for (const auto& b : cut.requests) {
     const auto& a = *std::find_if(full.requests.begin(), full.requests.end(),
                                   [&](const RequestResult& q) { return q.request == b.request; });
-    if (b.request >= 8 && !b.completed()) {
+    if (b.request >= k && !b.completed()) {
       unfinished++;
       continue;
     }
@@ -401,8 +390,41 @@ TEST(ServingClosedLoop, StopAfterKeepsTheTimesOfTheRequestsBeforeIt) {
     EXPECT_EQ(a.finish.value(), b.finish.value()) << a.request;
     compared++;
   }
-  EXPECT_GE(compared, 8);
+  EXPECT_GE(compared, k);
   EXPECT_GT(unfinished, 0);
+}
+
+// Four closed-loop clients, 12 requests of 512 + 64 tokens.
+WorkloadSpec four_clients_three_rounds() {
+  WorkloadSpec wl = fixed_workload(12, 512, 64);
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.concurrency = 4;
+  return wl;
+}
+
+TEST(ServingClosedLoop, StopAfterKeepsTheTimesOfTheRequestsBeforeIt) {
+  // Stopping once requests 0-7 have ended (stop_after = 8) leaves their arrival, first token and
+  // finish exactly as in the run to the end: the simulation runs forward in time and stops after
+  // the step in which the last of them ended.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl = four_clients_three_rounds();
+  const auto reqs = make_requests(wl);
+  const auto full = simulate(m, wl, reqs);
+  wl.stop_after = 8;
+  expect_same_times_below(full, simulate(m, wl, reqs), 8);
+}
+
+TEST(ServingDisaggregated, StopAfterKeepsTheTimesOfTheRequestsBeforeIt) {
+  // The same over 1 prefill + 2 decode instances: the pools run on while an event before the
+  // moment the last of requests 0-7 ended is left, then stop.
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl = four_clients_three_rounds();
+  const auto reqs = make_requests(wl);
+  Disaggregation dis;
+  dis.decode_replicas = 2;
+  const auto full = simulate_disaggregated(m, m, dis, wl, reqs);
+  wl.stop_after = 8;
+  expect_same_times_below(full, simulate_disaggregated(m, m, dis, wl, reqs), 8);
 }
 
 // One request of 2,048 prompt and 16 output tokens.
