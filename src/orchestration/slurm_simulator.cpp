@@ -72,8 +72,10 @@ constexpr SimTime kUnset = SimTime::from_ns(-kNsPerSecond);
 /// nanosecond: the whole seconds exactly, then the fraction, so that whole seconds plus decimal
 /// phases and delays (0.5 s, 0.05 s, 2e-6 s) are exact sums whatever the magnitude.
 SimTime to_time(double s) {
-  constexpr double kMax =
-      4e9;  // seconds, about 127 years: sums of two stay in the int64 range: within the int64 range of nanoseconds
+  // Clamped to 4e9 s (about 127 years; the inputs are bounded to 10 years before they come here),
+  // so that the sum of two such times stays within int64 nanoseconds; NaN never reaches here.
+  FMSIM_CHECK(!std::isnan(s), "cluster twin: a time that is not a number");
+  constexpr double kMax = 4e9;
   s = std::clamp(s, -kMax, kMax);
   const double whole = std::floor(s);
   return SimTime::from_ns(static_cast<std::int64_t>(whole) * kNsPerSecond + std::llround((s - whole) * 1e9));
