@@ -75,7 +75,7 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
         default_cpus = cpus;
         continue;
       }
-      for (const auto& name : expand_hostlist(head_value)) {
+      for (const auto& name : expand_hostlist(head_value, path, cl.line, "NodeName")) {
         c.total_cpus += cpus;
         if (!node_set.insert(name).second)
           throw core::InputError(path, cl.line, "NodeName", fmt::format("node {} is defined twice", name));
@@ -187,7 +187,7 @@ SlurmConfFile parse_slurm_conf(const std::string& text, const std::string& path)
   }
   for (auto& p : partitions) {
     if (!p.nodes_text.empty() && lower_case(p.nodes_text) != "all") {
-      for (const auto& name : expand_hostlist(p.nodes_text)) {
+      for (const auto& name : expand_hostlist(p.nodes_text, path, p.line, "Nodes")) {
         const auto it = std::find(out.node_names.begin(), out.node_names.end(), name);
         if (it == out.node_names.end())
           throw core::InputError(path, p.line, "Nodes",

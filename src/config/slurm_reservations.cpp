@@ -99,7 +99,7 @@ std::vector<orchestration::Reservation> parse_reservations(const std::string& te
       throw core::InputError(path, cl.line, "Nodes",
                              fmt::format("reservation {}: give Nodes or NodeCnt (one of them)", r.name));
     if (!nodes_text.empty()) {
-      for (const auto& name : expand_hostlist(nodes_text)) {
+      for (const auto& name : expand_hostlist(nodes_text, path, cl.line, "Nodes")) {
         const int idx = layout.index_of(name);
         if (idx < 0)
           throw core::InputError(path, cl.line, "Nodes",

@@ -50,7 +50,12 @@ double parse_slurm_duration(const std::string& text_in) {
   return days * 86400.0 + s;
 }
 
-std::vector<std::string> expand_hostlist(const std::string& text) {
+namespace {
+constexpr std::size_t kMaxHosts = 1'000'000;  ///< host names one hostlist may expand to
+}  // namespace
+
+std::vector<std::string> expand_hostlist(const std::string& text, const std::string& path, int line,
+                                         const std::string& field) {
   std::vector<std::string> out;
   // Split at commas outside brackets.
   std::vector<std::string> items;
@@ -75,7 +80,7 @@ std::vector<std::string> expand_hostlist(const std::string& text) {
     }
     const auto close = item.find(']', open);
     if (close == std::string::npos)
-      throw core::InputError::flag("hostlist", fmt::format("'{}' has no closing ]", item));
+      throw core::InputError(path, line, field, fmt::format("'{}' has no closing ]", item));
     const std::string prefix = item.substr(0, open), suffix = item.substr(close + 1);
     std::stringstream ss(item.substr(open + 1, close - open - 1));
     std::string range;
@@ -86,10 +91,17 @@ std::vector<std::string> expand_hostlist(const std::string& text) {
       const bool digits = !lo.empty() && !hi.empty() &&
                           std::all_of(lo.begin(), lo.end(), [](unsigned char c) { return std::isdigit(c); }) &&
                           std::all_of(hi.begin(), hi.end(), [](unsigned char c) { return std::isdigit(c); });
-      if (!digits) throw core::InputError::flag("hostlist", fmt::format("'{}' is not a numeric range", range));
+      // At most 9 digits (std::stol threw out_of_range on more: an internal error), and at most
+      // kMaxHosts names in all (many ranges of a million each exhausted memory).
+      if (!digits || lo.size() > 9 || hi.size() > 9)
+        throw core::InputError(path, line, field,
+                               fmt::format("'{}' is not a numeric range of at most 9 digits", range));
       const long a = std::stol(lo), b = std::stol(hi);
-      if (b < a || b - a > 1000000)
-        throw core::InputError::flag("hostlist", fmt::format("'{}' is not an ascending range", range));
+      if (b < a) throw core::InputError(path, line, field, fmt::format("'{}' is not an ascending range", range));
+      if (static_cast<std::size_t>(b - a) + out.size() >= kMaxHosts)
+        throw core::InputError(
+            path, line, field,
+            fmt::format("the host list names more than {} hosts; allowed: at most {}", kMaxHosts, kMaxHosts));
       for (long v = a; v <= b; ++v) {
         std::string num = std::to_string(v);
         if (num.size() < lo.size()) num = std::string(lo.size() - num.size(), '0') + num;

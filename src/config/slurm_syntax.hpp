@@ -22,9 +22,10 @@ std::vector<SlurmConfLine> split_slurm_conf(const std::string& text, const std::
 /// (returns 0). Plain numbers are minutes. Negative when malformed.
 double parse_slurm_duration(const std::string& text);
 
-/// Expands a host list ("n[1-3,5],gpu[01-02]") into names; malformed ranges are core::InputError
-/// naming the field "hostlist".
-std::vector<std::string> expand_hostlist(const std::string& text);
+/// Expands a host list ("n[1-3,5],gpu[01-02]") into names; a malformed range, a bound of more
+/// than 9 digits or more than a million names is core::InputError naming `path`:`line` and `field`.
+std::vector<std::string> expand_hostlist(const std::string& text, const std::string& path, int line,
+                                         const std::string& field);
 
 /// `text` in lower case (Slurm's keys are case-insensitive).
 std::string lower_case(std::string text);

@@ -24,7 +24,7 @@ void apply_topology_conf(orchestration::ClusterLayout& layout, const std::string
     const std::string head = lower_case(cl.pairs[0].first);
     auto node_indices = [&](const std::string& list) {
       std::vector<int> out;
-      for (const auto& name : expand_hostlist(list)) {
+      for (const auto& name : expand_hostlist(list, path, cl.line, "Nodes")) {
         const int i = layout.index_of(name);
         if (i < 0) throw core::InputError(path, cl.line, "Nodes", fmt::format("node {} is not in the cluster", name));
         out.push_back(i);
@@ -40,7 +40,7 @@ void apply_topology_conf(orchestration::ClusterLayout& layout, const std::string
         if (key == "nodes")
           sw.nodes = node_indices(cl.pairs[i].second);
         else if (key == "switches")
-          p.children = expand_hostlist(cl.pairs[i].second);
+          p.children = expand_hostlist(cl.pairs[i].second, path, cl.line, "Switches");
       }
       layout.switches.push_back(std::move(sw));
       pending.push_back(std::move(p));

@@ -136,5 +136,23 @@ TEST(TopologyConf, TreeAndBlocksOntoNodes) {
   EXPECT_THROW(apply_topology_conf(layout, "SwitchName=s1 Nodes=n9\n", "t"), core::InputError);
 }
 
+// A hostlist expands to at most a million names, each range of at most 9 digits: ranges of a
+// million each exhausted memory, and a 20-digit bound threw std::out_of_range (exit 70).
+TEST(SlurmSyntax, HostlistsAreBounded) {
+  EXPECT_EQ(expand_hostlist("n[08-11],gpu7", "slurm.conf", 3, "Nodes").size(), 5u);
+  EXPECT_EQ(expand_hostlist("n[08-11]", "slurm.conf", 3, "Nodes")[0], "n08");
+  std::string many;
+  for (int i = 0; i < 3; ++i) many += (i ? "," : "") + std::string(1, static_cast<char>('a' + i)) + "[0-499999]";
+  EXPECT_THROW((void)expand_hostlist(many, "slurm.conf", 3, "Nodes"), core::InputError);
+  try {
+    (void)expand_hostlist("n[1-99999999999999999999]", "slurm.conf", 3, "Nodes");
+    ADD_FAILURE();
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("slurm.conf:3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Nodes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)expand_hostlist("n[5-3]", "slurm.conf", 3, "Nodes"), core::InputError);
+}
+
 }  // namespace
 }  // namespace fmsim::config
