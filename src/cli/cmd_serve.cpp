@@ -262,7 +262,10 @@ std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeRes
   std::vector<observability::Metric> g{
       gauge("vllm:num_requests_running", "Requests in the running batch (time-weighted mean)", m.batch_mean, labels),
       gauge("vllm:num_requests_waiting", "Requests waiting to be admitted (time-weighted mean)", m.queue_mean, labels),
-      gauge("vllm:gpu_cache_usage_perc", "KV-cache usage, 1 = full (time-weighted mean)", m.kv_usage_mean, labels),
+      // KV-cache usage under vLLM's name since 0.10 (V1) and its older one, as --metrics-out writes them.
+      gauge("vllm:kv_cache_usage_perc", "KV-cache usage, 1 = full (time-weighted mean)", m.kv_usage_mean, labels),
+      gauge("vllm:gpu_cache_usage_perc", "KV-cache usage, 1 = full (time-weighted mean; the name before vLLM 0.10)",
+            m.kv_usage_mean, labels),
       counter("vllm:num_preemptions_total", "Cumulative preemptions", r.preemptions, labels),
       counter("vllm:prompt_tokens_total", "Prefill tokens processed", prompt, labels),
       counter("vllm:generation_tokens_total", "Generation tokens processed", gen, labels),
@@ -281,18 +284,23 @@ std::string metrics_text(const jobspec::ServingSetup& s, const serving::ServeRes
                                     sum,
                                     static_cast<double>(v.size())};
   };
-  observability::Histogram itl{"vllm:time_per_output_token_seconds",
-                               "Time per output token (inter-token latency, one per decoded token)",
+  // Inter-token latency under vLLM's name since 0.10 and, identical, under its older name (as
+  // --metrics-out writes them; the serving dashboard's TPOT panels query either).
+  observability::Histogram itl{"vllm:inter_token_latency_seconds",
+                               "Inter-token latency, one observation per decoded token",
                                labels,
                                tpot_b,
                                {},
                                r.itl.sum(),
                                r.itl.count()};
   for (double b : tpot_b) itl.cumulative.push_back(r.itl.count_below(b));
+  observability::Histogram tpot = itl;
+  tpot.name = "vllm:time_per_output_token_seconds";
+  tpot.help = "Time per output token (the name of vllm:inter_token_latency_seconds before vLLM 0.10)";
   return observability::to_prometheus_text(g) +
          observability::to_prometheus_histograms(
              {hist("vllm:time_to_first_token_seconds", "Time to first token (queueing included)", ttft, ttft_b), itl,
-              hist("vllm:e2e_request_latency_seconds", "End-to-end request latency", e2e, e2e_b)});
+              tpot, hist("vllm:e2e_request_latency_seconds", "End-to-end request latency", e2e, e2e_b)});
 }
 
 /// The replicas serve simulates. --cluster SYSTEM:COUNT (or a cluster file) names the fleet: without

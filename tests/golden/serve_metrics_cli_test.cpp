@@ -101,6 +101,16 @@ TEST(ServeMetricsCli, SnapshotPassesPromtoolWithVllmBuckets) {
   EXPECT_THAT(text, ::testing::ContainsRegex("vllm:time_to_first_token_seconds_bucket\\{[^}]*le=\"0.001\"\\}"));
   EXPECT_THAT(text, ::testing::ContainsRegex("vllm:time_to_first_token_seconds_bucket\\{[^}]*le=\"2560\"\\}"));
   EXPECT_THAT(text, ::testing::ContainsRegex("vllm:time_to_first_token_seconds_bucket\\{[^}]*le=\"\\+Inf\"\\} 40"));
+  // vLLM 0.10 renamed two families; the snapshot carries both names, as --metrics-out does, with
+  // the same values (the dashboards query either): the KV-cache gauge and the inter-token histogram.
+  const std::string labels = "{model_name=\"llama3.1-8b\"}";
+  EXPECT_EQ(last_value(text, "vllm:kv_cache_usage_perc" + labels),
+            last_value(text, "vllm:gpu_cache_usage_perc" + labels));
+  EXPECT_GT(last_value(text, "vllm:inter_token_latency_seconds_count" + labels), 0.0);
+  EXPECT_EQ(last_value(text, "vllm:inter_token_latency_seconds_count" + labels),
+            last_value(text, "vllm:time_per_output_token_seconds_count" + labels));
+  EXPECT_EQ(last_value(text, "vllm:inter_token_latency_seconds_sum" + labels),
+            last_value(text, "vllm:time_per_output_token_seconds_sum" + labels));
   if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
   expect_promtool_accepts(file, dir.path / "promtool.txt");
 }
