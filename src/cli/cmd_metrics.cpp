@@ -296,8 +296,14 @@ struct ReportFlags {
 void make_report(const ReportFlags& f) {
   if (f.html.empty() && f.svg.empty()) throw core::InputError::flag("--html", "give --html FILE, --svg FILE or both");
   const auto files = config::metrics_files_in(f.dir, "DIR");
+  // One family at a time, keeping only the series the report draws: a recording of any size is
+  // reported in the memory of those series (the whole file was held before).
   telemetry::Recording recording;
-  for (const auto& file : files) config::read_openmetrics(file, recording);
+  for (const auto& file : files) {
+    config::stream_openmetrics(file, [&](telemetry::RecordedFamily&& family) {
+      telemetry::keep_for_report(recording, std::move(family), file);
+    });
+  }
   if (recording.samples == 0) throw core::InputError::flag("DIR", fmt::format("\"{}\" holds no samples", f.dir));
   if (!f.html.empty()) {
     write_file_atomically(f.html, report::render_html(telemetry::run_report(recording, f.dir)), "--html");

@@ -29,6 +29,7 @@ struct Recording {
   std::int64_t first_timestamp_s = 0;  ///< earliest sample (0 when empty)
   std::int64_t last_timestamp_s = 0;   ///< latest sample
   std::uint64_t samples = 0;
+  std::uint64_t series_left_out = 0;  ///< series counted but not kept (keep_for_report)
 };
 
 /// Prometheus text format 0.0.4 of every series' latest sample at or before `at_unix_s`, without

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
+#include "core/error.hpp"
 #include "core/strings.hpp"
 
 namespace fmsim::telemetry {
@@ -96,7 +98,89 @@ double last_total(const Recording& rec, const std::string& family) {
   return sum;
 }
 
+// What run_report reads of a family: every series (the totals it sums, the failures table), the
+// first series (the charts: "of the first node"), or nothing.
+enum class ReportUse { None, FirstSeries, EverySeries };
+
+ReportUse report_use(std::string_view family) {
+  static constexpr std::string_view kEvery[] = {"fmsim_tokens_total", "fmsim_checkpoint_saves_total",
+                                                "fmsim_failures_total", "fmsim_restarts_total"};
+  static constexpr std::string_view kFirst[] = {"fmsim_tokens_per_second",
+                                                "fmsim_mfu_ratio",
+                                                "fmsim_ettr_ratio",
+                                                "fmsim_step_time_seconds",
+                                                "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                                                "DCGM_FI_PROF_SM_ACTIVE",
+                                                "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                                                "DCGM_FI_DEV_POWER_USAGE",
+                                                "DCGM_FI_DEV_FB_USED"};
+  if (std::find(std::begin(kEvery), std::end(kEvery), family) != std::end(kEvery)) return ReportUse::EverySeries;
+  if (std::find(std::begin(kFirst), std::end(kFirst), family) != std::end(kFirst)) return ReportUse::FirstSeries;
+  return ReportUse::None;
+}
+
 }  // namespace
+
+void keep_for_report(Recording& rec, RecordedFamily&& family, const std::string& path) {
+  std::uint64_t series_count = family.series.size();
+  for (const auto& s : family.series) {
+    if (s.timestamps_s.empty()) continue;
+    const auto [lo, hi] = std::minmax_element(s.timestamps_s.begin(), s.timestamps_s.end());
+    if (rec.samples == 0) {
+      rec.first_timestamp_s = *lo;
+      rec.last_timestamp_s = *hi;
+    } else {
+      rec.first_timestamp_s = std::min(rec.first_timestamp_s, *lo);
+      rec.last_timestamp_s = std::max(rec.last_timestamp_s, *hi);
+    }
+    rec.samples += s.timestamps_s.size();
+  }
+  const auto use = report_use(family.name);
+  auto kept = std::find_if(rec.families.begin(), rec.families.end(),
+                           [&](const RecordedFamily& f) { return f.name == family.name; });
+  if (use == ReportUse::None || (use == ReportUse::FirstSeries && kept != rec.families.end())) {
+    // Nothing of it is drawn, or its first series came from an earlier file; a series of that
+    // first one's name would continue it.
+    if (use == ReportUse::FirstSeries) {
+      auto& first = kept->series.front();
+      for (auto& s : family.series) {
+        if (s.name_and_labels != first.name_and_labels) continue;
+        if (!s.timestamps_s.empty() && !first.timestamps_s.empty() &&
+            s.timestamps_s.front() <= first.timestamps_s.back())
+          throw core::InputError(path, 0, "",
+                                 fmt::format("timestamps of \"{}\" must increase ({} after {})", s.name_and_labels,
+                                             s.timestamps_s.front(), first.timestamps_s.back()));
+        first.timestamps_s.insert(first.timestamps_s.end(), s.timestamps_s.begin(), s.timestamps_s.end());
+        first.values.insert(first.values.end(), s.values.begin(), s.values.end());
+        --series_count;
+      }
+    }
+    rec.series_left_out += series_count;
+    return;
+  }
+  if (use == ReportUse::FirstSeries && family.series.size() > 1) {
+    rec.series_left_out += family.series.size() - 1;
+    family.series.resize(1);
+  }
+  if (kept == rec.families.end()) {
+    rec.families.push_back(std::move(family));
+    return;
+  }
+  for (auto& s : family.series) {  // EverySeries from a later file: series continue or are added
+    auto same = std::find_if(kept->series.begin(), kept->series.end(),
+                             [&](const RecordedSeries& k) { return k.name_and_labels == s.name_and_labels; });
+    if (same == kept->series.end()) {
+      kept->series.push_back(std::move(s));
+      continue;
+    }
+    if (!s.timestamps_s.empty() && !same->timestamps_s.empty() && s.timestamps_s.front() <= same->timestamps_s.back())
+      throw core::InputError(path, 0, "",
+                             fmt::format("timestamps of \"{}\" must increase ({} after {})", s.name_and_labels,
+                                         s.timestamps_s.front(), same->timestamps_s.back()));
+    same->timestamps_s.insert(same->timestamps_s.end(), s.timestamps_s.begin(), s.timestamps_s.end());
+    same->values.insert(same->values.end(), s.values.begin(), s.values.end());
+  }
+}
 
 report::LineChart throughput_panel(const Recording& rec) {
   auto c = chart("throughput", "Throughput", "tokens/s", "tokens/s");
@@ -113,7 +197,7 @@ report::Document run_report(const Recording& rec, const std::string& source) {
     if (p != std::string::npos) job = key.substr(p + 5, key.find('"', p + 5) - p - 5);
   }
   doc.title = job.empty() ? "Simulated run" : "Simulated run: " + job;
-  std::size_t series = 0;
+  std::size_t series = rec.series_left_out;
   for (const auto& f : rec.families) series += f.series.size();
   doc.subtitle = fmt::format("{} series, {} samples from {}", core::format_thousands(static_cast<double>(series)),
                              core::format_thousands(static_cast<double>(rec.samples)), source);

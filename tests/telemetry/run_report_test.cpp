@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace fmsim::telemetry {
 namespace {
 
@@ -97,6 +99,59 @@ TEST(RunReport, ShortSeriesAreDrawnAsStepsThroughEverySample) {
   EXPECT_EQ(line.y.size(), 2u * 100u - 1u);  // a point per sample plus the step before each later one
   EXPECT_EQ(*std::min_element(line.y.begin(), line.y.end()), 0.0);
   EXPECT_TRUE(throughput_panel(rec).markers);
+}
+
+TEST(RunReport, KeepForReportHoldsOnlyWhatTheReportDrawsAndCountsTheRest) {
+  // keep_for_report keeps every series of a summed family (fmsim_failures_total), the first series
+  // of a charted one (DCGM power: "GPUs of the first node"), nothing of a family the report does
+  // not draw; the subtitle's series and sample counts and the time span still cover all of them.
+  const auto series = [](std::string key, std::vector<std::int64_t> t, std::vector<double> v) {
+    return RecordedSeries{.name_and_labels = std::move(key), .timestamps_s = std::move(t), .values = std::move(v)};
+  };
+  Recording rec;
+  keep_for_report(rec,
+                  {.name = "DCGM_FI_DEV_POWER_USAGE",
+                   .type = "gauge",
+                   .help = "",
+                   .series = {series("p{gpu=\"0\"}", {100, 160}, {700, 690}), series("p{gpu=\"1\"}", {100}, {650})}},
+                  "a.om");
+  keep_for_report(rec,
+                  {.name = "fmsim_failures_total",
+                   .type = "counter",
+                   .help = "",
+                   .series = {series("f{cause=\"gpu\"}", {90}, {1}), series("f{cause=\"nic\"}", {200}, {2})}},
+                  "a.om");
+  keep_for_report(rec,
+                  {.name = "node_cpu_seconds_total", .type = "counter", .help = "", .series = {series("c", {50}, {3})}},
+                  "a.om");
+  // The first power series continues in a second file; a second file's failures add a series.
+  keep_for_report(rec,
+                  {.name = "DCGM_FI_DEV_POWER_USAGE",
+                   .type = "gauge",
+                   .help = "",
+                   .series = {series("p{gpu=\"0\"}", {220}, {680})}},
+                  "b.om");
+  ASSERT_EQ(rec.families.size(), 2u);
+  EXPECT_EQ(rec.families[0].series.size(), 1u);
+  EXPECT_EQ(rec.families[0].series[0].values, (std::vector<double>{700, 690, 680}));
+  EXPECT_EQ(rec.families[1].series.size(), 2u);
+  // 5 series written (the continued one is the same series), 7 samples, from t = 50 to 220.
+  EXPECT_EQ(rec.series_left_out + rec.families[0].series.size() + rec.families[1].series.size(), 5u);
+  EXPECT_EQ(rec.samples, 7u);
+  EXPECT_EQ(rec.first_timestamp_s, 50);
+  EXPECT_EQ(rec.last_timestamp_s, 220);
+  // A continued series must go on increasing, as within one file; the error names the file.
+  try {
+    keep_for_report(rec,
+                    {.name = "DCGM_FI_DEV_POWER_USAGE",
+                     .type = "gauge",
+                     .help = "",
+                     .series = {series("p{gpu=\"0\"}", {220}, {1})}},
+                    "c.om");
+    FAIL() << "a timestamp that does not increase was accepted";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.om"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
