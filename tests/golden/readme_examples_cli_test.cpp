@@ -4,8 +4,8 @@
 // in a scratch folder that links the repository's examples/, tests/, data/ and validation/, so
 // their outputs (build/plan.html, m/, prom-data) land there, not in the checkout.
 // Left out, with the reason: `fmsim metrics serve` (a server that runs until stopped) and
-// `fmsim compare --prometheus URL` (it needs a Prometheus holding a real run; tests/prometheus
-// checks compare against a real one). Every example runs in under a second except the default
+// `fmsim compare --prometheus URL` (it needs a Prometheus holding the run: tests/prometheus/
+// readme_compare_test.cpp runs that block against a real one). Every example runs in under a second except the default
 // `fmsim plan` (about 1 s on two cores) and `fmsim sweep` (about 1 s).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,65 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "readme_examples.hpp"
 #include "run_cli.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using fmsim::testing::normalized;
+using fmsim::testing::readme_examples;
 using fmsim::testing::run_fmsim;
 using fmsim::testing::RunOptions;
 using fmsim::testing::source_path;
-
-struct Example {
-  int line = 0;                    ///< README line of the `$ fmsim` prompt
-  std::string command;             ///< without "$ ", continuation lines joined, trailing # comment cut
-  std::vector<std::string> shown;  ///< output lines the README shows under it
-};
-
-// The `$ ` commands of README's plain ``` blocks (not ```sh or ```python), with the lines under each
-// up to the next `$ ` or the end of the block.
-std::vector<Example> readme_examples() {
-  std::ifstream in(source_path("README.md"));
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  std::vector<Example> out;
-  bool in_block = false, plain = false, collecting = false;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string& l = lines[i];
-    if (l.starts_with("```")) {
-      in_block = !in_block;
-      plain = in_block && l == "```";
-      collecting = false;
-      continue;
-    }
-    if (!in_block || !plain) continue;
-    if (l.starts_with("$ ")) {
-      Example e{static_cast<int>(i + 1), l.substr(2), {}};
-      while (e.command.ends_with("\\") && i + 1 < lines.size()) {
-        e.command.pop_back();
-        const std::string& next = lines[++i];
-        e.command += " " + next.substr(next.find_first_not_of(' '));
-      }
-      e.command = std::regex_replace(e.command, std::regex(R"(\s+#.*$)"), "");
-      collecting = e.command.starts_with("fmsim ");
-      if (collecting) out.push_back(e);
-    } else if (collecting) {
-      out.back().shown.push_back(l);
-    }
-  }
-  return out;
-}
-
-// Blanks folded, ends trimmed, wall times replaced by "_".
-std::string normalized(const std::string& line) {
-  std::string s = std::regex_replace(line, std::regex(R"(\([0-9.]+ s\))"), "(_ s)");
-  s = std::regex_replace(s, std::regex(R"(in [0-9.]+ s\b)"), "in _ s");
-  s = std::regex_replace(s, std::regex(R"(\([0-9]+ threads\))"), "(_ threads)");
-  std::istringstream words(s);
-  std::string out, w;
-  while (words >> w) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
 
 TEST(ReadmeExamples, EveryCommandRunsAndPrintsWhatTheReadmeShows) {
   const auto examples = readme_examples();
