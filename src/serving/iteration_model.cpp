@@ -110,7 +110,7 @@ std::string why_invalid(const Deployment& d) {
   return {};
 }
 
-IterationModel::IterationModel(const Deployment& d, const training::CommCostFn& comm) : d_(d), comm_(comm) {
+IterationModel::IterationModel(const Deployment& d, const collectives::CommCostFn& comm) : d_(d), comm_(comm) {
   const auto& m = d.model;
   const auto pc = workload::count_parameters(m);
   const double L = m.num_layers;

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "collectives/collective.hpp"
+#include "collectives/comm_cost.hpp"
 #include "core/precision.hpp"
 #include "core/units.hpp"
 #include "core/vocabulary.hpp"
 #include "hardware/specs.hpp"
 #include "serving/calibration.hpp"
-#include "training/comm_model.hpp"
 #include "workload/expert_load.hpp"
 #include "workload/model_spec.hpp"
 
@@ -156,7 +156,7 @@ struct ServingMemory {
 /// Precomputed per-replica constants; `iteration()` is O(1).
 class IterationModel {
  public:
-  IterationModel(const Deployment& d, const training::CommCostFn& comm);
+  IterationModel(const Deployment& d, const collectives::CommCostFn& comm);
 
   /// `ranks`: with attention DP, the same work split by DP rank (one entry per rank); the busiest
   /// rank then sets the pace of the rank-local layers. Empty: the work is taken as evenly spread.
@@ -179,7 +179,7 @@ class IterationModel {
   [[nodiscard]] int graph_batch(int batch) const;
 
  private:
-  double comm_time(collectives::Op op, int tokens, double bytes_per_token, training::CommGroup g) const;
+  double comm_time(collectives::Op op, int tokens, double bytes_per_token, collectives::CommGroup g) const;
   struct LocalWork {
     double tokens, decode_ctx_full, decode_ctx_window, prefill_attn_full, prefill_attn_window, per_seq;
   };
@@ -191,7 +191,7 @@ class IterationModel {
   [[nodiscard]] LocalCost local_cost(const LocalWork& lw, double heads_share) const;
 
   Deployment d_;
-  training::CommCostFn comm_;
+  collectives::CommCostFn comm_;
   ServingMemory memory_;
   double kv_capacity_ = 0;
   double ssm_state_bytes_ = 0;  ///< a hybrid's Mamba / DeltaNet state per sequence on this GPU (all its layers)

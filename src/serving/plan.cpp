@@ -104,7 +104,7 @@ std::vector<Deployment> candidate_layouts(const Deployment& base) {
   return out;
 }
 
-std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, const training::CommCostFn& comm) {
+std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, const collectives::CommCostFn& comm) {
   std::vector<PlanResult> out;
   const auto& d = c.deployment;
   const IterationModel model(d, comm);
@@ -232,7 +232,8 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   return out;
 }
 
-std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest& r, const training::CommCostFn& comm) {
+std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest& r,
+                                      const collectives::CommCostFn& comm) {
   std::vector<ParetoPoint> out;
   const IterationModel model(c.deployment, comm);
   for (int n = 1; n <= r.pareto_max_concurrency; n *= 2) {

@@ -71,10 +71,11 @@ double max_rate_under_slo(const IterationModel& model, const WorkloadSpec& workl
 
 /// Evaluates one candidate for the request (aggregated; and disaggregated when asked and the
 /// model fits a prefill and a decode replica).
-std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, const training::CommCostFn& comm);
+std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, const collectives::CommCostFn& comm);
 
 /// Closed-loop concurrency sweep of one candidate.
-std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest& r, const training::CommCostFn& comm);
+std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest& r,
+                                      const collectives::CommCostFn& comm);
 
 /// The points no other point beats on both axes, by tokens/s/user ascending.
 std::vector<ParetoPoint> pareto_front(std::vector<ParetoPoint> points);

@@ -2,7 +2,7 @@
 // running sequence holds a fixed recurrent state that the engine reserves.
 #include <gtest/gtest.h>
 
-#include "../training/test_fixtures.hpp"
+#include "../support/model_fixtures.hpp"
 #include "serving/iteration_model.hpp"
 
 namespace fmsim::serving {

@@ -1,7 +1,7 @@
 // Serving planner: Pareto front, rate under an SLO, layout enumeration.
 #include <gtest/gtest.h>
 
-#include "../training/test_fixtures.hpp"
+#include "../support/model_fixtures.hpp"
 #include "serving/plan.hpp"
 
 namespace fmsim::serving {
@@ -18,8 +18,9 @@ Deployment small_deployment() {
   return d;
 }
 
-training::CommCostFn cheap_comm() {
-  return [](collectives::Op, training::CommGroup, core::Bytes b) { return core::Seconds(10e-6 + b.value() / 100e9); };
+collectives::CommCostFn cheap_comm() {
+  return
+      [](collectives::Op, collectives::CommGroup, core::Bytes b) { return core::Seconds(10e-6 + b.value() / 100e9); };
 }
 
 TEST(ServingPlan, ParetoFrontKeepsOnlyUndominatedPoints) {

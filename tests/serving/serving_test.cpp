@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../training/test_fixtures.hpp"
+#include "../support/model_fixtures.hpp"
 #include "serving/iteration_model.hpp"
 #include "serving/simulator.hpp"
 #include "serving/workload.hpp"
@@ -15,8 +15,8 @@ namespace fmsim::serving {
 namespace {
 
 // No communication cost: a single-GPU replica never calls it.
-training::CommCostFn no_comm() {
-  return [](collectives::Op, training::CommGroup, core::Bytes) { return core::Seconds(0.0); };
+collectives::CommCostFn no_comm() {
+  return [](collectives::Op, collectives::CommGroup, core::Bytes) { return core::Seconds(0.0); };
 }
 
 Deployment test_deployment() {

@@ -1,6 +1,8 @@
-// Hand-built specs for training tests: an 8-GPU H100-like node, a small dense model, a calibration.
+// Hand-built specs for training tests: a calibration and a job on the shared node and model
+// (tests/support/model_fixtures.hpp).
 #pragma once
 
+#include "../support/model_fixtures.hpp"
 #include "hardware/specs.hpp"
 #include "training/calibration.hpp"
 #include "training/comm_model.hpp"
@@ -8,49 +10,6 @@
 #include "workload/model_spec.hpp"
 
 namespace fmsim::testing {
-
-inline hardware::ClusterSpec test_cluster(int nodes) {
-  hardware::ClusterSpec c;
-  c.gpu.name = "test-gpu";
-  c.gpu.display_name = "Test GPU";
-  c.gpu.architecture = hardware::Architecture::Hopper;
-  c.gpu.bf16 = core::tflops(1000);
-  c.gpu.fp8 = core::tflops(2000);
-  c.gpu.hbm_bandwidth = core::tb_per_s(3);
-  c.gpu.hbm_capacity = core::gib(80);
-  c.gpu.hbm_usable = core::gib(80);
-  c.gpu.tdp = core::watts(700);
-  c.system.name = "test-node";
-  c.system.gpus_per_node = 8;
-  c.system.nvlink_domain_gpus = 8;
-  c.count = nodes;
-  return c;
-}
-
-inline workload::ModelSpec test_model() {
-  workload::ModelSpec m;
-  m.name = "test-llama";
-  m.num_layers = 16;
-  m.hidden = 4096;
-  m.ffn_hidden = 14336;
-  m.num_heads = 32;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab = 128256;
-  return m;
-}
-
-/// Mamba-2 mixers of Nemotron-H 8B's size: 128 heads x 64 (d = 8192), state 128, 8 groups, conv 4.
-inline workload::SsmSpec test_mamba2() {
-  workload::SsmSpec s;
-  s.num_heads = 128;
-  s.head_dim = 64;
-  s.inner = 8192;
-  s.state = 128;
-  s.groups = 8;
-  s.conv_kernel = 4;
-  return s;
-}
 
 inline training::Calibration test_calibration() {
   training::Calibration cal;
@@ -68,18 +27,6 @@ inline training::Calibration test_calibration() {
   s.step_overhead = core::Seconds(0.0);
   cal.stacks["test"] = s;
   return cal;
-}
-
-/// A network that costs nothing: isolates compute and scheduling.
-inline training::CommCostFn free_network() {
-  return [](collectives::Op, training::CommGroup, core::Bytes) { return core::Seconds(0.0); };
-}
-
-/// A network with a fixed time per collective.
-inline training::CommCostFn fixed_network(double seconds) {
-  return [seconds](collectives::Op, training::CommGroup g, core::Bytes) {
-    return core::Seconds(g.size > 1 ? seconds : 0.0);
-  };
 }
 
 inline training::TrainingJob test_job(int nodes, parallelism::Layout layout, std::int64_t seq = 4096) {
