@@ -1231,9 +1231,12 @@ class Simulator {
         if (!one_partition && base.count_and(part) < need) continue;
         window = base;
         if (!one_partition) window &= part;
-        for (const auto& h : holds)
-          if (h.from <= until && h.until > from)
+        // holds is sorted by its start: those that begin after the window end the scan.
+        for (const auto& h : holds) {
+          if (h.from > until) break;
+          if (h.until > from)
             for (int node : h.nodes) window.reset(node);
+        }
         apply_reservations(j, from, until, window);
         if (window.count() < need) continue;
         const auto nodes = select_nodes(layout_, config_.placement, window, j.spec.request);
@@ -1242,7 +1245,9 @@ class Simulator {
           start(ji, nodes, t_exact, true);
           // Its nodes are busy from now until its end: a hold like any other.
         }
-        holds.push_back({from, until, nodes});
+        holds.insert(
+            std::upper_bound(holds.begin(), holds.end(), from, [](SimTime v, const Hold& h) { return v < h.from; }),
+            Hold{from, until, nodes});
         split(until);
         for (std::size_t k = i; k < starts.size() && starts[k] < until; ++k) free_count[k] -= need;
         placed = true;
