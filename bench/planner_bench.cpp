@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "collectives/comm_cost.hpp"
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
 #include "parallelism/memory.hpp"
 #include "planner/planner.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace {
 
@@ -69,7 +69,7 @@ void BM_EstimateStep(benchmark::State& state) {
   job.gpus = 512;
   job.layout = planner::make_layout({.tp = 8, .pp = 4, .vp = 5, .cp = 1, .ep = 1, .etp = 1, .dp = 16}, {}, 1024,
                                     request.framework);
-  const auto comm = training::make_comm_cost(job.cluster);
+  const auto comm = collectives::make_comm_cost(job.cluster);
   for (auto _ : state) benchmark::DoNotOptimize(training::estimate_step(job, bench_calibration(), comm));
 }
 BENCHMARK(BM_EstimateStep)->Unit(benchmark::kMicrosecond);

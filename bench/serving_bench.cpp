@@ -2,6 +2,7 @@
 // in under 0.5 s.
 #include <benchmark/benchmark.h>
 
+#include "collectives/comm_cost.hpp"
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/inference_csv.hpp"
@@ -10,7 +11,6 @@
 #include "jobspec/validate_inference.hpp"
 #include "serving/plan.hpp"
 #include "serving/simulator.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace {
 
@@ -33,7 +33,7 @@ serving::Deployment llama70b_fp8_tp2() {
 
 // `count` Poisson requests at 20 requests/s with 1k-token mean lengths (`kind`) through one replica.
 void serve_requests(benchmark::State& state, const serving::Deployment& d, serving::LengthKind kind, int count) {
-  const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
+  const serving::IterationModel model(d, collectives::make_comm_cost(d.cluster));
   serving::WorkloadSpec wl;
   wl.arrival = serving::ArrivalKind::Poisson;
   wl.rate = 20;
@@ -77,7 +77,7 @@ BENCHMARK(BM_ValidateAiconfiguratorSample)->Arg(1)->Arg(2)->Unit(benchmark::kMil
 // One iteration's cost (the planner calls it millions of times).
 void BM_IterationCost(benchmark::State& state) {
   const auto d = llama70b_fp8_tp2();
-  const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
+  const serving::IterationModel model(d, collectives::make_comm_cost(d.cluster));
   serving::BatchWork w;
   w.decode_seqs = 128;
   w.decode_ctx_full = w.decode_ctx_window = 128 * 1500.0;
@@ -129,7 +129,7 @@ void BM_PlanServe4Families(benchmark::State& state) {
       req.workload.output = {serving::LengthKind::Fixed, 1024, 0, 0};
       req.target_rate = 500;
       req.slo = {core::Seconds(2.0), core::Seconds(0.05)};
-      const auto comm = training::make_comm_cost(base.cluster);
+      const auto comm = collectives::make_comm_cost(base.cluster);
       const auto& sys = base.cluster.system;
       const double price = sys.gpus() > 0 ? sys.price_per_hour_usd / sys.gpus() : 0.0;
       for (const auto& d : serving::candidate_layouts(base)) {

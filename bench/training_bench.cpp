@@ -1,11 +1,11 @@
 // Training-step prediction speed: analytical path (planner) and event simulation (fmsim train).
 #include <benchmark/benchmark.h>
 
+#include "collectives/comm_cost.hpp"
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
-#include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 
 namespace {
@@ -15,7 +15,7 @@ using namespace fmsim;
 struct Fixture {
   training::TrainingJob job;
   training::Calibration calibration;
-  training::CommCostFn comm;
+  collectives::CommCostFn comm;
 };
 
 // Llama 3.1 70B, tp8 pp4 vp5, FP8, on `instances` p5.48xlarge; gbs scales with the GPU count.
@@ -33,7 +33,7 @@ Fixture make(int instances) {
   l = parallelism::with_dp(l, f.job.cluster.gpus());
   l.global_batch = static_cast<std::int64_t>(l.dp) * 32;  // 32 micro-batches per pipeline
   f.calibration = config::load_training_calibration();
-  f.comm = training::make_comm_cost(f.job.cluster);
+  f.comm = collectives::make_comm_cost(f.job.cluster);
   return f;
 }
 

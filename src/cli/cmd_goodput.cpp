@@ -12,12 +12,12 @@
 #include "cli/flag_checks.hpp"
 #include "cli/reliability_report.hpp"
 #include "cli/training_job_flags.hpp"
+#include "collectives/comm_cost.hpp"
 #include "config/flag_values.hpp"
 #include "config/reliability_loader.hpp"
 #include "core/error.hpp"
 #include "reliability/goodput.hpp"
 #include "reliability/monte_carlo.hpp"
-#include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 
 namespace fmsim::cli {
@@ -84,8 +84,8 @@ core::Seconds step_time_of(const GoodputCommandFlags& f, Context& ctx, std::stri
   tf.seq = f.seq;
   tf.precision = f.precision;
   const training::TrainingJob tj = jobspec::make_training_job(tf, ctx.catalog());
-  const auto r =
-      training::estimate_step(tj, jobspec::load_stack_calibration("", tj.stack), training::make_comm_cost(tj.cluster));
+  const auto r = training::estimate_step(tj, jobspec::load_stack_calibration("", tj.stack),
+                                         collectives::make_comm_cost(tj.cluster));
   const auto& l = tj.layout;
   note = fmt::format(
       "Step: {} predicted by the training model (tp{} pp{} dp{}, gbs {}, seq {}, {}; {:.0f} tokens/s/GPU)\n",

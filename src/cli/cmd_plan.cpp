@@ -38,7 +38,6 @@
 #include "planner/planner.hpp"
 #include "planner/published_comparison.hpp"
 #include "report/document.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::cli {
 namespace {

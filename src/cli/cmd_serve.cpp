@@ -9,6 +9,7 @@
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
+#include "collectives/comm_cost.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "observability/chrome_trace.hpp"
@@ -16,7 +17,6 @@
 #include "observability/prometheus_histogram.hpp"
 #include "serving/vllm_buckets.hpp"
 #include "telemetry/serving_metrics.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -390,7 +390,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
     apply_serving_job_file(opts->flags, *cmd);
     ServeOptions o = *opts;
     jobspec::ServingSetup s = jobspec::make_serving_setup(o.flags, ctx.catalog());
-    const serving::IterationModel model(s.deployment, training::make_comm_cost(s.deployment.cluster));
+    const serving::IterationModel model(s.deployment, collectives::make_comm_cost(s.deployment.cluster));
     const auto requests = serving::make_requests(s.workload);
     jobspec::check_output_tokens(requests, !o.flags.requests_file.empty());
     jobspec::check_requests_fit(requests, model, !o.flags.requests_file.empty());

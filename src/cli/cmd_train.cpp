@@ -8,11 +8,11 @@
 #include "cli/output.hpp"
 #include "cli/train_report.hpp"
 #include "cli/training_job_flags.hpp"
+#include "collectives/comm_cost.hpp"
 #include "core/strings.hpp"
 #include "engine/trace.hpp"
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
-#include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 
 namespace fmsim::cli {
@@ -310,7 +310,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
     print_warnings(setup.warnings);
     const training::TrainingJob& job = setup.job;
     const training::Calibration& calibration = setup.calibration;
-    const auto comm = training::make_comm_cost(job.cluster);
+    const auto comm = collectives::make_comm_cost(job.cluster);
     engine::TraceBuffer buffer;
     const auto result = o.analytical
                             ? training::estimate_step(job, calibration, comm)

@@ -3,10 +3,10 @@
 
 #include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
+#include "collectives/comm_cost.hpp"
 #include "core/precision.hpp"
 #include "parallelism/layout.hpp"
 #include "parallelism/stack.hpp"
-#include "training/comm_adapter.hpp"
 #include "training/step_model.hpp"
 
 namespace fmsim::cli {
@@ -165,7 +165,7 @@ PredictedJob predict_training_job(const jobspec::TrainingJobFlags& flags, const 
                                   bool analytical) {
   PredictedJob p{.setup = jobspec::resolve_training_job(flags, ctx.catalog(), given_on(cmd)), .step = {}};
   print_warnings(p.setup.warnings);
-  const auto comm = training::make_comm_cost(p.setup.job.cluster);
+  const auto comm = collectives::make_comm_cost(p.setup.job.cluster);
   p.step = analytical ? training::estimate_step(p.setup.job, p.setup.calibration, comm)
                       : training::simulate_step(p.setup.job, p.setup.calibration, comm);
   return p;

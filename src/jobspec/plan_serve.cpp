@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <sstream>
 
+#include "collectives/comm_cost.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
 #include "serving/iteration_model.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::jobspec {
 namespace {
@@ -71,7 +71,7 @@ ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const 
     req.target_rate = o.serving.rate;
     req.requests_per_probe = o.probe_requests;
     req.disaggregated = !o.no_disagg;
-    const auto comm = training::make_comm_cost(s.deployment.cluster);
+    const auto comm = collectives::make_comm_cost(s.deployment.cluster);
     auto layouts = serving::candidate_layouts(s.deployment);
     std::erase_if(layouts, [&](const serving::Deployment& d) {
       return (fixed_tp && d.tp != o.serving.tp) || (fixed_ep && d.ep != o.serving.ep) ||

@@ -12,11 +12,11 @@
 #include <tuple>
 #include <vector>
 
+#include "collectives/comm_cost.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
 #include "serving/simulator.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::jobspec {
 namespace {
@@ -381,7 +381,7 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
   serving::ServeResult r;
   int gpus = d.gpus();
   if (row.disaggregated) {
-    const auto comm = training::make_comm_cost(d.cluster);
+    const auto comm = collectives::make_comm_cost(d.cluster);
     const serving::IterationModel pm(pre, comm), dm(dec, comm);
     serving::Disaggregation dis;
     dis.prefill_replicas = row.prefill.workers;
@@ -402,7 +402,7 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
     }
     r = serving::simulate_disaggregated(pm, dm, dis, wl, requests);
   } else {
-    const serving::IterationModel model(d, training::make_comm_cost(d.cluster));
+    const serving::IterationModel model(d, collectives::make_comm_cost(d.cluster));
     r = serving::simulate(model, wl, requests);
   }
   double steady_tokens_per_s = 0;

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/comm_cost.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
 #include "jobspec/rl.hpp"
 #include "parallelism/stack.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::jobspec {
 
@@ -32,7 +32,7 @@ RlValidation validate_rl(const std::string& csv, const hardware::Catalog& catalo
     if (row.row_type == config::RlRowType::RlStep) ++v.step_rows;
     if (row.row_type == config::RlRowType::WeightSync) ++v.sync_rows;
     if (row.sync_job && row.measured_sync_s) {
-      const auto r = rl::estimate_weight_sync(*row.sync_job, cal, training::make_comm_cost(row.sync_job->cluster));
+      const auto r = rl::estimate_weight_sync(*row.sync_job, cal, collectives::make_comm_cost(row.sync_job->cluster));
       v.checks.push_back({row.id, "weight_sync", "sync", *row.measured_sync_s, r.total.value()});
       ++v.predicted_rows;
       ++v.sync_predicted;

@@ -7,20 +7,20 @@
 #include <cmath>
 #include <set>
 
+#include "collectives/comm_cost.hpp"
 #include "config/training_calibration.hpp"
 #include "core/error.hpp"
 #include "jobspec/quantile.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::jobspec {
 namespace {
 
 // The communication cost of each cluster, built once per (system, count, GPU).
-training::CommCostFn& comm_cost(std::map<std::string, training::CommCostFn>& by_cluster,
-                                const training::TrainingJob& job) {
+collectives::CommCostFn& comm_cost(std::map<std::string, collectives::CommCostFn>& by_cluster,
+                                   const training::TrainingJob& job) {
   const std::string key = fmt::format("{}:{}:{}", job.cluster.system.name, job.cluster.count, job.cluster.gpu.name);
   auto it = by_cluster.find(key);
-  if (it == by_cluster.end()) it = by_cluster.emplace(key, training::make_comm_cost(job.cluster)).first;
+  if (it == by_cluster.end()) it = by_cluster.emplace(key, collectives::make_comm_cost(job.cluster)).first;
   return it->second;
 }
 
@@ -89,7 +89,7 @@ std::vector<training::Measurement> training_measurements(const std::string& csv,
                                    fmt::format("no source '{}' in {}; allowed: {}", id, file, allowed));
     }
   }
-  std::map<std::string, training::CommCostFn> comm_by_cluster;
+  std::map<std::string, collectives::CommCostFn> comm_by_cluster;
   std::vector<training::Measurement> out;
   for (const auto& row : rows) {
     if (!row.job || !row.measured_step_time_s) continue;
@@ -125,7 +125,7 @@ TrainingValidation validate_training(const TrainingValidationOptions& options, c
       v.refits.emplace_back(source, n);
     }
   }
-  std::map<std::string, training::CommCostFn> comm_by_cluster;
+  std::map<std::string, collectives::CommCostFn> comm_by_cluster;
   for (const auto& row : rows) {
     if (!options.rows.empty() && std::find(options.rows.begin(), options.rows.end(), row.row_id) == options.rows.end())
       continue;

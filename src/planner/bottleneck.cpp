@@ -46,7 +46,7 @@ double component_seconds(const training::StepBreakdown& b, Component c) {
   return 0.0;
 }
 
-training::CommGroup component_group(Component c, const parallelism::Layout& l) {
+collectives::CommGroup component_group(Component c, const parallelism::Layout& l) {
   const auto g = training::groups_of(l);
   switch (c) {
     case Component::Tp: return g.tp;
@@ -58,7 +58,7 @@ training::CommGroup component_group(Component c, const parallelism::Layout& l) {
   }
 }
 
-bool crosses_nvlink_domain(training::CommGroup group, const hardware::ClusterSpec& cluster) {
+bool crosses_nvlink_domain(collectives::CommGroup group, const hardware::ClusterSpec& cluster) {
   return training::domains_spanned(group, cluster.nvlink_domain_gpus()) > 1;
 }
 

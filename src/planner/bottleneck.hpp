@@ -26,12 +26,12 @@ double component_seconds(const training::StepBreakdown& b, Component c);
 
 /// The communication group of a component under the step model's rank order (TP innermost, then
 /// CP, DP, PP outermost; EP over ep ranks with stride etp). Size 1 for non-communication components.
-training::CommGroup component_group(Component c, const parallelism::Layout& layout);
+collectives::CommGroup component_group(Component c, const parallelism::Layout& layout);
 
 /// True when a group of `group.size` ranks at stride `group.stride` spans more GPUs than one
 /// NVLink domain of the cluster (the same rule the communication model applies:
 /// size * stride > domain), i.e. its traffic crosses the scale-out fabric.
-bool crosses_nvlink_domain(training::CommGroup group, const hardware::ClusterSpec& cluster);
+bool crosses_nvlink_domain(collectives::CommGroup group, const hardware::ClusterSpec& cluster);
 
 /// "EFA v2", "InfiniBand", or "the network" for a cluster without a fabric.
 std::string network_name(const hardware::ClusterSpec& cluster);

@@ -13,9 +13,9 @@
 #include <mutex>
 #include <thread>
 
+#include "collectives/comm_cost.hpp"
 #include "core/error.hpp"
 #include "parallelism/memory.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::planner {
 namespace {
@@ -122,7 +122,7 @@ std::vector<Scenario> build_scenarios(const PlanRequest& request) {
 // is overwritten); `comm` its communication model.
 void evaluate_unit(const PlanRequest& request, const training::Calibration& calibration, const Scenario& sc,
                    std::uint32_t scenario_index, std::uint32_t shape_index, training::TrainingJob& job,
-                   const training::CommCostFn& comm, UnitResult& out) {
+                   const collectives::CommCostFn& comm, UnitResult& out) {
   const Shape& shape = sc.shapes[shape_index];
   out.stats.candidates += sc.variants.size();
   for (std::uint32_t v = 0; v < sc.variants.size(); ++v) {
@@ -191,7 +191,7 @@ SearchOutput search(const PlanRequest& request, const training::Calibration& cal
   // Each worker keeps its own job and communication model per scenario.
   auto work = [&](bool report_progress) {
     std::vector<std::optional<training::TrainingJob>> jobs(scenarios.size());
-    std::vector<std::optional<training::CommCostFn>> comms(scenarios.size());
+    std::vector<std::optional<collectives::CommCostFn>> comms(scenarios.size());
     auto last_report = Clock::now();
     try {
       for (;;) {
@@ -201,7 +201,7 @@ SearchOutput search(const PlanRequest& request, const training::Calibration& cal
         const Scenario& sc = scenarios[s];
         if (!jobs[s]) {
           jobs[s] = base_job(request, sc.cluster, sc.gpus);
-          comms[s] = training::make_comm_cost(sc.cluster);
+          comms[s] = collectives::make_comm_cost(sc.cluster);
         }
         evaluate_unit(request, calibration, sc, s, k, *jobs[s], *comms[s], results[u]);
         done.fetch_add(sc.variants.size(), std::memory_order_relaxed);
@@ -426,7 +426,7 @@ PlannedLayout evaluate_layout(const PlanRequest& request, const training::Calibr
   auto job = base_job(request, sized, gpus);
   job.layout = layout;
   p.layout = layout;
-  p.step = training::estimate_step(job, calibration, training::make_comm_cost(sized));
+  p.step = training::estimate_step(job, calibration, collectives::make_comm_cost(sized));
   p.steps = steps_for_tokens(request.tokens, request.global_batch, request.seq_len);
   if (!p.step.feasible || !(p.step.step_time.value() > 0.0)) {
     p.train_seconds = kNaN;

@@ -16,7 +16,7 @@ struct Measurement {
   TrainingJob job;
   double measured_step_time_s = 0.0;
   std::string source;
-  CommCostFn comm;
+  collectives::CommCostFn comm;
 };
 
 /// A named, bounded calibration parameter (e.g. "hopper.gemm_efficiency_fp8").

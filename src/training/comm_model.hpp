@@ -7,15 +7,10 @@
 
 namespace fmsim::training {
 
-/// The communication-cost types live in collectives/ (comm_cost.hpp); these names keep the
-/// training spellings of them.
-using CommGroup = collectives::CommGroup;
-using CommCostFn = collectives::CommCostFn;
-
 /// Every communication group of a layout, in Megatron rank order (TP innermost, then CP, then DP
 /// with EP carved from it, PP outermost). The one definition the step model and the planner share.
 struct CommGroups {
-  CommGroup tp, cp, dp, fsdp, ep, expert_dp, pp;
+  collectives::CommGroup tp, cp, dp, fsdp, ep, expert_dp, pp;
 };
 inline CommGroups groups_of(const parallelism::Layout& l) {
   return CommGroups{.tp = {l.tp, 1},
@@ -29,7 +24,7 @@ inline CommGroups groups_of(const parallelism::Layout& l) {
 
 /// NVLink domains of `domain_gpus` GPUs that `group` spans (members `stride` ranks apart,
 /// node-major): 1 when the whole group fits in one domain.
-inline int domains_spanned(CommGroup group, int domain_gpus) {
+inline int domains_spanned(collectives::CommGroup group, int domain_gpus) {
   const long span = static_cast<long>(group.size) * group.stride;
   const long domain = domain_gpus > 0 ? domain_gpus : 1;
   if (group.size <= 1 || span <= domain) return 1;

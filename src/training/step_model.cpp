@@ -178,7 +178,7 @@ struct StageCost {
 
 class Costing {
  public:
-  Costing(const TrainingJob& job, const Calibration& cal, const CommCostFn& comm)
+  Costing(const TrainingJob& job, const Calibration& cal, const collectives::CommCostFn& comm)
       : job_(job),
         l_(job.layout),
         gpu_(job.cluster.gpu),
@@ -192,18 +192,18 @@ class Costing {
                                     domains_spanned(groups_.ep, job.cluster.nvlink_domain_gpus()))
                       : 1.0) {}
 
-  double comm_time(collectives::Op op, CommGroup g, double bytes) const {
+  double comm_time(collectives::Op op, collectives::CommGroup g, double bytes) const {
     if (g.size <= 1 || bytes <= 0) return 0.0;
     return comm_(op, g, core::Bytes(bytes)).value();
   }
 
-  CommGroup tp_group() const { return groups_.tp; }
-  CommGroup cp_group() const { return groups_.cp; }
-  CommGroup dp_group() const { return groups_.dp; }
-  CommGroup fsdp_group() const { return groups_.fsdp; }
-  CommGroup ep_group() const { return groups_.ep; }
-  CommGroup edp_group() const { return groups_.expert_dp; }
-  CommGroup pp_group() const { return groups_.pp; }
+  collectives::CommGroup tp_group() const { return groups_.tp; }
+  collectives::CommGroup cp_group() const { return groups_.cp; }
+  collectives::CommGroup dp_group() const { return groups_.dp; }
+  collectives::CommGroup fsdp_group() const { return groups_.fsdp; }
+  collectives::CommGroup ep_group() const { return groups_.ep; }
+  collectives::CommGroup edp_group() const { return groups_.expert_dp; }
+  collectives::CommGroup pp_group() const { return groups_.pp; }
 
   double gemm_time(const workload::Operator& op, core::Precision p) const {
     return gemm_seconds(gpu_, gc_, sc_.compute_efficiency, p, l_.fp8_recipe, op.m, op.n, op.k, op.groups, op.flops);
@@ -628,7 +628,7 @@ class Costing {
       // FSDP: gather each layer's weights in forward and again in backward, reduce-scatter its
       // gradients in backward; prefetch hides them behind the layer's compute. LoRA: the frozen
       // weights are still gathered; only the adapters' gradients are reduce-scattered.
-      const CommGroup g = fsdp_group();
+      const collectives::CommGroup g = fsdp_group();
       const double layers = std::max(1, st.layers);
       const double layer_bytes = st.sum.weight_bytes.value() / layers;
       const double ag = comm_time(collectives::Op::AllGather, g, layer_bytes);
@@ -651,7 +651,7 @@ class Costing {
       }
       if (l_.fsdp_shard_size() < l_.dp) {
         // Hybrid sharding: all-reduce gradient shards across the replica groups once per step.
-        const CommGroup rep{l_.dp / l_.fsdp_shard_size(), l_.tp * l_.cp * l_.fsdp_shard_size()};
+        const collectives::CommGroup rep{l_.dp / l_.fsdp_shard_size(), l_.tp * l_.cp * l_.fsdp_shard_size()};
         d.exposed += comm_time(collectives::Op::AllReduce, rep, grad_params * layers * grad_b / l_.fsdp_shard_size());
       }
       return d;
@@ -681,7 +681,7 @@ class Costing {
   // DeepSpeed's ReduceTiedGrads), exposed: a group of two ranks pp - 1 stages apart.
   void add_tied_embedding_sync(const StageCost& st, double grad_b, DpCost& d) const {
     if (st.tied_embedding_params <= 0.0) return;
-    const CommGroup ends{2, (l_.pp - 1) * groups_.pp.stride};
+    const collectives::CommGroup ends{2, (l_.pp - 1) * groups_.pp.stride};
     d.exposed += comm_time(collectives::Op::AllReduce, ends, st.tied_embedding_params * grad_b);
     d.bytes += st.tied_embedding_params * grad_b;
   }
@@ -705,7 +705,7 @@ class Costing {
   const hardware::GpuSpec& gpu_;
   const GpuCalibration& gc_;
   const StackCalibration& sc_;
-  const CommCostFn& comm_;
+  const collectives::CommCostFn& comm_;
   workload::ShardContext ctx_;
   CommGroups groups_;
   double ep_dedup_;  ///< inter-domain all-to-all bytes relative to a plain all-to-all
@@ -913,7 +913,7 @@ std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryB
                      l.recompute == Recompute::Full ? " (one layer recomputed in full)" : "");
 }
 
-StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm) {
+StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const collectives::CommCostFn& comm) {
   StepResult r;
   if (!prepare(job, r)) return r;
   Costing costing(job, calibration, comm);
@@ -924,8 +924,8 @@ StepResult estimate_step(const TrainingJob& job, const Calibration& calibration,
   return r;
 }
 
-StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,
-                              const parallelism::MemoryBreakdown& memory) {
+StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibration,
+                              const collectives::CommCostFn& comm, const parallelism::MemoryBreakdown& memory) {
   StepResult r;
   if (!prepare(job, r, &memory)) return r;
   Costing costing(job, calibration, comm);
@@ -938,7 +938,7 @@ StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibra
 
 parallelism::MemoryBreakdown job_memory(const TrainingJob& job) { return memory_with_layout(job, job.layout); }
 
-StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,
+StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const collectives::CommCostFn& comm,
                          engine::TraceSink* trace) {
   StepResult r;
   if (!prepare(job, r)) return r;

@@ -200,7 +200,7 @@ std::string memory_peak_phase(const TrainingJob& job, const parallelism::MemoryB
 
 /// Analytical step time: closed-form pipeline schedule over per-stage micro-batch costs.
 /// Microseconds per call; the planner's path.
-StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm);
+StepResult estimate_step(const TrainingJob& job, const Calibration& calibration, const collectives::CommCostFn& comm);
 
 /// The job's memory per GPU: parallelism::estimate_memory under the job's memory_options.
 parallelism::MemoryBreakdown job_memory(const TrainingJob& job);
@@ -209,13 +209,13 @@ parallelism::MemoryBreakdown job_memory(const TrainingJob& job);
 /// job_memory): the same validity check, step time and breakdown, without a second memory
 /// estimate or the FLOP metrics (tokens/s, model FLOPs, MFU stay 0), which a ranking by time or
 /// cost does not need. The planner's inner loop.
-StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,
-                              const parallelism::MemoryBreakdown& memory);
+StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibration,
+                              const collectives::CommCostFn& comm, const parallelism::MemoryBreakdown& memory);
 
 /// Discrete-event simulation of the step over per-stage streams (compute, tp, ep, pp, dp) of one
 /// representative rank per pipeline stage, playing the 1F1B or interleaved schedule. Emits a trace
 /// when `trace` is given. Cost grows with pp*vp*micro-batches, not with the GPU count.
-StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const CommCostFn& comm,
+StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const collectives::CommCostFn& comm,
                          engine::TraceSink* trace = nullptr);
 
 }  // namespace fmsim::training

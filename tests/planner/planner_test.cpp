@@ -8,8 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "collectives/comm_cost.hpp"
 #include "planner_fixtures.hpp"
-#include "training/comm_adapter.hpp"
 
 namespace fmsim::planner {
 namespace {
@@ -47,7 +47,7 @@ struct Brute {
 Brute brute_force(const PlanRequest& r, const hardware::ClusterSpec& c, int gpus) {
   Brute out;
   const auto cal = calibration();
-  const auto comm = training::make_comm_cost(sized_cluster(c, gpus));
+  const auto comm = collectives::make_comm_cost(sized_cluster(c, gpus));
   const auto s = explicit_space();
   for (int tp : s.tp)
     for (int cp : s.cp)

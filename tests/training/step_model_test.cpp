@@ -401,7 +401,7 @@ TEST(StepModel, DeduplicatedDispatchScalesCrossNodeAllToAll) {
   dedup.name = "test-dedup";
   dedup.moe_dispatcher = MoeDispatcher::Deduplicated;
   cal.stacks["test-dedup"] = dedup;
-  const CommCostFn per_byte = [](collectives::Op op, CommGroup g, core::Bytes b) {
+  const collectives::CommCostFn per_byte = [](collectives::Op op, collectives::CommGroup g, core::Bytes b) {
     return core::Seconds(op == collectives::Op::AllToAll && g.size > 1 ? b.value() * 1e-9 : 0.0);
   };
   auto ep_time = [&](int nodes, int ep, const std::string& stack) {
@@ -428,7 +428,7 @@ TEST(StepModel, OverlappedAllToAllHidesBehindTheLayersKernels) {
   auto cal = test_calibration();
   cal.stacks["test"].ep_overlap_cost = 0.15;
   auto per_byte = [](double s_per_byte) {
-    return CommCostFn([s_per_byte](collectives::Op op, CommGroup g, core::Bytes b) {
+    return collectives::CommCostFn([s_per_byte](collectives::Op op, collectives::CommGroup g, core::Bytes b) {
       return core::Seconds(op == collectives::Op::AllToAll && g.size > 1 ? b.value() * s_per_byte : 0.0);
     });
   };
@@ -543,7 +543,7 @@ TEST(StepModel, UnfusedRopeClampAndExpertBiasCostTheirPasses) {
 // dense model ignores it.
 TEST(StepModel, ExpertLoadFactorScalesTheExpertWork) {
   const auto cal = test_calibration();
-  const CommCostFn per_byte = [](collectives::Op op, CommGroup g, core::Bytes b) {
+  const collectives::CommCostFn per_byte = [](collectives::Op op, collectives::CommGroup g, core::Bytes b) {
     return core::Seconds(op == collectives::Op::AllToAll && g.size > 1 ? b.value() * 1e-9 : 0.0);
   };
   auto l = layout(1, 1, 1, 1, 8);
