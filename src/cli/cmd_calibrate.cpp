@@ -145,7 +145,6 @@ void add_calibrate_serving(CLI::App& cal, Context& ctx) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--threads", o->threads, "Worker threads (0 = all cores)")
       ->check(whole_number(0, 1024))
-      ->check(whole_number(0, 1024))
       ->capture_default_str();
   cmd->callback([o, &ctx]() {
     const auto calibration = config::load_serving_calibration(o->calibration);

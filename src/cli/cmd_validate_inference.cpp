@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
 #include "cli/text_table.hpp"
 #include "cli/validation_summary.hpp"
@@ -315,7 +316,9 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
   cmd->add_option("--holdout", args->holdout,
                   "Leave one partition out at a time: " + jobspec::kInferencePartitionWords.allowed())
       ->type_name("WORD");
-  cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")
+      ->check(whole_number(0, 1024))
+      ->capture_default_str();
   cmd->add_flag("--rows,!--no-rows", args->rows,
                 "Print the per-row table (default on; --markdown without it prints the groupings instead)");
   cmd->add_flag("--json", args->json, "Machine-readable output; ends with \"summary\"");
@@ -323,8 +326,6 @@ void add_validate_inference(CLI::App& validate, Context& ctx) {
                 "The summary and per-row tables as Markdown (docs/validation.md's serving section); with --no-rows the "
                 "groupings, with --holdout the held-out line");
   cmd->callback([args, &ctx]() {
-    if (args->threads < 0 || args->threads > 1024)
-      throw core::InputError::flag("--threads", fmt::format("{} is not 0 to 1024", args->threads));
     std::optional<jobspec::InferencePartition> holdout;
     if (!args->holdout.empty())
       holdout = config::word_flag(jobspec::kInferencePartitionWords, args->holdout, "--holdout");
