@@ -6,6 +6,7 @@
 #include "config/model_loader.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/training_calibration.hpp"
+#include "planner/rl_plan.hpp"
 #include "rl/rl_step.hpp"
 
 namespace {
@@ -39,7 +40,7 @@ void BM_RlPlan(benchmark::State& state) {
   const auto calibration = fmsim::config::load_training_calibration("");
   const fmsim::rl::RlCalibration cal;
   const fmsim::rl::ServingRolloutEngine engine(fmsim::config::load_serving_calibration(), "vllm");
-  for (auto _ : state) benchmark::DoNotOptimize(fmsim::rl::plan_rl(job, calibration, cal, engine));
+  for (auto _ : state) benchmark::DoNotOptimize(fmsim::planner::plan_rl(job, calibration, cal, engine));
 }
 BENCHMARK(BM_RlPlan)->Unit(benchmark::kMillisecond)->Iterations(1);
 

@@ -9,7 +9,7 @@
 #include "config/model_loader.hpp"
 #include "config/serving_calibration.hpp"
 #include "jobspec/validate_inference.hpp"
-#include "serving/plan.hpp"
+#include "planner/serving_plan.hpp"
 #include "serving/simulator.hpp"
 
 namespace {
@@ -124,7 +124,7 @@ void BM_PlanServe4Families(benchmark::State& state) {
       base.engine = *cal.engine("trtllm");
       base.gpu_cal = cal.gpu(base.cluster.gpu.architecture);
       base.moe_cal = cal.moe;
-      serving::PlanRequest req;
+      planner::ServingPlanRequest req;
       req.workload.input = {serving::LengthKind::Fixed, 1024, 0, 0};
       req.workload.output = {serving::LengthKind::Fixed, 1024, 0, 0};
       req.target_rate = 500;
@@ -132,10 +132,10 @@ void BM_PlanServe4Families(benchmark::State& state) {
       const auto comm = collectives::make_comm_cost(base.cluster);
       const auto& sys = base.cluster.system;
       const double price = sys.gpus() > 0 ? sys.price_per_hour_usd / sys.gpus() : 0.0;
-      for (const auto& d : serving::candidate_layouts(base)) {
-        const serving::PlanCandidate c{d, price};
-        n += serving::evaluate(c, req, comm).size();
-        n += serving::pareto_sweep(c, req, comm).size();
+      for (const auto& d : planner::candidate_deployments(base)) {
+        const planner::ServingCandidate c{d, price};
+        n += planner::evaluate_serving(c, req, comm).size();
+        n += planner::pareto_sweep(c, req, comm).size();
       }
     }
     benchmark::DoNotOptimize(n);

@@ -16,8 +16,8 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "jobspec/plan_serve.hpp"
+#include "planner/serving_plan.hpp"
 #include "report/document.hpp"
-#include "serving/plan.hpp"
 
 namespace fmsim::cli {
 namespace {
@@ -36,10 +36,10 @@ std::string slo_bound_text(double seconds) { return seconds > 0 ? fmt::format("{
 // The search as one offline HTML page: the cheapest plans and the throughput-vs-interactivity
 // chart (output tokens/s per GPU against tokens/s per user), one line per system's own front and
 // one for the front over all of them.
-std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequest& req,
-                              const std::vector<serving::PlanResult>& results,
-                              const std::vector<serving::ParetoPoint>& points,
-                              const std::vector<serving::ParetoPoint>& front, const std::string& command) {
+std::string plan_serve_report(const PlanServeOptions& o, const planner::ServingPlanRequest& req,
+                              const std::vector<planner::ServingPlanResult>& results,
+                              const std::vector<planner::ParetoPoint>& points,
+                              const std::vector<planner::ParetoPoint>& front, const std::string& command) {
   report::Document doc;
   doc.title = fmt::format("Serving plan: {}", o.plan.serving.model);
   doc.subtitle = fmt::format("{} | SLO p99 TTFT {} TPOT {}{}", serving::describe(req.workload),
@@ -58,7 +58,7 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
               "GPUs",
               "$/hour",
               "$/M output tokens"};
-  const serving::PlanResult* best = nullptr;
+  const planner::ServingPlanResult* best = nullptr;
   for (const auto& r : results) {
     if (!r.feasible || static_cast<int>(t.rows.size()) >= o.plan.top) continue;
     if (best == nullptr) best = &r;
@@ -97,7 +97,7 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
   for (const auto& p : points) {
     if (std::find(systems.begin(), systems.end(), p.system) == systems.end()) systems.push_back(p.system);
   }
-  auto series = [](std::string name, std::vector<serving::ParetoPoint> pts) {
+  auto series = [](std::string name, std::vector<planner::ParetoPoint> pts) {
     std::sort(pts.begin(), pts.end(),
               [](const auto& a, const auto& b) { return a.tokens_per_s_per_user < b.tokens_per_s_per_user; });
     report::LineSeries l;
@@ -110,11 +110,11 @@ std::string plan_serve_report(const PlanServeOptions& o, const serving::PlanRequ
     return l;
   };
   for (const auto& sys : systems) {
-    std::vector<serving::ParetoPoint> own;
+    std::vector<planner::ParetoPoint> own;
     for (const auto& p : points) {
       if (p.system == sys) own.push_back(p);
     }
-    chart.series.push_back(series(sys, serving::pareto_front(own)));
+    chart.series.push_back(series(sys, planner::pareto_front(own)));
   }
   chart.series.push_back(series("front over all systems", front));
   std::erase_if(chart.series, [](const report::LineSeries& l) { return l.x.empty(); });

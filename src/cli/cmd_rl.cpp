@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "jobspec/rl.hpp"
 #include "observability/chrome_trace.hpp"
+#include "planner/rl_plan.hpp"
 #include "rl/rl_step.hpp"
 #include "rl/test_time.hpp"
 
@@ -185,7 +186,7 @@ void run_test_time(const RlOptions& o, const rl::RlJob& job, const jobspec::RlMo
 }  // namespace
 
 /// `fmsim rl`, or (`as_plan`) `fmsim plan --rl`: the same options and the same run, with --plan
-/// implied (the RL placement search, rl::plan_rl).
+/// implied (the RL placement search, planner::plan_rl).
 void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
   auto o = std::make_shared<RlOptions>();
   auto* cmd = as_plan ? app.add_subcommand("plan",
@@ -323,7 +324,7 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
     }
     if (o->plan) {
       const auto t0 = std::chrono::steady_clock::now();
-      const auto plans = rl::plan_rl(job, calibration, cal, engine, 10);
+      const auto plans = planner::plan_rl(job, calibration, cal, engine, 10);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (o->json) {
         nlohmann::json arr = nlohmann::json::array();

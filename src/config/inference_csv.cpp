@@ -15,7 +15,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/vocabulary.hpp"
-#include "serving/plan.hpp"
+#include "serving/serving_mode.hpp"
 
 namespace fmsim::config {
 namespace {

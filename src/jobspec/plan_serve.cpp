@@ -72,7 +72,7 @@ ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const 
     req.requests_per_probe = o.probe_requests;
     req.disaggregated = !o.no_disagg;
     const auto comm = collectives::make_comm_cost(s.deployment.cluster);
-    auto layouts = serving::candidate_layouts(s.deployment);
+    auto layouts = planner::candidate_deployments(s.deployment);
     std::erase_if(layouts, [&](const serving::Deployment& d) {
       return (fixed_tp && d.tp != o.serving.tp) || (fixed_ep && d.ep != o.serving.ep) ||
              (fixed_dep && (d.attention_dp > 1) != o.serving.dep);
@@ -88,25 +88,18 @@ ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const 
       try {
         check_requests_fit(longest, probe, false);
       } catch (const core::InputError& e) {
-        plan.skipped.push_back(fam + " " + serving::layout_name(d) + ": " + e.message());
+        plan.skipped.push_back(fam + " " + planner::layout_label(d) + ": " + e.message());
         continue;
       }
-      const serving::PlanCandidate c{d, s.price_per_gpu_hour};
-      for (auto& r : serving::evaluate(c, req, comm)) plan.results.push_back(std::move(r));
+      const planner::ServingCandidate c{d, s.price_per_gpu_hour};
+      for (auto& r : planner::evaluate_serving(c, req, comm)) plan.results.push_back(std::move(r));
       if (probe.kv_capacity() > probe.kv_bytes(req.workload.input.mean + req.workload.output.mean)) {
-        for (auto& p : serving::pareto_sweep(c, req, comm)) plan.points.push_back(std::move(p));
+        for (auto& p : planner::pareto_sweep(c, req, comm)) plan.points.push_back(std::move(p));
       }
     }
   }
-  // Cheapest first: cost per hour for the target rate, else cost per million output tokens.
-  std::stable_sort(plan.results.begin(), plan.results.end(),
-                   [&](const serving::PlanResult& a, const serving::PlanResult& b) {
-                     if (a.feasible != b.feasible) return a.feasible;
-                     if (req.target_rate > 0 && a.cost_per_hour != b.cost_per_hour)
-                       return a.cost_per_hour < b.cost_per_hour;
-                     return a.cost_per_million_output_tokens < b.cost_per_million_output_tokens;
-                   });
-  plan.front = serving::pareto_front(plan.points);
+  planner::rank_plans(plan.results, req);
+  plan.front = planner::pareto_front(plan.points);
   return plan;
 }
 

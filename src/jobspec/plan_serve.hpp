@@ -9,7 +9,7 @@
 #include "hardware/catalog.hpp"
 #include "jobspec/flags.hpp"
 #include "jobspec/serving.hpp"
-#include "serving/plan.hpp"
+#include "planner/serving_plan.hpp"
 
 namespace fmsim::jobspec {
 
@@ -24,11 +24,11 @@ struct PlanServeFlags {
 
 /// What the search found.
 struct ServingPlan {
-  serving::PlanRequest request;
-  std::vector<serving::PlanResult> results;  ///< feasible first, then cheapest first
-  std::vector<serving::ParetoPoint> points;  ///< every closed-loop point of every layout
-  std::vector<serving::ParetoPoint> front;   ///< the Pareto front over all of them
-  std::vector<std::string> skipped;          ///< families that cannot run the deployment, and why
+  planner::ServingPlanRequest request;
+  std::vector<planner::ServingPlanResult> results;  ///< best first (planner::rank_plans: feasible, then cheapest)
+  std::vector<planner::ParetoPoint> points;         ///< every closed-loop point of every layout
+  std::vector<planner::ParetoPoint> front;          ///< the Pareto front over all of them
+  std::vector<std::string> skipped;                 ///< families that cannot run the deployment, and why
 };
 
 /// Resolves the flags (InputError naming the flag) and searches every family's candidate layouts:

@@ -237,10 +237,12 @@ PlannedLayout planned_from(const PlanRequest& request, const training::Calibrati
   return evaluate_layout(request, calibration, request.systems[sc.system], sc.gpus, layout);
 }
 
-// Lower key first; equal keys keep enumeration order (scenario, shape, variant).
+// The lower objective key first, ties by step time (ranks_before); equal keys keep enumeration
+// order (scenario, shape, variant).
 bool record_less(const Record& a, const Record& b) {
-  if (a.key != b.key) return a.key < b.key;
-  if (a.step != b.step) return a.step < b.step;
+  const RankKey ka{.key = a.key, .tie = a.step}, kb{.key = b.key, .tie = b.step};
+  if (ranks_before(ka, kb)) return true;
+  if (ranks_before(kb, ka)) return false;
   if (a.scenario != b.scenario) return a.scenario < b.scenario;
   if (a.shape != b.shape) return a.shape < b.shape;
   return a.variant < b.variant;

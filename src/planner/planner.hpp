@@ -1,5 +1,5 @@
 // The planner: searches parallel layouts on each candidate system for a training job, prunes
-// what does not divide or fit, ranks by time or cost, and sweeps GPU counts.
+// what does not divide or fit, ranks by time or cost (planner/ranking.hpp), and sweeps GPU counts.
 //
 // Search, per (system, GPU count) scenario:
 //   shapes (tp, cp, pp, vp, ep; divisibility)  x  variants (ZeRO stage, micro-batch, recompute,
@@ -22,28 +22,13 @@
 #include "hardware/specs.hpp"
 #include "parallelism/layout.hpp"
 #include "planner/bottleneck.hpp"
+#include "planner/ranking.hpp"
 #include "planner/search_space.hpp"
 #include "training/calibration.hpp"
 #include "training/step_model.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::planner {
-
-/// What "best" means. For a fixed system and GPU count all three give the same order (cost and
-/// tokens per dollar are the training time times a constant price); they differ across systems
-/// and GPU counts. Cost and tokens per dollar always agree with each other (one is the token
-/// budget divided by the other).
-enum class Objective { Time, Cost, TokensPerDollar };
-
-/// The words of --objective.
-inline constexpr core::Word<Objective> kObjectiveWordList[] = {
-    {Objective::Time, "time"},
-    {Objective::Cost, "cost"},
-    {Objective::TokensPerDollar, "tokens-per-dollar"},
-};
-inline constexpr core::Vocabulary<Objective> kObjectiveWords{"objective", kObjectiveWordList};
-
-constexpr std::string_view to_string(Objective o) { return kObjectiveWords.name(o); }
 
 /// One planning question.
 struct PlanRequest {

@@ -235,17 +235,4 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
 /// The duration of `phase` in `r`; 0 when the step has no such phase.
 core::Seconds phase_time(const RlStepResult& r, Phase phase);
 
-/// One candidate of the placement search.
-struct RlPlanCandidate {
-  RlJob job;
-  RlStepResult result;
-};
-
-/// Searches placement (colocated, disaggregated with generator shares of 1/4..3/4 in whole
-/// nodes), generation TP and training layouts (TP, PP) for the shortest feasible step, at the
-/// job's synchrony (off-policy and fully-async jobs consider separate pools only).
-/// Returns the candidates sorted by step time (feasible first), at most `keep`.
-std::vector<RlPlanCandidate> plan_rl(const RlJob& base, const training::Calibration& calibration,
-                                     const RlCalibration& cal, const RolloutEngine& engine, std::size_t keep = 10);
-
 }  // namespace fmsim::rl

@@ -1,48 +1,45 @@
-// Serving planner: for a model, a load and an SLO, search systems and layouts (TP, EP, attention
-// DP), aggregated or disaggregated prefill/decode, and the replica count; the largest rate one
-// replica sustains under the SLO; the throughput-vs-interactivity Pareto front.
+// The serving plan search (`fmsim plan-serve`): for a model, a load and an SLO, search systems and
+// layouts (TP, EP, attention DP), aggregated or disaggregated prefill/decode, and the replica
+// count; the largest rate one replica sustains under the SLO; the throughput-vs-interactivity
+// Pareto front. Plans rank by cost (planner/ranking.hpp).
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "core/vocabulary.hpp"
+#include "collectives/comm_cost.hpp"
+#include "planner/ranking.hpp"
+#include "serving/iteration_model.hpp"
+#include "serving/serving_mode.hpp"
 #include "serving/simulator.hpp"
+#include "serving/workload.hpp"
 
-namespace fmsim::serving {
+namespace fmsim::planner {
 
 /// One candidate deployment: a replica layout on one system.
-struct PlanCandidate {
-  Deployment deployment;
+struct ServingCandidate {
+  serving::Deployment deployment;
   double price_per_gpu_hour = 0;  ///< USD
 };
 
 /// What the search is asked.
-struct PlanRequest {
-  WorkloadSpec workload;         ///< lengths and samples; arrival is set by the planner
-  double target_rate = 0;        ///< requests/s the fleet must serve (0: report per-replica figures only)
-  Slo slo;                       ///< on p99 TTFT and p99 TPOT (0 = unbounded)
-  int requests_per_probe = 300;  ///< requests simulated per rate probe
+struct ServingPlanRequest {
+  serving::WorkloadSpec workload;  ///< lengths and samples; arrival is set by the planner
+  double target_rate = 0;          ///< requests/s the fleet must serve (0: report per-replica figures only)
+  serving::Slo slo;                ///< on p99 TTFT and p99 TPOT (0 = unbounded)
+  int requests_per_probe = 300;    ///< requests simulated per rate probe
   int max_replicas = 100000;
   bool disaggregated = true;  ///< also cost disaggregated prefill/decode pools
   /// Pareto sweep: closed-loop concurrencies 1, 2, 4, ... up to this.
   int pareto_max_concurrency = 512;
 };
 
-/// How a plan serves: one pool of replicas, or disaggregated prefill and decode pools.
-enum class ServingMode { Aggregated, Disaggregated };
-inline constexpr core::Word<ServingMode> kServingModeWordList[] = {
-    {ServingMode::Aggregated, "aggregated", "agg"},
-    {ServingMode::Disaggregated, "disaggregated", "disagg"},
-};
-inline constexpr core::Vocabulary<ServingMode> kServingModeWords{"serving mode", kServingModeWordList};
-
 /// Result of one candidate.
-struct PlanResult {
+struct ServingPlanResult {
   std::string system;
   std::string layout;  ///< "tp8 ep8 dep"
-  ServingMode mode = ServingMode::Aggregated;
+  serving::ServingMode mode = serving::ServingMode::Aggregated;
   int gpus_per_replica = 0;
   bool feasible = false;
   std::string reason;                      ///< why not (does not fit, misses the SLO at any rate)
@@ -66,26 +63,34 @@ struct ParetoPoint {
 
 /// Largest Poisson rate (requests/s) one replica serves with p99 TTFT and TPOT within `slo` and no
 /// growing queue; 0 when even a trickle misses it. Bisection over simulated probes.
-double max_rate_under_slo(const IterationModel& model, const WorkloadSpec& workload, const Slo& slo, int requests,
-                          ServeSummary* at_max = nullptr);
+double max_rate_under_slo(const serving::IterationModel& model, const serving::WorkloadSpec& workload,
+                          const serving::Slo& slo, int requests, serving::ServeSummary* at_max = nullptr);
 
 /// Evaluates one candidate for the request (aggregated; and disaggregated when asked and the
 /// model fits a prefill and a decode replica).
-std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, const collectives::CommCostFn& comm);
+std::vector<ServingPlanResult> evaluate_serving(const ServingCandidate& c, const ServingPlanRequest& r,
+                                                const collectives::CommCostFn& comm);
 
 /// Closed-loop concurrency sweep of one candidate.
-std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest& r,
+std::vector<ParetoPoint> pareto_sweep(const ServingCandidate& c, const ServingPlanRequest& r,
                                       const collectives::CommCostFn& comm);
+
+/// Where a plan ranks (objective Cost): feasible first, then cost per hour at the request's
+/// target rate (with none, cost per million output tokens), ties by cost per million output tokens.
+RankKey rank_key(const ServingPlanResult& plan, const ServingPlanRequest& request);
+
+/// Sorts `plans` best first by rank_key (stable: equal plans keep the search's order).
+void rank_plans(std::vector<ServingPlanResult>& plans, const ServingPlanRequest& request);
 
 /// The points no other point beats on both axes, by tokens/s/user ascending.
 std::vector<ParetoPoint> pareto_front(std::vector<ParetoPoint> points);
 
 /// "tp8 ep8 dep" for a deployment.
-std::string layout_name(const Deployment& d);
+std::string layout_label(const serving::Deployment& d);
 
 /// Layouts worth trying for `model` on a system with `domain_gpus` GPUs per NVLink domain:
 /// TP (and EP = TP, with or without attention DP for MoE) over powers of two up to the domain
 /// (and 72 on NVL72); only those why_invalid() accepts.
-std::vector<Deployment> candidate_layouts(const Deployment& base);
+std::vector<serving::Deployment> candidate_deployments(const serving::Deployment& base);
 
-}  // namespace fmsim::serving
+}  // namespace fmsim::planner

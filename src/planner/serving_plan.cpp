@@ -1,13 +1,25 @@
-// Serving planner: rate search under an SLO, aggregated and disaggregated pools, Pareto front.
-#include "serving/plan.hpp"
+// Serving plan search: rate search under an SLO, aggregated and disaggregated pools, Pareto front.
+#include "planner/serving_plan.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace fmsim::serving {
+namespace fmsim::planner {
 namespace {
+
+using serving::ArrivalKind;
+using serving::BatchWork;
+using serving::Deployment;
+using serving::Disaggregation;
+using serving::IterationModel;
+using serving::KvTransfer;
+using serving::LengthKind;
+using serving::ServeSummary;
+using serving::ServingMode;
+using serving::Slo;
+using serving::WorkloadSpec;
 
 double mean_output(const WorkloadSpec& w) {
   return w.output.kind == LengthKind::LogNormal ? w.output.mean * std::exp(w.output.spread * w.output.spread / 2)
@@ -27,10 +39,10 @@ bool meets(const IterationModel& model, const WorkloadSpec& base, const Slo& slo
   w.arrival = ArrivalKind::Poisson;
   w.rate = rate;
   w.num_requests = requests;
-  const auto reqs = make_requests(w);
-  const auto r = simulate(model, w, reqs);
+  const auto reqs = serving::make_requests(w);
+  const auto r = serving::simulate(model, w, reqs);
   if (!r.fits) return false;
-  const auto s = summarize(r, slo, 0.0);
+  const auto s = serving::summarize(r, slo, 0.0);
   if (out) *out = s;
   const int expected = requests * std::max(1, base.samples_per_prompt);
   if (s.completed < expected) return false;
@@ -43,7 +55,7 @@ bool meets(const IterationModel& model, const WorkloadSpec& base, const Slo& slo
 
 }  // namespace
 
-std::string layout_name(const Deployment& d) {
+std::string layout_label(const Deployment& d) {
   std::string s = fmt::format("tp{}", d.tp);
   if (d.pp > 1) s += fmt::format(" pp{}", d.pp);
   if (d.ep > 1) s += fmt::format(" ep{}", d.ep);
@@ -57,9 +69,9 @@ double max_rate_under_slo(const IterationModel& model, const WorkloadSpec& workl
   WorkloadSpec off = workload;
   off.arrival = ArrivalKind::Offline;
   off.num_requests = requests;
-  const auto sat = simulate(model, off, make_requests(off));
+  const auto sat = serving::simulate(model, off, serving::make_requests(off));
   if (!sat.fits) return 0.0;
-  const double hi0 = summarize(sat, {}, 0.0).requests_per_s.value();
+  const double hi0 = serving::summarize(sat, {}, 0.0).requests_per_s.value();
   if (hi0 <= 0) return 0.0;
   // Bisection over (1%, 105%) of the saturated rate in 9 halvings: the max rate to ~0.2% of it.
   double lo = 0, hi = hi0 * 1.05;
@@ -81,7 +93,7 @@ double max_rate_under_slo(const IterationModel& model, const WorkloadSpec& workl
   return lo;
 }
 
-std::vector<Deployment> candidate_layouts(const Deployment& base) {
+std::vector<Deployment> candidate_deployments(const Deployment& base) {
   std::vector<Deployment> out;
   const int domain = base.cluster.nvlink_domain_gpus();
   std::vector<int> tps;
@@ -93,28 +105,29 @@ std::vector<Deployment> candidate_layouts(const Deployment& base) {
     d.pp = 1;
     d.ep = 1;
     d.attention_dp = 1;
-    if (why_invalid(d).empty()) out.push_back(d);
+    if (serving::why_invalid(d).empty()) out.push_back(d);
     if (base.model.is_moe() && tp > 1) {
       d.ep = tp;
-      if (why_invalid(d).empty()) out.push_back(d);
+      if (serving::why_invalid(d).empty()) out.push_back(d);
       d.attention_dp = tp;
-      if (why_invalid(d).empty()) out.push_back(d);
+      if (serving::why_invalid(d).empty()) out.push_back(d);
     }
   }
   return out;
 }
 
-std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, const collectives::CommCostFn& comm) {
-  std::vector<PlanResult> out;
+std::vector<ServingPlanResult> evaluate_serving(const ServingCandidate& c, const ServingPlanRequest& r,
+                                                const collectives::CommCostFn& comm) {
+  std::vector<ServingPlanResult> out;
   const auto& d = c.deployment;
   const IterationModel model(d, comm);
   const double osl = mean_output(r.workload) * std::max(1, r.workload.samples_per_prompt);
   const double isl = mean_input(r.workload);
   const int g = d.gpus();
 
-  PlanResult a;
+  ServingPlanResult a;
   a.system = d.cluster.system.name;
-  a.layout = layout_name(d);
+  a.layout = layout_label(d);
   a.mode = ServingMode::Aggregated;
   a.gpus_per_replica = g;
   if (model.kv_capacity() <= model.kv_bytes(isl + osl)) {
@@ -146,7 +159,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   // Disaggregated: a prefill pool (requests end after their first token) and a decode pool that
   // runs the largest batch whose step time meets the TPOT SLO; the KV cache moves from one to the
   // other (whole request, over NVLink inside an NVLink domain larger than a node, else the NICs).
-  PlanResult p = a;
+  ServingPlanResult p = a;
   p.mode = ServingMode::Disaggregated;
   p.feasible = false;
   p.reason.clear();
@@ -217,8 +230,8 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   sim.arrival = ArrivalKind::Poisson;
   sim.rate = (target / p.max_rate) * std::min(dis.prefill_replicas * rate_p, dis.decode_replicas * best_rate_d);
   sim.num_requests = r.requests_per_probe;
-  const auto res = simulate_disaggregated(model, model, dis, sim, make_requests(sim));
-  const auto sum = summarize(res, {}, 0.0);
+  const auto res = serving::simulate_disaggregated(model, model, dis, sim, serving::make_requests(sim));
+  const auto sum = serving::summarize(res, {}, 0.0);
   if (res.fits && sum.completed > 0) {
     p.ttft_p99 = sum.ttft.p99;
     p.tpot_p99 = sum.tpot.p99;
@@ -232,7 +245,7 @@ std::vector<PlanResult> evaluate(const PlanCandidate& c, const PlanRequest& r, c
   return out;
 }
 
-std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest& r,
+std::vector<ParetoPoint> pareto_sweep(const ServingCandidate& c, const ServingPlanRequest& r,
                                       const collectives::CommCostFn& comm) {
   std::vector<ParetoPoint> out;
   const IterationModel model(c.deployment, comm);
@@ -241,13 +254,23 @@ std::vector<ParetoPoint> pareto_sweep(const PlanCandidate& c, const PlanRequest&
     w.arrival = ArrivalKind::ClosedLoop;
     w.concurrency = n;
     w.num_requests = std::max(2 * n, 32);
-    const auto res = simulate(model, w, make_requests(w));
+    const auto res = serving::simulate(model, w, serving::make_requests(w));
     if (!res.fits) break;
-    const auto s = summarize(res, {}, 0.0);
-    out.push_back({c.deployment.cluster.system.name, layout_name(c.deployment), n,
+    const auto s = serving::summarize(res, {}, 0.0);
+    out.push_back({c.deployment.cluster.system.name, layout_label(c.deployment), n,
                    s.output_tokens_per_s_per_gpu.value(), s.tokens_per_s_per_user.value()});
   }
   return out;
+}
+
+RankKey rank_key(const ServingPlanResult& plan, const ServingPlanRequest& request) {
+  return {.feasible = plan.feasible,
+          .key = request.target_rate > 0 ? plan.cost_per_hour : plan.cost_per_million_output_tokens,
+          .tie = plan.cost_per_million_output_tokens};
+}
+
+void rank_plans(std::vector<ServingPlanResult>& plans, const ServingPlanRequest& request) {
+  rank(plans, [&](const ServingPlanResult& p) { return rank_key(p, request); });
 }
 
 std::vector<ParetoPoint> pareto_front(std::vector<ParetoPoint> points) {
@@ -267,4 +290,4 @@ std::vector<ParetoPoint> pareto_front(std::vector<ParetoPoint> points) {
   return front;
 }
 
-}  // namespace fmsim::serving
+}  // namespace fmsim::planner

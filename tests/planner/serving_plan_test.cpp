@@ -1,11 +1,15 @@
-// Serving planner: Pareto front, rate under an SLO, layout enumeration.
+// Serving plan search: Pareto front, rate under an SLO, layout enumeration, ranking.
 #include <gtest/gtest.h>
 
 #include "../support/model_fixtures.hpp"
-#include "serving/plan.hpp"
+#include "planner/serving_plan.hpp"
 
-namespace fmsim::serving {
+namespace fmsim::planner {
 namespace {
+
+using serving::Deployment;
+using serving::IterationModel;
+using serving::WorkloadSpec;
 
 Deployment small_deployment() {
   Deployment d;
@@ -57,26 +61,56 @@ TEST(ServingPlan, ImpossibleSloHasNoRate) {
 
 TEST(ServingPlan, LayoutsArePowersOfTwoUpToTheNvlinkDomainAndValid) {
   // 32 heads, 8 GPUs per domain: tp 1, 2, 4, 8 (a dense model has no EP variants).
-  const auto layouts = candidate_layouts(small_deployment());
+  const auto layouts = candidate_deployments(small_deployment());
   ASSERT_EQ(layouts.size(), 4u);
-  for (const auto& d : layouts) EXPECT_TRUE(why_invalid(d).empty());
+  for (const auto& d : layouts) EXPECT_TRUE(serving::why_invalid(d).empty());
   EXPECT_EQ(layouts.back().tp, 8);
 }
 
 TEST(ServingPlan, CostPerMillionTokensFollowsFromRateAndPrice) {
   // $/M output tokens = price/GPU-hour x GPUs / (requests/s x output tokens x 3600) x 1e6.
-  PlanCandidate c{small_deployment(), 4.0};
-  PlanRequest r;
+  ServingCandidate c{small_deployment(), 4.0};
+  ServingPlanRequest r;
   r.workload.input.mean = 512;
   r.workload.output.mean = 128;
   r.slo = {core::Seconds(1.0), core::Seconds(0.1)};
   r.requests_per_probe = 80;
   r.disaggregated = false;
-  const auto res = evaluate(c, r, cheap_comm());
+  const auto res = evaluate_serving(c, r, cheap_comm());
   ASSERT_EQ(res.size(), 1u);
   ASSERT_TRUE(res[0].feasible) << res[0].reason;
   EXPECT_NEAR(res[0].cost_per_million_output_tokens, 4.0 * 1 / (res[0].max_rate * 128 * 3600) * 1e6, 1e-9);
 }
 
+TEST(ServingPlan, RanksFeasibleFirstThenCheapestPerHourThenPerMillionTokens) {
+  // With a target rate the key is USD per hour, ties broken by USD per million output tokens;
+  // without one, USD per million output tokens; an infeasible plan ranks after every feasible one
+  // however cheap; equal plans keep the search's order.
+  auto plan = [](std::string name, bool feasible, double per_hour, double per_million) {
+    ServingPlanResult p;
+    p.system = std::move(name);
+    p.feasible = feasible;
+    p.cost_per_hour = per_hour;
+    p.cost_per_million_output_tokens = per_million;
+    return p;
+  };
+  const std::vector<ServingPlanResult> found{plan("a", true, 20, 1.0), plan("b", false, 1, 0.1),
+                                             plan("c", true, 10, 3.0), plan("d", true, 10, 2.0),
+                                             plan("e", true, 10, 2.0)};
+  auto names = [](const std::vector<ServingPlanResult>& v) {
+    std::string s;
+    for (const auto& p : v) s += p.system;
+    return s;
+  };
+  ServingPlanRequest with_rate;
+  with_rate.target_rate = 5;
+  auto ranked = found;
+  rank_plans(ranked, with_rate);
+  EXPECT_EQ(names(ranked), "decab");
+  ranked = found;
+  rank_plans(ranked, ServingPlanRequest{});
+  EXPECT_EQ(names(ranked), "adecb");
+}
+
 }  // namespace
-}  // namespace fmsim::serving
+}  // namespace fmsim::planner
