@@ -88,6 +88,12 @@ constexpr std::string_view kProbeScript =
     "document.addEventListener('securitypolicyviolation',function(){document.documentElement.setAttribute('data-fmsim-"
     "error','csp')});"
     "window.addEventListener('load',function(){var d=document.documentElement,b=document.body,o=[];"
+    // Opened as PAGE#print, the page lays out with its @media print rules on screen, so the
+    // same checks measure the printed layout (a table that scrolls on screen is cut off on paper).
+    "if(location.hash=='#print'){for(var i=0;i<document.styleSheets.length;i++){var r=document.styleSheets[i]"
+    ".cssRules;for(var j=0;j<r.length;j++){if(r[j].media&&r[j].media.mediaText=='print'){var s=document."
+    "createElement('style'),t='';for(var k=0;k<r[j].cssRules.length;k++)t+=r[j].cssRules[k].cssText+'\\n';"
+    "s.textContent=t;document.head.appendChild(s)}}}}"
     "document.querySelectorAll('.table-wrap').forEach(function(t,i){if(t.scrollWidth>t.clientWidth)"
     "o.push((i+1)+':'+t.scrollWidth+'/'+t.clientWidth)});"
     "b.setAttribute('data-fmsim-page-width',d.scrollWidth+'/'+d.clientWidth);"

@@ -59,10 +59,13 @@ struct PageFit {
   std::optional<std::string> page_width, overflow;
   std::string log;  ///< Chromium's stderr, for failure messages
 };
+/// With `print`, the page is opened as PAGE#print: its probe script applies the @media print rules
+/// on screen, so the layout measured is the printed one at that width.
 inline PageFit page_fit(const std::filesystem::path& dir, const std::filesystem::path& page, const std::string& name,
-                        int width) {
+                        int width, bool print = false) {
   PageFit fit;
-  fit.exit_code = headless_chromium(dir, page, name, "--window-size=" + std::to_string(width) + ",1000 --dump-dom");
+  fit.exit_code = headless_chromium(dir, print ? std::filesystem::path(page.string() + "#print") : page, name,
+                                    "--window-size=" + std::to_string(width) + ",1000 --dump-dom");
   const std::string dom = read_file_bytes(dir / (name + ".out"));
   fit.page_width = dom_attribute(dom, "data-fmsim-page-width");
   fit.overflow = dom_attribute(dom, "data-fmsim-overflow");

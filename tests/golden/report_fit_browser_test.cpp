@@ -1,8 +1,9 @@
 // Every HTML report fmsim writes (plan, plan-serve, cluster, metrics report) fits the page in a
-// real headless Chromium: at a desktop window (1280 px) and a narrow one (800 px, about an A4
-// page), no table is wider than the page (the probe script's data-fmsim-overflow is empty) and
-// nothing sticks out at the right (data-fmsim-page-width is "W/W": the page's scroll width equals
-// its visible width). Skipped when /usr/bin/chromium is absent (`make test-deps`).
+// real headless Chromium: at a desktop window (1280 px), a narrow one (800 px) and printed on A4
+// (718 px with the @media print rules), no table is wider than the page (the probe script's
+// data-fmsim-overflow is empty) and nothing sticks out at the right (data-fmsim-page-width is
+// "W/W": the page's scroll width equals its visible width). Skipped when /usr/bin/chromium is absent (`make
+// test-deps`).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -92,9 +93,17 @@ TEST(ReportsFitThePage, NoTableWiderThanThePageInAnyReport) {
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
     ASSERT_TRUE(fs::exists(page));
-    for (const int width : {1280, 800}) {
-      SCOPED_TRACE("window width " + std::to_string(width));
-      const auto fit = fmsim::testing::page_fit(dir, page, report.name + "-" + std::to_string(width), width);
+    // A desktop window, a narrow one, and the printed page: A4 (210 mm) less Chromium's default
+    // margins (10 mm a side) is 190 mm, 718 CSS px at 96 px an inch, laid out with the @media
+    // print rules (a table that scrolls on screen is cut off on paper).
+    struct View {
+      int width;
+      bool print;
+    };
+    for (const auto [width, print] : {View{1280, false}, View{800, false}, View{718, true}}) {
+      SCOPED_TRACE((print ? "printed, width " : "window width ") + std::to_string(width));
+      const auto fit = fmsim::testing::page_fit(
+          dir, page, report.name + "-" + std::to_string(width) + (print ? "-print" : ""), width, print);
       ASSERT_EQ(fit.exit_code, 0) << fit.log;
       ASSERT_TRUE(fit.page_width.has_value()) << "the probe script did not run";
       const std::string visible = std::to_string(width);
