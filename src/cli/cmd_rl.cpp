@@ -38,54 +38,72 @@ nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
                       {"utilisation", p.utilisation},
                       {"memory_per_gpu_gib", p.memory_per_gpu.value() / core::gib(1).value()}});
   }
-  return {{"policy", j.policy.name},
-          {"cluster", j.cluster.name},
-          {"gpus", j.job_gpus()},
-          {"algorithm", rl::to_string(j.algorithm)},
-          {"placement", rl::to_string(j.placement)},
-          {"synchrony", rl::to_string(j.synchrony)},
-          {"staleness", j.staleness},
-          {"refill", j.refill},
-          {"staleness_fraction", j.staleness_fraction},
-          {"generator_gpus", r.generator_gpus},
-          {"trainer_gpus", r.trainer_gpus},
-          {"generator_tp", r.generator_tp},
-          {"generator_replicas", r.generator_replicas},
-          {"train_layout",
-           {{"tp", r.train_layout.tp},
-            {"pp", r.train_layout.pp},
-            {"cp", r.train_layout.cp},
-            {"ep", r.train_layout.ep},
-            {"dp", r.train_layout.dp},
-            {"global_batch", r.train_layout.global_batch}}},
-          {"responses", r.responses},
-          {"mean_response_tokens", r.mean_response},
-          {"truncated_fraction", r.truncated_fraction},
-          {"step_time_s", r.step_time.value()},
-          {"trainer_wait_s", r.trainer_wait.value()},
-          {"phases", phases},
-          {"gpu_utilisation", r.gpu_utilisation},
-          {"rollout_busy_fraction", r.rollout.busy_fraction},
-          {"rollout_concurrency", r.rollout.concurrency},
-          {"generated_tokens", r.generated_tokens},
-          {"trained_tokens", r.trained_tokens},
-          {"generated_tokens_per_s", r.generated_tokens_per_s},
-          {"trained_tokens_per_s", r.trained_tokens_per_s},
-          {"weight_sync",
-           {{"total_s", r.sync.total.value()},
-            {"gather_s", r.sync.gather.value()},
-            {"transfer_s", r.sync.transfer.value()},
-            {"per_tensor_s", r.sync.per_tensor.value()},
-            {"requantize_s", r.sync.requantize.value()},
-            {"bytes", r.sync.bytes.value()},
-            {"tensors", r.sync.tensors},
-            {"path", r.sync.path}}},
-          {"fits_memory", r.train.fits_memory},
-          {"training_fits_memory", r.train.fits_memory},  // the older key, kept for one release (docs/cli.md)
-          {"steps", j.steps},
-          {"run_time_s", r.run_time.value()},
-          {"cost_per_step_usd", r.cost_per_step_usd},
-          {"run_cost_usd", r.run_cost_usd}};
+  nlohmann::json out = {
+      {"policy", j.policy.name},
+      {"cluster", j.cluster.name},
+      {"gpus", j.job_gpus()},
+      {"algorithm", rl::to_string(j.algorithm)},
+      {"placement", rl::to_string(j.placement)},
+      {"synchrony", rl::to_string(j.synchrony)},
+      {"staleness", j.staleness},
+      {"refill", j.refill},
+      {"staleness_fraction", j.staleness_fraction},
+      {"generator_gpus", r.generator_gpus},
+      {"trainer_gpus", r.trainer_gpus},
+      {"generator_tp", r.generator_tp},
+      {"generator_replicas", r.generator_replicas},
+      {"train_layout",
+       {{"tp", r.train_layout.tp},
+        {"pp", r.train_layout.pp},
+        {"cp", r.train_layout.cp},
+        {"ep", r.train_layout.ep},
+        {"dp", r.train_layout.dp},
+        {"global_batch", r.train_layout.global_batch}}},
+      {"responses", r.responses},
+      {"mean_response_tokens", r.mean_response},
+      {"truncated_fraction", r.truncated_fraction},
+      {"step_time_s", r.step_time.value()},
+      {"trainer_wait_s", r.trainer_wait.value()},
+      {"phases", phases},
+      {"gpu_utilisation", r.gpu_utilisation},
+      {"rollout_busy_fraction", r.rollout.busy_fraction},
+      {"rollout_concurrency", r.rollout.concurrency},
+      {"generated_tokens", r.generated_tokens},
+      {"trained_tokens", r.trained_tokens},
+      {"generated_tokens_per_s", r.generated_tokens_per_s},
+      {"trained_tokens_per_s", r.trained_tokens_per_s},
+      {"weight_sync",
+       {{"total_s", r.sync.total.value()},
+        {"gather_s", r.sync.gather.value()},
+        {"transfer_s", r.sync.transfer.value()},
+        {"per_tensor_s", r.sync.per_tensor.value()},
+        {"requantize_s", r.sync.requantize.value()},
+        {"bytes", r.sync.bytes.value()},
+        {"tensors", r.sync.tensors},
+        {"path", r.sync.path}}},
+      {"fits_memory", r.train.fits_memory},
+      {"training_fits_memory", r.train.fits_memory},  // the older key, kept for one release (docs/cli.md)
+      {"steps", j.steps},
+      {"run_time_s", r.run_time.value()},
+      {"cost_per_step_usd", r.cost_per_step_usd},
+      {"run_cost_usd", r.run_cost_usd}};
+  if (j.agent.is_agentic()) {
+    const auto& e = r.rollout.episode;
+    out["agent"] = {{"turns", e.turns},
+                    {"turn_cap", j.agent.turn_cap},
+                    {"tool_calls", e.tool_calls},
+                    {"tool_time_mean_s", j.agent.tool.mean.value()},
+                    {"tool_time_sigma", j.agent.tool.sigma},
+                    {"observation_tokens", e.observation_tokens},
+                    {"max_agents", j.agent.max_agents},
+                    {"tool_concurrency", j.agent.tool_concurrency},
+                    {"trained_tokens", std::string(rl::kTrainedTokensWords.name(j.agent.trained))},
+                    {"trained_sequences", r.trained_sequences},
+                    {"trained_sequence_tokens", r.trained_sequence_tokens},
+                    {"tool_seconds_replica", r.rollout.tool_seconds},
+                    {"engine_idle_s", r.rollout.engine_idle_seconds}};
+  }
+  return out;
 }
 
 void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms) {
@@ -102,7 +120,22 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
       "tp{} pp{} cp{} ep{} dp{}, {} x {} sequences of {} tokens\n\n",
       r.generator_gpus, r.generator_replicas, r.generator_tp, r.rollout.concurrency, r.trainer_gpus, r.train_layout.tp,
       r.train_layout.pp, r.train_layout.cp, r.train_layout.ep, r.train_layout.dp, j.mini_batches,
-      r.train_layout.global_batch, j.prompt_len + static_cast<long long>(r.mean_response));
+      r.train_layout.global_batch,
+      j.agent.is_agentic() ? static_cast<long long>(r.trained_sequence_tokens)
+                           : j.prompt_len + static_cast<long long>(r.mean_response));
+  if (j.agent.is_agentic()) {
+    const auto& e = r.rollout.episode;
+    std::cout << fmt::format(
+        "  agents: {:.1f} turns per episode (cap {}), {:.1f} tool calls of {:.2f} s mean, {:.0f} observation tokens; "
+        "{} in flight, {} tool calls at once; the engine idled {:.1f} s waiting on tools\n"
+        "  trained: {} ({:.0f} sequences of {:.0f} tokens: {:.0f} generated per episode)\n\n",
+        e.turns, j.agent.turn_cap > 0 ? std::to_string(j.agent.turn_cap) : std::string("none"), e.tool_calls,
+        j.agent.tool.mean.value(), e.observation_tokens,
+        j.agent.max_agents > 0 ? std::to_string(j.agent.max_agents) : std::string("every episode"),
+        j.agent.tool_concurrency > 0 ? std::to_string(j.agent.tool_concurrency) : std::string("any number"),
+        r.rollout.engine_idle_seconds, rl::kTrainedTokensWords.name(j.agent.trained), r.trained_sequences,
+        r.trained_sequence_tokens, r.mean_response);
+  }
   TextTable t(
       {{"PHASE"}, {"TIME s", true}, {"EXPOSED s", true}, {"GPUS", true}, {"UTIL %", true}, {"MEM/GPU GiB", true}});
   for (const auto& p : r.phases) {
@@ -282,6 +315,26 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
   cmd->add_option("--sync-method", o->sync_method, "Weight sync: nccl-bucketed, nccl-per-tensor, p2p-rdma, storage")
       ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Steps of the run (time and cost)")->capture_default_str();
+  cmd->add_option("--turns", o->turns,
+                  "Agentic RL: mean assistant turns per episode (the response tokens split over them; a tool call "
+                  "after every turn but the last; verl's num_turns counts both roles, so turns = num_turns / 2)")
+      ->capture_default_str();
+  cmd->add_option("--turn-cap", o->turn_cap, "Agentic RL: most assistant turns an episode takes (0: no cap)")
+      ->capture_default_str();
+  cmd->add_option("--tool-time", o->tool_time,
+                  "Agentic RL: latency of one tool/sandbox call: 2s | fixed:500ms | lognormal:mean=2s,sigma=1");
+  cmd->add_option("--observation-tokens", o->observation_tokens,
+                  "Agentic RL: tokens a tool call appends to the context (prefilled, trained as masked context)")
+      ->capture_default_str();
+  cmd->add_option("--max-agents", o->max_agents, "Agentic RL: episodes in flight on the generator pool (0: no cap)")
+      ->capture_default_str();
+  cmd->add_option("--tool-concurrency", o->tool_concurrency,
+                  "Agentic RL: tool calls running at once on the pool, e.g. a sandbox's rate limit (0: no cap)")
+      ->capture_default_str();
+  cmd->add_option("--trained-tokens", o->trained_tokens,
+                  "Agentic RL: trajectory (one sequence per episode, observations as masked context) or per-turn "
+                  "(one sequence per turn with its context)")
+      ->capture_default_str();
   cmd->add_flag("--plan", o->plan,
                 "Search placement, pool split, generation TP and training layout for the shortest step "
                 "(at the --sync given: on-policy compares colocated with sequential separate pools, "

@@ -181,11 +181,32 @@ void apply_recipe_settings(const std::string& text, rl::RlJob& job, const std::s
       const auto v = number(value);
       if (!v || *v < 1.0) throw bad("a positive prompt count");
       job.mini_batches = std::max<std::int64_t>(1, job.prompts / static_cast<std::int64_t>(*v));
+    } else if (key == "turns") {
+      const auto v = number(value);
+      if (!v || *v < 1.0 || *v > 1000.0) throw bad("mean assistant turns per episode, in [1, 1000]");
+      job.agent.turns = *v;
+    } else if (key == "turn_cap") {
+      const auto v = number(value);
+      if (!v || *v < 1.0 || *v > 1000.0) throw bad("most assistant turns per episode, in [1, 1000]");
+      job.agent.turn_cap = static_cast<int>(*v);
+    } else if (key == "tool_time_s") {
+      const auto v = number(value);
+      if (!v || *v > 86400.0) throw bad("mean seconds per tool call, in (0, 86400]");
+      job.agent.tool.mean = core::Seconds(*v);
+    } else if (key == "observation_tokens") {
+      const auto v = number(value);
+      if (!v || *v > 1e6) throw bad("tokens per tool call, in (0, 10^6]");
+      job.agent.observation_tokens = static_cast<std::int64_t>(std::llround(*v));
+    } else if (key == "max_agents" || key == "tool_concurrency") {
+      const auto v = number(value);
+      if (!v || *v < 1.0 || *v > 1e8) throw bad("a positive count (at most 10^8)");
+      (key == "max_agents" ? job.agent.max_agents : job.agent.tool_concurrency) = static_cast<std::int64_t>(*v);
     } else {
       throw core::InputError(
           file, line, "recipe_settings",
           fmt::format("unknown key '{}' (allowed: gen_memory_utilization, recompute, trainer_offload, fsdp_shard, "
-                      "oversample, mini_batch_prompts)",
+                      "oversample, mini_batch_prompts, turns, turn_cap, tool_time_s, observation_tokens, max_agents, "
+                      "tool_concurrency)",
                       key));
     }
   }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "config/cluster_loader.hpp"
 #include "config/flag_values.hpp"
@@ -17,6 +18,64 @@
 #include "jobspec/training.hpp"
 
 namespace fmsim::jobspec {
+
+rl::ToolLatency parse_tool_latency(const std::string& text, const std::string& flag) {
+  rl::ToolLatency t;
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) {
+    t.mean = config::parse_duration_flag(text, flag);
+  } else {
+    const std::string law = core::to_lower(text.substr(0, colon));
+    if (law != "fixed" && law != "lognormal")
+      throw core::InputError::flag(flag, "'" + law + "' is not a latency law; allowed: fixed, lognormal");
+    bool have_mean = false;
+    std::stringstream ss(text.substr(colon + 1));
+    for (std::string part; std::getline(ss, part, ',');) {
+      const auto eq = part.find('=');
+      const std::string key = eq == std::string::npos ? "mean" : part.substr(0, eq);
+      const std::string value = eq == std::string::npos ? part : part.substr(eq + 1);
+      if (key == "mean") {
+        t.mean = config::parse_duration_flag(value, flag);
+        have_mean = true;
+      } else if (key == "sigma" && law == "lognormal") {
+        double v = 0.0;
+        try {
+          v = std::stod(value);
+        } catch (const std::exception&) {
+          v = -1.0;
+        }
+        if (!(v > 0.0 && v <= 5.0)) throw core::InputError::flag(flag, "sigma '" + value + "' must be in (0, 5]");
+        t.sigma = v;
+      } else {
+        throw core::InputError::flag(
+            flag, "unknown key '" + key + "'; allowed: mean" + std::string(law == "lognormal" ? ", sigma" : ""));
+      }
+    }
+    if (!have_mean) throw core::InputError::flag(flag, "give the mean, e.g. " + law + ":mean=2s");
+  }
+  if (!(t.mean.value() >= 0.0 && t.mean.value() <= 86400.0))
+    throw core::InputError::flag(flag, "the mean must be between 0 and 1 day");
+  return t;
+}
+
+rl::AgentSpec make_agent_spec(const RlFlags& o) {
+  rl::AgentSpec a;
+  config::checked_real(o.turns, 1.0, 1000.0, "--turns", "assistant turns per episode");
+  a.turns = o.turns;
+  config::checked_whole(o.turn_cap, 0, 1000, "--turn-cap", "turns (0: no cap)");
+  a.turn_cap = o.turn_cap;
+  if (a.turn_cap > 0 && a.turns > a.turn_cap)
+    throw core::InputError::flag("--turns", fmt::format("mean {} exceeds --turn-cap {}", a.turns, a.turn_cap));
+  if (!o.tool_time.empty()) a.tool = parse_tool_latency(o.tool_time, "--tool-time");
+  a.observation_tokens =
+      o.observation_tokens == "0" ? 0 : config::parse_tokens(o.observation_tokens, "--observation-tokens");
+  config::checked_whole(o.max_agents, 0, 100'000'000, "--max-agents", "episodes (0: no cap)");
+  a.max_agents = o.max_agents;
+  config::checked_whole(o.tool_concurrency, 0, 100'000'000, "--tool-concurrency", "tool calls (0: no cap)");
+  a.tool_concurrency = o.tool_concurrency;
+  a.trained = config::word_flag(rl::kTrainedTokensWords, o.trained_tokens, "--trained-tokens");
+  return a;
+}
 
 rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
   rl::RlJob j;
@@ -118,6 +177,7 @@ rl::RlJob make_rl_job(const RlFlags& o, const hardware::Catalog& catalog) {
     throw core::InputError::flag("--gen-memory", "must be in [0.05, 0.98] (vLLM gpu_memory_utilization), or 0");
   }
   j.generator_memory_utilization = o.gen_memory;
+  j.agent = make_agent_spec(o);
   if (o.fsdp_shard < 0) throw core::InputError::flag("--fsdp-shard", "must be a GPU count, or 0 for all DP ranks");
   l.shard_group = o.fsdp_shard;
   j.sync_method = config::word_flag(rl::kSyncMethodWords, o.sync_method, "--sync-method");

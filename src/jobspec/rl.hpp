@@ -45,7 +45,21 @@ struct RlFlags {
   int fsdp_shard = 0;       ///< FSDP hybrid shard group (GPUs); 0 = all data-parallel ranks
   std::string sync_method = "nccl-bucketed";
   long long steps = 1;
+  // Agentic episodes (rl/agentic.hpp)
+  double turns = 1.0;                    ///< mean assistant turns per episode
+  int turn_cap = 0;                      ///< most turns an episode takes (0: no cap)
+  std::string tool_time;                 ///< per tool call: 2s | fixed:2s | lognormal:mean=2s,sigma=1
+  std::string observation_tokens = "0";  ///< tokens a tool call appends to the context
+  long long max_agents = 0;              ///< episodes in flight on the generator pool (0: no cap)
+  long long tool_concurrency = 0;        ///< tool calls running at once on the pool (0: no cap)
+  std::string trained_tokens = "trajectory";
 };
+
+/// The agentic part of the job (--turns, --turn-cap, --tool-time, --observation-tokens,
+/// --max-agents, --tool-concurrency, --trained-tokens); InputError naming the flag.
+rl::AgentSpec make_agent_spec(const RlFlags& flags);
+/// "2s", "fixed:500ms", "lognormal:mean=2s,sigma=1": one tool call's latency. InputError naming `flag`.
+rl::ToolLatency parse_tool_latency(const std::string& text, const std::string& flag);
 
 /// The job the flags describe; InputError naming the flag on a bad or out-of-range value.
 rl::RlJob make_rl_job(const RlFlags& flags, const hardware::Catalog& catalog);

@@ -107,6 +107,7 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   req.samples_per_prompt = job.samples;
   req.prompt_len = job.prompt_len;
   req.lengths = sample_lengths(job.lengths, r.responses, job.seed);
+  req.agent = job.agent;
   // The staleness bound caps the sequences a streaming pool holds: a window and its run-ahead
   // (fully async), k batches (k-step off-policy with refilled slots).
   const bool refill = job.synchrony == Synchrony::OffPolicy && job.refill;
@@ -134,7 +135,12 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   tj.cluster = job.cluster;
   // Sequences padded to a multiple of 2 x CP (Megatron's load-balanced context-parallel split).
   const std::int64_t pad = 2 * std::max(1, job.train_layout.cp);
-  tj.seq_len = std::max<std::int64_t>(1, job.prompt_len + static_cast<std::int64_t>(std::llround(r.mean_response)));
+  // Agentic episodes train their observations as context (or one sequence per turn).
+  const auto totals = job.agent.is_agentic()
+                          ? episode_totals(job.agent, req.lengths, static_cast<double>(r.mean_response))
+                          : EpisodeTotals{};
+  const auto shape = trained_shape(job.agent, static_cast<double>(job.prompt_len), r.mean_response, totals);
+  tj.seq_len = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(shape.tokens_per_sequence)));
   tj.seq_len = (tj.seq_len + pad - 1) / pad * pad;
   tj.task = training::Task::Sft;
   tj.stack = job.stack;
@@ -148,7 +154,9 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
   layout = parallelism::with_dp(layout, r.trainer_gpus);
   const std::int64_t unit = static_cast<std::int64_t>(layout.dp) * layout.micro_batch;
   const std::int64_t minis = std::max<std::int64_t>(1, job.mini_batches);
-  const std::int64_t per_mini = std::max<std::int64_t>(1, (kept + minis - 1) / minis);
+  const auto sequences =
+      static_cast<std::int64_t>(std::llround(static_cast<double>(kept) * shape.sequences_per_episode));
+  const std::int64_t per_mini = std::max<std::int64_t>(1, (sequences + minis - 1) / minis);
   layout.global_batch = std::max<std::int64_t>(unit, (per_mini + unit - 1) / unit * unit);
   if (auto why = parallelism::why_invalid(job.policy, layout, r.trainer_gpus, tj.seq_len)) {
     r.reason = "training layout: " + *why;
@@ -171,7 +179,9 @@ RlStepResult estimate_rl_step(const RlJob& job, const training::Calibration& cal
       batch_scale;
   const double fwd_share = layout.recompute == parallelism::Recompute::Full ? 0.25 : 1.0 / 3.0;
   const double forward = fwd_work * fwd_share * static_cast<double>(minis);
-  r.trained_tokens = static_cast<double>(kept) * static_cast<double>(tj.seq_len) * std::max(1, job.epochs);
+  r.trained_tokens = static_cast<double>(sequences) * static_cast<double>(tj.seq_len) * std::max(1, job.epochs);
+  r.trained_sequences = static_cast<double>(sequences);
+  r.trained_sequence_tokens = static_cast<double>(tj.seq_len);
 
   const bool ppo = job.algorithm == Algorithm::Ppo;
   const bool reference = job.reference.value_or(job.algorithm != Algorithm::Dapo);

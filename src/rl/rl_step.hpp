@@ -118,6 +118,9 @@ struct RlJob {
   /// generators stop at each window's quota and drain to its longest response).
   double staleness_fraction = 0.5;
   double oversample = 1.0;  ///< dynamic sampling: responses generated per response kept
+  /// Agentic episodes: turns, tool latency, observations, caps on agents and tool calls, which
+  /// tokens are trained (rl/agentic.hpp). The default is single-turn.
+  AgentSpec agent;
   RewardKind reward = RewardKind::Rule;
   ColocatedOffload offload = ColocatedOffload::Always;
   TrainerOffload trainer_offload = TrainerOffload::None;
@@ -198,6 +201,9 @@ struct RlStepResult {
   core::Seconds trainer_wait{};  ///< trainer idle waiting for samples (verl's async "gen")
   double gpu_utilisation = 0.0;  ///< time-weighted over the step
   double mean_response = 0.0, truncated_fraction = 0.0;
+  /// Trained sequences per step and their mean length (agentic: observations as context, or one
+  /// sequence per turn; otherwise prompt + response).
+  double trained_sequences = 0.0, trained_sequence_tokens = 0.0;
   core::Seconds run_time{};                            ///< steps x step_time
   double cost_per_step_usd = 0.0, run_cost_usd = 0.0;  ///< 0 when the system has no price
 };

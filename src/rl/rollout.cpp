@@ -11,6 +11,29 @@
 
 namespace fmsim::rl {
 
+namespace {
+
+/// vLLM on Blackwell runs its iterations slower than the serving model's Blackwell kernels
+/// (RlCalibration::vllm_blackwell_iteration_factor): every duration of the rollout stretches.
+void stretch_for_engine(const std::string& engine, const GeneratorConfig& gen, const RlCalibration& cal,
+                        RolloutResult& r) {
+  const auto arch = gen.cluster.gpu.architecture;
+  if (engine == "vllm" &&
+      (arch == hardware::Architecture::Blackwell || arch == hardware::Architecture::BlackwellUltra)) {
+    const double f = std::max(1e-6, cal.vllm_blackwell_iteration_factor);
+    r.makespan = r.makespan * f;
+    r.full_rate_tokens_per_s /= f;
+    r.stream_tokens_per_s /= f;
+    r.prefill_tokens_per_s /= f;
+    for (auto& sg : r.segments) {
+      sg.start_s *= f;
+      sg.end_s *= f;
+    }
+  }
+}
+
+}  // namespace
+
 ServingRolloutEngine::ServingRolloutEngine(serving::ServingCalibration calibration, std::string engine)
     : calibration_(std::move(calibration)), engine_(std::move(engine)) {}
 
@@ -122,6 +145,7 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
 
   // The replica holding the longest response: prompts round-robin, prompt p on replica p % replicas.
   const std::size_t mine = (longest / static_cast<std::size_t>(samples)) % static_cast<std::size_t>(replicas);
+  if (req.agent.is_agentic()) return generate_agentic(model, d, req, cal, r, mine, replicas, mean_len, gen);
   std::vector<serving::Request> reqs;
   for (std::size_t p = mine; p < prompts; p += static_cast<std::size_t>(replicas)) {
     serving::Request q;
@@ -166,21 +190,72 @@ RolloutResult ServingRolloutEngine::generate(const GeneratorConfig& gen, const R
   r.busy_fraction = std::min(1.0, r.busy_fraction);
   r.peak_kv_per_gpu = core::Bytes(kv_peak * std::max(0.0, mem.kv_cache.value()));
   r.feasible = true;
-  // vLLM on Blackwell runs its iterations slower than the serving model's Blackwell kernels
-  // (RlCalibration::vllm_blackwell_iteration_factor): every duration of the rollout stretches.
-  const auto arch = gen.cluster.gpu.architecture;
-  if (engine_ == "vllm" &&
-      (arch == hardware::Architecture::Blackwell || arch == hardware::Architecture::BlackwellUltra)) {
-    const double f = std::max(1e-6, cal.vllm_blackwell_iteration_factor);
-    r.makespan = r.makespan * f;
-    r.full_rate_tokens_per_s /= f;
-    r.stream_tokens_per_s /= f;
-    r.prefill_tokens_per_s /= f;
-    for (auto& sg : r.segments) {
-      sg.start_s *= f;
-      sg.end_s *= f;
-    }
+  stretch_for_engine(engine_, gen, cal, r);
+  return r;
+}
+
+RolloutResult ServingRolloutEngine::generate_agentic(const serving::IterationModel& model, const serving::Deployment& d,
+                                                     const RolloutRequest& req, const RlCalibration& cal,
+                                                     RolloutResult r, std::size_t mine, int replicas, double mean_len,
+                                                     const GeneratorConfig& gen) const {
+  (void)d;
+  const auto& a = req.agent;
+  const int samples = std::max(1, req.samples_per_prompt);
+  const std::size_t n = req.lengths.size();
+  const std::size_t prompts = (n + static_cast<std::size_t>(samples) - 1) / static_cast<std::size_t>(samples);
+  r.episode = episode_totals(a, req.lengths, mean_len);
+  r.prefill_tokens = static_cast<double>(prompts) * static_cast<double>(req.prompt_len) +
+                     static_cast<double>(n) * r.episode.observation_tokens;
+  // This replica's episodes: its prompts' samples, in arrival order.
+  std::vector<std::int64_t> mine_lengths;
+  for (std::size_t p = mine; p < prompts; p += static_cast<std::size_t>(replicas))
+    for (std::size_t s = p * samples; s < std::min(n, (p + 1) * samples); ++s) mine_lengths.push_back(req.lengths[s]);
+  const auto per_replica = [&](std::int64_t pool) {
+    return pool > 0 ? static_cast<int>(std::max<std::int64_t>(1, (pool + replicas - 1) / replicas)) : 0;
+  };
+  // Episodes in flight: the cap on agents, and the staleness bound of asynchronous training.
+  int in_flight = per_replica(a.max_agents);
+  if (const int bound = per_replica(req.max_in_flight); bound > 0)
+    in_flight = in_flight > 0 ? std::min(in_flight, bound) : bound;
+  auto episodes = make_episodes(a, req.prompt_len, mine_lengths, mean_len, static_cast<std::uint64_t>(mine) + 1);
+  // Fewer tool slots than replicas: each replica holds one slot a share tool_concurrency / replicas
+  // of the time, so its calls take replicas / tool_concurrency times as long (the fluid limit).
+  int tool_slots = per_replica(a.tool_concurrency);
+  if (a.tool_concurrency > 0 && a.tool_concurrency < replicas) {
+    const double stretch = static_cast<double>(replicas) / static_cast<double>(a.tool_concurrency);
+    for (auto& e : episodes)
+      for (auto& s : e.tool_s) s *= stretch;
+    tool_slots = 1;
   }
+  const auto sim = simulate_agentic_replica(model, episodes, in_flight, tool_slots);
+  if (!sim.fits) {
+    r.reason = sim.reason;
+    return r;
+  }
+  r.makespan = sim.makespan;
+  r.events = sim.iterations;
+  r.tool_seconds = sim.tool_seconds;
+  r.engine_idle_seconds = sim.engine_idle_seconds;
+  for (const auto& st : sim.steps) r.segments.push_back({st.start_s, st.end_s, st.running});
+  const int slots =
+      in_flight > 0 ? std::min(in_flight, static_cast<int>(episodes.size())) : static_cast<int>(episodes.size());
+  r.concurrency = std::max(1, std::min(slots, d.engine.max_num_seqs));
+  r.busy_fraction = sim.makespan.value() > 0.0
+                        ? std::min(1.0, sim.busy_sequence_seconds / (r.concurrency * sim.makespan.value()))
+                        : 0.0;
+  // Streaming rates: episodes cycling through turns and tool calls (agentic_stream_rate), every
+  // slot refilled; within the staleness bound at most max_in_flight episodes at once.
+  const double turn_tokens = mean_len / std::max(1.0, r.episode.turns);
+  const double tool_per_turn = a.tool.mean.value() * r.episode.tool_calls / std::max(1.0, r.episode.turns);
+  const double ctx = static_cast<double>(req.prompt_len) + (mean_len + r.episode.observation_tokens) / 2.0;
+  const int all =
+      std::max(1, per_replica(a.max_agents) > 0 ? per_replica(a.max_agents) : static_cast<int>(episodes.size()));
+  r.full_rate_tokens_per_s = replicas * agentic_stream_rate(model, all, turn_tokens, tool_per_turn, ctx);
+  r.stream_tokens_per_s = in_flight > 0 && in_flight < all
+                              ? replicas * agentic_stream_rate(model, in_flight, turn_tokens, tool_per_turn, ctx)
+                              : r.full_rate_tokens_per_s;
+  r.feasible = true;
+  stretch_for_engine(engine_, gen, cal, r);
   return r;
 }
 

@@ -11,8 +11,10 @@
 #include "core/precision.hpp"
 #include "core/units.hpp"
 #include "hardware/specs.hpp"
+#include "rl/agentic.hpp"
 #include "rl/calibration.hpp"
 #include "serving/calibration.hpp"
+#include "serving/iteration_model.hpp"
 #include "workload/model_spec.hpp"
 
 namespace fmsim::rl {
@@ -37,6 +39,8 @@ struct RolloutRequest {
   /// finish, RolloutResult::stream_tokens_per_s): the staleness bound of asynchronous training
   /// (k batches ahead, or a window plus its run-ahead). 0 = every slot.
   std::int64_t max_in_flight = 0;
+  /// Multi-turn episodes with tool calls (agentic.hpp); single-turn when !agent.is_agentic().
+  AgentSpec agent;
 };
 
 /// A stretch of constant batch size on one replica.
@@ -63,6 +67,11 @@ struct RolloutResult {
   core::Bytes peak_kv_per_gpu{};
   std::vector<BatchSegment> segments;  ///< the replica holding the longest response
   std::size_t events = 0;              ///< engine iterations simulated
+  /// Agentic episodes (RolloutRequest::agent): mean turns and tool calls per episode, observation
+  /// tokens appended per episode, tool seconds and engine idle seconds (all episodes waiting on
+  /// tools) on the simulated replica.
+  EpisodeTotals episode;
+  double tool_seconds = 0.0, engine_idle_seconds = 0.0;
 };
 
 class RolloutEngine {
@@ -86,6 +95,11 @@ class ServingRolloutEngine final : public RolloutEngine {
   [[nodiscard]] std::string name() const override { return engine_; }
 
  private:
+  /// The agentic path of generate(): the replica's episodes through simulate_agentic_replica.
+  [[nodiscard]] RolloutResult generate_agentic(const serving::IterationModel& model, const serving::Deployment& d,
+                                               const RolloutRequest& req, const RlCalibration& cal, RolloutResult r,
+                                               std::size_t mine, int replicas, double mean_len,
+                                               const GeneratorConfig& gen) const;
   serving::ServingCalibration calibration_;
   std::string engine_;
 };

@@ -312,5 +312,98 @@ TEST(RlCli, JobFileUnknownKeyNamesFileAndLine) {
   std::filesystem::remove_all(dir);
 }
 
+// Agentic RL (docs/models/rl.md "Agentic rollouts"): examples/agentic_retool_rl.yaml equals its
+// flags; its episodes take about --turns turns and one tool call fewer; the trained tokens hold
+// the observations besides the generated tokens; slower tools, a one-call sandbox and per-turn
+// training each lengthen the step; a bad value names its flag.
+TEST(RlCli, AgenticEpisodes) {
+  const auto json_of = [](const std::vector<std::string>& extra) {
+    auto args = with({"rl", "--job", source_path("examples/agentic_retool_rl.yaml"), "--json"}, extra);
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto base = json_of({});
+  const auto flags = run_fmsim({"rl",
+                                "--policy",
+                                "qwen2.5-7b",
+                                "--cluster",
+                                "hgx-h20:4",
+                                "--algorithm",
+                                "dapo",
+                                "--prompts",
+                                "64",
+                                "--samples",
+                                "16",
+                                "--prompt-len",
+                                "256",
+                                "--max-response",
+                                "16k",
+                                "--response-lengths",
+                                "lognormal:mean=4160,sigma=0.8",
+                                "--gen-tp",
+                                "4",
+                                "--gen-memory",
+                                "0.9",
+                                "--stack",
+                                "torchtitan",
+                                "--sharding",
+                                "zero3",
+                                "--recompute",
+                                "full",
+                                "--trainer-offload",
+                                "params+optimizer",
+                                "--mini-batches",
+                                "4",
+                                "--turns",
+                                "3.9",
+                                "--turn-cap",
+                                "16",
+                                "--tool-time",
+                                "0.55s",
+                                "--observation-tokens",
+                                "64",
+                                "--json"});
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  EXPECT_EQ(base["step_time_s"], nlohmann::json::parse(flags.out)["step_time_s"]);
+  const auto& a = base["agent"];
+  EXPECT_NEAR(a["turns"].get<double>(), 3.9, 0.3);
+  EXPECT_DOUBLE_EQ(a["tool_calls"].get<double>(), a["turns"].get<double>() - 1.0);
+  EXPECT_DOUBLE_EQ(a["observation_tokens"].get<double>(), 64.0 * a["tool_calls"].get<double>());
+  // Trajectory training: one sequence per episode of prompt + generated + observations.
+  EXPECT_EQ(a["trained_sequences"].get<double>(), 1024.0);
+  EXPECT_NEAR(a["trained_sequence_tokens"].get<double>(),
+              256.0 + base["mean_response_tokens"].get<double>() + a["observation_tokens"].get<double>(), 1.0);
+  EXPECT_GT(base["trained_tokens"].get<double>(), base["generated_tokens"].get<double>());
+  const auto rollout = [](const nlohmann::json& j) {
+    for (const auto& p : j["phases"])
+      if (p["name"] == "rollout") return p["time_s"].get<double>();
+    return 0.0;
+  };
+  EXPECT_GT(rollout(json_of({"--tool-time", "30s"})), rollout(base));
+  // One sandbox slot for the pool: the 1,024 episodes' calls in series, 128 per replica at 8x the latency.
+  const auto serial = json_of({"--tool-concurrency", "1"});
+  EXPECT_GT(rollout(serial), 1024 * a["tool_calls"].get<double>() * 0.55 * 0.9);
+  EXPECT_GT(json_of({"--trained-tokens", "per-turn"})["trained_tokens"].get<double>(),
+            base["trained_tokens"].get<double>());
+  // A single-turn job has no agent block.
+  EXPECT_FALSE(nlohmann::json::parse(run_fmsim(with(kJob, {"--json"})).out).contains("agent"));
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--turns", "0.5"},
+                                                        {"--tool-time", "lognormal:mean=2s,sigma=9"},
+                                                        {"--tool-time", "gamma:2s"},
+                                                        {"--trained-tokens", "all"},
+                                                        {"--max-agents", "-1"}}) {
+    const auto r = run_fmsim(with(kJob, {flag, value}));
+    EXPECT_EQ(r.exit_code, 2) << flag << " " << value;
+    EXPECT_THAT(r.err, HasSubstr(flag));
+  }
+  const auto capped = run_fmsim(with(kJob, {"--turns", "20", "--turn-cap", "16"}));
+  EXPECT_EQ(capped.exit_code, 2);
+  EXPECT_THAT(capped.err, AllOf(HasSubstr("--turns"), HasSubstr("--turn-cap")));
+  const auto words = run_fmsim(with(kJob, {"--trained-tokens", "all"}));
+  EXPECT_THAT(words.err, AllOf(HasSubstr("trajectory"), HasSubstr("per-turn")));
+}
+
 }  // namespace
 }  // namespace fmsim::testing
