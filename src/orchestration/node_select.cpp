@@ -18,31 +18,28 @@ std::vector<int> NodeSet::members() const {
 
 std::vector<std::pair<int, int>> NodeSet::runs() const {
   std::vector<std::pair<int, int>> out;
-  int start = -1;  // first node of the run in progress; -1 when none
-  for (std::size_t w = 0; w < words_.size(); ++w) {
-    const std::uint64_t bits = words_[w];
-    int pos = 0;
-    while (pos < 64) {
-      if (start < 0) {
-        const std::uint64_t rest = bits >> pos;
-        if (rest == 0) break;
-        pos += std::countr_zero(rest);
-        start = static_cast<int>(w * 64) + pos;
-      }
-      pos += std::countr_one(bits >> pos);
-      if (pos < 64) {
-        out.emplace_back(start, static_cast<int>(w * 64) + pos - 1);
-        start = -1;
-      }
-    }
-  }
-  if (start >= 0) out.emplace_back(start, static_cast<int>(words_.size() * 64) - 1);
+  for_each_run([&](int first, int last) { out.emplace_back(first, last); });
   return out;
 }
 
 namespace {
 
 std::vector<int> select_consecutive(const NodeSet& available, int need) {
+  // The common case first, without building the list of runs: the smallest run that holds the
+  // whole job (the first of equal ones) gives its lowest `need` nodes.
+  int best_start = -1, best_count = 0;
+  available.for_each_run([&](int first, int last) {
+    const int count = last - first + 1;
+    if (count >= need && (best_start < 0 || count < best_count)) {
+      best_start = first;
+      best_count = count;
+    }
+  });
+  if (best_start >= 0) {
+    std::vector<int> chosen(static_cast<std::size_t>(need));
+    for (int i = 0; i < need; ++i) chosen[static_cast<std::size_t>(i)] = best_start + i;
+    return chosen;
+  }
   struct Run {
     int start, end, count;
   };

@@ -44,9 +44,24 @@ class NodeSet {
     trim();
   }
   [[nodiscard]] int size() const { return size_; }
+  /// Removes every member (keeps the size and the storage).
+  void clear() {
+    for (auto& w : words_) w = 0;
+  }
   [[nodiscard]] bool test(int i) const { return (words_[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1ULL; }
   void set(int i) { words_[static_cast<std::size_t>(i >> 6)] |= 1ULL << (i & 63); }
   void reset(int i) { words_[static_cast<std::size_t>(i >> 6)] &= ~(1ULL << (i & 63)); }
+  /// Removes the nodes of a list, one write per run of them in one word (ascending: once per word
+  /// touched) rather than per node, which makes a chain of read-modify-writes of one word.
+  void reset_sorted(const std::vector<int>& nodes) {
+    std::size_t i = 0;
+    while (i < nodes.size()) {
+      const int w = nodes[i] >> 6;
+      std::uint64_t bits = 0;
+      for (; i < nodes.size() && (nodes[i] >> 6) == w; ++i) bits |= 1ULL << (nodes[i] & 63);
+      words_[static_cast<std::size_t>(w)] &= ~bits;
+    }
+  }
   [[nodiscard]] int count() const {
     int c = 0;
     for (auto w : words_) c += popcount64(w);
@@ -78,6 +93,29 @@ class NodeSet {
   }
   /// Maximal runs of consecutive members as [first, last] pairs, ascending.
   [[nodiscard]] std::vector<std::pair<int, int>> runs() const;
+  /// Calls f(first, last) for every maximal run of consecutive members, ascending.
+  template <class F>
+  void for_each_run(F&& f) const {
+    int start = -1;  // first node of the run in progress; -1 when none
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      const std::uint64_t bits = words_[w];
+      int pos = 0;
+      while (pos < 64) {
+        if (start < 0) {
+          const std::uint64_t rest = bits >> pos;
+          if (rest == 0) break;
+          pos += std::countr_zero(rest);
+          start = static_cast<int>(w * 64) + pos;
+        }
+        pos += std::countr_one(bits >> pos);
+        if (pos < 64) {
+          f(start, static_cast<int>(w * 64) + pos - 1);
+          start = -1;
+        }
+      }
+    }
+    if (start >= 0) f(start, static_cast<int>(words_.size() * 64) - 1);
+  }
   friend bool operator==(const NodeSet&, const NodeSet&) = default;
 
  private:
