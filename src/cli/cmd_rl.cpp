@@ -117,7 +117,7 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
       j.prompts, j.samples, r.responses, j.prompt_len, r.mean_response, j.lengths.cap, 100.0 * r.truncated_fraction);
   std::cout << fmt::format(
       "  generators: {} GPUs = {} replicas x TP{} ({} sequences each); trainers: {} GPUs "
-      "tp{} pp{} cp{} ep{} dp{}, {} x {} sequences of {} tokens\n\n",
+      "tp{} pp{} cp{} ep{} dp{}, {} x {} sequences of {} tokens\n",
       r.generator_gpus, r.generator_replicas, r.generator_tp, r.rollout.concurrency, r.trainer_gpus, r.train_layout.tp,
       r.train_layout.pp, r.train_layout.cp, r.train_layout.ep, r.train_layout.dp, j.mini_batches,
       r.train_layout.global_batch,
@@ -128,7 +128,7 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
     std::cout << fmt::format(
         "  agents: {:.1f} turns per episode (cap {}), {:.1f} tool calls of {:.2f} s mean, {:.0f} observation tokens; "
         "{} in flight, {} tool calls at once; the engine idled {:.1f} s waiting on tools\n"
-        "  trained: {} ({:.0f} sequences of {:.0f} tokens: {:.0f} generated per episode)\n\n",
+        "  trained: {} ({:.0f} sequences of {:.0f} tokens: {:.0f} generated per episode)\n",
         e.turns, j.agent.turn_cap > 0 ? std::to_string(j.agent.turn_cap) : std::string("none"), e.tool_calls,
         j.agent.tool.mean.value(), e.observation_tokens,
         j.agent.max_agents > 0 ? std::to_string(j.agent.max_agents) : std::string("every episode"),
@@ -136,6 +136,7 @@ void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms
         r.rollout.engine_idle_seconds, rl::kTrainedTokensWords.name(j.agent.trained), r.trained_sequences,
         r.trained_sequence_tokens, r.mean_response);
   }
+  std::cout << "\n";
   TextTable t(
       {{"PHASE"}, {"TIME s", true}, {"EXPOSED s", true}, {"GPUS", true}, {"UTIL %", true}, {"MEM/GPU GiB", true}});
   for (const auto& p : r.phases) {

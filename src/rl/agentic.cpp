@@ -232,6 +232,7 @@ AgenticReplicaResult simulate_agentic_replica(const serving::IterationModel& mod
       r.steps.push_back({t, t + dt, running});
     }
     r.busy_sequence_seconds += running * dt;
+    r.peak_kv_tokens = std::max(r.peak_kv_tokens, kv_context);
     t += dt;
     ++r.iterations;
     bool finished = false;

@@ -109,6 +109,7 @@ struct AgenticReplicaResult {
   double engine_idle_seconds = 0.0;    ///< no episode ready to run: all waiting on tools
   double busy_sequence_seconds = 0.0;  ///< sum over iterations of sequences run x duration
   int peak_in_flight = 0;
+  double peak_kv_tokens = 0.0;  ///< most tokens the episodes in flight held in the KV cache at once
   std::size_t iterations = 0;
   struct Step {
     double start_s = 0.0, end_s = 0.0;

@@ -235,6 +235,9 @@ RolloutResult ServingRolloutEngine::generate_agentic(const serving::IterationMod
   r.makespan = sim.makespan;
   r.events = sim.iterations;
   r.tool_seconds = sim.tool_seconds;
+  const auto& mem = model.memory();
+  r.peak_kv_per_gpu = core::Bytes(std::min(1.0, sim.peak_kv_tokens / std::max(1.0, mem.token_capacity)) *
+                                  std::max(0.0, mem.kv_cache.value()));
   r.engine_idle_seconds = sim.engine_idle_seconds;
   for (const auto& st : sim.steps) r.segments.push_back({st.start_s, st.end_s, st.running});
   const int slots =
