@@ -74,6 +74,21 @@ nlohmann::json topology_json(const Topology& t) {
   return j;
 }
 
+// The steady-state window and its throughput (serving::steady_state); "throughput" beside it is
+// the whole run's average.
+nlohmann::json steady_json(const serving::SteadyState& st, double units, int gpus) {
+  if (!st.valid) return nullptr;
+  return {{"window_start_s", st.start_s},
+          {"window_end_s", st.end_s},
+          {"window_ends_at", st.ends_at_last_arrival ? "last arrival" : "drain"},
+          {"converged", st.converged},
+          {"halves_gap", st.halves_gap},
+          {"output_tokens_per_s_per_replica", st.output_tokens_per_s / units},
+          {"output_tokens_per_s_per_gpu", st.output_tokens_per_s / std::max(1, gpus)},
+          {"output_tokens_per_s_fleet", st.output_tokens_per_s},
+          {"requests_per_s_per_replica", st.requests_per_s / units}};
+}
+
 nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m,
                        const Topology& topo) {
   const double units = topo.instances;
@@ -110,6 +125,7 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
           {"duration_s", r.duration.value()},
           {"replicas", topo.instances},
           {"topology", topology_json(topo)},
+          {"steady_state", steady_json(serving::steady_state(r), units, r.gpus)},
           {"throughput",
            {{"output_tokens_per_s_per_replica", m.output_tokens_per_s.value() / units},
             {"total_tokens_per_s_per_replica", m.total_tokens_per_s.value() / units},
@@ -193,9 +209,28 @@ void print(const jobspec::ServingSetup& s, const serving::ServeResult& r, const 
     fmt::print("  {:<24}{:>14.1f}{:>14.1f}{}\n", name, v / replicas, v / std::max(1, r.gpus),
                replicas > 1 ? fmt::format("{:>14.1f}", v) : "");
   };
-  row("output tokens/s", m.output_tokens_per_s.value());
-  row("total tokens/s", m.total_tokens_per_s.value());
-  row("requests/s", m.requests_per_s.value());
+  // The headline is the steady state (serving::steady_state): it does not depend on how many
+  // requests were simulated. The whole run's average, ramp-up and drain included, follows it.
+  const auto steady = serving::steady_state(r);
+  if (steady.valid) {
+    row("output tokens/s", steady.output_tokens_per_s);
+    row("requests/s", steady.requests_per_s);
+  }
+  row(steady.valid ? "output tokens/s (run)" : "output tokens/s", m.output_tokens_per_s.value());
+  row("total tokens/s (run)", m.total_tokens_per_s.value());
+  if (!steady.valid) row("requests/s (run)", m.requests_per_s.value());
+  if (steady.valid) {
+    fmt::print(
+        "  steady state: t = {:.1f}-{:.1f} s, after the first {:.0f}% of completions, to {}; halves {:.1f}% apart{}\n",
+        steady.start_s, steady.end_s, 100 * serving::kSteadyWarmupFraction,
+        steady.ends_at_last_arrival ? "the last arrival" : "the last 10% (drain)", 100 * steady.halves_gap,
+        steady.converged ? "" : ": NOT CONVERGED, simulate more requests (--num-requests)");
+    fmt::print("  (run) = the whole run's average, ramp-up and drain included\n");
+  } else {
+    fmt::print(
+        "  no steady state: the last request arrives before the warm-up ends (two request lifetimes) or too few "
+        "completed; figures are the whole run's: simulate more requests (--num-requests)\n");
+  }
   fmt::print("  {:<24}{:>14.1f}  (1 / mean TPOT)\n", "tokens/s per user", m.tokens_per_s_per_user.value());
   fmt::print("\n{:<26}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90", "p99");
   for (const auto& [name, st] :

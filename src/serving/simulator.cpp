@@ -1225,4 +1225,72 @@ ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gp
   return s;
 }
 
+namespace {
+// Output tokens of request q produced in [a, b]: the first at first_token, the others at even
+// steps up to finish.
+double tokens_between(const RequestResult& q, double a, double b) {
+  const double f = q.first_token.value(), e = q.finish.value();
+  const auto n = q.output_tokens;
+  if (n <= 0 || b <= a) return 0;
+  if (n == 1 || e <= f) return (f >= a && f <= b) ? static_cast<double>(n) : 0.0;
+  const double step = (e - f) / static_cast<double>(n - 1);
+  // k in [0, n-1] with a <= f + k step <= b.
+  const double lo = std::max(0.0, std::ceil((a - f) / step));
+  const double hi = std::min(static_cast<double>(n - 1), std::floor((b - f) / step));
+  return hi >= lo ? hi - lo + 1 : 0.0;
+}
+}  // namespace
+
+SteadyState steady_state(const ServeResult& r) {
+  SteadyState s;
+  std::vector<double> ends;
+  double last_arrival = 0, first_arrival = std::numeric_limits<double>::infinity();
+  for (const auto& q : r.requests) {
+    last_arrival = std::max(last_arrival, q.arrival.value());
+    first_arrival = std::min(first_arrival, q.arrival.value());
+    if (q.completed()) ends.push_back(q.finish.value());
+  }
+  if (ends.size() < 4) return s;
+  std::sort(ends.begin(), ends.end());
+  const auto n = ends.size();
+  const auto k = static_cast<std::size_t>(std::ceil(kSteadyWarmupFraction * static_cast<double>(n)));
+  double start = ends[std::min(n - 1, std::max<std::size_t>(k, 1) - 1)];
+  // Requests arriving over time: the batch, and with it every request's time, grows until the
+  // requests in flight all arrived after the first ones left, about two request lifetimes in.
+  if (last_arrival > first_arrival) {
+    std::vector<double> e2e;
+    for (const auto& q : r.requests)
+      if (q.completed()) e2e.push_back(q.e2e().value());
+    std::nth_element(e2e.begin(), e2e.begin() + static_cast<std::ptrdiff_t>(e2e.size() / 2), e2e.end());
+    start = std::max(start, first_arrival + 2 * e2e[e2e.size() / 2]);
+  }
+  const double drain = ends[n - 1 - std::min(n - 1, k)];
+  s.ends_at_last_arrival = last_arrival > start;
+  // Arrivals over time that end before the warm-up does: the run never held the steady state.
+  if (!s.ends_at_last_arrival && last_arrival > first_arrival) return s;
+  const double end = s.ends_at_last_arrival ? last_arrival : drain;
+  if (end <= start) return s;
+  s.valid = true;
+  s.start_s = start;
+  s.end_s = end;
+  const double mid = 0.5 * (start + end);
+  double tokens = 0, first = 0, second = 0;
+  int done = 0;
+  for (const auto& q : r.requests) {
+    if (!q.completed()) continue;
+    first += tokens_between(q, start, mid);
+    second += tokens_between(q, std::nextafter(mid, end), end);
+    const double fin = q.finish.value();
+    if (fin > start && fin <= end) done++;
+  }
+  tokens = first + second;
+  s.output_tokens_per_s = tokens / (end - start);
+  s.requests_per_s = done / (end - start);
+  const double mean_half = 0.5 * (first + second);
+  s.halves_gap = mean_half > 0 ? std::abs(first - second) / mean_half : 0.0;
+  const bool offline = last_arrival <= first_arrival;  // every request queued at once
+  s.converged = s.halves_gap <= kSteadyTolerance && (s.ends_at_last_arrival || offline);
+  return s;
+}
+
 }  // namespace fmsim::serving

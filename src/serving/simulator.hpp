@@ -190,6 +190,29 @@ struct ServeSummary {
 
 ServeSummary summarize(const ServeResult& r, const Slo& slo, double price_per_gpu_hour_usd);
 
+/// Throughput at steady state: output tokens produced inside a window that starts when the first
+/// kSteadyWarmupFraction of the completed requests have ended and, when requests arrive over time,
+/// no earlier than two median request lifetimes (E2E) after the first arrival (warm-up: the batch
+/// grows until the requests in flight all arrived after the first ones left), and ends at the last
+/// arrival (open loop, closed loop, trace: after it the load only falls) or, when every request
+/// arrived before the warm-up ended (offline), when all but kSteadyWarmupFraction of them have
+/// ended (drain), divided by its length. A request's tokens after its first are counted at even
+/// steps between its first and last token. The figure does not depend on how many requests were
+/// simulated once the window holds the steady state: `converged` when the window's two halves
+/// produce within kSteadyTolerance of each other and the window is bounded by an arrival.
+struct SteadyState {
+  bool valid = false;      ///< a window of positive length exists
+  bool converged = false;  ///< the halves agree and the window ends at the last arrival or is offline
+  double start_s = 0, end_s = 0;
+  double output_tokens_per_s = 0;  ///< all replicas together
+  double requests_per_s = 0;       ///< completions inside the window
+  double halves_gap = 0;           ///< |first half - second half| / mean of the two
+  bool ends_at_last_arrival = false;
+};
+inline constexpr double kSteadyWarmupFraction = 0.1;
+inline constexpr double kSteadyTolerance = 0.05;
+SteadyState steady_state(const ServeResult& r);
+
 /// Percentiles by linear interpolation between order statistics (numpy's default).
 LatencyStats latency_stats(std::vector<double> values);
 

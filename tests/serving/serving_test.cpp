@@ -617,3 +617,51 @@ TEST(ServingDisaggregated, ClosedLoopClientsComeBackAfterFirstTokenOnlyRequests)
 
 }  // namespace
 }  // namespace fmsim::serving
+
+namespace fmsim::serving {
+namespace {
+
+// Steady state of an open loop: requests arriving every 1/rate s, each lasting D s with n output
+// tokens evenly spread over it, produce rate x n tokens/s once the first ones have left, whatever
+// the request count; the whole run's average (ramp-up and drain included) depends on it.
+ServeResult uniform_run(int requests, double rate, double duration_s, std::int64_t tokens) {
+  ServeResult r;
+  r.gpus = 1;
+  for (int i = 0; i < requests; ++i) {
+    RequestResult q;
+    q.request = i;
+    q.arrival = core::Seconds(i / rate);
+    q.first_token = core::Seconds(i / rate + 0.01);
+    q.finish = core::Seconds(i / rate + duration_s);
+    q.output_tokens = tokens;
+    r.requests.push_back(q);
+  }
+  r.duration = core::Seconds((requests - 1) / rate + duration_s);
+  return r;
+}
+
+TEST(ServingSteadyState, OpenLoopRateTimesOutputTokensForAnyRequestCount) {
+  for (const int n : {2000, 8000}) {
+    const auto r = uniform_run(n, 20.0, 30.0, 1024);
+    const auto s = steady_state(r);
+    ASSERT_TRUE(s.valid) << n;
+    EXPECT_TRUE(s.converged) << n;
+    EXPECT_TRUE(s.ends_at_last_arrival) << n;
+    EXPECT_NEAR(s.output_tokens_per_s, 20.0 * 1024, 0.01 * 20.0 * 1024) << n;
+    // The later of two request lifetimes after the first arrival and the 10%-th completion (request
+    // n/10 - 1 ends at (n/10 - 1)/20 + 30 s).
+    EXPECT_NEAR(s.start_s, std::max(60.0, (n / 10 - 1) / 20.0 + 30.0), 1e-6) << n;
+    EXPECT_NEAR(s.end_s, (n - 1) / 20.0, 1e-6) << n;
+  }
+  // The whole run's average is below it by the ramp-up and drain: n x 1024 / (n/20 + 30 s).
+  const auto m = summarize(uniform_run(2000, 20.0, 30.0, 1024), {}, 0.0);
+  EXPECT_LT(m.output_tokens_per_s.value(), 0.8 * 20.0 * 1024);
+}
+
+TEST(ServingSteadyState, NoWindowWhenTheLastArrivalComesBeforeTheWarmUpEnds) {
+  // 100 requests at 20/s arrive within 5 s; each lasts 30 s: the load never reaches steady state.
+  EXPECT_FALSE(steady_state(uniform_run(100, 20.0, 30.0, 1024)).valid);
+}
+
+}  // namespace
+}  // namespace fmsim::serving
