@@ -26,7 +26,8 @@ namespace {
 
 std::vector<int> select_consecutive(const NodeSet& available, int need) {
   // The common case first, without building the list of runs: the smallest run that holds the
-  // whole job (the first of equal ones) gives its lowest `need` nodes.
+  // whole job (the first of equal ones) gives its lowest `need` nodes; a run of exactly `need`
+  // cannot be beaten, so the walk stops at the first.
   int best_start = -1, best_count = 0;
   available.for_each_run([&](int first, int last) {
     const int count = last - first + 1;
@@ -34,6 +35,7 @@ std::vector<int> select_consecutive(const NodeSet& available, int need) {
       best_start = first;
       best_count = count;
     }
+    return best_count != need;
   });
   if (best_start >= 0) {
     std::vector<int> chosen(static_cast<std::size_t>(need));

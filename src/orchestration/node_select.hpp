@@ -12,6 +12,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -93,9 +94,18 @@ class NodeSet {
   }
   /// Maximal runs of consecutive members as [first, last] pairs, ascending.
   [[nodiscard]] std::vector<std::pair<int, int>> runs() const;
-  /// Calls f(first, last) for every maximal run of consecutive members, ascending.
+  /// Calls f(first, last) for every maximal run of consecutive members, ascending; stops early
+  /// when f returns false (an f that returns nothing sees every run).
   template <class F>
   void for_each_run(F&& f) const {
+    auto call = [&](int first, int last) {
+      if constexpr (std::is_same_v<decltype(f(first, last)), bool>)
+        return f(first, last);
+      else {
+        f(first, last);
+        return true;
+      }
+    };
     int start = -1;  // first node of the run in progress; -1 when none
     for (std::size_t w = 0; w < words_.size(); ++w) {
       const std::uint64_t bits = words_[w];
@@ -109,12 +119,12 @@ class NodeSet {
         }
         pos += std::countr_one(bits >> pos);
         if (pos < 64) {
-          f(start, static_cast<int>(w * 64) + pos - 1);
+          if (!call(start, static_cast<int>(w * 64) + pos - 1)) return;
           start = -1;
         }
       }
     }
-    if (start >= 0) f(start, static_cast<int>(words_.size() * 64) - 1);
+    if (start >= 0) call(start, static_cast<int>(words_.size() * 64) - 1);
   }
   friend bool operator==(const NodeSet&, const NodeSet&) = default;
 
