@@ -49,7 +49,7 @@ EXTRA_COLUMNS = [
     "prefill_tp", "prefill_pp", "prefill_ep", "prefill_attn_dp", "prefill_workers", "prefill_batch",
     "decode_tp", "decode_pp", "decode_ep", "decode_attn_dp", "decode_workers", "decode_batch",
     "max_batch", "max_num_tokens", "prefill_max_num_tokens", "decode_max_num_tokens", "chunked_prefill",
-    "measured_runs", "ttft_ms_spread_pct", "tpot_ms_spread_pct", "source_row_ids",
+    "measured_runs", "ttft_ms_spread_pct", "tpot_ms_spread_pct", "source_row_ids", "profiled_rounds",
 ]
 
 ENGINES = {"trtllm": "TensorRT-LLM", "vllm": "vLLM", "sglang": "SGLang"}
@@ -472,6 +472,11 @@ def convert(rows: list[dict[str, str]], header: list[str]) -> tuple[list[dict[st
         if any(k.endswith("max_num_tokens") for k in limits):
             derived.append("max_num_tokens,prefill_max_num_tokens,decode_max_num_tokens,chunked_prefill"
                            "(=AIConfigurator's benchmark rules, generator/rule_plugin/benchmark/<engine>.rule)")
+        # AIPerf as AIConfigurator's benchmark tooling runs it: concurrency x 20 profiled requests
+        # (bench_run.sh.j2 BENCH_MULTI_ROUND=20; sflow.py MULTI_ROUND 20) after a warm-up that
+        # AIPerf drains before profiling, so each client's first profiled request starts together.
+        row["profiled_rounds"] = "20"
+        derived.append("profiled_rounds(=AIConfigurator's bench_run.sh.j2 BENCH_MULTI_ROUND default 20)")
         row["derived_fields"] = ";".join(derived)
         row["confidence"] = confidence
         row["notes"] = "; ".join(notes)

@@ -249,6 +249,9 @@ std::vector<InferenceRow> read_inference_csv(const std::string& csv_path) {
     limit("max_num_tokens", 1 << 22, r.max_num_tokens);
     limit("prefill_max_num_tokens", 1 << 22, r.prefill.max_num_tokens);
     limit("decode_max_num_tokens", 1 << 22, r.decode.max_num_tokens);
+    limit("profiled_rounds", 1000, r.profiled_rounds);
+    if (r.profiled_rounds > 0 && r.scenario != BenchmarkScenario::ClosedLoop)
+      fail("profiled_rounds on a row that is not a closed loop");
     if (const std::string chunked = cell("chunked_prefill"); !chunked.empty()) {
       if (const auto yes = core::kYesNoWords.parse(chunked))
         r.chunked_prefill = *yes;

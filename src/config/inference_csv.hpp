@@ -59,7 +59,11 @@ struct InferenceRow {
   int max_batch = 0;       ///< the engine's max batch per attention-DP rank as run (column max_batch; 0 = its default)
   int max_num_tokens = 0;  ///< the engine's token budget per iteration as run (0 = its default)
   std::optional<bool> chunked_prefill;  ///< as run; none = the engine's default
-  std::string reason;                   ///< why the row cannot be predicted
+  /// Closed loop: the requests per client the reported means cover, counted from a drained engine:
+  /// the first of them sent by every client at once (AIPerf waits for every warm-up response before
+  /// it profiles). Column profiled_rounds; 0 = the steady state only.
+  int profiled_rounds = 0;
+  std::string reason;  ///< why the row cannot be predicted
   // Measurements.
   std::optional<double> output_tok_s_per_gpu;
   std::optional<double> ttft_ms;  ///< mean

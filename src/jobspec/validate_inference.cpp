@@ -425,6 +425,15 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
       const double span = finishes[static_cast<std::size_t>(n - c - 1)] - finishes[static_cast<std::size_t>(c - 1)];
       if (span > 0) steady_tokens_per_s = (n - 2 * c) * static_cast<double>(row.osl) / span;
     }
+    double first_sum = 0;
+    int first_n = 0;
+    for (const auto& q : r.requests) {
+      if (q.request < c && q.completed()) {
+        first_sum += q.ttft().value();
+        first_n++;
+      }
+    }
+    if (first_n > 0) out.ttft_first_round_ms = first_sum / first_n * 1e3;
     std::erase_if(r.requests, [&](const serving::RequestResult& q) { return q.request < c || q.request >= n - c; });
   }
   if (!r.fits) {
@@ -438,6 +447,16 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
   out.throughput.predicted =
       steady_tokens_per_s > 0 ? steady_tokens_per_s / gpus : m.output_tokens_per_s_per_gpu.value();
   out.ttft.predicted = m.ttft.mean * 1e3;
+  if (row.scenario == config::BenchmarkScenario::ClosedLoop) {
+    out.ttft_steady_ms = m.ttft.mean * 1e3;
+    // The reported mean covers profiled_rounds requests per client from a drained engine: the
+    // first round is every client sending at once (the simulation's own first round), the others
+    // the steady state. Nothing fitted: the rounds are the benchmark's (validation/README.md).
+    if (row.profiled_rounds > 0 && out.ttft_first_round_ms > 0) {
+      const double rounds = row.profiled_rounds;
+      out.ttft.predicted = (out.ttft_first_round_ms + (rounds - 1) * out.ttft_steady_ms) / rounds;
+    }
+  }
   out.tpot.predicted = m.tpot.mean * 1e3;
   out.e2e.predicted = m.e2e.mean * 1e3;
   return out;

@@ -33,6 +33,9 @@ struct InferenceRowResult {
   InferenceMetric throughput, ttft, tpot, e2e;  // tok/s/GPU; ms
   double kv_capacity_tokens = 0;
   int batch_mean = 0;
+  /// Closed loop: the simulated mean TTFT (ms) of the first round (every client sending at once to
+  /// an idle engine) and of the steady round after it; 0 elsewhere.
+  double ttft_first_round_ms = 0, ttft_steady_ms = 0;
 };
 
 /// The row's engine word ("" when unknown).
