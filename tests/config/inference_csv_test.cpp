@@ -43,7 +43,8 @@ const std::vector<std::string> kColumns = {"id",
                                            "decode_ep",
                                            "decode_attn_dp",
                                            "decode_workers",
-                                           "max_batch"};
+                                           "max_batch",
+                                           "profiled_rounds"};
 
 // One row: an aggregated closed-loop measurement, with `changes` applied.
 InferenceRow read_row(const std::map<std::string, std::string>& changes) {
@@ -134,6 +135,18 @@ TEST(InferenceCsv, CellsNoDeploymentCanHoldAreTheRowsReason) {
   EXPECT_NE(read_row({{"max_batch", "-3"}}).reason.find("max_batch out of range"), std::string::npos);
   EXPECT_NE(read_row({{"model", "example/Unknown-7B"}}).reason.find("no preset for model"), std::string::npos);
   EXPECT_EQ(read_row({{"max_batch", "64"}}).max_batch, 64);
+}
+
+// profiled_rounds: the requests per client a closed loop's reported means cover from a drained
+// engine (AIPerf's profiling after its warm-up); blank = 0, the steady round only.
+TEST(InferenceCsv, ProfiledRoundsBelongToClosedLoops) {
+  EXPECT_EQ(read_row({{"profiled_rounds", "20"}}).profiled_rounds, 20);
+  EXPECT_EQ(read_row({}).profiled_rounds, 0);
+  EXPECT_NE(read_row({{"profiled_rounds", "0"}}).reason.find("profiled_rounds out of range (1 to 1000)"),
+            std::string::npos);
+  EXPECT_NE(read_row({{"profiled_rounds", "20"}, {"scenario", "static batch (vLLM CI)"}})
+                .reason.find("profiled_rounds on a row that is not a closed loop"),
+            std::string::npos);
 }
 
 }  // namespace
