@@ -662,6 +662,7 @@ class Simulator {
     }
     if (options_.kueue.enabled) {
       cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
+      cq_usage_total_ += j.spec.request.nodes;
       ++kueue_epoch_;
     }
     j.awaiting_victims_until = kUnset;
@@ -703,6 +704,7 @@ class Simulator {
   void release_nodes(Job& j) {
     if (options_.kueue.enabled) {
       cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(&j - jobs_.data())])] -= j.spec.request.nodes;
+      cq_usage_total_ -= j.spec.request.nodes;
       ++kueue_epoch_;
     }
     const bool completing = config_.completing_s > 0 && !options_.kueue.enabled;
@@ -1017,6 +1019,7 @@ class Simulator {
         k.queues.push_back({accounts[static_cast<std::size_t>(i)], n_ / teams + (i < n_ % teams ? 1 : 0), -1});
     }
     cq_usage_.assign(k.queues.size(), 0);
+    for (const auto& q : k.queues) nominal_total_ += q.nominal_nodes;
     cq_pending_sizes_.assign(k.queues.size(), {});
     one_tier_ = std::all_of(config_.partitions.begin(), config_.partitions.end(), [&](const PartitionConfig& p) {
       return p.priority_tier == config_.partitions.front().priority_tier;
@@ -1031,12 +1034,12 @@ class Simulator {
   }
 
   /// Nodes of quota the queue may still use: its own unused nominal quota plus what it may borrow.
-  bool quota_fits(int cq, int need, const std::vector<int>& usage) const {
+  /// `usage_total`: the sum of `usage` (the cohort's unused quota is the nominal total less it).
+  bool quota_fits(int cq, int need, const std::vector<int>& usage, long usage_total) const {
     const auto& q = options_.kueue.queues[static_cast<std::size_t>(cq)];
     const int used = usage[static_cast<std::size_t>(cq)];
     if (used + need <= q.nominal_nodes) return true;
-    int cohort_free = 0;
-    for (std::size_t i = 0; i < usage.size(); ++i) cohort_free += options_.kueue.queues[i].nominal_nodes - usage[i];
+    const long cohort_free = nominal_total_ - usage_total;
     const int borrow = used + need - q.nominal_nodes;
     return need <= cohort_free && (q.borrowing_limit < 0 || borrow <= q.borrowing_limit);
   }
@@ -1077,6 +1080,7 @@ class Simulator {
       return x.start > y.start;
     });
     std::vector<int> usage = cq_usage_;
+    long usage_total = cq_usage_total_;
     NodeSet pool = free_;
     std::vector<int> victims;
     for (int v : candidates) {
@@ -1084,7 +1088,8 @@ class Simulator {
       victims.push_back(v);
       usage[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(v)])] -= vj.spec.request.nodes;
       for (int node : vj.rec.nodes) pool.set(node);
-      if (!quota_fits(cq, j.spec.request.nodes, usage)) continue;
+      usage_total -= vj.spec.request.nodes;
+      if (!quota_fits(cq, j.spec.request.nodes, usage, usage_total)) continue;
       const auto nodes = select_nodes(layout_, config_.placement, pool, j.spec.request);
       if (nodes.empty()) continue;
       // Evict only the victims whose nodes or quota were needed: all chosen so far.
@@ -1159,7 +1164,7 @@ class Simulator {
           continue;
         }
       }
-      if (quota_fits(cq, need, cq_usage_) && free_.count() >= need) {
+      if (quota_fits(cq, need, cq_usage_, cq_usage_total_) && free_.count() >= need) {
         const auto nodes = select_nodes(layout_, config_.placement, free_, j.spec.request);
         if (!nodes.empty()) {
           start(ji, nodes, t, false);
@@ -1433,6 +1438,8 @@ class Simulator {
   std::vector<SimTime> spare_returns_;
   std::vector<int> cq_usage_;                         ///< Kueue: nodes admitted per ClusterQueue
   std::vector<int> cq_of_;                            ///< Kueue: ClusterQueue of each job
+  long nominal_total_ = 0;                            ///< Kueue: the cohort's nominal quota (every ClusterQueue's)
+  long cq_usage_total_ = 0;                           ///< Kueue: the sum of cq_usage_
   long kueue_pass_ = 0;                               ///< Kueue: admission passes so far
   std::vector<std::multiset<int>> cq_pending_sizes_;  ///< Kueue: sizes of the workloads waiting per ClusterQueue
   int cqs_pending_ = 0;                               ///< Kueue: ClusterQueues with a workload waiting
