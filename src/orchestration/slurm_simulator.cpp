@@ -1059,17 +1059,19 @@ class Simulator {
       kueue_running_epoch_ = kueue_epoch_;
     }
     std::vector<int> candidates;
+    // Reclaim: only while this queue stays within its nominal quota, from queues that borrow.
+    const bool reclaim =
+        k.reclaim_within_cohort && cq_usage_[static_cast<std::size_t>(cq)] + j.spec.request.nodes <= q.nominal_nodes;
+    if (!reclaim && !k.within_cluster_queue) return false;
     for (const int ri : running) {
       const auto r = static_cast<std::size_t>(ri);
-      const auto& v = jobs_[r];
-      const int vcq = cq_of_[r];
-      const bool same = vcq == cq;
-      if (same && k.within_cluster_queue && v.priority < j.priority) candidates.push_back(static_cast<int>(r));
-      // Reclaim: only while this queue stays within its nominal quota, from queues that borrow.
-      if (!same && k.reclaim_within_cohort &&
-          cq_usage_[static_cast<std::size_t>(vcq)] > k.queues[static_cast<std::size_t>(vcq)].nominal_nodes &&
-          cq_usage_[static_cast<std::size_t>(cq)] + j.spec.request.nodes <= q.nominal_nodes)
-        candidates.push_back(static_cast<int>(r));
+      const int vcq = cq_of_[r];  // read before the (large) job record, which only its own queue needs
+      if (vcq == cq) {
+        if (k.within_cluster_queue && jobs_[r].priority < j.priority) candidates.push_back(ri);
+      } else if (reclaim &&
+                 cq_usage_[static_cast<std::size_t>(vcq)] > k.queues[static_cast<std::size_t>(vcq)].nominal_nodes) {
+        candidates.push_back(ri);
+      }
     }
     if (candidates.empty()) return false;
     // Lowest priority first, then the most recently started (least work lost).
