@@ -49,7 +49,7 @@ build: configure
 
 # The main job on the embedded default data: plan Llama 3.1 70B on 512 GPUs (15T tokens) across
 # P5, P5en, P6-B200 and P6e-GB200, print the ranked layouts and write the HTML report. It builds
-# only the `fmsim` target and what it links (169 of the 375 build steps: no tests, benchmarks
+# only the `fmsim` target and what it links (171 of the 379 build steps: no tests, benchmarks
 # or Python extension), so the first plan prints in minutes; `make test` builds the rest.
 run: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target fmsim
