@@ -119,19 +119,32 @@ ReportUse report_use(std::string_view family) {
   return ReportUse::None;
 }
 
+// Appends `later` (the same series, from a later file) to `kept`; its timestamps must go on
+// increasing, as within one file.
+void continue_series(RecordedSeries& kept, const RecordedSeries& later, const std::string& path) {
+  if (!later.timestamps_s.empty() && !kept.timestamps_s.empty() &&
+      later.timestamps_s.front() <= kept.timestamps_s.back()) {
+    throw core::InputError(path, 0, "",
+                           fmt::format("timestamps of \"{}\" must increase ({} after {})", later.name_and_labels,
+                                       later.timestamps_s.front(), kept.timestamps_s.back()));
+  }
+  kept.timestamps_s.insert(kept.timestamps_s.end(), later.timestamps_s.begin(), later.timestamps_s.end());
+  kept.values.insert(kept.values.end(), later.values.begin(), later.values.end());
+}
+
 }  // namespace
 
 void keep_for_report(Recording& rec, RecordedFamily&& family, const std::string& path) {
   std::uint64_t series_count = family.series.size();
   for (const auto& s : family.series) {
     if (s.timestamps_s.empty()) continue;
-    const auto [lo, hi] = std::minmax_element(s.timestamps_s.begin(), s.timestamps_s.end());
+    // A series' timestamps increase (the reader refuses others): its span is front to back.
     if (rec.samples == 0) {
-      rec.first_timestamp_s = *lo;
-      rec.last_timestamp_s = *hi;
+      rec.first_timestamp_s = s.timestamps_s.front();
+      rec.last_timestamp_s = s.timestamps_s.back();
     } else {
-      rec.first_timestamp_s = std::min(rec.first_timestamp_s, *lo);
-      rec.last_timestamp_s = std::max(rec.last_timestamp_s, *hi);
+      rec.first_timestamp_s = std::min(rec.first_timestamp_s, s.timestamps_s.front());
+      rec.last_timestamp_s = std::max(rec.last_timestamp_s, s.timestamps_s.back());
     }
     rec.samples += s.timestamps_s.size();
   }
@@ -145,13 +158,7 @@ void keep_for_report(Recording& rec, RecordedFamily&& family, const std::string&
       auto& first = kept->series.front();
       for (auto& s : family.series) {
         if (s.name_and_labels != first.name_and_labels) continue;
-        if (!s.timestamps_s.empty() && !first.timestamps_s.empty() &&
-            s.timestamps_s.front() <= first.timestamps_s.back())
-          throw core::InputError(path, 0, "",
-                                 fmt::format("timestamps of \"{}\" must increase ({} after {})", s.name_and_labels,
-                                             s.timestamps_s.front(), first.timestamps_s.back()));
-        first.timestamps_s.insert(first.timestamps_s.end(), s.timestamps_s.begin(), s.timestamps_s.end());
-        first.values.insert(first.values.end(), s.values.begin(), s.values.end());
+        continue_series(first, s, path);
         --series_count;
       }
     }
@@ -173,12 +180,7 @@ void keep_for_report(Recording& rec, RecordedFamily&& family, const std::string&
       kept->series.push_back(std::move(s));
       continue;
     }
-    if (!s.timestamps_s.empty() && !same->timestamps_s.empty() && s.timestamps_s.front() <= same->timestamps_s.back())
-      throw core::InputError(path, 0, "",
-                             fmt::format("timestamps of \"{}\" must increase ({} after {})", s.name_and_labels,
-                                         s.timestamps_s.front(), same->timestamps_s.back()));
-    same->timestamps_s.insert(same->timestamps_s.end(), s.timestamps_s.begin(), s.timestamps_s.end());
-    same->values.insert(same->values.end(), s.values.begin(), s.values.end());
+    continue_series(*same, s, path);
   }
 }
 
