@@ -1,5 +1,7 @@
 #include "support/slurm_loopback.hpp"
 
+#include "config/slurm_syntax.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -99,43 +101,7 @@ void terminate_process(pid_t pid) {
 }  // namespace
 
 std::vector<std::string> expand_slurm_hostlist(const std::string& hostlist) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < hostlist.size()) {
-    // One element: prefix[ranges]suffix? up to a top-level comma.
-    std::size_t end = i;
-    int depth = 0;
-    while (end < hostlist.size() && !(hostlist[end] == ',' && depth == 0)) {
-      if (hostlist[end] == '[') ++depth;
-      if (hostlist[end] == ']') --depth;
-      ++end;
-    }
-    const std::string element = hostlist.substr(i, end - i);
-    i = end + 1;
-    const auto open = element.find('[');
-    if (open == std::string::npos) {
-      if (!element.empty()) out.push_back(element);
-      continue;
-    }
-    const auto close = element.find(']', open);
-    const std::string prefix = element.substr(0, open);
-    const std::string suffix = close == std::string::npos ? "" : element.substr(close + 1);
-    std::stringstream ranges(element.substr(open + 1, close - open - 1));
-    std::string range;
-    while (std::getline(ranges, range, ',')) {
-      const auto dash = range.find('-');
-      const std::string first = range.substr(0, dash);
-      const std::string last = dash == std::string::npos ? first : range.substr(dash + 1);
-      const long lo = std::stol(first);
-      const long hi = std::stol(last);
-      for (long n = lo; n <= hi; ++n) {
-        std::string number = std::to_string(n);
-        if (number.size() < first.size()) number.insert(0, first.size() - number.size(), '0');
-        out.push_back(prefix + number + suffix);
-      }
-    }
-  }
-  return out;
+  return config::expand_hostlist(hostlist, "squeue/sacct output", 0, "NodeList");
 }
 
 std::optional<std::string> SlurmLoopback::unavailable_reason() {

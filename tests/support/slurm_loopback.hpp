@@ -130,7 +130,8 @@ class SlurmLoopback {
   bool keep_dir_ = false;
 };
 
-// Expands nodes in Slurm's compressed host-list form ("n[1-3,5],m2" -> n1 n2 n3 n5 m2).
+// Expands nodes in Slurm's compressed host-list form ("n[1-3,5],m2" -> n1 n2 n3 n5 m2), as squeue
+// and sacct print them, through config::expand_hostlist (the reader slurm.conf uses).
 std::vector<std::string> expand_slurm_hostlist(const std::string& hostlist);
 
 }  // namespace fmsim::testing
