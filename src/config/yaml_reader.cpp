@@ -288,28 +288,34 @@ std::vector<std::string> YamlNode::as_string_list() const {
 }
 
 template <class T>
-T YamlNode::parse_quantity(core::Parsed<T> (*parse)(std::string_view), Bound bound, std::string_view example) const {
+T YamlNode::parse_quantity(core::Parsed<T> (*parse)(std::string_view), Bound bound, const PhysicalRange& range) const {
   const std::string text = as_string();
   if (to_number(text)) {
     // core::parse_bytes accepts a bare number as bytes; in a file that is almost always a
     // forgotten unit ("80" meaning 80 GB), so every quantity in YAML must name its unit.
-    fail(fmt::format("'{}' has no unit; write the number with its unit, e.g. '{}'", text, example));
+    fail(fmt::format("'{}' has no unit; write the number with its unit, e.g. '{}'", text, range.example));
   }
   const auto parsed = parse(text);
   if (!parsed) fail(parsed.error);
-  check_bound(parsed.value->value(), bound, text);
+  const double v = parsed.value->value();
+  check_bound(v, bound, text);
+  if (v != 0.0 && (std::fabs(v) < range.lo || std::fabs(v) > range.hi)) {
+    fail(fmt::format("'{}' is outside the range of any real {}: allowed {}", text, range.noun, range.shown));
+  }
   return *parsed.value;
 }
 
-core::Bytes YamlNode::as_bytes(Bound bound) const { return parse_quantity(&core::parse_bytes, bound, "80 GiB"); }
+core::Bytes YamlNode::as_bytes(Bound bound) const { return parse_quantity(&core::parse_bytes, bound, kBytesRange); }
 core::BytesPerSecond YamlNode::as_bandwidth(Bound bound) const {
-  return parse_quantity(&core::parse_bandwidth, bound, "400 Gbps");
+  return parse_quantity(&core::parse_bandwidth, bound, kBandwidthRange);
 }
 core::FlopsPerSecond YamlNode::as_flops_rate(Bound bound) const {
-  return parse_quantity(&core::parse_flops_rate, bound, "989.4 TFLOPS");
+  return parse_quantity(&core::parse_flops_rate, bound, kFlopsRange);
 }
-core::Seconds YamlNode::as_duration(Bound bound) const { return parse_quantity(&core::parse_duration, bound, "20 us"); }
-core::Watts YamlNode::as_power(Bound bound) const { return parse_quantity(&core::parse_power, bound, "700 W"); }
+core::Seconds YamlNode::as_duration(Bound bound) const {
+  return parse_quantity(&core::parse_duration, bound, kDurationRange);
+}
+core::Watts YamlNode::as_power(Bound bound) const { return parse_quantity(&core::parse_power, bound, kPowerRange); }
 
 double YamlNode::as_number_with_unit(std::initializer_list<std::pair<std::string_view, double>> units,
                                      Bound bound) const {

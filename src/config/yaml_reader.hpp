@@ -32,6 +32,22 @@ namespace fmsim::config {
 /// Which numbers a field accepts; the error message says which was violated.
 enum class Bound { Any, NonNegative, Positive };
 
+/// The magnitudes a quantity of one kind can have, orders of magnitude beyond every GPU, link,
+/// store and duration there is: a non-zero value outside it is a typo or a slipped unit ("1e-30
+/// TB/s" of HBM), and the time it would imply (1.6e10 s to read 16 GB at 1 B/s) overflows the
+/// models' integer clock (2^63 ns, 292 years). `example` is shown when the unit is missing.
+struct PhysicalRange {
+  double lo = 0, hi = 0;   ///< in the quantity's base unit (B, B/s, FLOP/s, s, W)
+  std::string_view noun;   ///< "bandwidth"
+  std::string_view shown;  ///< "1 MB/s to 1 EB/s"
+  std::string_view example;
+};
+inline constexpr PhysicalRange kBytesRange{1.0, 1e21, "size", "1 B to 1 ZB", "80 GiB"};
+inline constexpr PhysicalRange kBandwidthRange{1e6, 1e18, "bandwidth", "1 MB/s to 1 EB/s", "400 Gbps"};
+inline constexpr PhysicalRange kFlopsRange{1e9, 1e21, "compute rate", "1 GFLOPS to 1 ZFLOPS", "989.4 TFLOPS"};
+inline constexpr PhysicalRange kDurationRange{1e-9, 3.2e9, "duration", "1 ns to 100 years", "20 us"};
+inline constexpr PhysicalRange kPowerRange{1e-3, 1e8, "power", "1 mW to 100 MW", "700 W"};
+
 class YamlNode;
 
 /// A parsed document and the file name errors should report for it.
@@ -133,7 +149,8 @@ class YamlNode {
   /// A scalar or a sequence of scalars, as strings.
   [[nodiscard]] std::vector<std::string> as_string_list() const;
 
-  // Quantities: a number and a unit, parsed by core::parse_*; a bare number is rejected.
+  // Quantities: a number and a unit, parsed by core::parse_*; a bare number is rejected, and so is
+  // a non-zero magnitude outside the quantity's PhysicalRange.
   [[nodiscard]] core::Bytes as_bytes(Bound bound = Bound::Positive) const;
   [[nodiscard]] core::BytesPerSecond as_bandwidth(Bound bound = Bound::Positive) const;
   [[nodiscard]] core::FlopsPerSecond as_flops_rate(Bound bound = Bound::Positive) const;
@@ -150,7 +167,7 @@ class YamlNode {
 
  private:
   template <class T>
-  T parse_quantity(core::Parsed<T> (*parse)(std::string_view), Bound bound, std::string_view example) const;
+  T parse_quantity(core::Parsed<T> (*parse)(std::string_view), Bound bound, const PhysicalRange& range) const;
 
   std::string file_;
   std::optional<YAML::Node> node_;  // always engaged; optional only so assignment can rebind

@@ -84,6 +84,24 @@ TEST(YamlNode, QuantitiesNeedUnits) {
   EXPECT_DOUBLE_EQ(rate["r"].as_number_with_unit({{"req/s", 1.0}}), 5500.0);
 }
 
+// A non-zero quantity outside its kind's PhysicalRange is refused with the range: 1e-30 TB/s of
+// HBM would time a 16 GB read at 1.6e16 s, past the integer clock's 2^63 ns (292 years); the
+// ends of each range are accepted, zero is left to the Bound.
+TEST(YamlNode, QuantitiesOutsideAnyRealDeviceAreRefused) {
+  const YamlNode root = parse(
+      "hbm: 1e-30 TB/s\nfast: 1e30 TB/s\nslow: 1 MB/s\nflops: 1e30 PFLOPS\ntiny: 1e-300 GB\n"
+      "zero: 0 GB\nforever: 10000 w\nwatts: 1e12 W\nnano: 1 ns\n");
+  expect_error([&] { (void)root["hbm"].as_bandwidth(); }, 1, "hbm", "allowed 1 MB/s to 1 EB/s");
+  expect_error([&] { (void)root["fast"].as_bandwidth(); }, 2, "fast", "outside the range of any real bandwidth");
+  EXPECT_DOUBLE_EQ(root["slow"].as_bandwidth().value(), kBandwidthRange.lo);
+  expect_error([&] { (void)root["flops"].as_flops_rate(); }, 4, "flops", "allowed 1 GFLOPS to 1 ZFLOPS");
+  expect_error([&] { (void)root["tiny"].as_bytes(); }, 5, "tiny", "allowed 1 B to 1 ZB");
+  EXPECT_DOUBLE_EQ(root["zero"].as_bytes(Bound::NonNegative).value(), 0.0);
+  expect_error([&] { (void)root["forever"].as_duration(); }, 7, "forever", "allowed 1 ns to 100 years");
+  expect_error([&] { (void)root["watts"].as_power(); }, 8, "watts", "allowed 1 mW to 100 MW");
+  EXPECT_DOUBLE_EQ(root["nano"].as_duration().value(), 1e-9);
+}
+
 TEST(YamlNode, EnumsAndBooleans) {
   const YamlNode root = parse("k: Hopper\nb: yes\nbad: hoper\n");
   EXPECT_EQ(root["k"].as_word(hardware::kArchitectureWords), hardware::Architecture::Hopper);
