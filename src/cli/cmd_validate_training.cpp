@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -98,6 +99,7 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
           r["derived_step_time_s"] = *o.row.derived_step_time_s;
           r["derived_from"] = o.row.derived_from;
         }
+        if (!o.row.recompute_assumed.empty()) r["recompute_assumed"] = o.row.recompute_assumed;
         if (o.ok) {
           r["predicted_step_time_s"] = o.predicted;
           r["error_pct"] = o.error_pct;
@@ -233,6 +235,16 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
                              md ? "\n" : "  ", repeats.size(), over_25);
     std::cout << fmt::format("\nmemory: {} of {} predicted runs fit{}{}\n", fitting, fitting + oom_ids.size(),
                              oom_ids.empty() ? "" : "; judged out of memory: ", core::join(oom_ids, " "));
+    // Rows whose source names no recompute: predicted with their stack's default, grouped by it.
+    std::map<std::string, std::vector<std::string>> assumed;
+    for (const auto& o : outcomes) {
+      if (o.row.recompute_assumed.empty() || !o.row.measured_step_time_s) continue;
+      assumed[o.row.recompute_assumed].push_back(o.row.row_id + (o.ok && o.oom ? " (out of memory)" : ""));
+    }
+    for (const auto& [what, ids] : assumed) {
+      std::cout << fmt::format("{}recompute {}: {} rows: {}\n", md ? "- " : "  ", what, ids.size(),
+                               core::join(ids, " "));
+    }
     std::cout << fmt::format(
         "\n{}summary: {} rows with a measurement, {} predicted ({:.0f}%), median |error| {:.1f}%, p90 {:.1f}%, max "
         "{:.1f}%, "

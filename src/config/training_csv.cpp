@@ -739,6 +739,12 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
       reject("layout: " + *why);
       continue;
     }
+    // A source that names no recompute ran its stack's default (StackConventions::published_recompute),
+    // said with the row's predictions.
+    if (rc.empty() && !sc21 && !contains(get("recipe_settings"), "recompute")) {
+      row.recompute_assumed = fmt::format("{} (the {} stack's default; the source names none)",
+                                          parallelism::to_string(l.recompute), job.stack);
+    }
     row.job = std::move(job);
     out.push_back(std::move(row));
   }

@@ -26,6 +26,10 @@ struct TrainingRow {
   /// Set when the row states no layer count and it was derived from the stated parameter count
   /// (how, in words); empty otherwise.
   std::string layers_derived_from;
+  /// Set when the row names no recompute (no recompute cell, recipe setting or source rule): the
+  /// stack's default (parallelism::StackConventions::published_recompute) it is predicted with, in
+  /// words; empty when the recompute is published.
+  std::string recompute_assumed;
   std::optional<training::TrainingJob> job;  ///< nullopt when the row cannot be simulated
   std::string reason;                        ///< why not (when job is empty)
   std::string system;                        ///< catalog system the hardware cell maps to

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +56,22 @@ TEST(TrainingValidation, EveryRowAccountedFor) {
   for (const auto& r : j["rows"]) {
     EXPECT_TRUE(r.contains("predicted_step_time_s") || r.contains("skipped")) << r.dump();
   }
+}
+
+// A row whose source names no recompute (no recompute cell, recipe setting or source rule) is
+// predicted with its stack's default (StackConventions::published_recompute: none for the
+// Megatron/NeMo performance recipes, selective for torchtitan, full for LLM Foundry), and the row
+// says so: V010 (NeMo 24.07, Nemotron4-340B) gives none; V178's recipe_settings
+// (recompute_modules) and V274's recompute cell (selective, per-op SAC) leave nothing to assume.
+TEST(TrainingValidation, UnpublishedRecomputeIsTheStacksDefaultAndSaid) {
+  const auto j = run_validation({"--rows", "V010,V178,V274"});
+  std::map<std::string, std::string> assumed;
+  for (const auto& r : j["rows"]) {
+    assumed[r["row_id"].get<std::string>()] = r.value("recompute_assumed", std::string());
+  }
+  EXPECT_EQ(assumed["V010"], "none (the megatron stack's default; the source names none)");
+  EXPECT_EQ(assumed["V178"], "");  // recipe_settings recompute_modules=layernorm,moe_act
+  EXPECT_EQ(assumed["V274"], "");  // recompute cell: selective
 }
 
 // Rows that publish only TFLOP/s per GPU are predicted too when their source states its FLOP
