@@ -23,6 +23,8 @@ namespace {
 
 // The largest closed loop a row may ask for (config::read_inference_csv refuses more).
 constexpr int kMaxClients = 4096;
+// Steady-state requests a closed-loop row's mean TTFT and TPOT are taken over, at least.
+constexpr int kSteadyRequests = 64;
 
 // Requests of a trtllm-bench max-throughput run, by sequence length (ISL + OSL): the TensorRT-LLM
 // perf-overview protocol ("For each input and output sequence length combination, the table below
@@ -43,10 +45,15 @@ int trtllm_bench_requests(std::int64_t isl, std::int64_t osl) {
 // enough that the steady state dominates the ramp-up and drain.
 int requests_for(const config::InferenceRow& r, const serving::EngineProfile& e) {
   if (r.scenario == config::BenchmarkScenario::StaticBatch) return r.concurrency;
-  // A closed loop: three requests per client (at least 8): the first round is the warm-up, the
-  // last keeps the load on while the middle one, the steady state, completes. Deterministic, so
-  // one steady round is enough.
-  if (r.scenario == config::BenchmarkScenario::ClosedLoop) return std::clamp(3 * r.concurrency, 8, 3 * kMaxClients);
+  // A closed loop: the first round is the warm-up (every client at once), the last keeps the load
+  // on while the steady rounds between them complete. The clients' request paths are drawn per
+  // request, so the steady rounds hold at least kSteadyRequests requests (at most the
+  // benchmark's own 19 steady rounds per client).
+  if (r.scenario == config::BenchmarkScenario::ClosedLoop) {
+    const int c = std::max(1, r.concurrency);
+    const int steady_rounds = std::clamp((kSteadyRequests + c - 1) / c, 1, 19);
+    return std::min((2 + steady_rounds) * c, 3 * kMaxClients);
+  }
   if (e.kind == serving::EngineKind::TrtLlm) return trtllm_bench_requests(r.isl, r.osl);
   return std::clamp(3 * e.max_num_seqs, 1000, 6144);
 }
@@ -367,6 +374,9 @@ InferenceRowResult predict_inference_row(const config::InferenceRow& row, const 
   // and vLLM's latency benchmark hand requests to the engine in their own process.
   wl.path = row.scenario == config::BenchmarkScenario::ClosedLoop ? serving::RequestPath::Server
                                                                   : serving::RequestPath::InProcess;
+  // The request path's time varies from request to request (HTTP, tokenization, the hand-off to
+  // the engine core), so the clients reach the engine at random points of its iteration cycle.
+  wl.random_path_time = wl.path == serving::RequestPath::Server;
   if (row.scenario == config::BenchmarkScenario::StaticBatch) d.engine.max_num_seqs = row.concurrency;
   // The per-sequence host cost is the server's: detokenizing and streaming each sequence's token
   // every step. A benchmark in the engine's own process streams nothing.

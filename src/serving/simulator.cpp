@@ -148,6 +148,20 @@ double closed_loop_cycle(const IterationModel& prefill, const IterationModel& de
   return prefill.prefill_time(chunk).value() * std::ceil(isl / chunk) + (osl - 1) * step;
 }
 
+// The request path's time outside the GPU for request `req`: `mean`, or with
+// WorkloadSpec::random_path_time an exponential draw of that mean from a counter-based generator
+// (splitmix64 of the seed and the request), so a request's draw does not depend on the order
+// requests are played in.
+double path_time(const WorkloadSpec& w, double mean, int req) {
+  if (!w.random_path_time || mean <= 0) return mean;
+  std::uint64_t z = w.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(req) * 0xD1B54A32D192ED03ULL + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  const double u = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+  return -mean * std::log1p(-u);
+}
+
 class Scheduler {
  public:
   Scheduler(const IterationModel& model, const WorkloadSpec& w, const std::vector<Request>& reqs,
@@ -176,6 +190,7 @@ class Scheduler {
     ServeResult r;
     if (!fits(r)) return r;
     start_arrivals();
+    fast_forward_ = trace_ == nullptr;
     while (step(r)) {
       if (w_.stop_after > 0 && ended_below_stop_ >= w_.stop_after) break;
     }
@@ -185,6 +200,7 @@ class Scheduler {
 
   /// Fleet mode: no arrivals of its own; the router hands it requests with `inject`.
   ServeResult run_external_start() {
+    fixed_path_ = true;  // the fleet and disaggregated drivers add one request path to every request
     ServeResult r;
     if (!fits(r)) return r;
     release_time_.assign(reqs_.size(), std::numeric_limits<double>::infinity());
@@ -259,11 +275,12 @@ class Scheduler {
     if (w_.arrival == ArrivalKind::ClosedLoop) {
       const int clients = std::min<int>(w_.concurrency, static_cast<int>(reqs_.size()));
       const double cycle = w_.client_start == ClientStart::Spread ? closed_loop_cycle(m_, m_, w_, clients) : 0.0;
-      for (int i = 0; i < clients; ++i) release_time_[order_[i]] = cycle * i / clients + overhead_;
+      for (int i = 0; i < clients; ++i) release_time_[order_[i]] = cycle * i / clients + path_of(order_[i]);
       next_closed_ = clients;
     } else {
       for (std::size_t i = 0; i < reqs_.size(); ++i)
-        release_time_[i] = (w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s) + overhead_;
+        release_time_[i] =
+            (w_.arrival == ArrivalKind::Offline ? 0.0 : reqs_[i].arrival_s) + path_of(static_cast<int>(i));
     }
   }
 
@@ -325,7 +342,7 @@ class Scheduler {
       Seq q;
       q.request = req;
       q.sample = s;
-      q.arrival = now - overhead_;  // `now` is when the engine receives it
+      q.arrival = now - path_of(req);  // `now` is when the engine receives it
       q.input = rq.input_tokens;
       q.target_out = std::max<std::int64_t>(1, rq.output_tokens[static_cast<std::size_t>(s)]);
       q.prefill_target = rq.input_tokens;
@@ -417,6 +434,7 @@ class Scheduler {
         now = std::max(now, t);
         return true;
       }
+      if (fast_forward_ && decode_stretch(r)) return true;
       batch.clear();
       double extra = 0;  // swap time
       std::fill(rank_budget_.begin(), rank_budget_.end(), e_.max_num_batched_tokens);
@@ -680,6 +698,148 @@ class Scheduler {
     return true;
   }
 
+  /// A stretch of decode-only iterations played without visiting each sequence per step: every
+  /// running sequence decodes one token per iteration, none finishes, nothing is admitted (the
+  /// queue is empty or every rank's batch is full) and no request arrives before the stretch
+  /// ends. The iterations' costs depend only on the batch size and the sum of the contexts
+  /// (capped at the window), both known in advance, and each sequence's KV grows only when it
+  /// enters a new block; when the stretch's growth fits in the free KV memory, no make_room can
+  /// evict and no preemption happens. The same iterations, tokens, ITL and KV usage as step by
+  /// step (sums in another order). Single scheduler only (run()): the fleet and disaggregated
+  /// drivers interleave schedulers by time. Returns false (nothing done) when it does not apply.
+  bool decode_stretch(ServeResult& r) {
+    if (per_seq_tokens_ != 1 || tokens_per_step_ != 1.0 || running_.size() < 2) return false;
+    std::int64_t left = std::numeric_limits<std::int64_t>::max();
+    std::fill(rank_count_.begin(), rank_count_.end(), 0);
+    for (const int idx : running_) {
+      const Seq& s = seqs_[static_cast<std::size_t>(idx)];
+      if (s.finish >= 0 || !s.decoding() || s.first_token < 0 || s.last_token < 0 || s.generated < 1) return false;
+      left = std::min(left, s.target_out - s.generated);
+      rank_count_[static_cast<std::size_t>(s.rank)]++;
+    }
+    if (!waiting_.empty() &&
+        std::any_of(rank_count_.begin(), rank_count_.end(), [&](int c) { return c < e_.max_num_seqs; }))
+      return false;
+    // The iteration in which a sequence finishes is played step by step.
+    const std::int64_t n = std::min<std::int64_t>(left - 1, kStretchMax);
+    if (n < 2) return false;
+    // Per group (the whole batch, then each attention-DP rank): sequences, sum of contexts, and
+    // the contexts sorted with prefix sums for the window-capped sum.
+    const int groups = ranks_ > 1 ? ranks_ + 1 : 1;
+    ff_ctx_.assign(static_cast<std::size_t>(groups), {});
+    for (const int idx : running_) {
+      const Seq& s = seqs_[static_cast<std::size_t>(idx)];
+      ff_ctx_[0].push_back(static_cast<double>(s.kv_tokens));
+      if (ranks_ > 1) ff_ctx_[static_cast<std::size_t>(s.rank) + 1].push_back(static_cast<double>(s.kv_tokens));
+    }
+    ff_prefix_.assign(static_cast<std::size_t>(groups), {});
+    for (int g = 0; g < groups; ++g) {
+      auto& c = ff_ctx_[static_cast<std::size_t>(g)];
+      std::sort(c.begin(), c.end());
+      auto& p = ff_prefix_[static_cast<std::size_t>(g)];
+      p.assign(c.size() + 1, 0.0);
+      for (std::size_t i = 0; i < c.size(); ++i) p[i + 1] = p[i] + c[i];
+    }
+    auto work_at = [&](int g, double j) {
+      const auto& c = ff_ctx_[static_cast<std::size_t>(g)];
+      const auto& p = ff_prefix_[static_cast<std::size_t>(g)];
+      BatchWork b;
+      b.decode_seqs = static_cast<int>(c.size());
+      b.sampled = b.decode_seqs;
+      b.decode_ctx_full = p.back() + j * static_cast<double>(c.size());
+      if (window_ > 0) {
+        const auto below = static_cast<std::size_t>(std::lower_bound(c.begin(), c.end(), window_ - j) - c.begin());
+        b.decode_ctx_window =
+            p[below] + j * static_cast<double>(below) + window_ * static_cast<double>(c.size() - below);
+      } else {
+        b.decode_ctx_window = b.decode_ctx_full;
+      }
+      return b;
+    };
+    // Iteration times until the next arrival (an iteration starts only before it).
+    const double next = next_arrival();
+    ff_cost_.clear();
+    double t = now_;
+    for (std::int64_t j = 0; j < n && (j == 0 || t < next); ++j) {
+      const BatchWork w = work_at(0, static_cast<double>(j));
+      IterationCost cost;
+      if (ranks_ > 1) {
+        for (int g = 1; g < groups; ++g)
+          rank_work_[static_cast<std::size_t>(g - 1)] = work_at(g, static_cast<double>(j));
+        cost = m_.iteration(w, rank_work_);
+      } else {
+        cost = m_.iteration(w);
+      }
+      ff_cost_.push_back(cost);
+      t += cost.total().value();
+    }
+    auto m = static_cast<std::int64_t>(ff_cost_.size());
+    // KV growth per iteration: a sequence allocates when its next token opens a block (every
+    // iteration with a sliding window, where the step-by-step loop asks each time).
+    ff_growth_.assign(static_cast<std::size_t>(m), 0.0);
+    const std::int64_t bs = std::max(1, e_.block_size);
+    auto walk = [&](const Seq& s, std::int64_t steps, bool record) {
+      double own = s.own_bytes;
+      const double shared = kv_of(s.shared_tokens);
+      const std::int64_t first = window_ > 0 ? 0 : (bs - s.kv_tokens % bs) % bs;
+      for (std::int64_t j = first; j < steps; j += (window_ > 0 ? 1 : bs)) {
+        const double g = kv_of(s.kv_tokens + j + 1) - shared - own;
+        if (g <= 0) continue;
+        own += g;
+        if (record) ff_growth_[static_cast<std::size_t>(j)] += g;
+      }
+      return own;
+    };
+    if (e_.admission == KvAdmission::OnDemand) {
+      for (const int idx : running_) walk(seqs_[static_cast<std::size_t>(idx)], m, true);
+      // Only as far as the growth fits without evicting the prefix cache.
+      double grown = 0;
+      const double room = free_bytes();
+      for (std::int64_t j = 0; j < m; ++j) {
+        if (grown + ff_growth_[static_cast<std::size_t>(j)] > room) {
+          m = j;
+          break;
+        }
+        grown += ff_growth_[static_cast<std::size_t>(j)];
+      }
+      if (m < 2) return false;
+    }
+    // Apply the m iterations.
+    const auto batch_size = static_cast<int>(running_.size());
+    for (std::int64_t j = 0; j < m; ++j) {
+      const IterationCost& cost = ff_cost_[static_cast<std::size_t>(j)];
+      add_parts(cost);
+      const double dt = cost.total().value();
+      const double start = now_;
+      now_ += dt;
+      if (j == 0) {
+        for (const int idx : running_) itl_.add(now_ - seqs_[static_cast<std::size_t>(idx)].last_token);
+      } else {
+        itl_.add(now_ - start, static_cast<double>(batch_size));
+      }
+      if (e_.admission == KvAdmission::OnDemand) used_ += ff_growth_[static_cast<std::size_t>(j)];
+      IterationSample smp;
+      smp.time = core::Seconds(now_);
+      smp.duration = core::Seconds(dt);
+      smp.running = batch_size;
+      smp.decode_seqs = batch_size;
+      smp.tokens = batch_size;
+      smp.waiting = static_cast<int>(waiting_.size());
+      smp.kv_usage = std::clamp(used_ / capacity_, 0.0, 1.0);
+      smp.preemptions = preemptions_;
+      r.iterations.push_back(smp);
+    }
+    for (const int idx : running_) {
+      Seq& s = seqs_[static_cast<std::size_t>(idx)];
+      if (e_.admission == KvAdmission::OnDemand) s.own_bytes = walk(s, m, false);
+      s.kv_tokens += m;
+      s.generated += m;
+      s.last_token = now_;
+    }
+    return true;
+  }
+  static constexpr std::int64_t kStretchMax = 4096;
+
   double s_bytes_of(const Seq& s) const {
     return m_.kv_bytes(static_cast<double>(s.kv_tokens)) - m_.kv_bytes(static_cast<double>(s.shared_tokens));
   }
@@ -763,13 +923,18 @@ class Scheduler {
     if (track_ended_) ended_now_.push_back(s.request);
     if (w_.arrival != ArrivalKind::ClosedLoop) return;
     if (next_closed_ < order_.size()) {
-      release_time_[order_[next_closed_]] = now + overhead_;
-      // Releases go in order_: a client done before a later-spread client's first send goes first.
-      for (std::size_t j = next_closed_; j > next_release_ && release_time_[order_[j - 1]] > now + overhead_; --j)
+      const double t = now + path_of(order_[next_closed_]);
+      release_time_[order_[next_closed_]] = t;
+      // Releases go in order_ of their times: a client done before a later-spread client's first
+      // send goes first, and so does one whose request path was quicker.
+      for (std::size_t j = next_closed_; j > next_release_ && release_time_[order_[j - 1]] > t; --j)
         std::swap(order_[j - 1], order_[j]);
       next_closed_++;
     }
   }
+
+  /// Request `req`'s time on the request path (overhead_ unless the workload draws it).
+  double path_of(int req) const { return fixed_path_ ? overhead_ : path_time(w_, overhead_, req); }
 
   bool is_preempted(int idx) const {
     return std::find(preempted_now_.begin(), preempted_now_.end(), idx) != preempted_now_.end();
@@ -837,6 +1002,11 @@ class Scheduler {
   std::vector<int> rank_budget_;  // tokens left in this iteration, per rank
   std::vector<int> rank_count_;   // running requests, per rank
   std::vector<BatchWork> rank_work_;
+  bool fixed_path_ = false;    // every request's path takes overhead_ (driven by inject)
+  bool fast_forward_ = false;  // decode_stretch may play decode-only stretches at once (run() only)
+  std::vector<std::vector<double>> ff_ctx_, ff_prefix_;
+  std::vector<IterationCost> ff_cost_;
+  std::vector<double> ff_growth_;
 };
 
 }  // namespace

@@ -85,6 +85,11 @@ struct WorkloadSpec {
   int concurrency = 1;                               ///< closed loop clients
   ClientStart client_start = ClientStart::Together;  ///< closed loop: when the clients' first requests go
   RequestPath path = RequestPath::Server;
+  /// Server path: each request's time outside the GPU (EngineProfile::request_overhead) drawn per
+  /// request, exponential with that mean (seeded by `seed` and the request), instead of the same
+  /// for all: closed-loop clients drift apart and reach the engine at random points of its
+  /// iteration cycle (docs/models/serving.md, 'Clients that drift apart').
+  bool random_path_time = false;
   int num_requests = 1000;  ///< prompts (each may carry several samples)
   /// Closed loop: stop as soon as requests 0 to stop_after - 1 have all ended (decoded or
   /// rejected), with every completion up to that moment known; later ones are left unfinished.

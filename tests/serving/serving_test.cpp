@@ -167,6 +167,82 @@ WorkloadSpec fixed_workload(int requests, double input, double output) {
 // 64 requests of 1,000 + 1,000 tokens: more than that cache holds at once.
 WorkloadSpec overfull_kv_workload() { return fixed_workload(64, 1000, 1000); }
 
+// A run played step by step: a trace sink turns the decode-stretch shortcut off.
+ServeResult step_by_step(const IterationModel& m, const WorkloadSpec& wl) {
+  engine::TraceBuffer trace;
+  return simulate(m, wl, make_requests(wl), &trace);
+}
+
+// Same requests, same token times (to rounding), same iterations and KV usage.
+void expect_same_run(const ServeResult& a, const ServeResult& b) {
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_NEAR(a.requests[i].first_token.value(), b.requests[i].first_token.value(), 1e-9);
+    EXPECT_NEAR(a.requests[i].finish.value(), b.requests[i].finish.value(), 1e-9);
+    EXPECT_EQ(a.requests[i].output_tokens, b.requests[i].output_tokens);
+    EXPECT_EQ(a.requests[i].preemptions, b.requests[i].preemptions);
+  }
+  ASSERT_EQ(a.iterations.size(), b.iterations.size());
+  for (std::size_t i = 0; i < a.iterations.size(); ++i) {
+    EXPECT_NEAR(a.iterations[i].kv_usage, b.iterations[i].kv_usage, 1e-9);
+    EXPECT_EQ(a.iterations[i].decode_seqs, b.iterations[i].decode_seqs);
+  }
+  EXPECT_EQ(a.preemptions, b.preemptions);
+  EXPECT_NEAR(a.itl.count(), b.itl.count(), 1e-6);
+  EXPECT_NEAR(a.itl.sum(), b.itl.sum(), 1e-9 * a.itl.sum());
+}
+
+TEST(ServingSimulator, DecodeStretchesPlayAtOnceAsStepByStep) {
+  // Decode-only iterations (no arrival, finish or admission among them) cost a function of the
+  // batch and the sum of its contexts, which grows by the batch each step; played at once they
+  // give the same run as one iteration at a time: a staggered closed loop, a closed loop with
+  // more clients than the batch holds (the queue waits on full slots), a sliding window, and an
+  // overfull KV cache (a stretch stops where its growth would not fit: preemptions as before).
+  const IterationModel m(test_deployment(), no_comm());
+  WorkloadSpec wl = fixed_workload(48, 300, 200);
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.concurrency = 16;
+  expect_same_run(simulate(m, wl, make_requests(wl)), step_by_step(m, wl));
+  wl.concurrency = 100;  // max_num_seqs 64
+  wl.num_requests = 200;
+  expect_same_run(simulate(m, wl, make_requests(wl)), step_by_step(m, wl));
+  auto windowed = test_deployment();
+  windowed.model.sliding_window = 128;
+  const IterationModel w(windowed, no_comm());
+  expect_same_run(simulate(w, wl, make_requests(wl)), step_by_step(w, wl));
+  const IterationModel tight(overfull_kv_deployment(), no_comm());
+  const auto over = overfull_kv_workload();
+  const auto fast = simulate(tight, over, make_requests(over));
+  EXPECT_GT(fast.preemptions, 0);
+  expect_same_run(fast, step_by_step(tight, over));
+}
+
+TEST(ServingSimulator, RandomRequestPathKeepsItsMeanAndSpreadsTheClients) {
+  // One client: no queue, so TTFT = request path + prefill. A fixed path gives every request the
+  // same TTFT; a random one (exponential of mean request_overhead) keeps the mean and has the
+  // exponential's spread (standard deviation = mean), the same draws for the same seed.
+  auto d = test_deployment();
+  d.engine.request_overhead = core::Seconds(0.05);
+  const IterationModel m(d, no_comm());
+  WorkloadSpec wl = fixed_workload(400, 256, 4);
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.path = RequestPath::Server;
+  const auto fixed = simulate(m, wl, make_requests(wl));
+  wl.random_path_time = true;
+  const auto random = simulate(m, wl, make_requests(wl));
+  const double prefill = fixed.requests[1].ttft().value() - 0.05;
+  std::vector<double> path;
+  for (const auto& q : random.requests) path.push_back(q.ttft().value() - prefill);
+  double mean = 0, var = 0;
+  for (double x : path) mean += x / static_cast<double>(path.size());
+  for (double x : path) var += (x - mean) * (x - mean) / static_cast<double>(path.size());
+  EXPECT_NEAR(mean, 0.05, 0.1 * 0.05);
+  EXPECT_NEAR(std::sqrt(var), 0.05, 0.15 * 0.05);
+  EXPECT_NEAR(fixed.requests[7].ttft().value(), fixed.requests[300].ttft().value(), 1e-12);
+  const auto again = simulate(m, wl, make_requests(wl));
+  EXPECT_EQ(again.requests[5].ttft().value(), random.requests[5].ttft().value());
+}
+
 TEST(ServingSimulator, KvOffloadTierReplacesRecomputeWithTwoCopies) {
   // The same overfull KV cache as below; with an offload tier of ample capacity every preemption
   // moves the sequence's KV out and back (2 x bytes / (rate x GPUs)) instead of recomputing its
