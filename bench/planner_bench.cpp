@@ -60,7 +60,7 @@ void BM_PlannerDefaultSearch(benchmark::State& state) {
 BENCHMARK(BM_PlannerDefaultSearch)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 // One analytical step estimate of a typical layout (tp8 pp4 vp5 on 64 x p5.48xlarge).
-void BM_EstimateStep(benchmark::State& state) {
+void BM_EstimateStepTypicalLayout(benchmark::State& state) {
   const auto request = default_request(1);
   training::TrainingJob job;
   job.model = request.model;
@@ -72,7 +72,7 @@ void BM_EstimateStep(benchmark::State& state) {
   const auto comm = collectives::make_comm_cost(job.cluster);
   for (auto _ : state) benchmark::DoNotOptimize(training::estimate_step(job, bench_calibration(), comm));
 }
-BENCHMARK(BM_EstimateStep)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EstimateStepTypicalLayout)->Unit(benchmark::kMicrosecond);
 
 // The memory estimate alone (the planner's pruning step before estimate_step).
 void BM_EstimateMemory(benchmark::State& state) {

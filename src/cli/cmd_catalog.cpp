@@ -213,18 +213,18 @@ json entry_json(std::string_view type, const std::string& name, const std::strin
   return out;
 }
 
-json to_json(const GpuSpec& g) {
+json catalog_entry_json(const GpuSpec& g) {
   return entry_json("gpu", g.name, g.display_name, g.aliases, gpu_fields(g), g.provenance);
 }
-json to_json(const SystemSpec& s) {
+json catalog_entry_json(const SystemSpec& s) {
   json j = entry_json("system", s.name, s.display_name, s.aliases, system_fields(s), s.provenance);
   j["gpus"] = s.gpus();
   return j;
 }
-json to_json(const FabricSpec& f) {
+json catalog_entry_json(const FabricSpec& f) {
   return entry_json("fabric", f.name, f.display_name, f.aliases, fabric_fields(f), f.provenance);
 }
-json to_json(const StorageSpec& s) {
+json catalog_entry_json(const StorageSpec& s) {
   return entry_json("storage", s.name, s.display_name, s.aliases, storage_fields(s), s.provenance);
 }
 
@@ -232,7 +232,7 @@ json to_json(const StorageSpec& s) {
 // Tables
 
 /// A number for a table cell, "-" when zero (unknown or unsupported), starred when unverified.
-std::string cell(double v, const ProvenanceMap& p, const std::string& key, std::string_view format = "{:g}") {
+std::string catalog_cell(double v, const ProvenanceMap& p, const std::string& key, std::string_view format = "{:g}") {
   if (v == 0.0) return "-";
   std::string s = fmt::format(fmt::runtime(format), v);
   const auto it = p.find(key);
@@ -263,13 +263,15 @@ void print_gpus(const Catalog& catalog) {
                {"SMS", true}});
   for (const auto& g : catalog.gpus()) {
     const auto& p = g.provenance;
-    t.add({g.name, std::string(config::to_string(g.architecture)), cell(g.bf16.value() / 1e12, p, "bf16"),
-           cell(g.fp8.value() / 1e12, p, "fp8"), cell(g.fp4.value() / 1e12, p, "fp4"),
-           cell(g.tf32.value() / 1e12, p, "tf32"), cell(g.hbm_capacity.value() / 1e9, p, "hbm_capacity"),
-           cell(g.hbm_usable.value() / core::gib(1).value(), p, "hbm_usable", "{:.1f}"),
-           cell(g.hbm_bandwidth.value() / 1e12, p, "hbm_bandwidth"), cell(g.nvlink_generation, p, "nvlink_generation"),
-           cell(g.nvlink_bandwidth.value() / 1e9, p, "nvlink_bandwidth"), cell(g.tdp.value(), p, "tdp"),
-           cell(g.sm_count, p, "sm_count")});
+    t.add({g.name, std::string(config::to_string(g.architecture)), catalog_cell(g.bf16.value() / 1e12, p, "bf16"),
+           catalog_cell(g.fp8.value() / 1e12, p, "fp8"), catalog_cell(g.fp4.value() / 1e12, p, "fp4"),
+           catalog_cell(g.tf32.value() / 1e12, p, "tf32"),
+           catalog_cell(g.hbm_capacity.value() / 1e9, p, "hbm_capacity"),
+           catalog_cell(g.hbm_usable.value() / core::gib(1).value(), p, "hbm_usable", "{:.1f}"),
+           catalog_cell(g.hbm_bandwidth.value() / 1e12, p, "hbm_bandwidth"),
+           catalog_cell(g.nvlink_generation, p, "nvlink_generation"),
+           catalog_cell(g.nvlink_bandwidth.value() / 1e9, p, "nvlink_bandwidth"), catalog_cell(g.tdp.value(), p, "tdp"),
+           catalog_cell(g.sm_count, p, "sm_count")});
   }
   t.print(std::cout);
   std::cout << "\nDense tensor-core peaks (TF = 10^12 FLOP/s); HBM nominal in GB, usable (driver-visible) in GiB;\n"
@@ -300,13 +302,15 @@ void print_systems(const Catalog& catalog) {
     const auto nics_p = p.find("nics_per_node");
     const bool nics_unverified = nics_p != p.end() && !nics_p->second.verified;
     const double nvme_tb = s.local_nvme_devices * s.local_nvme_device_size.value() / 1e12;
-    t.add({s.name, std::string(config::to_string(s.kind)), s.gpu, std::to_string(s.gpus()), cell(s.nodes, p, "nodes"),
-           cell(s.nvlink_domain_gpus, p, "nvlink_domain_gpus"), s.nvls ? "yes" : "no",
-           s.fabric.empty() ? "-" : s.fabric, nics + (nics_unverified ? std::string(kUnverifiedMark) : ""),
-           cell(s.network_bandwidth.value() * 8 / 1e9, p, "network_bandwidth"), cell(s.vcpus, p, "vcpus"),
-           cell(s.host_memory.value() / core::gib(1).value(), p, "host_memory", "{:.0f}"),
-           cell(nvme_tb, p, "local_nvme_device_size", "{:.1f}"),
-           cell(s.price_per_hour_usd, p, "price_per_hour", "{:.2f}"), s.price_kind ? s.price_kind_name() : "-"});
+    t.add(
+        {s.name, std::string(config::to_string(s.kind)), s.gpu, std::to_string(s.gpus()),
+         catalog_cell(s.nodes, p, "nodes"), catalog_cell(s.nvlink_domain_gpus, p, "nvlink_domain_gpus"),
+         s.nvls ? "yes" : "no", s.fabric.empty() ? "-" : s.fabric,
+         nics + (nics_unverified ? std::string(kUnverifiedMark) : ""),
+         catalog_cell(s.network_bandwidth.value() * 8 / 1e9, p, "network_bandwidth"), catalog_cell(s.vcpus, p, "vcpus"),
+         catalog_cell(s.host_memory.value() / core::gib(1).value(), p, "host_memory", "{:.0f}"),
+         catalog_cell(nvme_tb, p, "local_nvme_device_size", "{:.1f}"),
+         catalog_cell(s.price_per_hour_usd, p, "price_per_hour", "{:.2f}"), s.price_kind ? s.price_kind_name() : "-"});
   }
   t.print(std::cout);
   std::cout << "\nPer node: NICs, network Gbps (one direction), vCPUs, host memory, NVMe. GPUS is one unit of the\n"
@@ -325,9 +329,10 @@ void print_fabrics(const Catalog& catalog) {
                {"DESCRIPTION"}});
   for (const auto& f : catalog.fabrics()) {
     const auto& p = f.provenance;
-    t.add({f.name, std::string(config::to_string(f.kind)), cell(f.generation, p, "generation"),
-           cell(f.latency.value() * 1e6, p, "latency"), cell(f.message_latency.value() * 1e6, p, "message_latency"),
-           cell(f.efficiency, p, "efficiency"), f.gpudirect_rdma ? "yes" : "no", f.display_name});
+    t.add({f.name, std::string(config::to_string(f.kind)), catalog_cell(f.generation, p, "generation"),
+           catalog_cell(f.latency.value() * 1e6, p, "latency"),
+           catalog_cell(f.message_latency.value() * 1e6, p, "message_latency"),
+           catalog_cell(f.efficiency, p, "efficiency"), f.gpudirect_rdma ? "yes" : "no", f.display_name});
   }
   t.print(std::cout);
   std::cout << "\nLatency: per network message as NCCL's model charges it; message latency: small (LL) messages;\n"
@@ -350,14 +355,14 @@ void print_storage(const Catalog& catalog) {
   for (const auto& s : catalog.storage()) {
     const auto& p = s.provenance;
     t.add({s.name, std::string(config::to_string(s.kind)),
-           cell(s.throughput_per_tib.value() / 1e6, p, "throughput_per_tib"),
-           cell(s.network_baseline_per_tib.value() / 1e6, p, "network_baseline_per_tib"),
-           cell(s.network_burst_per_tib.value() / 1e6, p, "network_burst_per_tib"),
-           cell(s.min_capacity.value() / core::gib(1).value(), p, "min_capacity", "{:.0f}"),
-           s.efa_capable ? "yes" : "no", cell(s.get_requests_per_s, p, "get_requests_per_s"),
-           cell(s.put_requests_per_s, p, "put_requests_per_s"),
-           cell(s.per_connection_throughput.value() / 1e6, p, "per_connection_throughput"),
-           cell(s.first_byte_latency.value() * 1e3, p, "first_byte_latency")});
+           catalog_cell(s.throughput_per_tib.value() / 1e6, p, "throughput_per_tib"),
+           catalog_cell(s.network_baseline_per_tib.value() / 1e6, p, "network_baseline_per_tib"),
+           catalog_cell(s.network_burst_per_tib.value() / 1e6, p, "network_burst_per_tib"),
+           catalog_cell(s.min_capacity.value() / core::gib(1).value(), p, "min_capacity", "{:.0f}"),
+           s.efa_capable ? "yes" : "no", catalog_cell(s.get_requests_per_s, p, "get_requests_per_s"),
+           catalog_cell(s.put_requests_per_s, p, "put_requests_per_s"),
+           catalog_cell(s.per_connection_throughput.value() / 1e6, p, "per_connection_throughput"),
+           catalog_cell(s.first_byte_latency.value() * 1e3, p, "first_byte_latency")});
   }
   t.print(std::cout);
   std::cout << "\nFSx for Lustre rates are per TiB provisioned; S3 request rates per partitioned prefix, S3 Express\n"
@@ -410,28 +415,28 @@ std::vector<std::string> all_names(const Catalog& catalog) {
 void show(const Catalog& catalog, const std::string& name, bool as_json) {
   if (const auto* g = catalog.find_gpu(name)) {
     if (as_json)
-      std::cout << to_json(*g).dump(2) << "\n";
+      std::cout << catalog_entry_json(*g).dump(2) << "\n";
     else
       print_entry("gpu", g->name, g->display_name, g->aliases, gpu_fields(*g), g->provenance);
     return;
   }
   if (const auto* s = catalog.find_system(name)) {
     if (as_json)
-      std::cout << to_json(*s).dump(2) << "\n";
+      std::cout << catalog_entry_json(*s).dump(2) << "\n";
     else
       print_entry("system", s->name, s->display_name, s->aliases, system_fields(*s), s->provenance);
     return;
   }
   if (const auto* f = catalog.find_fabric(name)) {
     if (as_json)
-      std::cout << to_json(*f).dump(2) << "\n";
+      std::cout << catalog_entry_json(*f).dump(2) << "\n";
     else
       print_entry("fabric", f->name, f->display_name, f->aliases, fabric_fields(*f), f->provenance);
     return;
   }
   if (const auto* s = catalog.find_storage(name)) {
     if (as_json)
-      std::cout << to_json(*s).dump(2) << "\n";
+      std::cout << catalog_entry_json(*s).dump(2) << "\n";
     else
       print_entry("storage", s->name, s->display_name, s->aliases, storage_fields(*s), s->provenance);
     return;
@@ -520,25 +525,25 @@ void add_catalog_command(CLI::App& app, Context& ctx) {
       {"gpus", "GPUs: dense BF16/FP8/FP4/TF32 peaks, HBM nominal and usable, bandwidth, NVLink, TDP", &print_gpus,
        [](const Catalog& c) {
          json a = json::array();
-         for (const auto& g : c.gpus()) a.push_back(to_json(g));
+         for (const auto& g : c.gpus()) a.push_back(catalog_entry_json(g));
          return a;
        }},
       {"systems", "Systems: GPUs, NVLink domain, NVLS, fabric and NICs, host, NVMe, price per hour", &print_systems,
        [](const Catalog& c) {
          json a = json::array();
-         for (const auto& s : c.systems()) a.push_back(to_json(s));
+         for (const auto& s : c.systems()) a.push_back(catalog_entry_json(s));
          return a;
        }},
       {"fabrics", "Scale-out fabrics (EFA v1-v4, InfiniBand): latency, efficiency, GPUDirect RDMA", &print_fabrics,
        [](const Catalog& c) {
          json a = json::array();
-         for (const auto& f : c.fabrics()) a.push_back(to_json(f));
+         for (const auto& f : c.fabrics()) a.push_back(catalog_entry_json(f));
          return a;
        }},
       {"storage", "Storage: instance NVMe, FSx for Lustre deployment types, S3, S3 Express One Zone", &print_storage,
        [](const Catalog& c) {
          json a = json::array();
-         for (const auto& s : c.storage()) a.push_back(to_json(s));
+         for (const auto& s : c.storage()) a.push_back(catalog_entry_json(s));
          return a;
        }},
   };

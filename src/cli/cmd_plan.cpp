@@ -46,7 +46,6 @@ using nlohmann::json;
 using parallelism::Recompute;
 using parallelism::Sharding;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // The plan (jobspec::PlanFlags, resolved by jobspec::make_plan_request) and how it is shown.
 struct PlanOptions : jobspec::PlanFlags {
   bool json = false;
@@ -212,7 +211,7 @@ void print_scaling(std::ostream& out, const planner::Plan& plan, std::int64_t gb
 
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-json stats_json(const planner::SearchStats& s) {
+json search_stats_json(const planner::SearchStats& s) {
   return {{"shapes", s.shapes},
           {"candidates", s.candidates},
           {"pruned_batch", s.pruned_batch},
@@ -220,7 +219,7 @@ json stats_json(const planner::SearchStats& s) {
           {"evaluated", s.evaluated}};
 }
 
-json layout_json(const planner::PlannedLayout& p) {
+json planned_layout_json(const planner::PlannedLayout& p) {
   const auto& l = p.layout;
   json breakdown = json::object();
   for (auto c : planner::all_components()) {
@@ -267,7 +266,7 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
   json systems = json::array();
   for (const auto& sp : plan.systems) {
     json layouts = json::array();
-    for (const auto& p : sp.top) layouts.push_back(layout_json(p));
+    for (const auto& p : sp.top) layouts.push_back(planned_layout_json(p));
     const auto& c = sp.cluster;
     systems.push_back({{"system", c.system.name},
                        {"gpu", c.gpu.name},
@@ -278,13 +277,13 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
                        {"price_per_unit_hour_usd",
                         finite_or_null(c.system.price_per_hour_usd > 0 ? c.system.price_per_hour_usd : std::nan(""))},
                        {"price_date", c.system.price_date},
-                       {"search", stats_json(sp.stats)},
+                       {"search", search_stats_json(sp.stats)},
                        {"layouts", layouts},
                        {"empty_reason", sp.top.empty() ? json(sp.empty_reason) : json(nullptr)}});
   }
   json best = nullptr;
   if (plan.best_system) {
-    best = layout_json(plan.systems[*plan.best_system].top.front());
+    best = planned_layout_json(plan.systems[*plan.best_system].top.front());
     best["system"] = plan.systems[*plan.best_system].cluster.system.name;
   }
   json scaling = json::array();
@@ -292,7 +291,7 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
     json points = json::array();
     for (const auto& p : sc.points) {
       points.push_back({{"gpus", p.gpus},
-                        {"layout", p.best ? layout_json(*p.best) : json(nullptr)},
+                        {"layout", p.best ? planned_layout_json(*p.best) : json(nullptr)},
                         {"speedup", p.speedup > 0 ? json(p.speedup) : json(nullptr)},
                         {"marginal_efficiency", p.speedup > 0 ? json(p.marginal_efficiency) : json(nullptr)}});
     }
@@ -300,7 +299,7 @@ json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, i
                        {"knee_gpus", sc.knee ? json(sc.points[*sc.knee].gpus) : json(nullptr)},
                        {"points", points}});
   }
-  json search = stats_json(plan.stats);
+  json search = search_stats_json(plan.stats);
   search["seconds"] = plan.stats.seconds;
   search["threads"] = threads;
   return {{"command", "plan"},

@@ -28,7 +28,7 @@ struct RlOptions : jobspec::RlFlags {
   int search_steps = 8;
 };
 
-nlohmann::json to_json(const rl::RlJob& j, const rl::RlStepResult& r) {
+nlohmann::json rl_step_json(const rl::RlJob& j, const rl::RlStepResult& r) {
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& p : r.phases) {
     phases.push_back({{"name", std::string(rl::kPhaseWords.name(p.phase))},
@@ -382,7 +382,7 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (o->json) {
         nlohmann::json arr = nlohmann::json::array();
-        for (const auto& p : plans) arr.push_back(to_json(p.job, p.result));
+        for (const auto& p : plans) arr.push_back(rl_step_json(p.job, p.result));
         std::cout << nlohmann::json{{"candidates", arr}, {"search_ms", ms}}.dump(2) << "\n";
         return;
       }
@@ -432,7 +432,7 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
       write_file_atomically(o->trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace-out");
     }
     if (o->json) {
-      std::cout << to_json(job, r).dump(2) << "\n";
+      std::cout << rl_step_json(job, r).dump(2) << "\n";
     } else {
       print_text(job, r, ms);
     }

@@ -9,6 +9,7 @@
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
+#include "cli/text_table.hpp"
 #include "collectives/comm_cost.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -32,8 +33,6 @@ struct ServeOptions {
 
 using Topology = jobspec::ServeFleet;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
 std::string layout_text(const serving::Deployment& d) {
@@ -54,7 +53,7 @@ std::string offload_tier_name(const serving::Deployment::KvOffload& t) {
   return t.tier == serving::KvTier::None ? std::string() : std::string(serving::kKvTierWords.name(t.tier));
 }
 
-nlohmann::json stats_json(const serving::LatencyStats& s) {
+nlohmann::json latency_stats_json(const serving::LatencyStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
 
@@ -89,8 +88,8 @@ nlohmann::json steady_json(const serving::SteadyState& st, double units, int gpu
           {"requests_per_s_per_replica", st.requests_per_s / units}};
 }
 
-nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m,
-                       const Topology& topo) {
+nlohmann::json serve_json(const jobspec::ServingSetup& s, const serving::ServeResult& r, const serving::ServeSummary& m,
+                          const Topology& topo) {
   const double units = topo.instances;
   const auto& d = s.deployment;
   nlohmann::json series = nlohmann::json::array();
@@ -135,10 +134,10 @@ nlohmann::json to_json(const jobspec::ServingSetup& s, const serving::ServeResul
             {"requests_per_s_per_replica", m.requests_per_s.value() / units},
             {"tokens_per_s_per_user", m.tokens_per_s_per_user.value()}}},
           {"latency_s",
-           {{"ttft", stats_json(m.ttft)},
-            {"tpot", stats_json(m.tpot)},
-            {"itl", stats_json(m.itl)},
-            {"e2e", stats_json(m.e2e)}}},
+           {{"ttft", latency_stats_json(m.ttft)},
+            {"tpot", latency_stats_json(m.tpot)},
+            {"itl", latency_stats_json(m.itl)},
+            {"e2e", latency_stats_json(m.e2e)}}},
           {"latency_definitions",
            {{"ttft", "first output token time - arrival (queueing included)"},
             {"tpot", "per request (last token - first token) / (output tokens - 1); first token excluded"},
@@ -466,7 +465,7 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       write_file_atomically(o.timeseries, csv, "--timeseries");
     }
     if (o.json) {
-      auto j = to_json(s, r, m, topo);
+      auto j = serve_json(s, r, m, topo);
       if (cold) {
         j["cold_start"] = {{"storage", cold->tier},
                            {"weights_bytes", cold->bytes},

@@ -29,7 +29,7 @@ struct TopologyFlags {
   bool json = false;
 };
 
-nlohmann::json layout_json(const orchestration::ClusterLayout& layout) {
+nlohmann::json cluster_layout_json(const orchestration::ClusterLayout& layout) {
   nlohmann::json nodes = nlohmann::json::array();
   for (int i = 0; i < layout.nodes(); ++i) {
     nlohmann::json n{{"name", layout.node_names[static_cast<std::size_t>(i)]}};
@@ -95,7 +95,7 @@ void run_topology(const TopologyFlags& f, Context& ctx) {
     text = orchestration::write_node_labels(layout);
   }
   if (f.json) {
-    auto out = layout_json(layout);
+    auto out = cluster_layout_json(layout);
     out["flavour"] = std::string(orchestration::kSchedulerKindWords.name(slurm ? orchestration::SchedulerKind::Slurm
                                                                                : orchestration::SchedulerKind::Kueue));
     if (slurm) out["topology_plugin"] = blocks ? "topology/block" : "topology/tree";

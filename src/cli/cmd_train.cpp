@@ -198,7 +198,7 @@ void print_step(const training::TrainingJob& job, const training::StepResult& r)
 
 namespace {
 
-nlohmann::json to_json(const training::TrainingJob& job, const training::StepResult& r) {
+nlohmann::json train_json(const training::TrainingJob& job, const training::StepResult& r) {
   const auto& b = r.breakdown;
   const auto& m = r.memory;
   return nlohmann::json{{"model", job.model.name},
@@ -326,7 +326,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
       write_file_atomically(o.metrics, observability::to_prometheus_text(to_metrics(job, result)), "--metrics");
     }
     if (o.json) {
-      auto j = to_json(job, result);
+      auto j = train_json(job, result);
       if (!setup.warnings.empty()) j["warnings"] = setup.warnings;
       std::cout << j.dump(2) << "\n";
     } else {

@@ -6,14 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/text_table.hpp"
 #include "cli/validation_summary.hpp"
 #include "core/strings.hpp"
 #include "jobspec/validate_memory.hpp"
 
 namespace fmsim::cli {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct Options {
   std::string csv;

@@ -12,6 +12,9 @@
 
 namespace fmsim::cli {
 
+/// Bytes in a GiB, the unit memory is printed in.
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 /// Columns padded to their widest cell; numeric columns right-aligned. A row may carry a note
 /// printed on its own line below it.
 class TextTable {

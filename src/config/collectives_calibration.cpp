@@ -11,11 +11,11 @@ namespace fmsim::config {
 
 namespace {
 
-double number(const YamlNode& node, Bound bound = Bound::NonNegative) {
+double collectives_number(const YamlNode& node, Bound bound = Bound::NonNegative) {
   return read_sourced(node, true).value.as_number(bound);
 }
 
-int integer(const YamlNode& node) { return read_sourced(node, true).value.as_int(Bound::Positive); }
+int collectives_integer(const YamlNode& node) { return read_sourced(node, true).value.as_int(Bound::Positive); }
 
 std::vector<double> list(const YamlNode& node, std::size_t expected = 0) {
   const SourcedValue v = read_sourced(node, true);
@@ -43,18 +43,18 @@ collectives::FamilyTuning family(const YamlNode& node) {
                    "ring_channel_bandwidth", "ll_max_bandwidth", "ring_ll128_per_channel", "tree_ll128_per_channel",
                    "tree_per_channel"});
   collectives::FamilyTuning f;
-  f.nvlink_link_bandwidth = number(node["nvlink_link_bandwidth"], Bound::Positive);
-  f.ring_efficiency = number(node["ring_efficiency"], Bound::Positive);
-  f.nvls_efficiency = number(node["nvls_efficiency"]);
+  f.nvlink_link_bandwidth = collectives_number(node["nvlink_link_bandwidth"], Bound::Positive);
+  f.ring_efficiency = collectives_number(node["ring_efficiency"], Bound::Positive);
+  f.nvls_efficiency = collectives_number(node["nvls_efficiency"]);
   f.channel_speeds = list(node["channel_speeds"]);
-  f.nvls_max_channels = integer(node["nvls_max_channels"]);
-  f.ring_channel_bandwidth = number(node["ring_channel_bandwidth"], Bound::Positive);
-  f.ll_max_bandwidth = number(node["ll_max_bandwidth"], Bound::Positive);
+  f.nvls_max_channels = collectives_integer(node["nvls_max_channels"]);
+  f.ring_channel_bandwidth = collectives_number(node["ring_channel_bandwidth"], Bound::Positive);
+  f.ll_max_bandwidth = collectives_number(node["ll_max_bandwidth"], Bound::Positive);
   f.ring_ll128_per_channel = triple(node["ring_ll128_per_channel"]);
   f.tree_ll128_per_channel = triple(node["tree_ll128_per_channel"]);
   f.tree_per_channel = triple(node["tree_per_channel"]);
   for (const char* key : {"ring_efficiency", "nvls_efficiency"}) {
-    const double v = number(node[key]);
+    const double v = collectives_number(node[key]);
     if (v > 1.0) node[key].fail(fmt::format("{} is a fraction and must be at most 1", v));
   }
   return f;
@@ -88,22 +88,22 @@ collectives::Calibration load_collectives_calibration(const std::string& path) {
   c.pat = latency(lat["pat"]);
   c.ll_max_bandwidth_intel = triple(root["ll_max_bandwidth_intel"]);
   c.ll_max_bandwidth_amd = triple(root["ll_max_bandwidth_amd"]);
-  c.net_overhead_intel_us = number(root["net_overhead_intel_us"]);
-  c.net_overhead_amd_us = number(root["net_overhead_amd_us"]);
+  c.net_overhead_intel_us = collectives_number(root["net_overhead_intel_us"]);
+  c.net_overhead_amd_us = collectives_number(root["net_overhead_amd_us"]);
 
   const YamlNode f = root["factors"];
   f.check_keys({"ring_ll", "ring_ll128", "tree", "tree_ll", "tree_ll128_one_node", "tree_ll128_multi_node", "pat",
                 "pat_log_latency_divisor", "pat_per_rank_latency_us", "ring_plateau"});
-  c.ring_ll_factor = number(f["ring_ll"], Bound::Positive);
-  c.ring_ll128_factor = number(f["ring_ll128"], Bound::Positive);
-  c.tree_factor = number(f["tree"], Bound::Positive);
-  c.tree_ll_factor = number(f["tree_ll"], Bound::Positive);
-  c.tree_ll128_factor_one_node = number(f["tree_ll128_one_node"], Bound::Positive);
-  c.tree_ll128_factor_multi_node = number(f["tree_ll128_multi_node"], Bound::Positive);
-  c.pat_factor = number(f["pat"], Bound::Positive);
-  c.pat_log_latency_divisor = number(f["pat_log_latency_divisor"], Bound::Positive);
-  c.pat_per_rank_latency_us = number(f["pat_per_rank_latency_us"]);
-  c.ring_plateau_factor = number(f["ring_plateau"], Bound::Positive);
+  c.ring_ll_factor = collectives_number(f["ring_ll"], Bound::Positive);
+  c.ring_ll128_factor = collectives_number(f["ring_ll128"], Bound::Positive);
+  c.tree_factor = collectives_number(f["tree"], Bound::Positive);
+  c.tree_ll_factor = collectives_number(f["tree_ll"], Bound::Positive);
+  c.tree_ll128_factor_one_node = collectives_number(f["tree_ll128_one_node"], Bound::Positive);
+  c.tree_ll128_factor_multi_node = collectives_number(f["tree_ll128_multi_node"], Bound::Positive);
+  c.pat_factor = collectives_number(f["pat"], Bound::Positive);
+  c.pat_log_latency_divisor = collectives_number(f["pat_log_latency_divisor"], Bound::Positive);
+  c.pat_per_rank_latency_us = collectives_number(f["pat_per_rank_latency_us"]);
+  c.ring_plateau_factor = collectives_number(f["ring_plateau"], Bound::Positive);
 
   const SourcedValue corr = read_sourced(root["tree_correction"], true);
   const std::vector<YamlNode> rows = corr.value.items();
@@ -113,8 +113,8 @@ collectives::Calibration load_collectives_calibration(const std::string& path) {
     if (cells.size() != 24) rows[p].fail(fmt::format("expected 24 factors (64 B .. 512 MiB), got {}", cells.size()));
     for (std::size_t i = 0; i < 24; ++i) c.tree_correction[p][i] = cells[i].as_number(Bound::Positive);
   }
-  c.max_channels = integer(root["max_channels"]);
-  c.pci_bandwidth = number(root["pci_bandwidth"], Bound::Positive);
+  c.max_channels = collectives_integer(root["max_channels"]);
+  c.pci_bandwidth = collectives_number(root["pci_bandwidth"], Bound::Positive);
 
   const YamlNode fam = root["families"];
   fam.check_keys({"volta", "ampere", "hopper", "blackwell"});
@@ -122,16 +122,16 @@ collectives::Calibration load_collectives_calibration(const std::string& path) {
 
   const YamlNode nvls = root["nvls"];
   nvls.check_keys({"channel_budget", "mnnvl_latency_per_node_us"});
-  c.nvls_channel_budget = number(nvls["channel_budget"], Bound::Positive);
-  c.mnnvl_nvls_latency_per_node_us = number(nvls["mnnvl_latency_per_node_us"]);
+  c.nvls_channel_budget = collectives_number(nvls["channel_budget"], Bound::Positive);
+  c.mnnvl_nvls_latency_per_node_us = collectives_number(nvls["mnnvl_latency_per_node_us"]);
 
   const YamlNode p2p = root["p2p"];
   p2p.check_keys({"nvlink_efficiency", "max_nics_per_gpu", "efa_multi_rail", "base_latency_us", "per_peer_latency_us"});
-  c.p2p_nvlink_efficiency = number(p2p["nvlink_efficiency"], Bound::Positive);
-  c.p2p_max_nics_per_gpu = integer(p2p["max_nics_per_gpu"]);
+  c.p2p_nvlink_efficiency = collectives_number(p2p["nvlink_efficiency"], Bound::Positive);
+  c.p2p_max_nics_per_gpu = collectives_integer(p2p["max_nics_per_gpu"]);
   if (p2p.has("efa_multi_rail")) c.p2p_efa_multi_rail = read_sourced(p2p["efa_multi_rail"], true).value.as_bool();
-  c.p2p_base_latency_us = number(p2p["base_latency_us"]);
-  c.p2p_per_peer_latency_us = number(p2p["per_peer_latency_us"]);
+  c.p2p_base_latency_us = collectives_number(p2p["base_latency_us"]);
+  c.p2p_per_peer_latency_us = collectives_number(p2p["per_peer_latency_us"]);
   return c;
 }
 

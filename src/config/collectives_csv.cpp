@@ -17,7 +17,7 @@ namespace fmsim::config {
 
 namespace {
 
-std::optional<double> to_number(const std::string& s) {
+std::optional<double> csv_number(const std::string& s) {
   if (s.empty()) return std::nullopt;
   double v = 0.0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -36,7 +36,7 @@ std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text
     const int line_no = table.line(r);
     auto cell = [&](const std::string& name) { return table.cell(r, name); };
     auto positive_int = [&](const std::string& name) {
-      const auto v = to_number(cell(name));
+      const auto v = csv_number(cell(name));
       // The range test first: converting a double beyond int's range is undefined behaviour.
       if (!v || !(*v >= 1 && *v <= std::numeric_limits<int>::max()) || *v != static_cast<int>(*v)) {
         throw core::InputError(file, line_no, name, fmt::format("'{}' is not a positive whole number", cell(name)));
@@ -46,7 +46,7 @@ std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text
     auto optional_number = [&](const std::string& name) -> std::optional<double> {
       const std::string s = cell(name);
       if (s.empty()) return std::nullopt;
-      const auto v = to_number(s);
+      const auto v = csv_number(s);
       if (!v || *v <= 0.0) throw core::InputError(file, line_no, name, fmt::format("'{}' is not a positive number", s));
       return v;
     };
@@ -61,7 +61,7 @@ std::vector<CollectiveMeasurement> parse_collectives_csv(const std::string& text
     m.collective = cell("collective");
     m.algorithm = cell("algorithm");
     m.bytes_text = cell("bytes");
-    m.bytes = to_number(m.bytes_text);
+    m.bytes = csv_number(m.bytes_text);
     if (m.bytes_text.empty()) throw core::InputError(file, line_no, "bytes", "empty; give a byte count or 'large'");
     m.busbw_gbps = optional_number("busbw_GBps");
     m.time_us = optional_number("time_us");

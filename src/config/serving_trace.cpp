@@ -16,7 +16,7 @@
 namespace fmsim::config {
 namespace {
 
-const std::map<std::string, std::string>& aliases() {
+const std::map<std::string, std::string>& serving_trace_aliases() {
   static const std::map<std::string, std::string> m{
       {"arrival_s", "arrival_s"},         {"arrival", "arrival_s"},         {"timestamp", "arrival_s"},
       {"input_tokens", "input_tokens"},   {"input_length", "input_tokens"}, {"output_tokens", "output_tokens"},
@@ -86,8 +86,8 @@ std::vector<serving::TraceRequest> parse_request_trace(const std::string& text, 
       if (!j.is_object()) throw core::InputError(file, n, "", "each line must be a JSON object");
       std::map<std::string, std::string> cells;
       for (const auto& [k, v] : j.items()) {
-        auto it = aliases().find(k);
-        if (it == aliases().end()) continue;
+        auto it = serving_trace_aliases().find(k);
+        if (it == serving_trace_aliases().end()) continue;
         cells[it->second] = v.is_string() ? v.get<std::string>() : v.dump();
       }
       out.push_back(make(cells, file, n));
@@ -97,8 +97,8 @@ std::vector<serving::TraceRequest> parse_request_trace(const std::string& text, 
     if (records.empty()) throw core::InputError(file, 1, "", "empty trace: expected a header row");
     std::vector<std::string> columns;
     for (const auto& h : records[0].cells) {
-      auto it = aliases().find(h);
-      columns.push_back(it == aliases().end() ? std::string() : it->second);
+      auto it = serving_trace_aliases().find(h);
+      columns.push_back(it == serving_trace_aliases().end() ? std::string() : it->second);
     }
     for (std::size_t i = 1; i < records.size(); ++i) {
       std::map<std::string, std::string> cells;

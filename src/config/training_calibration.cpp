@@ -22,11 +22,11 @@ SourcedValue sourced(const YamlNode& parent, std::string_view key) {
   return read_sourced(parent[key], true, fitted_key(key));
 }
 
-double number(const YamlNode& parent, std::string_view key, Bound bound) {
+double calibration_number(const YamlNode& parent, std::string_view key, Bound bound) {
   return sourced(parent, key).value.as_number(bound);
 }
 
-core::Seconds duration(const YamlNode& parent, std::string_view key) {
+core::Seconds calibration_duration(const YamlNode& parent, std::string_view key) {
   return sourced(parent, key).value.as_duration(Bound::NonNegative);
 }
 
@@ -96,45 +96,46 @@ training::Calibration parse_training_calibration(const std::string& path) {
                      "flash2_head_dim_half", "fp8_attention_factor", "ssm_scan_efficiency", "memory_efficiency",
                      "kernel_overhead", "sustained_rate_factor"});
     training::GpuCalibration g;
-    g.gemm_efficiency_bf16 = number(node, "gemm_efficiency_bf16", Bound::Positive);
-    g.gemm_efficiency_fp8 = number(node, "gemm_efficiency_fp8", Bound::Positive);
-    g.gemm_efficiency_fp4 = number(node, "gemm_efficiency_fp4", Bound::Positive);
+    g.gemm_efficiency_bf16 = calibration_number(node, "gemm_efficiency_bf16", Bound::Positive);
+    g.gemm_efficiency_fp8 = calibration_number(node, "gemm_efficiency_fp8", Bound::Positive);
+    g.gemm_efficiency_fp4 = calibration_number(node, "gemm_efficiency_fp4", Bound::Positive);
     // Recipe factors are optional (1 = the per-tensor rate): an architecture without FP8 has none.
     for (auto [key, field] : {std::pair{"fp8_rowwise_factor", &training::GpuCalibration::fp8_rowwise_factor},
                               std::pair{"fp8_block_factor", &training::GpuCalibration::fp8_block_factor}}) {
       if (!node.has(key)) continue;
-      g.*field = number(node, key, Bound::Positive);
+      g.*field = calibration_number(node, key, Bound::Positive);
       if (g.*field > 2.0) node[key].fail("a recipe factor is a throughput ratio to per-tensor FP8; allowed: (0, 2]");
     }
-    g.gemm_half_dim = number(node, "gemm_half_dim", Bound::NonNegative);
-    g.attention_fwd_efficiency = number(node, "attention_fwd_efficiency", Bound::Positive);
-    g.attention_bwd_efficiency = number(node, "attention_bwd_efficiency", Bound::Positive);
+    g.gemm_half_dim = calibration_number(node, "gemm_half_dim", Bound::NonNegative);
+    g.attention_fwd_efficiency = calibration_number(node, "attention_fwd_efficiency", Bound::Positive);
+    g.attention_bwd_efficiency = calibration_number(node, "attention_bwd_efficiency", Bound::Positive);
     if (node.has("flash2_fwd_efficiency") != node.has("flash2_bwd_efficiency")) {
       node.fail(
           "flash2_fwd_efficiency and flash2_bwd_efficiency go together (omit both: FA2 runs as the reference kernel)");
     }
     if (node.has("flash2_fwd_efficiency")) {
-      g.flash2_fwd_efficiency = number(node, "flash2_fwd_efficiency", Bound::Positive);
-      g.flash2_bwd_efficiency = number(node, "flash2_bwd_efficiency", Bound::Positive);
+      g.flash2_fwd_efficiency = calibration_number(node, "flash2_fwd_efficiency", Bound::Positive);
+      g.flash2_bwd_efficiency = calibration_number(node, "flash2_bwd_efficiency", Bound::Positive);
     }
     // Optional: without them attention does not depend on the head dimension.
     if (node.has("attention_head_dim_half"))
-      g.attention_head_dim_half = number(node, "attention_head_dim_half", Bound::NonNegative);
+      g.attention_head_dim_half = calibration_number(node, "attention_head_dim_half", Bound::NonNegative);
     if (node.has("flash2_head_dim_half"))
-      g.flash2_head_dim_half = number(node, "flash2_head_dim_half", Bound::NonNegative);
+      g.flash2_head_dim_half = calibration_number(node, "flash2_head_dim_half", Bound::NonNegative);
     // Optional: without it FP8 attention gains the built-in share of the FP8 peak's.
     if (node.has("fp8_attention_factor")) {
-      g.fp8_attention_factor = number(node, "fp8_attention_factor", Bound::Positive);
+      g.fp8_attention_factor = calibration_number(node, "fp8_attention_factor", Bound::Positive);
       if (g.fp8_attention_factor > 1.0)
         node["fp8_attention_factor"].fail("a share of the FP8 peak's gain; allowed: (0, 1]");
     }
     // Optional: without it state-space scans use the built-in default.
-    if (node.has("ssm_scan_efficiency")) g.ssm_scan_efficiency = number(node, "ssm_scan_efficiency", Bound::Positive);
-    g.memory_efficiency = number(node, "memory_efficiency", Bound::Positive);
-    g.kernel_overhead = duration(node, "kernel_overhead");
+    if (node.has("ssm_scan_efficiency"))
+      g.ssm_scan_efficiency = calibration_number(node, "ssm_scan_efficiency", Bound::Positive);
+    g.memory_efficiency = calibration_number(node, "memory_efficiency", Bound::Positive);
+    g.kernel_overhead = calibration_duration(node, "kernel_overhead");
     // Optional: 1 (the datasheet peak's clock and SMs) without it.
     if (node.has("sustained_rate_factor")) {
-      g.sustained_rate_factor = number(node, "sustained_rate_factor", Bound::Positive);
+      g.sustained_rate_factor = calibration_number(node, "sustained_rate_factor", Bound::Positive);
       if (g.sustained_rate_factor < 0.5 || g.sustained_rate_factor > 2.0)
         node["sustained_rate_factor"].fail("a throughput ratio to the datasheet peak; allowed: [0.5, 2]");
     }
@@ -162,25 +163,26 @@ training::Calibration parse_training_calibration(const std::string& path) {
                      "ep_overlap_cost"});
     training::StackCalibration s;
     s.name = name;
-    s.compute_efficiency = node.has("compute_efficiency") ? number(node, "compute_efficiency", Bound::Positive) : 1.0;
+    s.compute_efficiency =
+        node.has("compute_efficiency") ? calibration_number(node, "compute_efficiency", Bound::Positive) : 1.0;
     if (node.has("attention_kernel")) {
       s.attention_kernel = read_sourced(node["attention_kernel"], true).value.as_word(training::kAttentionKernelWords);
     }
     if (node.has("moe_dispatcher")) {
       s.moe_dispatcher = read_sourced(node["moe_dispatcher"], true).value.as_word(training::kMoeDispatcherWords);
     }
-    s.tp_overlap = number(node, "tp_overlap", Bound::NonNegative);
-    s.dp_overlap = number(node, "dp_overlap", Bound::NonNegative);
+    s.tp_overlap = calibration_number(node, "tp_overlap", Bound::NonNegative);
+    s.dp_overlap = calibration_number(node, "dp_overlap", Bound::NonNegative);
     if (s.tp_overlap > 1.0 || s.dp_overlap > 1.0) node.fail("overlap fractions must be at most 1");
     if (node.has("ep_overlap_cost")) {
-      s.ep_overlap_cost = number(node, "ep_overlap_cost", Bound::NonNegative);
+      s.ep_overlap_cost = calibration_number(node, "ep_overlap_cost", Bound::NonNegative);
       if (s.ep_overlap_cost > 1.0)
         node["ep_overlap_cost"].fail("a fraction of the hidden all-to-all time; allowed: [0, 1]");
     }
-    s.elementwise_factor = number(node, "elementwise_factor", Bound::Positive);
-    s.step_overhead = duration(node, "step_overhead");
-    s.layer_overhead_us = duration(node, "layer_overhead").value() * 1e6;
-    s.moe_layer_overhead_us = duration(node, "moe_layer_overhead").value() * 1e6;
+    s.elementwise_factor = calibration_number(node, "elementwise_factor", Bound::Positive);
+    s.step_overhead = calibration_duration(node, "step_overhead");
+    s.layer_overhead_us = calibration_duration(node, "layer_overhead").value() * 1e6;
+    s.moe_layer_overhead_us = calibration_duration(node, "moe_layer_overhead").value() * 1e6;
     s.source = source_of(node, {"tp_overlap", "dp_overlap", "elementwise_factor", "step_overhead"});
     record_prior(cal, name + ".compute_efficiency", node, "compute_efficiency");
     record_prior(cal, name + ".layer_overhead_us", node, "layer_overhead", true);

@@ -20,22 +20,6 @@
 namespace fmsim::jobspec {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : text + ",") {
-    if (c == ',') {
-      const auto b = cur.find_first_not_of(" \t");
-      const auto e = cur.find_last_not_of(" \t");
-      if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return out;
-}
-
 int parse_positive(const std::string& flag, const std::string& text) {
   int v = 0;
   std::size_t used = 0;
@@ -53,7 +37,7 @@ int parse_positive(const std::string& flag, const std::string& text) {
 std::vector<int> parse_int_list(const std::string& flag, const std::string& text) {
   std::vector<int> out;
   if (text.empty()) return out;
-  for (const auto& item : split_list(text)) out.push_back(parse_positive(flag, item));
+  for (const auto& item : split_comma_list(text)) out.push_back(parse_positive(flag, item));
   if (out.empty()) throw core::InputError::flag(flag, "expected one or more whole numbers, e.g. 8 or 4,8");
   return out;
 }
@@ -114,6 +98,22 @@ void check_pins(const planner::SearchSpace& space, const workload::ModelSpec& m,
 }
 
 }  // namespace
+
+std::vector<std::string> split_comma_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text + ",") {
+    if (c == ',') {
+      const auto b = cur.find_first_not_of(" \t");
+      const auto e = cur.find_last_not_of(" \t");
+      if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
 
 planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catalog& catalog,
                                        const training::Calibration& calibration) {
@@ -187,7 +187,7 @@ planner::PlanRequest make_plan_request(const PlanFlags& o, const hardware::Catal
   }
   const int max_gpus = *std::max_element(r.gpu_counts.begin(), r.gpu_counts.end());
   std::set<std::string> seen;
-  const auto names = split_list(o.systems);
+  const auto names = split_comma_list(o.systems);
   if (names.empty()) throw core::InputError::flag("--systems", "expected one or more systems, e.g. p5.48xlarge");
   for (const auto& name : names) {
     auto cluster = config::cluster_for_gpus(catalog, name, max_gpus, "--systems");

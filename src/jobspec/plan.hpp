@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hardware/catalog.hpp"
 #include "planner/planner.hpp"
@@ -41,6 +42,9 @@ struct PlanFlags {
   std::string lora_base = "bf16";           ///< with --task lora: frozen weights' storage (nf4 = QLoRA)
   std::string calibration;                  ///< "" = the shipped data/calibration/training.yaml
 };
+
+/// The items of a comma-separated flag value ("p5, p5en"), blanks trimmed, empty items dropped.
+std::vector<std::string> split_comma_list(const std::string& text);
 
 /// The request the flags describe, checked against `calibration` (the stack and every system's
 /// GPU must be calibrated) and the model (pinned tp/pp/vp/cp/ep/mbs must be able to divide it).

@@ -2,34 +2,21 @@
 #include "jobspec/plan_serve.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 #include "collectives/comm_cost.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
+#include "jobspec/plan.hpp"
 #include "serving/iteration_model.hpp"
 
 namespace fmsim::jobspec {
-namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-}  // namespace
 
 ServingPlan plan_serving(const PlanServeFlags& o, const FlagGiven& given, const hardware::Catalog& catalog) {
   if (o.top < 1) throw core::InputError::flag("--top", "must be at least 1");
   if (o.probe_requests < 20 || o.probe_requests > 100000)
     throw core::InputError::flag("--probe-requests", "allowed 20 to 100,000");
-  const auto families = split_list(o.families);
+  const auto families = split_comma_list(o.families);
   if (families.empty()) throw core::InputError::flag("--systems", "give at least one system");
   // plan-serve shares serve's flags but searches the systems of --systems: a --cluster was
   // ignored, and an unknown --precision word skipped every family as if it lacked FP8 (exit 0).

@@ -11,7 +11,7 @@ namespace fmsim::observability {
 namespace {
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
 
 void append_escaped(std::string& out, std::string_view text, bool escape_quote) {
   for (char c : text) {
@@ -41,7 +41,7 @@ bool is_valid_metric_name(std::string_view name) {
   if (name.empty()) return false;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    const bool ok = is_alpha(c) || c == '_' || c == ':' || (i > 0 && is_digit(c));
+    const bool ok = is_alpha(c) || c == '_' || c == ':' || (i > 0 && is_ascii_digit(c));
     if (!ok) return false;
   }
   return true;
@@ -51,7 +51,7 @@ bool is_valid_label_name(std::string_view name) {
   if (name.empty() || name.starts_with("__")) return false;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    const bool ok = is_alpha(c) || c == '_' || (i > 0 && is_digit(c));
+    const bool ok = is_alpha(c) || c == '_' || (i > 0 && is_ascii_digit(c));
     if (!ok) return false;
   }
   return true;

@@ -26,7 +26,7 @@ constexpr std::uint32_t kIndexMagic = 0xBAAAD700;
 constexpr std::uint32_t kChunksMagic = 0x85BD40DD;
 constexpr std::size_t kSamplesPerChunk = 120;                  // as Prometheus' head cuts them
 constexpr std::uint64_t kSegmentBytes = 512ULL * 1024 * 1024;  // chunks.DefaultChunkSegmentSize
-constexpr std::size_t kFlushBytes = 1 << 20;
+constexpr std::size_t kBlockFlushBytes = 1 << 20;
 
 std::array<std::uint32_t, 256> make_crc_table() {
   std::array<std::uint32_t, 256> t{};
@@ -210,7 +210,7 @@ TsdbBlockWriter::TsdbBlockWriter(std::string dir) : dir_(std::move(dir)) {
   fs::remove_all(partial_, ec);
   fs::create_directories(fs::path(partial_) / "chunks", ec);
   if (ec) throw WriteError(fmt::format("{}: cannot create directory: {}", partial_, ec.message()));
-  buffer_.reserve(kFlushBytes + 4096);
+  buffer_.reserve(kBlockFlushBytes + 4096);
 }
 
 TsdbBlockWriter::~TsdbBlockWriter() {
@@ -269,7 +269,7 @@ void TsdbBlockWriter::write_chunk(const std::string& data, ChunkMeta& meta) {
   put_be32(buffer_, crc32c(std::string_view(buffer_).substr(enc)));
   segment_size_ += size;
   ++chunk_count_;
-  if (buffer_.size() >= kFlushBytes) {
+  if (buffer_.size() >= kBlockFlushBytes) {
     if (std::fwrite(buffer_.data(), 1, buffer_.size(), segment_) != buffer_.size()) {
       throw WriteError(fmt::format("{}: write failed (disk full?)", partial_));
     }

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "core/embedded_data.hpp"
 #include "core/error.hpp"
@@ -29,7 +30,7 @@ const hardware::Catalog& shipped() {
   return catalog;
 }
 
-std::string test_data(const std::string& name) { return std::string(FMSIM_SOURCE_DIR) + "/tests/data/catalog/" + name; }
+using fmsim::testing::catalog_fixture;
 
 // ------------------------------------------------------------------------------------------
 // Every shipped file loads; the entries are all present.
@@ -308,7 +309,7 @@ TEST(ShippedCatalog, FabricAndStorageFiguresMatchTheReference) {
 // User files: partial overrides, `base:` copies, new entries.
 
 TEST(UserCatalog, PartialOverrideKeepsOtherFields) {
-  const auto c = load_catalog({test_data("override_partial.yaml")});
+  const auto c = load_catalog({catalog_fixture("override_partial.yaml")});
   const auto& p5 = *c.find_system("p5.48xlarge");
   // The file sets only the price; everything else stays as shipped.
   EXPECT_DOUBLE_EQ(p5.price_per_hour_usd, 31.464);
@@ -347,7 +348,7 @@ TEST(UserCatalog, ExampleFileAddsGpusAndSystems) {
 }
 
 TEST(UserCatalog, PlainValuesNeedNoSource) {
-  const auto c = load_catalog({test_data("missing_source.yaml")});
+  const auto c = load_catalog({catalog_fixture("missing_source.yaml")});
   EXPECT_DOUBLE_EQ(c.find_gpu("h100-sxm")->tdp.value(), 500.0);
 }
 
@@ -365,7 +366,7 @@ class BadCatalogFile : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadCatalogFile, NamesFileLineAndField) {
   const BadCase& c = GetParam();
-  testing::expect_input_error([&] { load_catalog({test_data(c.file)}); }, c.file, c.line, c.field, c.message);
+  testing::expect_input_error([&] { load_catalog({catalog_fixture(c.file)}); }, c.file, c.line, c.field, c.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -426,7 +427,7 @@ TEST(UserCatalog, TextInMemoryIsCheckedLikeAFile) {
 
 TEST(UserCatalog, MissingFileIsAFlagError) {
   try {
-    load_catalog({test_data("does_not_exist.yaml")});
+    load_catalog({catalog_fixture("does_not_exist.yaml")});
     FAIL();
   } catch (const core::InputError& e) {
     EXPECT_EQ(e.field(), "--catalog");

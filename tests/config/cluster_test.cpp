@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "config/cluster_loader.hpp"
 #include "core/error.hpp"
@@ -12,16 +13,13 @@
 namespace fmsim::config {
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = load_catalog({});
-  return c;
-}
+using fmsim::testing::shipped_catalog;
 
-std::string test_data(const std::string& name) { return std::string(FMSIM_SOURCE_DIR) + "/tests/data/catalog/" + name; }
+using fmsim::testing::catalog_fixture;
 
 // gpus = count x nodes per unit x GPUs per node; price = count x price per unit.
 TEST(ParseCluster, InstanceCount) {
-  const auto c = parse_cluster(catalog(), "p5.48xlarge:64");
+  const auto c = parse_cluster(shipped_catalog(), "p5.48xlarge:64");
   EXPECT_EQ(c.count, 64);
   EXPECT_EQ(c.nodes(), 64);
   EXPECT_EQ(c.gpus(), 512);  // 64 x 8
@@ -35,7 +33,7 @@ TEST(ParseCluster, InstanceCount) {
 
 // 4 UltraServers x 18 nodes x 4 GPUs = 288 GPUs in 72-GPU NVLink domains.
 TEST(ParseCluster, UltraServers) {
-  const auto c = parse_cluster(catalog(), "u-p6e-gb200x72:4");
+  const auto c = parse_cluster(shipped_catalog(), "u-p6e-gb200x72:4");
   EXPECT_EQ(c.nodes(), 72);
   EXPECT_EQ(c.gpus(), 288);
   EXPECT_EQ(c.gpus_per_node(), 4);
@@ -44,18 +42,18 @@ TEST(ParseCluster, UltraServers) {
 }
 
 TEST(ParseCluster, ReferenceSystemsAliasesAndDefaultCount) {
-  const auto dgx = parse_cluster(catalog(), "dgx-h100:128");
+  const auto dgx = parse_cluster(shipped_catalog(), "dgx-h100:128");
   EXPECT_EQ(dgx.gpus(), 1024);
   EXPECT_EQ(dgx.fabric.name, "ib-ndr");
-  EXPECT_EQ(parse_cluster(catalog(), "p5:2").system.name, "p5.48xlarge");  // alias
-  EXPECT_EQ(parse_cluster(catalog(), "p5en.48xlarge").count, 1);           // no count = one unit
+  EXPECT_EQ(parse_cluster(shipped_catalog(), "p5:2").system.name, "p5.48xlarge");  // alias
+  EXPECT_EQ(parse_cluster(shipped_catalog(), "p5en.48xlarge").count, 1);           // no count = one unit
   // The NVLink domain never exceeds the cluster: one p5.4xlarge has a 1-GPU domain.
-  EXPECT_EQ(parse_cluster(catalog(), "p5.4xlarge:4").nvlink_domain_gpus(), 1);
+  EXPECT_EQ(parse_cluster(shipped_catalog(), "p5.4xlarge:4").nvlink_domain_gpus(), 1);
 }
 
 TEST(ParseCluster, UnknownSystemSuggestsTheClosestName) {
   try {
-    parse_cluster(catalog(), "p5.48xlarg:64");
+    parse_cluster(shipped_catalog(), "p5.48xlarg:64");
     FAIL();
   } catch (const core::InputError& e) {
     EXPECT_EQ(e.field(), "--cluster");
@@ -66,7 +64,7 @@ TEST(ParseCluster, UnknownSystemSuggestsTheClosestName) {
 TEST(ParseCluster, BadCountsAreRejected) {
   for (const char* text : {"p5.48xlarge:0", "p5.48xlarge:-3", "p5.48xlarge:1.5", "p5.48xlarge:abc", "p5.48xlarge:"}) {
     try {
-      parse_cluster(catalog(), text, "--systems");
+      parse_cluster(shipped_catalog(), text, "--systems");
       FAIL() << text;
     } catch (const core::InputError& e) {
       EXPECT_EQ(e.field(), "--systems");
@@ -79,10 +77,10 @@ TEST(ParseCluster, BadCountsAreRejected) {
 // 524,288 p5 instances x 8 GPUs = 2^22 is allowed, one more instance is refused by name (the
 // count, or the gpus that round up to it); 2^31-1 units of 8 GPUs used to wrap the GPU count.
 TEST(ParseCluster, CountsPastTheLargestClusterAreRefused) {
-  EXPECT_EQ(parse_cluster(catalog(), "p5.48xlarge:524288").gpus(), 1 << 22);
+  EXPECT_EQ(parse_cluster(shipped_catalog(), "p5.48xlarge:524288").gpus(), 1 << 22);
   for (const char* text : {"p5.48xlarge:524289", "p5.48xlarge:2147483647", "u-p6e-gb200x72:2147483647"}) {
     try {
-      parse_cluster(catalog(), text, "--systems");
+      parse_cluster(shipped_catalog(), text, "--systems");
       FAIL() << text;
     } catch (const core::InputError& e) {
       EXPECT_EQ(e.field(), "--systems");
@@ -90,27 +88,30 @@ TEST(ParseCluster, CountsPastTheLargestClusterAreRefused) {
           << e.what();
     }
   }
-  EXPECT_THROW(cluster_for_gpus(catalog(), "p5.48xlarge", 2147483647), core::InputError);
+  EXPECT_THROW(cluster_for_gpus(shipped_catalog(), "p5.48xlarge", 2147483647), core::InputError);
   testing::expect_input_error(
-      [] { parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5.48xlarge\ngpus: 2000000000\n", "big.yaml"); },
+      [] {
+        parse_cluster_text(shipped_catalog(), "kind: Cluster\nsystem: p5.48xlarge\ngpus: 2000000000\n", "big.yaml");
+      },
       "big.yaml", 3, "gpus", "2^22");
   testing::expect_input_error(
-      [] { parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5.48xlarge\ncount: 600000\n", "big.yaml"); },
+      [] { parse_cluster_text(shipped_catalog(), "kind: Cluster\nsystem: p5.48xlarge\ncount: 600000\n", "big.yaml"); },
       "big.yaml", 3, "count", "4800000 GPUs");
 }
 
 // The in-memory form reads a cluster file's text as parse_cluster reads the file; without a
 // name: field the cluster is named after the file's stem.
 TEST(ClusterFile, TextInMemoryReadsLikeTheFile) {
-  const auto c = parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5en.48xlarge\ncount: 16\n", "east.yaml");
+  const auto c =
+      parse_cluster_text(shipped_catalog(), "kind: Cluster\nsystem: p5en.48xlarge\ncount: 16\n", "east.yaml");
   EXPECT_EQ(c.name, "east");
   EXPECT_EQ(c.gpus(), 128);
-  testing::expect_input_error([] { parse_cluster_text(catalog(), "kind: Cluster\nsystem: p5\n", "x.yaml"); }, "x.yaml",
-                              1, "count", "missing required field");
+  testing::expect_input_error([] { parse_cluster_text(shipped_catalog(), "kind: Cluster\nsystem: p5\n", "x.yaml"); },
+                              "x.yaml", 1, "count", "missing required field");
 }
 
 TEST(ClusterFile, StorageAndFabricShape) {
-  const auto c = parse_cluster(catalog(), test_data("cluster_good.yaml"));
+  const auto c = parse_cluster(shipped_catalog(), catalog_fixture("cluster_good.yaml"));
   EXPECT_EQ(c.name, "training-east");
   EXPECT_EQ(c.gpus(), 128);  // 16 x 8
   ASSERT_EQ(c.storage.size(), 2u);
@@ -125,7 +126,7 @@ TEST(ClusterFile, StorageAndFabricShape) {
 
 // gpus: N rounds up to whole units: ceil(100 / 72) = 2 UltraServers.
 TEST(ClusterFile, GpuCountRoundsUpToWholeUnits) {
-  const auto c = parse_cluster(catalog(), test_data("cluster_gpus.yaml"));
+  const auto c = parse_cluster(shipped_catalog(), catalog_fixture("cluster_gpus.yaml"));
   EXPECT_EQ(c.count, 2);
   EXPECT_EQ(c.gpus(), 144);
 }
@@ -143,7 +144,8 @@ class BadClusterFile : public ::testing::TestWithParam<BadCluster> {};
 
 TEST_P(BadClusterFile, NamesFileLineAndField) {
   const BadCluster& c = GetParam();
-  testing::expect_input_error([&] { parse_cluster(catalog(), test_data(c.file)); }, c.file, c.line, c.field, c.message);
+  testing::expect_input_error([&] { parse_cluster(shipped_catalog(), catalog_fixture(c.file)); }, c.file, c.line,
+                              c.field, c.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -157,7 +159,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ClusterFile, MissingFileIsAFlagError) {
   try {
-    parse_cluster(catalog(), "no/such/cluster.yaml");
+    parse_cluster(shipped_catalog(), "no/such/cluster.yaml");
     FAIL();
   } catch (const core::InputError& e) {
     EXPECT_EQ(e.field(), "--cluster");
@@ -167,10 +169,10 @@ TEST(ClusterFile, MissingFileIsAFlagError) {
 
 // ceil(gpus / GPUs per unit): 100 GPUs on 8-GPU instances = 13 instances; 72 on x72 = 1.
 TEST(ClusterForGpus, RoundsUp) {
-  EXPECT_EQ(cluster_for_gpus(catalog(), "p5.48xlarge", 100).count, 13);
-  EXPECT_EQ(cluster_for_gpus(catalog(), "u-p6e-gb200x72", 72).count, 1);
-  EXPECT_THROW(cluster_for_gpus(catalog(), "p5.48xlarge", 0), core::InputError);
-  EXPECT_THROW(cluster_for_gpus(catalog(), "p5.48xlargee", 8), core::InputError);
+  EXPECT_EQ(cluster_for_gpus(shipped_catalog(), "p5.48xlarge", 100).count, 13);
+  EXPECT_EQ(cluster_for_gpus(shipped_catalog(), "u-p6e-gb200x72", 72).count, 1);
+  EXPECT_THROW(cluster_for_gpus(shipped_catalog(), "p5.48xlarge", 0), core::InputError);
+  EXPECT_THROW(cluster_for_gpus(shipped_catalog(), "p5.48xlargee", 8), core::InputError);
 }
 
 }  // namespace

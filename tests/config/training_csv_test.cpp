@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "config/csv.hpp"
 #include "config/model_loader.hpp"
@@ -20,10 +21,7 @@
 namespace fmsim::config {
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = load_catalog({});
-  return c;
-}
+using fmsim::testing::shipped_catalog;
 
 // The header and the first row (V080: Qwen3-235B-A22B on 256 GB200, mbs 1, tp 1) of the test
 // table, with `column`'s cell of that row replaced by `value`.
@@ -62,14 +60,14 @@ training::TrainingJob first_job_with(const std::vector<std::pair<std::string, st
     EXPECT_NE(it, header.end()) << column;
     records[1].cells[static_cast<std::size_t>(it - header.begin())] = value;
   }
-  const auto rows = training_rows(records, "t.csv", catalog(), {});
+  const auto rows = training_rows(records, "t.csv", shipped_catalog(), {});
   EXPECT_EQ(rows.size(), 1u);
   EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   return rows.empty() || !rows[0].job ? training::TrainingJob{} : *rows[0].job;
 }
 
 TEST(TrainingRows, TheUnchangedRowBecomesAJob) {
-  const auto rows = training_rows(first_row_with("", ""), "t.csv", catalog(), {});
+  const auto rows = training_rows(first_row_with("", ""), "t.csv", shipped_catalog(), {});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
 }
@@ -87,7 +85,7 @@ TEST(TrainingRows, CellsNoJobCanHoldAreTheRowsReason) {
       {{"num_gpus", "-1e12"}, "num_gpus: -1e12 is out of range"},
   };
   for (const auto& [cell, reason] : cases) {
-    const auto rows = training_rows(first_row_with(cell.first, cell.second), "t.csv", catalog(), {});
+    const auto rows = training_rows(first_row_with(cell.first, cell.second), "t.csv", shipped_catalog(), {});
     ASSERT_EQ(rows.size(), 1u) << cell.first;
     EXPECT_FALSE(rows[0].job.has_value()) << cell.first;
     EXPECT_EQ(rows[0].reason.rfind(reason, 0), 0u) << rows[0].reason;
@@ -100,7 +98,7 @@ TEST(TrainingRows, HugePipelineCellsDoNotOverflow) {
   auto records = first_row_with("pp", "1519362");
   records[1].cells[28] = "4096";  // vp (column 29 of same_inputs.csv)
   ASSERT_EQ(records[0].cells[28], "vp");
-  const auto rows = training_rows(records, "t.csv", catalog(), {});
+  const auto rows = training_rows(records, "t.csv", shipped_catalog(), {});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].job.has_value());
   EXPECT_EQ(rows[0].reason, "layout: tp*pp*cp = 1519362 does not divide 256 GPUs");
@@ -110,7 +108,7 @@ TEST(TrainingRows, HugePipelineCellsDoNotOverflow) {
 // 17 s) is refused at once with the range every model source shares, 1 to 2^20 layers.
 TEST(TrainingRows, AbsurdLayerCountIsRefusedAtOnce) {
   const auto start = std::chrono::steady_clock::now();
-  const auto rows = training_rows(first_row_with("num_layers", "1717986905"), "t.csv", catalog(), {});
+  const auto rows = training_rows(first_row_with("num_layers", "1717986905"), "t.csv", shipped_catalog(), {});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].job.has_value());
@@ -123,13 +121,13 @@ TEST(TrainingRows, AbsurdLayerCountIsRefusedAtOnce) {
 // dtype bf16) and Megatron-Bridge's GPT-OSS H100 preset (micro-batch 1, recompute_modules
 // layernorm and moe_act) become the layout's fields.
 TEST(TrainingRows, RecipeSettingsSetTheLayout) {
-  auto rows =
-      training_rows(first_row_with_recipe("vp=2; fp8_params=true; optimizer_dtype=bf16"), "t.csv", catalog(), {});
+  auto rows = training_rows(first_row_with_recipe("vp=2; fp8_params=true; optimizer_dtype=bf16"), "t.csv",
+                            shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_TRUE(rows[0].job->layout.fp8_param_storage);
   EXPECT_TRUE(rows[0].job->layout.bf16_optimizer_states);
   rows = training_rows(first_row_with_recipe("micro_batch_size=1; recompute_modules=layernorm,moe_act"), "t.csv",
-                       catalog(), {});
+                       shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   const auto& l = rows[0].job->layout;
   EXPECT_EQ(l.micro_batch, 1);
@@ -143,11 +141,12 @@ TEST(TrainingRows, RecipeSettingsSetTheLayout) {
 // a yes/no cell takes every yes/no word (yes, true, on, 1), as the job file and slurm.conf do, and
 // the optimizer dtype the words of --optimizer-dtype (fp32/float32, bf16/bfloat16).
 TEST(TrainingRows, RecipeSettingsReadTheSharedVocabulary) {
-  auto rows = training_rows(first_row_with_recipe("fp8_params=yes; optimizer_dtype=bfloat16"), "t.csv", catalog(), {});
+  auto rows =
+      training_rows(first_row_with_recipe("fp8_params=yes; optimizer_dtype=bfloat16"), "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_TRUE(rows[0].job->layout.fp8_param_storage);
   EXPECT_TRUE(rows[0].job->layout.bf16_optimizer_states);
-  rows = training_rows(first_row_with_recipe("fp8_params=off; optimizer_dtype=FP32"), "t.csv", catalog(), {});
+  rows = training_rows(first_row_with_recipe("fp8_params=off; optimizer_dtype=FP32"), "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_FALSE(rows[0].job->layout.fp8_param_storage);
   EXPECT_FALSE(rows[0].job->layout.bf16_optimizer_states);
@@ -157,11 +156,12 @@ TEST(TrainingRows, RecipeSettingsReadTheSharedVocabulary) {
 // set_primary_perf_configs: grad_reduce_in_fp32 = False) and torchtitan's async-TP rows overlap the
 // TP collectives: both are recipe settings of the row, in the shared yes/no vocabulary.
 TEST(TrainingRows, RecipeSettingsSetGradientReduceAndTpOverlap) {
-  auto rows = training_rows(first_row_with_recipe("grad_reduce_in_fp32=false; tp_overlap=no"), "t.csv", catalog(), {});
+  auto rows =
+      training_rows(first_row_with_recipe("grad_reduce_in_fp32=false; tp_overlap=no"), "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_TRUE(rows[0].job->layout.bf16_grad_reduce);
   EXPECT_FALSE(rows[0].job->layout.overlap_tp_comm);
-  rows = training_rows(first_row_with_recipe("grad_reduce_in_fp32=yes; tp_overlap=on"), "t.csv", catalog(), {});
+  rows = training_rows(first_row_with_recipe("grad_reduce_in_fp32=yes; tp_overlap=on"), "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_FALSE(rows[0].job->layout.bf16_grad_reduce);
   EXPECT_EQ(rows[0].job->layout.overlap_tp_comm, rows[0].job->layout.tp > 1);  // one TP rank has nothing to overlap
@@ -170,10 +170,10 @@ TEST(TrainingRows, RecipeSettingsSetGradientReduceAndTpOverlap) {
 // document_tokens=N (SFT sequence packing: documents of N tokens packed into each sequence) is set
 // on the job; without it a row is one document per sequence (0).
 TEST(TrainingRows, RecipeSettingsSetPackedDocumentLength) {
-  auto rows = training_rows(first_row_with_recipe("document_tokens=250"), "t.csv", catalog(), {});
+  auto rows = training_rows(first_row_with_recipe("document_tokens=250"), "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_EQ(rows[0].job->document_tokens, 250);
-  rows = training_rows(first_row_with_recipe(""), "t.csv", catalog(), {});
+  rows = training_rows(first_row_with_recipe(""), "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_EQ(rows[0].job->document_tokens, 0);
 }
@@ -184,14 +184,14 @@ TEST(TrainingRows, RecipeSettingsSetPackedDocumentLength) {
 TEST(TrainingRows, RecipeSettingsSetMegatronBridgeMoeSwitches) {
   auto rows = training_rows(first_row_with_recipe("cuda_graph_impl=full_iteration; moe_a2a_overlap=yes; "
                                                   "cutedsl_fused_grouped_mlp=true; fp8_dot_product_attention=on"),
-                            "t.csv", catalog(), {});
+                            "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   const auto& l = rows[0].job->layout;
   EXPECT_TRUE(l.recipe.full_iteration_graph);
   EXPECT_TRUE(l.recipe.overlap_ep_comm);
   EXPECT_TRUE(l.recipe.fused_grouped_mlp);
   EXPECT_TRUE(l.recipe.fp8_attention);
-  rows = training_rows(first_row_with_recipe("cuda_graph_impl=transformer_engine"), "t.csv", catalog(), {});
+  rows = training_rows(first_row_with_recipe("cuda_graph_impl=transformer_engine"), "t.csv", shipped_catalog(), {});
   ASSERT_TRUE(rows[0].job.has_value()) << rows[0].reason;
   EXPECT_FALSE(rows[0].job->layout.recipe.full_iteration_graph);
   EXPECT_FALSE(rows[0].job->layout.recipe.overlap_ep_comm);
@@ -205,7 +205,7 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
         "moe_a2a_overlap=2", "fp8_dot_product_attention=maybe", "compile_loss=maybe", "pp_partition_method=uniform",
         "loss_chunks=0", "loss_chunks=2.5", "loss_chunks=8x", "loss_chunks=2000000", "vp=2x"}) {
     try {
-      training_rows(first_row_with_recipe(bad), "t.csv", catalog(), {});
+      training_rows(first_row_with_recipe(bad), "t.csv", shipped_catalog(), {});
       ADD_FAILURE() << bad;
     } catch (const core::InputError& e) {
       EXPECT_NE(std::string(e.what()).find("recipe_settings"), std::string::npos) << e.what();
@@ -213,7 +213,7 @@ TEST(TrainingRows, BadRecipeSettingsAreInputErrors) {
   }
   // The refusal lists the vocabulary's words, aliases included.
   try {
-    training_rows(first_row_with_recipe("optimizer_dtype=fp16"), "t.csv", catalog(), {});
+    training_rows(first_row_with_recipe("optimizer_dtype=fp16"), "t.csv", shipped_catalog(), {});
     ADD_FAILURE() << "optimizer_dtype=fp16 accepted";
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find(core::kOptimizerDtypeWords.allowed()), std::string::npos) << e.what();
@@ -260,7 +260,7 @@ TEST(TrainingRows, LayersFromTheStatedSizeOfADenseGpt) {
       EXPECT_NE(it, header.end()) << column;
       records[1].cells[static_cast<std::size_t>(it - header.begin())] = value;
     }
-    const auto rows = training_rows(records, "t.csv", catalog(), {});
+    const auto rows = training_rows(records, "t.csv", shipped_catalog(), {});
     EXPECT_EQ(rows.size(), 1u);
     return rows.at(0);
   };
@@ -303,7 +303,7 @@ TEST(TrainingRows, LayersFromTheStatedSizeOfADenseGpt) {
 
 // A model cell that no model can be built from names its CSV column in the row's reason.
 TEST(TrainingRows, ModelErrorsNameTheField) {
-  const auto rows = training_rows(first_row_with("num_attention_heads", "0"), "t.csv", catalog(), {});
+  const auto rows = training_rows(first_row_with("num_attention_heads", "0"), "t.csv", shipped_catalog(), {});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].job);
   EXPECT_EQ(rows[0].reason.rfind("model: num_attention_heads: ", 0), 0u) << rows[0].reason;
@@ -313,15 +313,15 @@ TEST(TrainingRows, ModelErrorsNameTheField) {
 // capacity above 182 GiB picks the GB200 (torchtitan's NVFP4 table: 110.95 GiB is 60.2%, 184.3 GiB).
 TEST(TrainingRows, Sm100MapsToB200OrGb200ByItsCapacity) {
   auto records = first_row_with("hardware", "NVIDIA Blackwell SM100-class (capacity ~184 GiB implied by % column)");
-  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "gb200-nvl72");
+  EXPECT_EQ(training_rows(records, "t.csv", shipped_catalog(), {}).at(0).system, "gb200-nvl72");
   records = first_row_with("hardware", "NVIDIA SM100");
-  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "dgx-b200");
+  EXPECT_EQ(training_rows(records, "t.csv", shipped_catalog(), {}).at(0).system, "dgx-b200");
   records = first_row_with("hardware", "SM100 184GiB");
-  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "gb200-nvl72");
+  EXPECT_EQ(training_rows(records, "t.csv", shipped_catalog(), {}).at(0).system, "gb200-nvl72");
   records = first_row_with("hardware", "SM100, 96 GiB used of 184.3 GiB");
-  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "gb200-nvl72");
+  EXPECT_EQ(training_rows(records, "t.csv", shipped_catalog(), {}).at(0).system, "gb200-nvl72");
   records = first_row_with("hardware", "SM100 (179 GiB)");
-  EXPECT_EQ(training_rows(records, "t.csv", catalog(), {}).at(0).system, "dgx-b200");
+  EXPECT_EQ(training_rows(records, "t.csv", shipped_catalog(), {}).at(0).system, "dgx-b200");
 }
 
 // recipe_settings loss_chunks: torchtitan's ChunkedLossWrapper num_chunks.
@@ -387,7 +387,7 @@ TEST(TrainingRows, MegatronDeepSpeedRowsSplitTheirPipelineAsDeepSpeed) {
   EXPECT_TRUE(slots.layout.embedding_slot);
   EXPECT_TRUE(slots.layout.loss_slot);
   try {
-    training_rows(first_row_with_recipe("pp_partition_method=parameters"), "t.csv", catalog(), {});
+    training_rows(first_row_with_recipe("pp_partition_method=parameters"), "t.csv", shipped_catalog(), {});
     ADD_FAILURE() << "pp_partition_method=parameters accepted";
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("type:transformer, type:transformer|embedding"), std::string::npos)
@@ -463,7 +463,7 @@ TEST(TrainingRows, AMissingVocabularyComesFromTheNamedPresetOrRefusesTheRow) {
   EXPECT_EQ(named.model.vocab, 151936);
 
   const auto rows =
-      training_rows(first_row_with("vocab_size", ""), "t.csv", catalog(), {});  // "Qwen3-235B-A22B" maps too
+      training_rows(first_row_with("vocab_size", ""), "t.csv", shipped_catalog(), {});  // "Qwen3-235B-A22B" maps too
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_TRUE(rows[0].job.has_value()) << rows[0].reason;
 
@@ -471,7 +471,7 @@ TEST(TrainingRows, AMissingVocabularyComesFromTheNamedPresetOrRefusesTheRow) {
   const auto& header = unnamed[0].cells;
   const auto model_col = static_cast<std::size_t>(std::find(header.begin(), header.end(), "model") - header.begin());
   unnamed[1].cells[model_col] = "Some-Private-MoE";
-  const auto refused = training_rows(unnamed, "t.csv", catalog(), {});
+  const auto refused = training_rows(unnamed, "t.csv", shipped_catalog(), {});
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_FALSE(refused[0].job.has_value());
   EXPECT_NE(refused[0].reason.find("vocab_size missing"), std::string::npos) << refused[0].reason;
@@ -514,12 +514,12 @@ TEST(TrainingRows, AMissingFfnWidthIsGptsRuleOrARefusal) {
     gated[1].cells[col(c)] = "";
   gated[1].cells[col("ep")] = "1";
   gated[1].cells[col("model")] = "Some-Private-Llama";
-  const auto refused = training_rows(gated, "t.csv", catalog(), {});
+  const auto refused = training_rows(gated, "t.csv", shipped_catalog(), {});
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_NE(refused[0].reason.find("ffn_hidden_size missing"), std::string::npos) << refused[0].reason;
 
   gated[1].cells[col("model")] = "Some-Private-GPT";
-  const auto gpt = training_rows(gated, "t.csv", catalog(), {});
+  const auto gpt = training_rows(gated, "t.csv", shipped_catalog(), {});
   ASSERT_EQ(gpt.size(), 1u);
   ASSERT_TRUE(gpt[0].job.has_value()) << gpt[0].reason;
   EXPECT_EQ(gpt[0].job->model.ffn_hidden, 4 * gpt[0].job->model.hidden);

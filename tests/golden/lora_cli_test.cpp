@@ -22,21 +22,21 @@ std::vector<std::string> lora_args(std::vector<std::string> extra) {
   return a;
 }
 
-nlohmann::json run_json(const std::vector<std::string>& args) {
+nlohmann::json lora_run_json(const std::vector<std::string>& args) {
   const auto r = run_fmsim(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out);
 }
 
 TEST(LoraCli, TargetsAndBaseChangeTrafficAndMemory) {
-  const auto all = run_json(lora_args({}));
+  const auto all = lora_run_json(lora_args({}));
   EXPECT_EQ(all["layout"]["lora"]["targets"], "all-linear");
   // PEFT names: q_proj and v_proj select the fused QKV projection (Megatron linear_qkv).
-  const auto qv = run_json(lora_args({"--lora-targets", "q_proj,v_proj"}));
+  const auto qv = lora_run_json(lora_args({"--lora-targets", "q_proj,v_proj"}));
   EXPECT_EQ(qv["layout"]["lora"]["targets"], "qkv");
   EXPECT_LT(qv["comm_bytes_per_gpu"]["dp"].get<double>(), 0.5 * all["comm_bytes_per_gpu"]["dp"].get<double>());
   // QLoRA: NF4 frozen weights take 4.127 of 16 bits (plus the FP8 weight cache they no longer need).
-  const auto nf4 = run_json(lora_args({"--lora-base", "nf4"}));
+  const auto nf4 = lora_run_json(lora_args({"--lora-base", "nf4"}));
   EXPECT_EQ(nf4["layout"]["lora"]["base"], "nf4");
   EXPECT_LT(nf4["memory_bytes"]["weights"].get<double>(), 0.25 * all["memory_bytes"]["weights"].get<double>());
   EXPECT_GT(nf4["step_time_s"].get<double>(), all["step_time_s"].get<double>());  // dequantisation passes

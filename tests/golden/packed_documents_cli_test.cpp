@@ -17,7 +17,7 @@ namespace {
 using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
-nlohmann::json train_json(std::vector<std::string> extra) {
+nlohmann::json packed_train_json(std::vector<std::string> extra) {
   std::vector<std::string> args{"train", "--model", "llama3.1-8b", "--cluster",   "p5.48xlarge:1", "--seq",
                                 "8192",  "--gbs",   "64",          "--precision", "fp8",           "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -31,15 +31,15 @@ nlohmann::json train_json(std::vector<std::string> extra) {
 // the weights are the same; the layout line and the JSON name the setting, and the job-file key
 // document_tokens is the same setting.
 TEST(PackedDocumentsCli, AttentionStaysInsideEachDocument) {
-  const auto whole = train_json({});
-  const auto packed = train_json({"--document-tokens", "256"});
+  const auto whole = packed_train_json({});
+  const auto packed = packed_train_json({"--document-tokens", "256"});
   EXPECT_LT(packed["step_time_s"].get<double>(), 0.95 * whole["step_time_s"].get<double>());
   EXPECT_EQ(packed["comm_bytes_per_gpu"]["dp"], whole["comm_bytes_per_gpu"]["dp"]);
   EXPECT_EQ(packed["memory_bytes"]["weights"], whole["memory_bytes"]["weights"]);
   EXPECT_EQ(packed["layout"]["document_tokens"], 256);
   EXPECT_TRUE(whole["layout"]["document_tokens"].is_null());
   // Documents as long as the sequence are no packing at all.
-  EXPECT_EQ(train_json({"--document-tokens", "8192"})["step_time_s"], whole["step_time_s"]);
+  EXPECT_EQ(packed_train_json({"--document-tokens", "8192"})["step_time_s"], whole["step_time_s"]);
 
   const auto text = run_fmsim(
       {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--seq", "8192", "--document-tokens", "256"});

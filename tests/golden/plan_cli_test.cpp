@@ -16,6 +16,7 @@
 namespace {
 
 using fmsim::testing::run_fmsim;
+using fmsim::testing::with;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
@@ -23,11 +24,6 @@ using ::testing::HasSubstr;
 const std::vector<std::string> kSmall{
     "plan",      "--model", "llama3.1-8b", "--gpus", "64", "--systems", "p5.48xlarge,u-p6e-gb200x72",
     "--threads", "2",       "--tokens",    "1T"};
-
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
 
 TEST(PlanCli, TablePerSystemWithBottleneckLines) {
   // The text output has a heading per system (name, units, GPU), a header row, ranked rows and a

@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using fmsim::testing::run_fmsim;
 
-struct Case {
+struct PromtoolCase {
   const char* name;
   std::vector<std::string> args;  // "{dir}" is replaced by the test's directory
   const char* file;               // relative to it
@@ -36,12 +36,12 @@ bool exporter_convention(const std::string& line) {
           line.ends_with("non-counter metrics should not have \"_total\" suffix"));
 }
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const PromtoolCase& c, std::ostream* os) { *os << c.name; }
 
-class PromtoolCheck : public ::testing::TestWithParam<Case> {};
+class PromtoolCheck : public ::testing::TestWithParam<PromtoolCase> {};
 
 TEST_P(PromtoolCheck, AcceptsTheFile) {
-  const Case& c = GetParam();
+  const PromtoolCase& c = GetParam();
   std::string tmpl = (fs::path(::testing::TempDir()) / "fmsim-promtool-XXXXXX").string();
   ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
   const fs::path dir = tmpl;
@@ -70,7 +70,7 @@ TEST_P(PromtoolCheck, AcceptsTheFile) {
   fs::remove_all(dir, ec);
 }
 
-const Case kCases[] = {
+const PromtoolCase kCases[] = {
     {"train_snapshot",
      {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:1", "--gbs", "16", "--metrics", "{dir}/step.prom"},
      "step.prom"},
@@ -90,6 +90,8 @@ const Case kCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(EveryMetricsFile, PromtoolCheck, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<PromtoolCase>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace

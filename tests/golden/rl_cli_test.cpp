@@ -17,18 +17,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::vector<std::string> kJob{"rl",        "--policy", "qwen3-8b",  "--cluster", "p5.48xlarge:2",
-                                    "--prompts", "128",      "--samples", "8",         "--max-response",
-                                    "8k"};
-
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
+const std::vector<std::string> kRlJob{"rl",        "--policy", "qwen3-8b",  "--cluster", "p5.48xlarge:2",
+                                      "--prompts", "128",      "--samples", "8",         "--max-response",
+                                      "8k"};
 
 // The text report names every phase of a colocated GRPO step and the step time.
 TEST(RlCli, PrintsPhasesAndStepTime) {
-  const auto r = run_fmsim(kJob);
+  const auto r = run_fmsim(kRlJob);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* s : {"rollout", "old_log_prob", "reference", "policy_update", "weight_sync", "offload_reload",
                         "step time", "tokens/s", "GPU utilisation"}) {
@@ -40,7 +35,7 @@ TEST(RlCli, PrintsPhasesAndStepTime) {
 TEST(RlCli, JsonPhasesSumToTheStep) {
   for (const auto& extra : std::vector<std::vector<std::string>>{
            {}, {"--placement", "disaggregated", "--sync", "off-policy"}, {"--algorithm", "ppo"}}) {
-    const auto r = run_fmsim(with(with(kJob, extra), {"--json"}));
+    const auto r = run_fmsim(with(with(kRlJob, extra), {"--json"}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     double sum = 0.0;
@@ -96,7 +91,7 @@ TEST(RlCli, TraceHasPhasesAndBatches) {
   std::string templ = (std::filesystem::temp_directory_path() / "fmsim_rl_trace_XXXXXX").string();
   const std::string dir = mkdtemp(templ.data());
   const std::string file = dir + "/rl.json";
-  const auto r = run_fmsim(with(kJob, {"--trace", file}));
+  const auto r = run_fmsim(with(kRlJob, {"--trace", file}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(file);
   std::stringstream text;
@@ -116,22 +111,22 @@ TEST(RlCli, TraceHasPhasesAndBatches) {
 
 // Bad input: exit status 2 and a message naming the flag and what is allowed.
 TEST(RlCli, BadFlagsNameTheFlag) {
-  auto r = run_fmsim(with(kJob, {"--placement", "shared"}));
+  auto r = run_fmsim(with(kRlJob, {"--placement", "shared"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, AllOf(HasSubstr("--placement"), HasSubstr("disaggregated")));
-  r = run_fmsim(with(kJob, {"--response-lengths", "lognormal:mean=9k"}));
+  r = run_fmsim(with(kRlJob, {"--response-lengths", "lognormal:mean=9k"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--response-lengths"));
-  r = run_fmsim(with(kJob, {"--sync", "off-policy"}));  // colocated pools cannot overlap
+  r = run_fmsim(with(kRlJob, {"--sync", "off-policy"}));  // colocated pools cannot overlap
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, AllOf(HasSubstr("--placement"), HasSubstr("disaggregated")));
-  r = run_fmsim(with(kJob, {"--tp", "3"}));
+  r = run_fmsim(with(kRlJob, {"--tp", "3"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--tp"));
-  r = run_fmsim(with(kJob, {"--trainer-offload", "everything"}));
+  r = run_fmsim(with(kRlJob, {"--trainer-offload", "everything"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, AllOf(HasSubstr("--trainer-offload"), HasSubstr("params+optimizer")));
-  r = run_fmsim(with(kJob, {"--gen-memory", "1.5"}));
+  r = run_fmsim(with(kRlJob, {"--gen-memory", "1.5"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--gen-memory"));
 }
@@ -144,8 +139,8 @@ TEST(RlCli, ReferencePassIsOptional) {
       if (p["name"] == name) return p["exposed_s"].get<double>();
     return -1.0;
   };
-  const auto with_ref = run_fmsim(with(kJob, {"--json"}));
-  const auto without = run_fmsim(with(kJob, {"--json", "--reference", "no"}));
+  const auto with_ref = run_fmsim(with(kRlJob, {"--json"}));
+  const auto without = run_fmsim(with(kRlJob, {"--json", "--reference", "no"}));
   ASSERT_EQ(with_ref.exit_code, 0) << with_ref.err;
   ASSERT_EQ(without.exit_code, 0) << without.err;
   const auto a = nlohmann::json::parse(with_ref.out), b = nlohmann::json::parse(without.out);
@@ -153,7 +148,7 @@ TEST(RlCli, ReferencePassIsOptional) {
   ASSERT_GT(ref, 0.0);
   EXPECT_LE(phase(b, "reference"), 0.0);
   EXPECT_NEAR(a["step_time_s"].get<double>() - b["step_time_s"].get<double>(), ref, 1e-6 * ref);
-  const auto dapo = run_fmsim(with(kJob, {"--json", "--algorithm", "dapo", "--reference", "yes"}));
+  const auto dapo = run_fmsim(with(kRlJob, {"--json", "--algorithm", "dapo", "--reference", "yes"}));
   ASSERT_EQ(dapo.exit_code, 0) << dapo.err;
   EXPECT_GT(phase(nlohmann::json::parse(dapo.out), "reference"), 0.0);
 }
@@ -173,7 +168,7 @@ TEST(RlCli, GenerationExpertParallelism) {
     EXPECT_EQ(r.exit_code, 2) << flags[1];
     EXPECT_THAT(r.err, AllOf(HasSubstr("--gen-ep"), HasSubstr(word))) << flags[1];
   }
-  const auto dense = run_fmsim(with(kJob, {"--gen-tp", "2", "--gen-ep", "2"}));
+  const auto dense = run_fmsim(with(kRlJob, {"--gen-tp", "2", "--gen-ep", "2"}));
   EXPECT_EQ(dense.exit_code, 2);
   EXPECT_THAT(dense.err, AllOf(HasSubstr("--gen-ep"), HasSubstr("dense")));
 }
@@ -187,8 +182,8 @@ TEST(RlCli, TrainerOffloadAndEngineMemory) {
     for (const auto& p : j["phases"]) m[p["name"].get<std::string>()] = p["time_s"].get<double>();
     return m;
   };
-  const auto base = run_fmsim(with(kJob, {"--json"}));
-  const auto off = run_fmsim(with(kJob, {"--json", "--trainer-offload", "params+optimizer", "--gen-memory", "0.8"}));
+  const auto base = run_fmsim(with(kRlJob, {"--json"}));
+  const auto off = run_fmsim(with(kRlJob, {"--json", "--trainer-offload", "params+optimizer", "--gen-memory", "0.8"}));
   ASSERT_EQ(base.exit_code, 0) << base.err;
   ASSERT_EQ(off.exit_code, 0) << off.err;
   const auto b = nlohmann::json::parse(base.out), o = nlohmann::json::parse(off.out);
@@ -200,7 +195,7 @@ TEST(RlCli, TrainerOffloadAndEngineMemory) {
 
 // --plan ranks feasible candidates by step time.
 TEST(RlCli, PlanRanksByStepTime) {
-  const auto r = run_fmsim(with(kJob, {"--plan", "--json"}));
+  const auto r = run_fmsim(with(kRlJob, {"--plan", "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_GE(j["candidates"].size(), 2u);
@@ -215,9 +210,9 @@ TEST(RlCli, PlanRanksByStepTime) {
 // candidates, and `fmsim plan --help` names the switch.
 TEST(RlCli, PlanRlIsTheRlPlacementSearch) {
   std::vector<std::string> plan_rl{"plan", "--rl"};
-  plan_rl.insert(plan_rl.end(), kJob.begin() + 1, kJob.end());
+  plan_rl.insert(plan_rl.end(), kRlJob.begin() + 1, kRlJob.end());
   const auto a = run_fmsim(with(plan_rl, {"--sync", "off-policy", "--json"}));
-  const auto b = run_fmsim(with(kJob, {"--plan", "--sync", "off-policy", "--json"}));
+  const auto b = run_fmsim(with(kRlJob, {"--plan", "--sync", "off-policy", "--json"}));
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
   auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
@@ -233,7 +228,7 @@ TEST(RlCli, PlanRlIsTheRlPlacementSearch) {
   EXPECT_THAT(rl_help.out, HasSubstr("--staleness-fraction"));
   // Out-of-range schedule options name their flag, exit status 2.
   for (const auto& bad_flag : std::vector<std::vector<std::string>>{{"--staleness-fraction", "-1"}, {"--refill"}}) {
-    const auto bad = run_fmsim(with(kJob, bad_flag));
+    const auto bad = run_fmsim(with(kRlJob, bad_flag));
     EXPECT_EQ(bad.exit_code, 2) << bad_flag[0];
     EXPECT_THAT(bad.err, HasSubstr(bad_flag[0]));
   }
@@ -387,21 +382,21 @@ TEST(RlCli, AgenticEpisodes) {
   EXPECT_GT(json_of({"--trained-tokens", "per-turn"})["trained_tokens"].get<double>(),
             base["trained_tokens"].get<double>());
   // A single-turn job has no agent block.
-  EXPECT_FALSE(nlohmann::json::parse(run_fmsim(with(kJob, {"--json"})).out).contains("agent"));
+  EXPECT_FALSE(nlohmann::json::parse(run_fmsim(with(kRlJob, {"--json"})).out).contains("agent"));
   for (const auto& [flag, value] :
        std::vector<std::pair<std::string, std::string>>{{"--turns", "0.5"},
                                                         {"--tool-time", "lognormal:mean=2s,sigma=9"},
                                                         {"--tool-time", "gamma:2s"},
                                                         {"--trained-tokens", "all"},
                                                         {"--max-agents", "-1"}}) {
-    const auto r = run_fmsim(with(kJob, {flag, value}));
+    const auto r = run_fmsim(with(kRlJob, {flag, value}));
     EXPECT_EQ(r.exit_code, 2) << flag << " " << value;
     EXPECT_THAT(r.err, HasSubstr(flag));
   }
-  const auto capped = run_fmsim(with(kJob, {"--turns", "20", "--turn-cap", "16"}));
+  const auto capped = run_fmsim(with(kRlJob, {"--turns", "20", "--turn-cap", "16"}));
   EXPECT_EQ(capped.exit_code, 2);
   EXPECT_THAT(capped.err, AllOf(HasSubstr("--turns"), HasSubstr("--turn-cap")));
-  const auto words = run_fmsim(with(kJob, {"--trained-tokens", "all"}));
+  const auto words = run_fmsim(with(kRlJob, {"--trained-tokens", "all"}));
   EXPECT_THAT(words.err, AllOf(HasSubstr("trajectory"), HasSubstr("per-turn")));
 }
 

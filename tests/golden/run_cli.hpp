@@ -184,6 +184,12 @@ inline CliResult run_fmsim(const std::vector<std::string>& args, const RunOption
 /// Release suite, ten times that under ASan/UBSan (make test-sanitize), where the command runs
 /// 5-10x slower (`fmsim cluster --node-failure-rate 1000`: 2.9 s Release, 30 s sanitized at -O1,
 /// measured 2026-11-28; the speed checks proper skip themselves there).
+/// `args` followed by `more`: a base command line with extra flags.
+inline std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
 inline double hang_guard_s(double seconds) { return sanitized() ? 10.0 * seconds : seconds; }
 
 /// The words of a shell command line as a POSIX shell splits it: blanks separate, '...' and "..."

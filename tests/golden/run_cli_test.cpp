@@ -15,17 +15,13 @@ namespace {
 
 using fmsim::testing::run_fmsim;
 using fmsim::testing::source_path;
+using fmsim::testing::with;
 using ::testing::HasSubstr;
 
 // Llama 3.1 70B on 16 p5.48xlarge (128 H100), tp 8 x pp 2, checkpoints on 120 TiB of FSx.
-const std::vector<std::string> kJob{"--model",    "llama3.1-70b", "--cluster", "p5.48xlarge:16", "--tp",
-                                    "8",          "--pp",         "2",         "--storage",      "fsx-persistent2-1000",
-                                    "--capacity", "120TiB"};
-
-std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
-  head.insert(head.end(), tail.begin(), tail.end());
-  return head;
-}
+const std::vector<std::string> kRunJob{
+    "--model",   "llama3.1-70b",         "--cluster",  "p5.48xlarge:16", "--tp", "8", "--pp", "2",
+    "--storage", "fsx-persistent2-1000", "--capacity", "120TiB"};
 
 nlohmann::json run_json(const std::vector<std::string>& args) {
   const auto r = run_fmsim(args);
@@ -101,11 +97,11 @@ TEST(RunCli, EttrEqualsGoodputForTheSameJob) {
   // run derives the checkpoint layout (128 ranks on 16 nodes, tp 8, dp = 128 / (8 x 2) = 8, zero1 ->
   // optimizer sharding) from the training layout; goodput given the same layout by flags builds the
   // same scenario, so ETTR_run = ETTR_goodput exactly, analytic and Monte Carlo (same seed).
-  const auto run = run_json(with({"run"}, with(kJob, {"--strategy", "async", "--replications", "300", "--json"})));
+  const auto run = run_json(with({"run"}, with(kRunJob, {"--strategy", "async", "--replications", "300", "--json"})));
   const std::string step = fmt::format("{:.9f}s", run["step"]["step_time_s"].get<double>());
   const auto goodput =
-      run_json(with({"goodput"}, with(kJob, {"--sharding", "optimizer", "--strategy", "async", "--step-time", step,
-                                             "--replications", "300", "--json"})));
+      run_json(with({"goodput"}, with(kRunJob, {"--sharding", "optimizer", "--strategy", "async", "--step-time", step,
+                                                "--replications", "300", "--json"})));
   EXPECT_DOUBLE_EQ(run["mtbf_s"].get<double>(), goodput["mtbf_s"].get<double>());
   EXPECT_DOUBLE_EQ(run["checkpoint"]["blocking_s"].get<double>(), goodput["checkpoint"]["blocking_s"].get<double>());
   EXPECT_DOUBLE_EQ(run["checkpoint"]["interval_s"].get<double>(), goodput["checkpoint"]["interval_s"].get<double>());
@@ -116,8 +112,8 @@ TEST(RunCli, EttrEqualsGoodputForTheSameJob) {
 TEST(RunCli, CheckpointEqualsCheckpointCommandForTheSameLayout) {
   // A sync save of the same 70B checkpoint (params x 14 B) laid out as tp 8 x pp 2 on 16 nodes
   // takes what `fmsim checkpoint` reports: save_run = save_checkpoint, load_run = load_checkpoint.
-  const auto run = run_json(with({"run"}, with(kJob, {"--replications", "0", "--json"})));
-  const auto ckpt = run_json(with({"checkpoint"}, with(kJob, {"--json"})));
+  const auto run = run_json(with({"run"}, with(kRunJob, {"--replications", "0", "--json"})));
+  const auto ckpt = run_json(with({"checkpoint"}, with(kRunJob, {"--json"})));
   EXPECT_DOUBLE_EQ(run["checkpoint"]["io"]["size_bytes"].get<double>(), ckpt["size_bytes"].get<double>());
   EXPECT_DOUBLE_EQ(run["checkpoint"]["io"]["save_s"].get<double>(), ckpt["save"]["total_s"].get<double>());
   EXPECT_DOUBLE_EQ(run["checkpoint"]["io"]["load_s"].get<double>(), ckpt["load"]["total_s"].get<double>());
@@ -131,7 +127,7 @@ TEST(RunCli, TokensAndLostGpuHoursFollowFromEttr) {
   // lost GPU-hours = GPU-hours x (1 - ETTR) = checkpoint + restart + lost work + waiting;
   // lost USD = lost GPU-hours x price per unit-hour / GPUs per unit ($55.04 / 8 for p5.48xlarge);
   // run USD = units x price x duration in hours.
-  const auto j = run_json(with({"run"}, with(kJob, {"--duration", "72h", "--replications", "200", "--json"})));
+  const auto j = run_json(with({"run"}, with(kRunJob, {"--duration", "72h", "--replications", "200", "--json"})));
   const double duration = 72.0 * 3600.0;
   const double gpus = 128.0;
   const double per_gpu = j["step"]["tokens_per_s_per_gpu"].get<double>();

@@ -17,13 +17,13 @@ namespace {
 using fmsim::testing::run_fmsim;
 using ::testing::HasSubstr;
 
-const std::vector<std::string> kJob = {
+const std::vector<std::string> kTrainJob = {
     "train", "--model",     "llama3.1-70b", "--cluster", "p5.48xlarge:64", "--tp", "8",     "--pp", "4",
     "--vp",  "5",           "--gbs",        "512",       "--mbs",          "1",    "--seq", "8192", "--precision",
     "fp8",   "--recompute", "selective"};
 
 TEST(TrainCli, PrintsStepBreakdownAndMemory) {
-  const auto r = run_fmsim(kJob);
+  const auto r = run_fmsim(kTrainJob);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("step time"));
   EXPECT_THAT(r.out, HasSubstr("tokens/s/GPU"));
@@ -34,7 +34,7 @@ TEST(TrainCli, PrintsStepBreakdownAndMemory) {
 
 // JSON: the breakdown sums to the step time; tokens/s/GPU = gbs x seq / (time x GPUs).
 TEST(TrainCli, JsonIsConsistent) {
-  auto args = kJob;
+  auto args = kTrainJob;
   args.push_back("--json");
   const auto r = run_fmsim(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -53,7 +53,7 @@ TEST(TrainCli, WritesPerfettoTraceAndPrometheusMetrics) {
   std::filesystem::create_directories(dir);
   const auto trace = (dir / "step.json").string();
   const auto metrics = (dir / "step.prom").string();
-  auto args = kJob;
+  auto args = kTrainJob;
   args.insert(args.end(), {"--trace", trace, "--metrics", metrics});
   const auto r = run_fmsim(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -9,17 +9,13 @@
 namespace {
 
 using fmsim::testing::run_fmsim;
+using fmsim::testing::with;
 using ::testing::HasSubstr;
 
 const std::vector<std::string> kTrain = {"train", "--model", "llama3.1-8b", "--cluster", "p5.48xlarge:8",
                                          "--gbs", "64",      "--seq",       "4096",      "--json"};
 const std::vector<std::string> kPlan = {"plan",        "--model",  "llama3.1-8b", "--gpus", "64", "--systems",
                                         "p5.48xlarge", "--tokens", "1B",          "--top",  "1",  "--json"};
-
-std::vector<std::string> with(std::vector<std::string> args, std::initializer_list<std::string> more) {
-  args.insert(args.end(), more);
-  return args;
-}
 
 TEST(WordsCli, TrainAndPlanAcceptTheSameShardingAndRecomputeWords) {
   for (const auto& base : {kTrain, kPlan}) {

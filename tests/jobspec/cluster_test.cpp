@@ -2,6 +2,7 @@
 // policies of --compare (jobspec/cluster.hpp).
 #include <gtest/gtest.h>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "core/error.hpp"
 #include "jobspec/cluster.hpp"
@@ -9,10 +10,7 @@
 namespace fmsim::jobspec {
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = config::load_catalog({});
-  return c;
-}
+using fmsim::testing::shipped_catalog;
 
 ClusterFlags small() {
   ClusterFlags f;
@@ -24,7 +22,7 @@ ClusterFlags small() {
 // Defaults (Slurm 22.05): sched/backfill, priority/basic; a non-UltraServer cluster is placed by
 // topology/tree. The first policy is named after the scheduler type.
 TEST(ResolveClusterJob, DefaultsAreSlurmBackfillOnTheTree) {
-  const auto job = resolve_cluster_job(small(), catalog());
+  const auto job = resolve_cluster_job(small(), shipped_catalog());
   EXPECT_FALSE(job.k8s);
   ASSERT_EQ(job.policies.size(), 1u);
   EXPECT_EQ(job.policies[0].name, "backfill");
@@ -42,7 +40,7 @@ TEST(ResolveClusterJob, AliasesAreTheSameSettings) {
   f.queueing = "StrictFIFO";
   f.placement = "none";
   f.policy = "builtin";
-  const auto job = resolve_cluster_job(f, catalog());
+  const auto job = resolve_cluster_job(f, shipped_catalog());
   EXPECT_TRUE(job.k8s);
   EXPECT_TRUE(job.policies[0].options.kueue.enabled);
   EXPECT_TRUE(job.policies[0].options.kueue.strict_fifo);
@@ -54,7 +52,7 @@ TEST(ResolveClusterJob, AliasesAreTheSameSettings) {
 // --compare entries change one setting of the first policy each: bf_window is in minutes
 // (slurm.conf SchedulerParameters), spares also reach the failure model.
 TEST(ApplyCompareEntry, EachEntryChangesItsSetting) {
-  const auto job = resolve_cluster_job(small(), catalog());
+  const auto job = resolve_cluster_job(small(), shipped_catalog());
   const auto& base = job.policies[0];
   EXPECT_FALSE(apply_compare_entry(base, "fifo", job.layout).config.backfill);
   EXPECT_TRUE(apply_compare_entry(base, "multifactor", job.layout).config.multifactor);
@@ -68,7 +66,7 @@ TEST(ApplyCompareEntry, EachEntryChangesItsSetting) {
 }
 
 TEST(ApplyCompareEntry, UnknownEntriesAndBadNumbersAreRefused) {
-  const auto job = resolve_cluster_job(small(), catalog());
+  const auto job = resolve_cluster_job(small(), shipped_catalog());
   EXPECT_THROW(apply_compare_entry(job.policies[0], "lottery", job.layout), core::InputError);
   EXPECT_THROW(apply_compare_entry(job.policies[0], "spares=-1", job.layout), core::InputError);
   EXPECT_THROW(apply_compare_entry(job.policies[0], "bf_window=x", job.layout), core::InputError);
@@ -80,7 +78,7 @@ TEST(ResolveClusterJob, BadWordsNameTheFlag) {
   auto f = small();
   f.scheduler = "yarn";
   try {
-    resolve_cluster_job(f, catalog());
+    resolve_cluster_job(f, shipped_catalog());
     FAIL() << "accepted --scheduler yarn";
   } catch (const core::InputError& e) {
     EXPECT_EQ(e.field(), "--scheduler");

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "core/error.hpp"
 #include "jobspec/checkpoint.hpp"
@@ -12,17 +13,14 @@
 namespace fmsim::jobspec {
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = config::load_catalog({});
-  return c;
-}
+using fmsim::testing::shipped_catalog;
 
 // With --save-time S (sync), the stall and the persist time are S and the load defaults to S;
 // Young's interval is sqrt(2 S M) for the job MTBF M; the interval used is the analytic optimum.
 TEST(ResolveGoodputSetup, SaveTimeFlagsAndYoungInterval) {
   CheckpointJobFlags jf;
   jf.gpus = 64;
-  const CheckpointJob job = resolve_checkpoint_job(jf, catalog());
+  const CheckpointJob job = resolve_checkpoint_job(jf, shipped_catalog());
   GoodputFlags f;
   f.save_time = "60s";
   f.mtbf = "4h";
@@ -49,7 +47,7 @@ TEST(ResolveGoodputSetup, AsyncFlagPicksTheAsyncStrategy) {
   jf.gpus = 64;
   jf.tier_bandwidth = "100GB/s";
   jf.async = true;
-  const CheckpointJob job = resolve_checkpoint_job(jf, catalog());
+  const CheckpointJob job = resolve_checkpoint_job(jf, shipped_catalog());
   const GoodputSetup setup = resolve_goodput_setup(GoodputFlags{}, job, core::Seconds(0.0));
   ASSERT_TRUE(setup.estimate.has_value());
   EXPECT_EQ(setup.strategy, reliability::CheckpointStrategy::AsyncDisk);
@@ -61,7 +59,7 @@ TEST(ResolveGoodputSetup, AsyncFlagPicksTheAsyncStrategy) {
 TEST(ResolveGoodputSetup, BadValuesNameTheirFlag) {
   CheckpointJobFlags jf;
   jf.gpus = 64;
-  const CheckpointJob job = resolve_checkpoint_job(jf, catalog());
+  const CheckpointJob job = resolve_checkpoint_job(jf, shipped_catalog());
   auto field_of = [&](GoodputFlags f) {
     try {
       resolve_goodput_setup(f, job, core::Seconds(0.0));
@@ -91,11 +89,11 @@ TEST(ResolveCheckpointStorage, IsTheStorageHalfOfTheJob) {
   jf.model = "llama3.1-8b";
   jf.cluster = "p5.48xlarge:2";
   jf.storage = "s3";
-  const CheckpointJob whole = resolve_checkpoint_job(jf, catalog());
+  const CheckpointJob whole = resolve_checkpoint_job(jf, shipped_catalog());
   CheckpointJob half;
   half.cluster = whole.cluster;
   half.layout = whole.layout;
-  resolve_checkpoint_storage(half, whole.contents.parameters, jf, catalog());
+  resolve_checkpoint_storage(half, whole.contents.parameters, jf, shipped_catalog());
   EXPECT_TRUE(half.has_contents);
   EXPECT_TRUE(half.has_tier);
   EXPECT_DOUBLE_EQ(half.contents.total().value(), whole.contents.total().value());

@@ -2,6 +2,7 @@
 // stack's conventions shape every candidate, as they shape `fmsim train`'s job.
 #include <gtest/gtest.h>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "config/training_calibration.hpp"
 #include "jobspec/plan.hpp"
@@ -10,10 +11,7 @@
 namespace fmsim::jobspec {
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = config::load_catalog({});
-  return c;
-}
+using fmsim::testing::shipped_catalog;
 
 planner::PlanRequest request(const std::string& stack, const std::string& sharding = "") {
   PlanFlags f;
@@ -24,7 +22,7 @@ planner::PlanRequest request(const std::string& stack, const std::string& shardi
   f.systems = "dgx-a100";
   f.stack = stack;
   f.sharding = sharding;
-  return make_plan_request(f, catalog(), config::load_training_calibration(""));
+  return make_plan_request(f, shipped_catalog(), config::load_training_calibration(""));
 }
 
 // megatron-legacy (Megatron-LM of 2021-2022, parallelism::StackConventions): no sequence

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "core/error.hpp"
 #include "jobspec/rl.hpp"
@@ -10,16 +11,13 @@
 namespace fmsim::jobspec {
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = config::load_catalog({});
-  return c;
-}
+using fmsim::testing::shipped_catalog;
 
 // The defaults describe GRPO, colocated and on-policy, on p5en.48xlarge:2 (16 GPUs); without
 // --response-lengths the lengths are lognormal with a mean of a quarter of --max-response (8k:
 // 8192 / 4 = 2048 tokens) capped at 8192.
 TEST(MakeRlJob, DefaultsAreGrpoColocatedOnPolicy) {
-  const rl::RlJob j = make_rl_job(RlFlags{}, catalog());
+  const rl::RlJob j = make_rl_job(RlFlags{}, shipped_catalog());
   EXPECT_EQ(j.algorithm, rl::Algorithm::Grpo);
   EXPECT_EQ(j.placement, rl::Placement::Colocated);
   EXPECT_EQ(j.synchrony, rl::Synchrony::OnPolicy);
@@ -34,10 +32,10 @@ TEST(MakeRlJob, DefaultsAreGrpoColocatedOnPolicy) {
 TEST(MakeRlJob, WordsThroughTheVocabularies) {
   RlFlags f;
   f.sharding = "distopt";
-  EXPECT_EQ(make_rl_job(f, catalog()).train_layout.sharding, parallelism::Sharding::DistributedOptimizer);
+  EXPECT_EQ(make_rl_job(f, shipped_catalog()).train_layout.sharding, parallelism::Sharding::DistributedOptimizer);
   f.synchrony = "offpolicy-ish";
   try {
-    make_rl_job(f, catalog());
+    make_rl_job(f, shipped_catalog());
     FAIL() << "expected an InputError";
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--sync"), std::string::npos) << e.what();

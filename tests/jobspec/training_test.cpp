@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "../support/shipped_catalog.hpp"
 #include "config/catalog_loader.hpp"
 #include "core/error.hpp"
 #include "jobspec/training.hpp"
@@ -11,10 +12,7 @@
 namespace fmsim::jobspec {
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = config::load_catalog({});
-  return c;
-}
+using fmsim::testing::shipped_catalog;
 
 const FlagGiven kNoFlags = [](std::string_view) { return false; };
 
@@ -25,7 +23,7 @@ TEST(ResolveTrainingJob, JobFileFillsWhatTheFlagsDidNotGive) {
   f.job_file = std::string(FMSIM_SOURCE_DIR) + "/examples/llama70b_job.yaml";
   f.tp = 4;  // as if --tp 4 were on the command line
   const FlagGiven tp_given = [](std::string_view flag) { return flag == "--tp"; };
-  const TrainingSetup s = resolve_training_job(f, catalog(), tp_given);
+  const TrainingSetup s = resolve_training_job(f, shipped_catalog(), tp_given);
   EXPECT_EQ(s.job.model.name, "llama3.1-70b");
   EXPECT_EQ(s.job.cluster.gpus(), 512);
   EXPECT_EQ(s.job.layout.tp, 4);
@@ -43,7 +41,7 @@ TEST(ResolveTrainingJob, JobFileFillsWhatTheFlagsDidNotGive) {
 // 8 GPUs, tp 1 gives dp 8, so gbs = mbs x dp = 8.
 TEST(ResolveTrainingJob, DefaultGlobalBatchIsMicroBatchTimesDp) {
   TrainingJobFlags f;
-  const TrainingSetup s = resolve_training_job(f, catalog(), kNoFlags);
+  const TrainingSetup s = resolve_training_job(f, shipped_catalog(), kNoFlags);
   EXPECT_EQ(s.job.layout.dp, 8);
   EXPECT_EQ(s.job.layout.global_batch, 8);
 }
@@ -53,11 +51,11 @@ TEST(ResolveTrainingJob, DefaultGlobalBatchIsMicroBatchTimesDp) {
 TEST(ResolveTrainingJob, VirtualStagesWithoutPipelineAreAWarning) {
   TrainingJobFlags f;
   f.vp = 3;
-  const TrainingSetup s = resolve_training_job(f, catalog(), kNoFlags);
+  const TrainingSetup s = resolve_training_job(f, shipped_catalog(), kNoFlags);
   EXPECT_EQ(s.job.layout.vp, 1);
   ASSERT_EQ(s.warnings.size(), 1u);
   EXPECT_EQ(s.warnings[0], "--vp 3 with --pp 1 has no pipeline to interleave; running vp 1");
-  EXPECT_TRUE(resolve_training_job(TrainingJobFlags{}, catalog(), kNoFlags).warnings.empty());
+  EXPECT_TRUE(resolve_training_job(TrainingJobFlags{}, shipped_catalog(), kNoFlags).warnings.empty());
 }
 
 // An unknown word is refused naming its flag: --sharding zero7.
@@ -65,7 +63,7 @@ TEST(ResolveTrainingJob, UnknownWordNamesItsFlag) {
   TrainingJobFlags f;
   f.sharding = "zero7";
   try {
-    resolve_training_job(f, catalog(), kNoFlags);
+    resolve_training_job(f, shipped_catalog(), kNoFlags);
     FAIL() << "expected an InputError";
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--sharding"), std::string::npos) << e.what();

@@ -6,11 +6,11 @@
 namespace fmsim::orchestration {
 namespace {
 
-ClusterLayout flat(int n) { return flat_layout(n); }
+ClusterLayout flat_cluster(int n) { return flat_layout(n); }
 
 // Two leaves of `per_leaf` nodes under one spine.
 ClusterLayout two_leaves(int per_leaf) {
-  ClusterLayout layout = flat(2 * per_leaf);
+  ClusterLayout layout = flat_cluster(2 * per_leaf);
   for (int l = 0; l < 2; ++l) {
     Switch leaf;
     leaf.name = "s" + std::to_string(l + 1);
@@ -44,7 +44,7 @@ TEST(NodeSet, CountsAndMembers) {
 
 // _eval_nodes: the smallest run of consecutive free nodes that holds the job.
 TEST(NodeSelect, ConsecutiveBestFitRun) {
-  const auto layout = flat(13);
+  const auto layout = flat_cluster(13);
   const auto free = with(13, {0, 1, 4, 5, 6, 7, 8, 10, 11, 12});  // runs of 2, 5, 3
   EXPECT_EQ(select_nodes(layout, Placement::Consecutive, free, {3}), (std::vector<int>{10, 11, 12}));
   EXPECT_EQ(select_nodes(layout, Placement::Consecutive, free, {2}), (std::vector<int>{0, 1}));
@@ -68,7 +68,7 @@ TEST(NodeSelect, TreePrefersTheTightestLeafThatHoldsTheJob) {
 
 // topology/block: segments never straddle a block; --exclusive=topo takes only wholly free blocks.
 TEST(NodeSelect, BlockSegmentsStayInsideNvlinkBlocks) {
-  ClusterLayout layout = flat(12);
+  ClusterLayout layout = flat_cluster(12);
   layout.block_size = 4;
   layout.node_block = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2};
   layout.finalize();

@@ -13,8 +13,8 @@ using serving::WorkloadSpec;
 
 Deployment small_deployment() {
   Deployment d;
-  d.model = testing::test_model();
-  d.cluster = testing::test_cluster(1);
+  d.model = fmsim::testing::test_model();
+  d.cluster = fmsim::testing::test_cluster(1);
   d.engine.name = "test";
   d.engine.iteration_overhead = core::ms(1);
   d.engine.max_num_seqs = 64;

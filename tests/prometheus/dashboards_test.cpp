@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::int64_t kStart = 1767225600;  // 2026-01-01T00:00:00Z, --metrics-start default
+constexpr std::int64_t kDashboardStart = 1767225600;  // 2026-01-01T00:00:00Z, --metrics-start default
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Target {
@@ -133,7 +133,7 @@ class DashboardsOnDefaultMetrics : public ::testing::Test {
   // A time of the training run with the job computing for the 15 minutes before it (no
   // checkpoint stall or failure in any panel's window), from 3 h on.
   static std::int64_t computing_time() {
-    for (std::int64_t t = kStart + 3 * 3600; t <= kStart + 6 * 3600; t += 900) {
+    for (std::int64_t t = kDashboardStart + 3 * 3600; t <= kDashboardStart + 6 * 3600; t += 900) {
       const auto r = prom_->query("min_over_time(fmsim_job_state{job=\"llama8b\",state=\"compute\"}[15m])", t);
       if (!r.empty() && number(r.at(0)) == 1.0) return t;
     }
@@ -170,8 +170,8 @@ TEST_F(DashboardsOnDefaultMetrics, EveryPanelReturnsData) {
   const std::map<std::string, Source> sources = {
       {"fmsim-training", {"llama8b", train_at, "4m"}},
       {"fmsim-gpu-fleet", {"llama8b", train_at, "4m"}},
-      {"fmsim-serving", {"vllm8b", kStart + 30, "4s"}},
-      {"fmsim-cluster", {"slurm", kStart + static_cast<std::int64_t>(cluster_span / 2), "4m"}},
+      {"fmsim-serving", {"vllm8b", kDashboardStart + 30, "4s"}},
+      {"fmsim-cluster", {"slurm", kDashboardStart + static_cast<std::int64_t>(cluster_span / 2), "4m"}},
   };
   const auto targets = dashboard_targets();
   ASSERT_GE(targets.size(), 50u);

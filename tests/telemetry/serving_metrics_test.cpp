@@ -12,15 +12,16 @@
 namespace fmsim::telemetry {
 namespace {
 
-constexpr std::int64_t kStart = 1767225600;
+constexpr std::int64_t kServingStart = 1767225600;
 
-std::string write_to_text(const serving::ServeResult& r) {
+std::string serving_text(const serving::ServeResult& r) {
   char* data = nullptr;
   std::size_t size = 0;
   std::FILE* f = open_memstream(&data, &size);
   {
     observability::OpenMetricsWriter w(f, "mem");
-    (void)write_serving_metrics(r, "m", {.job = "j", .start_unix_s = kStart, .resolution_s = 1, .heartbeat_s = 0}, w);
+    (void)write_serving_metrics(r, "m",
+                                {.job = "j", .start_unix_s = kServingStart, .resolution_s = 1, .heartbeat_s = 0}, w);
     w.finish();
   }
   std::fclose(f);
@@ -47,21 +48,21 @@ TEST(ServingMetrics, InterTokenLatencyObservesEachGapAtItsRequestsMeanAsTokensCo
   serving::ServeResult r;
   r.requests = {request(1.0, 3.0, 5), request(2.0, 2.5, 3)};
   r.duration = core::Seconds{3.0};
-  const std::string text = write_to_text(r);
+  const std::string text = serving_text(r);
   const std::string labels = "{model_name=\"m\",job=\"j\",instance=\"fmsim:8000\"";
   for (const std::string name : {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}) {
     const auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
-    EXPECT_TRUE(has(name + "_count" + labels + "} 2 " + std::to_string(kStart + 2))) << name << "\n" << text;
-    EXPECT_TRUE(has(name + "_count" + labels + "} 6 " + std::to_string(kStart + 3))) << name;
-    EXPECT_TRUE(has(name + "_sum" + labels + "} 1 " + std::to_string(kStart + 2))) << name;
-    EXPECT_TRUE(has(name + "_sum" + labels + "} 2.5 " + std::to_string(kStart + 3))) << name;
-    EXPECT_TRUE(has(name + "_bucket" + labels + ",le=\"0.2\"} 0 " + std::to_string(kStart + 3))) << name;
-    EXPECT_TRUE(has(name + "_bucket" + labels + ",le=\"0.3\"} 2 " + std::to_string(kStart + 3))) << name;
-    EXPECT_TRUE(has(name + "_bucket" + labels + ",le=\"0.5\"} 6 " + std::to_string(kStart + 3))) << name;
+    EXPECT_TRUE(has(name + "_count" + labels + "} 2 " + std::to_string(kServingStart + 2))) << name << "\n" << text;
+    EXPECT_TRUE(has(name + "_count" + labels + "} 6 " + std::to_string(kServingStart + 3))) << name;
+    EXPECT_TRUE(has(name + "_sum" + labels + "} 1 " + std::to_string(kServingStart + 2))) << name;
+    EXPECT_TRUE(has(name + "_sum" + labels + "} 2.5 " + std::to_string(kServingStart + 3))) << name;
+    EXPECT_TRUE(has(name + "_bucket" + labels + ",le=\"0.2\"} 0 " + std::to_string(kServingStart + 3))) << name;
+    EXPECT_TRUE(has(name + "_bucket" + labels + ",le=\"0.3\"} 2 " + std::to_string(kServingStart + 3))) << name;
+    EXPECT_TRUE(has(name + "_bucket" + labels + ",le=\"0.5\"} 6 " + std::to_string(kServingStart + 3))) << name;
   }
   // Generation tokens as vLLM counts them: the first token of each request too (no decode
   // iterations here): A's at 1 s, B's at 2 s, so 2 by the end.
-  EXPECT_NE(text.find("vllm:generation_tokens_total" + labels + "} 2 " + std::to_string(kStart + 3) + "\n"),
+  EXPECT_NE(text.find("vllm:generation_tokens_total" + labels + "} 2 " + std::to_string(kServingStart + 3) + "\n"),
             std::string::npos);
 }
 

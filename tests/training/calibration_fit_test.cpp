@@ -15,7 +15,7 @@ using testing::free_network;
 using testing::test_calibration;
 using testing::test_job;
 
-parallelism::Layout layout(int mbs, std::int64_t gbs) {
+parallelism::Layout fit_layout(int mbs, std::int64_t gbs) {
   parallelism::Layout l;
   l.micro_batch = mbs;
   l.global_batch = gbs;
@@ -31,7 +31,7 @@ std::vector<Measurement> synthetic(double true_efficiency) {
   truth.gpus[hardware::Architecture::Hopper].gemm_efficiency_bf16 = true_efficiency;
   std::vector<Measurement> out;
   for (std::int64_t seq : {512, 1024, 2048, 4096, 8192, 16384, 32768}) {
-    auto job = test_job(1, layout(1, 8), seq);
+    auto job = test_job(1, fit_layout(1, 8), seq);
     const auto r = estimate_step(job, truth, free_network());
     out.push_back(Measurement{job, r.step_time.value(), "synthetic", free_network()});
   }

@@ -13,7 +13,7 @@ using testing::free_network;
 using testing::test_calibration;
 using testing::test_job;
 
-parallelism::Layout layout(int tp, std::int64_t gbs) {
+parallelism::Layout hybrid_layout(int tp, std::int64_t gbs) {
   parallelism::Layout l;
   l.tp = tp;
   l.micro_batch = 1;
@@ -42,7 +42,7 @@ workload::ModelSpec mamba_model() {
 TEST(HybridStep, MambaCostIsLinearInSequenceLength) {
   const auto cal = test_calibration();
   auto job = [&](bool hybrid, std::int64_t seq) {
-    auto j = test_job(1, layout(1, 8 * 32768 / seq), seq);
+    auto j = test_job(1, hybrid_layout(1, 8 * 32768 / seq), seq);
     if (hybrid) j.model = mamba_model();
     return estimate_step(j, cal, free_network());
   };
@@ -59,7 +59,7 @@ TEST(HybridStep, MambaCostIsLinearInSequenceLength) {
 // 16 x 2 blocks of the attention + MLP model.
 TEST(HybridStep, OneTensorParallelPairPerBlock) {
   const auto cal = test_calibration();
-  auto j = test_job(1, layout(2, 4));
+  auto j = test_job(1, hybrid_layout(2, 4));
   const double dense = estimate_step(j, cal, fixed_network(1e-3)).breakdown.tp_comm.value();
   j.model = mamba_model();
   const double hybrid = estimate_step(j, cal, fixed_network(1e-3)).breakdown.tp_comm.value();
@@ -71,7 +71,7 @@ TEST(HybridStep, OneTensorParallelPairPerBlock) {
 // memory roofline: a lower efficiency can only slow the step.
 TEST(HybridStep, ScanEfficiencyBoundsTheScan) {
   auto cal = test_calibration();
-  auto j = test_job(1, layout(1, 8), 8192);
+  auto j = test_job(1, hybrid_layout(1, 8), 8192);
   j.model = mamba_model();
   cal.gpus[hardware::Architecture::Hopper].ssm_scan_efficiency = 0.5;
   const double fast = estimate_step(j, cal, free_network()).breakdown.compute.value();
@@ -88,7 +88,7 @@ TEST(HybridStep, ScanEfficiencyBoundsTheScan) {
 // the layers' time) and MFU counts its FLOPs as Megatron-Bridge does (include_mtp).
 TEST(HybridStep, MtpModulesAddABlockAndAHeadOnTheLastStage) {
   const auto cal = test_calibration();
-  auto j = test_job(1, layout(1, 8));
+  auto j = test_job(1, hybrid_layout(1, 8));
   j.model.mtp_layers = 1;
   const auto off = estimate_step(j, cal, free_network());
   j.train_mtp = true;

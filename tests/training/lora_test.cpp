@@ -12,7 +12,7 @@ using testing::free_network;
 using testing::test_calibration;
 using testing::test_job;
 
-parallelism::Layout layout(std::int64_t gbs) {
+parallelism::Layout lora_layout(std::int64_t gbs) {
   parallelism::Layout l;
   l.micro_batch = 1;
   l.global_batch = gbs;
@@ -22,7 +22,7 @@ parallelism::Layout layout(std::int64_t gbs) {
 }
 
 TrainingJob lora_job(int nodes, std::int64_t gbs) {
-  auto j = test_job(nodes, layout(gbs));
+  auto j = test_job(nodes, lora_layout(gbs));
   j.task = Task::Lora;
   j.lora_rank = 16;
   return j;
