@@ -24,6 +24,7 @@
 #include "config/job_trace.hpp"
 #include "core/error.hpp"
 #include "jobspec/cluster.hpp"
+#include "jobspec/cluster_report.hpp"
 #include "orchestration/cluster_metrics.hpp"
 #include "orchestration/reservation.hpp"
 #include "orchestration/slurm_config.hpp"
@@ -256,7 +257,8 @@ void print_training(const orch::ClusterLayout& layout, const orch::SimulationRes
 std::string html_report(const std::string& command, const std::string& heading, const orch::ClusterLayout& layout,
                         const std::vector<Variant>& variants, const std::vector<orch::ClusterSummary>& sums,
                         const std::vector<orch::SimulationResult>& results, const PlacedTraining& placed,
-                        const std::vector<orch::Reservation>& reservations) {
+                        const std::vector<orch::Reservation>& reservations,
+                        const std::optional<jobspec::FleetReport>& fleet) {
   report::Document doc;
   doc.title = "fmsim cluster";
   doc.subtitle = heading;
@@ -280,6 +282,7 @@ std::string html_report(const std::string& command, const std::string& heading, 
   }
   overview.add(t);
   doc.sections.push_back(overview);
+  if (fleet) doc.sections.push_back(jobspec::fleet_section(*fleet));
   report::Section over_time{"Over time", {}};
   // Hourly means over weeks are a comb of spikes: merged into at most kChartPoints wider buckets
   // (6 h for four weeks), each the mean over its hours, and the title says how wide.
@@ -362,6 +365,19 @@ std::string html_report(const std::string& command, const std::string& heading, 
   return report::render_html(doc);
 }
 
+/// The shared fleet's table and lines (jobspec/cluster_report).
+void print_fleet(const jobspec::FleetReport& fleet) {
+  std::cout << "\nServing deployments (steady state, not request by request):\n";
+  const auto table = jobspec::deployment_table(fleet);
+  std::vector<TextTable::Column> cols;
+  for (std::size_t c = 0; c < table.header.size(); ++c) cols.push_back({table.header[c], c >= 2});
+  TextTable t(cols);
+  for (const auto& row : table.rows) t.add(row);
+  t.print(std::cout);
+  std::cout << "(" << jobspec::fleet_method_note() << ")\n";
+  for (const auto& line : jobspec::fleet_lines(fleet)) std::cout << line << "\n";
+}
+
 void run_cluster(const ClusterFlags& out, Context& ctx) {
   const auto& f = out.job;
   const jobspec::ClusterJob job = jobspec::resolve_cluster_job(f, ctx.catalog());
@@ -384,6 +400,11 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
     walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     sums.push_back(orch::summarise(layout, results.back(), v.spares));
   }
+  std::optional<jobspec::FleetReport> fleet;
+  if (!job.deployments.empty()) {  // the batch jobs alone, for what sharing costs them
+    const std::vector<orch::JobSpec> batch(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(job.batch_jobs));
+    fleet = jobspec::summarise_fleet(job, results[0], orch::simulate_slurm(layout, job.training_alone, batch, o));
+  }
 
   const auto& c0 = variants[0].config;
   const std::string sched_text =
@@ -398,9 +419,9 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
                   layout.nodes() * layout.gpus_per_node, placement_name(c0.placement), sched_text, workload_note);
   if (!out.jobs_csv.empty()) write_file_atomically(out.jobs_csv, jobs_csv(layout, results[0]), "--jobs-csv");
   if (!out.report.empty())
-    write_file_atomically(out.report,
-                          html_report(out.command, heading, layout, variants, sums, results, placed, c0.reservations),
-                          "--report");
+    write_file_atomically(
+        out.report, html_report(out.command, heading, layout, variants, sums, results, placed, c0.reservations, fleet),
+        "--report");
   const auto metrics = write_cluster_metrics_file(out.metrics, layout, c0, jobs, variants[0].options);
 
   if (out.json) {
@@ -445,6 +466,7 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
       policies.push_back(p);
     }
     doc["policies"] = policies;
+    if (fleet) doc["shared_fleet"] = jobspec::fleet_json(*fleet);
     if (metrics) doc["metrics"] = *metrics;
     std::cout << doc.dump(2) << "\n";
     return;
@@ -476,6 +498,7 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
   std::cout << "\n";
   print_comparison(variants, sums);
   if (placed.model) print_training(layout, results[0], placed, variants[0].name);
+  if (fleet) print_fleet(*fleet);
   std::cout << "\nSimulated in";
   for (std::size_t i = 0; i < variants.size(); ++i)
     std::cout << fmt::format(" {:.2f} s ({})", walls[i], variants[i].name);
@@ -566,6 +589,15 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
                   "Preempted jobs write a checkpoint on SIGTERM "
                   "taking this long (kept when within KillWait; "
                   "default: they exit without one)");
+  cmd->add_option("--deployments", f->job.deployments_file,
+                  "Serving deployments sharing the cluster (YAML list; keys as --deployment); needs --days")
+      ->type_name("FILE");
+  cmd->add_option("--deployment", f->job.deployments,
+                  "One serving deployment, KEY=VALUE,... (repeatable): name, model, engine, precision, tp, isl, osl, "
+                  "rate, shape (constant|diurnal|csv), trough, peak-hour, rate-csv, slo-ttft, slo-tpot, cold-start, "
+                  "target-utilisation, scale-up-delay, scale-down-delay, min-replicas, max-replicas, share "
+                  "(preempt|reserved), nodes")
+      ->type_name("SPEC");
   duration_option(cmd, "--checkpoint-interval", f->job.checkpoint,
                   "Checkpoint interval of jobs that have none (default: "
                   "the trace's, else none: a failure loses the whole run)");

@@ -12,6 +12,7 @@
 
 #include "config/cluster_loader.hpp"
 #include "config/csv.hpp"
+#include "config/deployments.hpp"
 #include "config/flag_values.hpp"
 #include "config/job_trace.hpp"
 #include "config/reliability_loader.hpp"
@@ -22,6 +23,7 @@
 #include "config/words.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "jobspec/cluster_fleet.hpp"
 #include "jobspec/training.hpp"
 
 namespace fmsim::jobspec {
@@ -220,6 +222,26 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   if (!f.policy.empty())
     base.backfill = config::word_flag(orch::kSchedulerTypeWords, f.policy, "--policy") == orch::SchedulerType::Backfill;
 
+  // Serving deployments: their partitions before the workload (reserved nodes shrink the batch one).
+  std::vector<config::DeploymentEntry> entries;
+  if (!f.deployments_file.empty()) entries = config::load_deployments_file(f.deployments_file);
+  for (const auto& d : f.deployments) entries.push_back(config::parse_deployment_flag(d));
+  const std::string fleet_source = f.deployments_file.empty() ? "--deployment" : "--deployments";
+  std::vector<std::string> serving_partitions;
+  int batch_nodes = cluster_nodes;
+  c.training_alone = base;
+  if (!entries.empty()) {
+    if (c.k8s) throw core::InputError::flag(fleet_source, "serving deployments run under --scheduler slurm only");
+    config::checked_real(f.days, 0, 3652.5, "--days", "days");
+    if (f.days <= 0)
+      throw core::InputError::flag("--days", "serving deployments need a horizon: --days N (e.g. 1, 30)");
+    c.fleet_horizon_s = f.days * 86400.0;
+    c.deployments = resolve_deployments(entries, c.spec, catalog, c.fleet_horizon_s);
+    serving_partitions = add_serving_partitions(base, c.deployments, layout, fleet_source);
+    for (const auto& d : c.deployments)
+      if (d.share == orch::FleetShare::Reserved) batch_nodes -= d.reserved_nodes;
+  }
+
   // The workload.
   auto& jobs = c.jobs;
   config::checked_real(f.limit_factor, 1, 1000, "--limit-factor", "x the run time");
@@ -246,13 +268,15 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
     }
     jobs = config::parse_trace_csv(config::read_text_file(f.trace, "--job-trace"), f.trace, topt);
     c.workload_note = fmt::format("{} jobs from {}", jobs.size(), f.trace);
+  } else if (!entries.empty() && f.synthetic == 0) {
+    c.workload_note = "no batch jobs";
   } else {
     orch::SyntheticWorkloadSpec w;
     w.jobs = f.synthetic > 0 ? f.synthetic : 1000;
     w.mean_interarrival_s = config::parse_duration_flag(f.arrival, "--arrival").value();
     if (w.mean_interarrival_s <= 0) throw core::InputError::flag("--arrival", "must be more than 0");
     w.seed = f.seed;
-    jobs = orch::generate_workload(w, cluster_nodes);
+    jobs = orch::generate_workload(w, batch_nodes);
     c.workload_note = fmt::format(
         "{} synthetic jobs (pre-training 10%, fine-tuning 30%, evaluation 60%), one every {} on "
         "average, seed {}",
@@ -262,6 +286,19 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
     const double s = config::parse_duration_flag(f.checkpoint, "--checkpoint-interval").value();
     for (auto& j : jobs)
       if (j.checkpoint_interval_s <= 0) j.checkpoint_interval_s = s;
+  }
+  c.batch_jobs = jobs.size();
+  if (!c.deployments.empty()) {
+    int next_id = 0;
+    for (const auto& j : jobs) next_id = std::max(next_id, j.id);
+    for (std::size_t i = 0; i < c.deployments.size(); ++i) {
+      const auto units = orch::replica_jobs(c.deployments[i], static_cast<int>(i), serving_partitions[i],
+                                            layout.gpus_per_node, c.fleet_horizon_s, next_id + 1);
+      next_id += static_cast<int>(units.size());
+      jobs.insert(jobs.end(), units.begin(), units.end());
+    }
+    c.workload_note += fmt::format("; {} serving deployment{} ({} replica-unit jobs)", c.deployments.size(),
+                                   c.deployments.size() == 1 ? "" : "s", jobs.size() - c.batch_jobs);
   }
   c.placed = attach_training(jobs, layout, c.spec, f, catalog);
   if (!f.sigterm_checkpoint.empty()) {

@@ -13,6 +13,7 @@
 #include "hardware/specs.hpp"
 #include "orchestration/cluster_layout.hpp"
 #include "orchestration/placed_training.hpp"
+#include "orchestration/serving_fleet.hpp"
 #include "orchestration/slurm_config.hpp"
 #include "orchestration/slurm_simulator.hpp"
 #include "orchestration/workload.hpp"
@@ -46,6 +47,8 @@ struct ClusterFlags {
   std::string reservations_file;          ///< reservation lines (scontrol syntax)
   std::vector<std::string> reservations;  ///< --reservation LINE, repeatable
   std::string sigterm_checkpoint;         ///< jobs write a checkpoint on SIGTERM in this long
+  std::string deployments_file;           ///< serving deployments (config/deployments.hpp)
+  std::vector<std::string> deployments;   ///< --deployment KEY=VALUE,..., repeatable
 };
 
 /// The knobs of a --compare entry written KEY=VALUE.
@@ -93,6 +96,13 @@ struct ClusterJob {
   /// Shared with the policies' slowdown functions, so it outlives moves of the job.
   std::shared_ptr<const PlacedTraining> placed;
   std::vector<ClusterPolicy> policies;  ///< the flags' own first, then one per --compare entry
+  /// Serving deployments sharing the cluster (--deployments, --deployment); their replica units
+  /// are jobs[batch_jobs ...] (JobSpec::deployment), replayed over [0, fleet_horizon_s).
+  std::vector<orchestration::ServingDeployment> deployments;
+  std::size_t batch_jobs = 0;
+  double fleet_horizon_s = 0;
+  /// The first policy without the serving partitions: the batch jobs alone, for what serving costs them.
+  orchestration::SlurmConfig training_alone;
 };
 
 /// The flags resolved against the catalog and the files they name; InputError naming the flag (or

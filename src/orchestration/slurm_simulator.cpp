@@ -677,6 +677,7 @@ class Simulator {
       j.rec.wait_s = to_seconds(t - j.submit);
     }
     j.rec.nodes = nodes;
+    if (j.spec.deployment >= 0) j.rec.runs.emplace_back(j.rec.start_s, -1.0);
     j.rec.backfilled = backfilled;
     j.rec.priority = j.priority;
     j.rec.slowdown = options_.slowdown ? std::max(1.0, options_.slowdown(ji, nodes)) : 1.0;
@@ -694,6 +695,7 @@ class Simulator {
   /// Takes a job off the running list (swap with the last) and charges its fair-share usage.
   void stop_running(Job& j, SimTime t) {
     charge_usage(j, t);
+    if (!j.rec.runs.empty()) j.rec.runs.back().second = to_seconds(t);
     const int last = running_.back();
     running_[static_cast<std::size_t>(j.running_pos)] = last;
     jobs_[static_cast<std::size_t>(last)].running_pos = j.running_pos;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/vocabulary.hpp"
@@ -107,6 +108,9 @@ struct JobRecord {
   std::uint32_t priority = 0;        ///< at its last start (or at the end for jobs never started)
   double slowdown = 1;               ///< run time on its (last) nodes over the run time on the best ones
   double slow_placement_node_s = 0;  ///< node-seconds its placements added to its work (kept work x (slowdown - 1))
+  /// (start, end) of each run, for serving replica units (JobSpec::deployment >= 0); end -1 =
+  /// running at the end of the replay.
+  std::vector<std::pair<double, double>> runs;
 };
 
 /// Cluster state over time, one sample per bucket (averages over the bucket).

@@ -45,6 +45,9 @@ struct JobSpec {
   /// at once without one. Longer than KillWait: SIGKILL comes first and the checkpoint is lost.
   double sigterm_checkpoint_s = 0;
   TrainingWork training;  ///< model set: run_s is steps x its step time on the best nodes
+  /// A serving deployment's replica unit (index into the replay's deployments; -1 = a batch job):
+  /// its runs' (start, end) times are kept in its JobRecord.
+  int deployment = -1;
 };
 
 /// A synthetic workload: Poisson arrivals, job classes with node-count and duration distributions.

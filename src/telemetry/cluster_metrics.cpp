@@ -73,6 +73,28 @@ WriteSummary write_cluster_metrics(const orchestration::ClusterLayout& layout, c
   sink.family("fmsim_cluster_utilisation_ratio", SeriesType::Gauge,
               "Allocated nodes / scheduled nodes (fmsim cluster twin).", "ratio");
   sink.series(labels, per_tick([&](std::size_t k) { return nodes > 0.0 ? alloc[k] / nodes : 0.0; }));
+  // Serving replica units (JobSpec::deployment) beside the rest, when the replay has any.
+  std::vector<double> serving(n, 0.0);
+  bool any_serving = false;
+  for (const auto& j : result.jobs) {
+    for (const auto& [start, end0] : j.runs) {
+      any_serving = true;
+      const double end = end0 >= 0.0 ? end0 : static_cast<double>(n) * res;
+      for (auto k = static_cast<std::size_t>(start / res); k < n && static_cast<double>(k) * res < end; ++k) {
+        const double a = std::max(start, static_cast<double>(k) * res);
+        const double b = std::min(end, static_cast<double>(k + 1) * res);
+        if (b > a) serving[k] += (b - a) / res * static_cast<double>(j.nodes.size());
+      }
+    }
+  }
+  if (any_serving) {
+    sink.family("fmsim_cluster_serving_nodes", SeriesType::Gauge,
+                "Nodes held by serving deployments' replica units (fmsim cluster twin).");
+    sink.series(labels, serving);
+    sink.family("fmsim_cluster_batch_nodes", SeriesType::Gauge,
+                "Nodes held by batch and training jobs (fmsim cluster twin).");
+    sink.series(labels, per_tick([&](std::size_t k) { return std::max(0.0, alloc[k] - serving[k]); }));
+  }
   sink.family("fmsim_cluster_fragmented_nodes", SeriesType::Gauge,
               "Free nodes while the top pending job cannot be placed on them (fmsim cluster twin).");
   sink.series(labels, per_tick([&](std::size_t k) { return at(ts.fragmented_nodes, k); }));

@@ -1,6 +1,7 @@
 // A replayed cluster (the Slurm twin in orchestration/) as the time series its Slurm exporter would
 // have produced: prometheus-slurm-exporter's slurm_queue_*, slurm_nodes_* and slurm_gpus_*
-// families, plus fmsim_cluster_* for utilisation and fragmentation.
+// families, plus fmsim_cluster_* for utilisation and fragmentation, and with serving deployments the
+// nodes their replica units hold (fmsim_cluster_serving_nodes) beside the rest (fmsim_cluster_batch_nodes).
 #pragma once
 
 #include <vector>

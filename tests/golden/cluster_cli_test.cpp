@@ -1,8 +1,12 @@
 // Golden tests of `fmsim cluster` and `fmsim topology`: text, JSON, HTML report, traces in the
-// public layouts, and bad input that exits 2 naming the file, line or flag.
+// public layouts, and bad input that exits 2 naming the file, line or flag. Serving deployments
+// sharing the cluster: a deployment alone gives the throughput `fmsim serve` gives at its rate, a
+// training job beside one the step time `fmsim train` gives; bad deployments exit 2 naming the
+// file, line and field.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +43,12 @@ class ClusterCli : public ::testing::Test {
     const auto r = run_fmsim(args);
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_THAT(r.err, HasSubstr(where));
+  }
+  /// The command exits 2 and its message names each of `words`.
+  static void expect_input_error_all(const std::vector<std::string>& args, const std::vector<std::string>& words) {
+    const auto r = run_fmsim(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    for (const auto& w : words) EXPECT_THAT(r.err, HasSubstr(w));
   }
   std::string dir_;
 };
@@ -208,6 +218,138 @@ TEST_F(ClusterCli, BadInputExitsTwoNamingWhere) {
   r = run_fmsim({"cluster", "--cluster", "p5.48xlarge:4", "--trace", trace, "--trace-map", "gpus=GPUS"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("GPUS"));
+}
+
+// A deployment alone on its node at a constant 10 req/s (below the 18.7 req/s one replica
+// sustains within its SLO) serves all of it once its replica is ready (its unit's start, then the
+// cold start): 10 x 256 output tokens/s over the rest of the day. `fmsim serve` at 10 req/s
+// (Poisson, 4,000 requests) measures its steady-state output tokens/s from its own arrivals: their
+// realised rate differs from 10 by sampling noise of about 1/sqrt(4000) = 1.6%, so the two agree
+// within 3 sigma (5%).
+TEST_F(ClusterCli, DeploymentAloneGivesWhatServeGivesAtItsRate) {
+  const auto c = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:1", "--days", "1", "--deployment",
+                            "name=chat,model=llama3.1-8b,isl=1024,osl=256,rate=10,slo-ttft=1s,slo-tpot=50ms,"
+                            "max-replicas=1",
+                            "--json"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto doc = nlohmann::json::parse(c.out);
+  const auto& fleet = doc["shared_fleet"];
+  const auto& d = fleet["deployments"][0];
+  EXPECT_THAT(fleet["method"].get<std::string>(), HasSubstr("not request by request"));
+  const auto& unit = doc["policies"][0]["jobs"][0];  // the deployment's one replica unit
+  const double ready_s = unit["start_s"].get<double>() + d["replica"]["cold_start_s"].get<double>();
+  EXPECT_NEAR(d["slo_attainment"].get<double>(), 1 - ready_s / 86400.0, 1e-12);
+  const double cluster_tps = d["output_tokens_per_s"].get<double>();
+  EXPECT_NEAR(cluster_tps, 10 * 256 * (1 - ready_s / 86400), 1e-6);
+  const auto s = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--rate", "10", "--isl",
+                            "1024", "--osl", "256", "--num-requests", "4000", "--json"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const double serve_tps =
+      nlohmann::json::parse(s.out)["steady_state"]["output_tokens_per_s_per_replica"].get<double>();
+  EXPECT_NEAR(cluster_tps / serve_tps, 1.0, 0.05) << cluster_tps << " vs " << serve_tps;
+  // The replica's capacity is what plan-serve's rate search finds: above the offered 10 req/s.
+  EXPECT_GT(d["replica"]["rate_rps"].get<double>(), 10);
+}
+
+// A training job on 2 nodes beside a deployment on a third, reserved node: its step time is the
+// one `fmsim train` gives on 2 nodes, its 1,000 steps (2.62e8 tokens in batches of 64 x 4096)
+// all done, and no preemption (the serving node is not the training partition's).
+TEST_F(ClusterCli, TrainingJobBesideAReservedDeploymentGivesWhatTrainGives) {
+  const auto trace = write("train.csv",
+                           "id,submit,nodes,model,tp,pp,gbs,seq,tokens\n"
+                           "1,0,2,llama3.1-8b,1,1,64,4096,2.62144e8\n");
+  const auto c = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:3", "--trace", trace, "--days", "1", "--deployment",
+                            "name=chat,rate=5,share=reserved,nodes=1", "--json"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto doc = nlohmann::json::parse(c.out);
+  const auto& job = doc["policies"][0]["jobs"][0];
+  const auto t = run_fmsim(
+      {"train", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge:2", "--gbs", "64", "--seq", "4096", "--json"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const double step = nlohmann::json::parse(t.out)["step_time_s"].get<double>();
+  // Equal to a few nanoseconds (train's engine keeps integer nanoseconds).
+  EXPECT_NEAR(job["training"]["step_s"].get<double>(), step, 1e-8);
+  EXPECT_NEAR(job["end_s"].get<double>() - job["start_s"].get<double>(), 1000 * step, 1e-5);
+  EXPECT_EQ(job["node_count"], 2);
+  const auto& use = doc["shared_fleet"]["use"];
+  EXPECT_DOUBLE_EQ(use["training_tokens"].get<double>(), 2.62144e8);
+  EXPECT_EQ(use["preemptions"], 0);
+  EXPECT_EQ(doc["shared_fleet"]["deployments"][0]["share"], "reserved");
+  // Serving held its one node from its unit's start to the end of the day (8 GPUs).
+  const auto& unit = doc["policies"][0]["jobs"][1];
+  EXPECT_NEAR(use["gpu_hours"]["serving"].get<double>(), 8 * (86400 - unit["start_s"].get<double>()) / 3600, 1e-6);
+}
+
+// The text output states the steady-state method and the fleet's lines; the HTML report has the
+// section; a YAML file and the flag give the same deployment.
+TEST_F(ClusterCli, TextHtmlAndYamlCarryTheSharedFleet) {
+  const auto yaml = write("fleet.yaml",
+                          "deployments:\n"
+                          "  - name: chat\n"
+                          "    model: llama3.1-8b\n"
+                          "    rate: 40\n"
+                          "    shape: diurnal\n"
+                          "    slo-ttft: 1s\n");
+  const auto html = (std::filesystem::path(dir_) / "fleet.html").string();
+  const auto r = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:8", "--synthetic", "50", "--days", "2",
+                            "--deployments", yaml, "--report", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Serving deployments (steady state, not request by request"));
+  EXPECT_THAT(r.out, HasSubstr("GPU-hours by use: serving"));
+  EXPECT_THAT(r.out, HasSubstr("Training goodput"));
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(page, HasSubstr("Shared fleet: serving and training"));
+  EXPECT_THAT(page, HasSubstr("chat served"));
+  const auto flag = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:8", "--synthetic", "50", "--days", "2",
+                               "--deployment", "name=chat,model=llama3.1-8b,rate=40,shape=diurnal,slo-ttft=1s"});
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  auto fleet_part = [](const std::string& out) {  // up to the wall time, which differs between runs
+    const auto from = out.find("Serving deployments");
+    return out.substr(from, out.find("\nSimulated in") - from);
+  };
+  EXPECT_EQ(fleet_part(flag.out), fleet_part(r.out));
+}
+
+// A rate CSV steps the offered rate: 0 req/s until 1 h, then 20: 20 x 3600 requests offered over
+// 2 h. With no replica before the step (min-replicas 0) the requests from 1 h until the unit the
+// autoscaler asks for 1 min later is up and loaded (its start + the cold start) miss the SLO.
+TEST_F(ClusterCli, RateCsvStepsTheOfferedRate) {
+  const auto csv = write("rate.csv", "time_s,rate\n0,0\n3600,20\n");
+  const auto r = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:2", "--days", "0.0833333333333333", "--deployment",
+                            "name=chat,rate-csv=" + csv + ",min-replicas=0", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& d = doc["shared_fleet"]["deployments"][0];
+  EXPECT_NEAR(d["offered_requests"].get<double>(), 20 * 3600, 1e-3);
+  const auto& unit = doc["policies"][0]["jobs"][0];
+  EXPECT_DOUBLE_EQ(unit["submit_s"].get<double>(), 3600 + 60);
+  const double ready_s = unit["start_s"].get<double>() + d["replica"]["cold_start_s"].get<double>();
+  EXPECT_NEAR(d["requests_within_slo"].get<double>(), 20 * (2 * 3600.0 - ready_s), 1e-3);
+}
+
+TEST_F(ClusterCli, BadDeploymentsExitTwoNamingFileLineAndField) {
+  const auto unknown = write("unknown.yaml", "deployments:\n  - name: a\n    rate: 5\n    replicas: 3\n");
+  expect_input_error_all({"cluster", "--days", "1", "--deployments", unknown},
+                         {"unknown.yaml:4", "replicas", "max-replicas"});
+  const auto share = write("share.yaml", "- name: a\n  rate: 5\n  share: spot\n");
+  expect_input_error_all({"cluster", "--days", "1", "--deployments", share},
+                         {"share.yaml:3", "share", "preempt", "reserved"});
+  const auto rate = write("rate.yaml", "- name: a\n  rate: lots\n");
+  expect_input_error_all({"cluster", "--days", "1", "--deployments", rate}, {"rate.yaml:2", "rate", "lots"});
+  const auto model = write("model.yaml", "- name: a\n  rate: 5\n  model: gpt-9\n");
+  expect_input_error_all({"cluster", "--days", "1", "--deployments", model}, {"model.yaml:1", "gpt-9"});
+  expect_input_error_all({"cluster", "--deployment", "rate=5"}, {"--days"});
+  expect_input_error_all({"cluster", "--days", "1", "--deployment", "model=llama3.1-8b"}, {"--deployment", "rate"});
+  expect_input_error_all({"cluster", "--days", "1", "--deployment", "rate=5,scale-up-delay=10m,scale-down-delay=1m"},
+                         {"scale-down-delay"});
+  expect_input_error_all(
+      {"cluster", "--cluster", "p5en.48xlarge:4", "--days", "1", "--deployment", "rate=5,share=reserved,nodes=9"},
+      {"--deployment", "9 reserved nodes"});
+  expect_input_error_all({"cluster", "--days", "1", "--scheduler", "k8s", "--deployment", "rate=5"},
+                         {"--deployment", "slurm"});
+  const auto csv = write("bad_rate.csv", "time_s,rate\n0,5\n60,-1\n");
+  expect_input_error_all({"cluster", "--days", "1", "--deployment", "rate-csv=" + csv}, {"bad_rate.csv:3", "rate"});
 }
 
 }  // namespace
