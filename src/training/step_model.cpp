@@ -938,6 +938,10 @@ StepResult estimate_step_time(const TrainingJob& job, const Calibration& calibra
 
 parallelism::MemoryBreakdown job_memory(const TrainingJob& job) { return memory_with_layout(job, job.layout); }
 
+// The longest step simulate_step plays on the event engine: 10^9 s (31.7 years), a ninth of the
+// engine clock's 292-year range; a longer one is the closed form's.
+constexpr double kMaxPlayedStepSeconds = 1e9;
+
 StepResult simulate_step(const TrainingJob& job, const Calibration& calibration, const collectives::CommCostFn& comm,
                          engine::TraceSink* trace) {
   StepResult r;
@@ -948,6 +952,14 @@ StepResult simulate_step(const TrainingJob& job, const Calibration& calibration,
   // The analytical pass fills the breakdown's per-component figures; the event simulation
   // replaces the pipeline part (compute + exposed comm + bubble) by the played schedule.
   analytical(job, costing, stages, r);
+  // The played schedule times its tasks on the engine's integer clock (2^63 ns, 292 years). A step
+  // the closed form puts past kMaxPlayedStepSeconds (a model or GPU far outside any real one, such
+  // as a hidden size of 10^9) keeps the closed form's answer (simulated_tasks stays 0) rather than
+  // overflow that clock.
+  if (!(r.breakdown.total().value() < kMaxPlayedStepSeconds)) {
+    r.step_time = r.breakdown.total();
+    return r;
+  }
 
   const auto& l = job.layout;
   const int pp = l.pp;

@@ -35,6 +35,21 @@ parallelism::Layout layout(int tp, int pp, int vp, int mbs, std::int64_t gbs) {
   return l;
 }
 
+// A step past 10^9 s (31.7 years) is not played on the event engine, whose integer clock holds
+// 2^63 ns (292 years): a hidden size of 10^9 gives a closed-form step of ~10^10 s, which simulate_step
+// returns as the closed form's (no tasks played) instead of overflowing the clock.
+TEST(StepModel, StepPastTheEngineClockKeepsTheClosedForm) {
+  const auto cal = test_calibration();
+  auto job = test_job(1, layout(1, 2, 1, 1, 8));
+  job.model.hidden = 1'000'000'000;
+  job.model.ffn_hidden = 4'000'000'000;
+  const auto analytic = estimate_step(job, cal, free_network());
+  const auto simulated = simulate_step(job, cal, free_network());
+  EXPECT_GT(analytic.step_time.value(), 1e9);
+  EXPECT_EQ(simulated.simulated_tasks, 0u);
+  EXPECT_DOUBLE_EQ(simulated.step_time.value(), analytic.step_time.value());
+}
+
 // Without pipelining and with a free network, the step is m micro-batches of (F + B) plus the
 // optimizer: doubling the global batch (m) doubles the compute part exactly.
 TEST(StepModel, ComputeScalesWithMicroBatches) {
