@@ -19,12 +19,15 @@ double parse_slurm_duration(const std::string& text_in) {
   if (text.empty()) return -1;
   for (char c : text)
     if (!std::isdigit(static_cast<unsigned char>(c)) && c != ':' && c != '-') return -1;
+  // Each field at most 9 digits: std::stol threw out_of_range past 2^63 (an internal error on
+  // PriorityMaxAge=18446744073709551616), and 10^9 days is past any schedule.
+  constexpr std::size_t kMaxDigits = 9;
   long days = 0;
   std::string rest = text;
   const auto dash = text.find('-');
   const bool has_days = dash != std::string::npos;
   if (has_days) {
-    if (dash == 0) return -1;
+    if (dash == 0 || dash > kMaxDigits) return -1;
     days = std::stol(text.substr(0, dash));
     rest = text.substr(dash + 1);
   }
@@ -32,7 +35,7 @@ double parse_slurm_duration(const std::string& text_in) {
   std::stringstream ss(rest);
   std::string item;
   while (std::getline(ss, item, ':')) {
-    if (item.empty() || item.find('-') != std::string::npos) return -1;
+    if (item.empty() || item.size() > kMaxDigits || item.find('-') != std::string::npos) return -1;
     parts.push_back(std::stol(item));
   }
   if (parts.empty() || parts.size() > 3) return -1;
@@ -165,10 +168,19 @@ std::vector<SlurmConfLine> split_slurm_conf(const std::string& text, const std::
 
 double slurm_duration_value(const std::string& path, int line, const std::string& key, const std::string& value) {
   const double d = parse_slurm_duration(value);
+  // The twin's clock is integer nanoseconds (2^63 ns, 292 years): a finite time is held to 100 years.
+  constexpr double kMaxSeconds = 100 * 365.25 * 86400;
+  if (d > kMaxSeconds) {
+    throw core::InputError(
+        path, line, key,
+        fmt::format("'{}' is {:.3g} years; at most 100 years (or UNLIMITED)", value, d / (365.25 * 86400)));
+  }
   if (d < 0)
     throw core::InputError(
         path, line, key,
-        fmt::format("'{}' is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or UNLIMITED)", value));
+        fmt::format("'{}' is not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or UNLIMITED; "
+                    "each number at most 9 digits)",
+                    value));
   return d;
 }
 

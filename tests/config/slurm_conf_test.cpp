@@ -20,6 +20,11 @@ TEST(SlurmConf, DurationsAsSlurmWritesThem) {
   EXPECT_EQ(parse_slurm_duration("1-00:00:30"), 86430);
   EXPECT_EQ(parse_slurm_duration("UNLIMITED"), 0);
   EXPECT_LT(parse_slurm_duration("ten"), 0);
+  // A field of more than 9 digits is malformed, not an out_of_range from std::stol.
+  EXPECT_LT(parse_slurm_duration("18446744073709551616"), 0);
+  EXPECT_LT(parse_slurm_duration("1-18446744073709551616"), 0);
+  EXPECT_LT(parse_slurm_duration("18446744073709551616-0"), 0);
+  EXPECT_EQ(parse_slurm_duration("999999999"), 999999999.0 * 60);
 }
 
 TEST(SlurmConf, ReadsSchedulerPriorityNodesAndPartitions) {
@@ -67,6 +72,16 @@ TEST(SlurmConf, BadValuesNameTheLineAndKey) {
   }
   EXPECT_THROW(parse_slurm_conf("SchedulerType=sched/hold\n", "x"), core::InputError);
   EXPECT_THROW(parse_slurm_conf("NodeName=n1\nPartitionName=p Nodes=n2\n", "x"), core::InputError);
+  // Past 2^63 (std::stol's out_of_range was an internal error) and past the twin's 100-year clock.
+  for (const char* age : {"18446744073709551616", "999999999"}) {
+    try {
+      parse_slurm_conf(std::string("NodeName=n1\nPriorityMaxAge=") + age + "\n", "my.conf");
+      FAIL() << "no error for " << age;
+    } catch (const core::InputError& e) {
+      EXPECT_EQ(e.line(), 2) << e.what();
+      EXPECT_EQ(e.field(), "PriorityMaxAge") << e.what();
+    }
+  }
 }
 
 // slurm.conf(5) writes Default= and FavorSmall= as YES/NO; Slurm's boolean parser also takes
