@@ -643,6 +643,19 @@ std::vector<TrainingRow> training_rows(const std::vector<CsvRecord>& table, cons
     l.cp = integer("cp", 1);
     l.ep = integer("ep", 1);
     l.etp = integer("etp", 1);
+    // Megatron-Core spreads the experts only as far as its recipe's expert_model_parallel_size
+    // says; a Megatron/NeMo table printing '-' or nothing for an MoE model does not mean ep 1 (every
+    // rank would then hold, or gather, all the experts), and no per-model recipe default is kept
+    // here: the row is refused, naming the column. (FSDP stacks, torchtitan and LLM Foundry, run
+    // ep 1 unless told: their blank stays 1.)
+    const bool megatron_recipe = contains(row.framework, "megatron") ||
+                                 (contains(row.framework, "nemo") && !contains(row.framework, "automodel"));
+    if (job.model.is_moe() && !num("ep") && megatron_recipe) {
+      reject("ep: '" + get("ep") +
+             "' for an MoE model run with Megatron-Core: expert parallelism is not derived; give the recipe's "
+             "expert_model_parallel_size in the ep column");
+      continue;
+    }
     // A row does not say whether its recipe counted the embedding and the loss as pipeline slots;
     // they are assumed only where the layout cannot run without them (more chunks than layers).
     // Turned on wherever they even an uneven split (as `fmsim train` and the planner do), the

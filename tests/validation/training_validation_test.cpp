@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -72,6 +73,35 @@ TEST(TrainingValidation, UnpublishedRecomputeIsTheStacksDefaultAndSaid) {
   EXPECT_EQ(assumed["V010"], "none (the megatron stack's default; the source names none)");
   EXPECT_EQ(assumed["V178"], "");  // recipe_settings recompute_modules=layernorm,moe_act
   EXPECT_EQ(assumed["V274"], "");  // recompute cell: selective
+}
+
+// An MoE row run with Megatron-Core that prints '-' for expert parallelism is refused, naming the
+// column: read as ep 1 it would put all 128 experts of GPT-OSS-120B on every rank (an unseen table
+// did that, +154%). The same row with its ep (64) is predicted; a torchtitan MoE row's blank stays
+// ep 1, that stack's default.
+TEST(TrainingValidation, MoeRowWithoutExpertParallelismIsRefused) {
+  const std::string path = ::testing::TempDir() + "/training_moe_ep.csv";
+  {
+    std::ofstream f(path);
+    f << "row_id,source_id,hardware,num_gpus,model,arch_type,num_layers,hidden_size,num_attention_heads,"
+         "num_kv_heads,vocab_size,seq_len,moe_num_experts,moe_topk,moe_expert_ffn,global_batch_size,"
+         "micro_batch_size,tp,pp,ep,precision,framework,step_time_s\n"
+         "X1,S,GB200 (DGX-GB200 / NVL72),64,GPT-OSS-120B,moe,36,2880,64,8,201088,4096,128,4,2880,1280,4,1,1,-,"
+         "BF16,Megatron-Bridge,4.9\n"
+         "X2,S,GB200 (DGX-GB200 / NVL72),64,GPT-OSS-120B,moe,36,2880,64,8,201088,4096,128,4,2880,1280,4,1,1,64,"
+         "BF16,Megatron-Bridge,4.9\n"
+         "X3,S,GB200 (DGX-GB200 / NVL72),64,GPT-OSS-120B,moe,36,2880,64,8,201088,4096,128,4,2880,1280,4,1,1,,"
+         "BF16,torchtitan,4.9\n";
+  }
+  const auto r = run_fmsim({"validate", "training", "--csv", path, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  const auto& refused = j["rows"][0];
+  ASSERT_TRUE(refused.contains("skipped")) << refused.dump();
+  EXPECT_NE(refused["skipped"].get<std::string>().find("ep: '-'"), std::string::npos) << refused.dump();
+  EXPECT_TRUE(j["rows"][1].contains("predicted_step_time_s")) << j["rows"][1].dump();
+  EXPECT_FALSE(j["rows"][2].contains("skipped")) << j["rows"][2].dump();  // torchtitan: ep 1
 }
 
 // Rows that publish only TFLOP/s per GPU are predicted too when their source states its FLOP
