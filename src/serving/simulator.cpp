@@ -227,9 +227,11 @@ class Scheduler {
   [[nodiscard]] bool idle() const { return running_.empty() && waiting_.empty(); }
 
   /// Fleet mode: request `req` arrives at time `t` (>= now()).
-  void inject(int req, double t) {
-    now_ = std::max(now_, t + overhead_);
-    release_request(req, t + overhead_);
+  void inject(int req, double t) { inject(req, t, overhead_); }
+  /// The same with this request's own path time (the disaggregated closed loop's drawn ones).
+  void inject(int req, double t, double path) {
+    now_ = std::max(now_, t + path);
+    release_request(req, t + path, t);
   }
 
   /// Disaggregated decode pool: the samples of `req` arrive at `t` with their prompt's KV
@@ -333,7 +335,7 @@ class Scheduler {
     return true;
   }
 
-  void release_request(int req, double now) {
+  void release_request(int req, double now, double sent = -1.0) {
     const auto& rq = reqs_[static_cast<std::size_t>(req)];
     const int n = static_cast<int>(rq.output_tokens.size());
     remaining_samples_[static_cast<std::size_t>(req)] = n;
@@ -342,7 +344,7 @@ class Scheduler {
       Seq q;
       q.request = req;
       q.sample = s;
-      q.arrival = now - path_of(req);  // `now` is when the engine receives it
+      q.arrival = sent >= 0 ? sent : now - path_of(req);  // `now` is when the engine receives it
       q.input = rq.input_tokens;
       q.target_out = std::max<std::int64_t>(1, rq.output_tokens[static_cast<std::size_t>(s)]);
       q.prefill_target = rq.input_tokens;
@@ -1197,7 +1199,14 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   // A closed loop: each client sends its next request when the decode pool finishes its last one
   // (every sample of it); the first sends are spread as in a single replica (ClientStart).
   const bool closed = workload.arrival == ArrivalKind::ClosedLoop;
-  using Send = std::pair<double, int>;  // (client send time, request)
+  // A closed loop's sends wait in the order they reach the prefill pool: the send time plus the
+  // request's path time (drawn per request with WorkloadSpec::random_path_time).
+  using Send = std::pair<double, int>;  // (arrival at the prefill pool, request)
+  std::vector<double> sent_at(requests.size(), 0.0);
+  auto send = [&](double t, int q) {
+    sent_at[static_cast<std::size_t>(q)] = t;
+    return Send{t + path_time(workload, path, q), q};
+  };
   std::priority_queue<Send, std::vector<Send>, std::greater<>> sends;
   if (closed) {
     const int clients = std::min<int>(std::max(1, workload.concurrency), static_cast<int>(order.size()));
@@ -1205,7 +1214,7 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
         workload.client_start == ClientStart::Spread
             ? closed_loop_cycle(prefill, decode, workload, std::max(1, clients / std::max(1, dis.decode_replicas)))
             : 0.0;
-    for (int i = 0; i < clients; ++i) sends.emplace(cycle * i / clients, order[static_cast<std::size_t>(i)]);
+    for (int i = 0; i < clients; ++i) sends.push(send(cycle * i / clients, order[static_cast<std::size_t>(i)]));
     next = static_cast<std::size_t>(clients);
     for (auto& x : pre) x->track_ended_ = true;
     for (auto& x : dec) x->track_ended_ = true;
@@ -1220,18 +1229,21 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   auto client_free = [&](const std::vector<int>& ended, double t) {
     for (const int q : ended) {
       if (q < stop_after && ++ended_below == stop_after) stop_at = t;
-      if (next < order.size()) sends.emplace(t, order[next++]);
+      if (next < order.size()) sends.push(send(t, order[next++]));
     }
   };
   while (true) {
     // Client send time; the prefill pool receives it `path` later (the server's request path).
-    double t_sent = inf;
+    double t_sent = inf, t_arrival = inf;
     if (closed) {
-      if (!sends.empty()) t_sent = sends.top().first;
+      if (!sends.empty()) {
+        t_arrival = sends.top().first;
+        t_sent = sent_at[static_cast<std::size_t>(sends.top().second)];
+      }
     } else if (next < order.size()) {
       t_sent = open.arrival == ArrivalKind::Offline ? 0.0 : requests[static_cast<std::size_t>(order[next])].arrival_s;
+      t_arrival = t_sent + path;
     }
-    const double t_arrival = t_sent + path;
     const double t_ready = ready.empty() ? inf : ready.top().t;
     std::size_t busiest = pre.size();
     for (std::size_t i = 0; i < pre.size(); ++i) {
@@ -1278,7 +1290,8 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
         q = order[next++];
       }
       arrival_of[static_cast<std::size_t>(q)] = t_sent;
-      pre[static_cast<std::size_t>(pre_router.pick(pre, prompts[static_cast<std::size_t>(q)]))]->inject(q, t_sent);
+      pre[static_cast<std::size_t>(pre_router.pick(pre, prompts[static_cast<std::size_t>(q)]))]->inject(
+          q, t_sent, t_arrival - t_sent);
     } else {
       const Ready r = ready.top();
       ready.pop();

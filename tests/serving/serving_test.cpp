@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "../support/model_fixtures.hpp"
@@ -217,30 +218,58 @@ TEST(ServingSimulator, DecodeStretchesPlayAtOnceAsStepByStep) {
   expect_same_run(fast, step_by_step(tight, over));
 }
 
+// Mean and standard deviation of each request's TTFT less `prefill`: its request path time.
+std::pair<double, double> path_mean_and_sd(const ServeResult& r, double prefill) {
+  double mean = 0, var = 0;
+  const auto n = static_cast<double>(r.requests.size());
+  for (const auto& q : r.requests) mean += (q.ttft().value() - prefill) / n;
+  for (const auto& q : r.requests) var += std::pow(q.ttft().value() - prefill - mean, 2) / n;
+  return {mean, std::sqrt(var)};
+}
+
+// One client over the server path (request_overhead 50 ms), 400 requests of 256 + 4 tokens.
+WorkloadSpec one_client_over_the_server() {
+  WorkloadSpec wl = fixed_workload(400, 256, 4);
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.path = RequestPath::Server;
+  return wl;
+}
+
+Deployment fifty_ms_request_path() {
+  auto d = test_deployment();
+  d.engine.request_overhead = core::Seconds(0.05);
+  return d;
+}
+
 TEST(ServingSimulator, RandomRequestPathKeepsItsMeanAndSpreadsTheClients) {
   // One client: no queue, so TTFT = request path + prefill. A fixed path gives every request the
   // same TTFT; a random one (exponential of mean request_overhead) keeps the mean and has the
   // exponential's spread (standard deviation = mean), the same draws for the same seed.
-  auto d = test_deployment();
-  d.engine.request_overhead = core::Seconds(0.05);
-  const IterationModel m(d, no_comm());
-  WorkloadSpec wl = fixed_workload(400, 256, 4);
-  wl.arrival = ArrivalKind::ClosedLoop;
-  wl.path = RequestPath::Server;
+  const IterationModel m(fifty_ms_request_path(), no_comm());
+  WorkloadSpec wl = one_client_over_the_server();
   const auto fixed = simulate(m, wl, make_requests(wl));
   wl.random_path_time = true;
   const auto random = simulate(m, wl, make_requests(wl));
-  const double prefill = fixed.requests[1].ttft().value() - 0.05;
-  std::vector<double> path;
-  for (const auto& q : random.requests) path.push_back(q.ttft().value() - prefill);
-  double mean = 0, var = 0;
-  for (double x : path) mean += x / static_cast<double>(path.size());
-  for (double x : path) var += (x - mean) * (x - mean) / static_cast<double>(path.size());
+  const auto [mean, sd] = path_mean_and_sd(random, fixed.requests[1].ttft().value() - 0.05);
   EXPECT_NEAR(mean, 0.05, 0.1 * 0.05);
-  EXPECT_NEAR(std::sqrt(var), 0.05, 0.15 * 0.05);
+  EXPECT_NEAR(sd, 0.05, 0.15 * 0.05);
   EXPECT_NEAR(fixed.requests[7].ttft().value(), fixed.requests[300].ttft().value(), 1e-12);
   const auto again = simulate(m, wl, make_requests(wl));
   EXPECT_EQ(again.requests[5].ttft().value(), random.requests[5].ttft().value());
+}
+
+TEST(ServingDisaggregated, RandomRequestPathKeepsItsMeanAndSpreadsTheClients) {
+  // The same through a prefill and a decode instance: the sends reach the prefill pool at send
+  // time + the request's own path time, and TTFT counts from the send.
+  const IterationModel m(fifty_ms_request_path(), no_comm());
+  WorkloadSpec wl = one_client_over_the_server();
+  const Disaggregation dis;
+  const auto fixed = simulate_disaggregated(m, m, dis, wl, make_requests(wl));
+  wl.random_path_time = true;
+  const auto random = simulate_disaggregated(m, m, dis, wl, make_requests(wl));
+  const auto [mean, sd] = path_mean_and_sd(random, fixed.requests[1].ttft().value() - 0.05);
+  EXPECT_NEAR(mean, 0.05, 0.1 * 0.05);
+  EXPECT_NEAR(sd, 0.05, 0.15 * 0.05);
 }
 
 TEST(ServingSimulator, KvOffloadTierReplacesRecomputeWithTwoCopies) {

@@ -42,7 +42,7 @@ TEST(InferenceValidation, SummaryAndErrorBounds) {
 // data/calibration/serving.yaml were measured on it (`fmsim calibrate serving`), so these are
 // in-sample figures; docs/validation.md has the held-out ones. Issue 39's targets (TTFT median
 // <= 15%, TPOT <= 8%) are not met: the bounds below hold the model at what it reached (TTFT
-// 37.0% median / 85.3% p90 |error|, TPOT 12.8%, disaggregated TTFT 60.9%, with each TTFT the mean
+// 36.8% median / 85.3% p90 |error|, TPOT 12.8%, disaggregated TTFT 60.1%, with each TTFT the mean
 // over the row's 20 profiled rounds, the first of them every client at once, and each request's
 // path time drawn (clients that drift apart); the issue measured 57% and 19% before, 40.8% /
 // 91.1% / 73.8% without the first round, 38.1% / 90.0% / 60.7% with one fixed path time).
@@ -56,9 +56,9 @@ TEST(InferenceValidation, AiconfiguratorSampleErrorBounds) {
   const auto& s = j["summary"];
   EXPECT_EQ(s["rows"].get<int>(), 3956);
   EXPECT_GE(s["predicted"].get<int>(), 2700);  // 2,723 today
-  EXPECT_LE(s["ttft_median_abs_error_pct"].get<double>(), 37.5);
+  EXPECT_LE(s["ttft_median_abs_error_pct"].get<double>(), 37.2);
   EXPECT_LE(j["errors"]["ttft"]["p90_abs_error_pct"].get<double>(), 86.0);
-  EXPECT_LE(j["by"]["mode"]["disagg"]["ttft"]["median_abs_error_pct"].get<double>(), 61.5);
+  EXPECT_LE(j["by"]["mode"]["disagg"]["ttft"]["median_abs_error_pct"].get<double>(), 60.5);
   EXPECT_LE(s["tpot_median_abs_error_pct"].get<double>(), 15.0);
   // Every row that is not predicted says why, and no prediction is 0 or missing.
   for (const auto& row : j["rows"]) {
