@@ -173,11 +173,20 @@ std::vector<MemoryRow> read_memory_csv(const std::string& csv_path, const hardwa
       m.first_node = has(get("notes"), "first node");
     }
     if (const std::string v = get("measured_peak_gib"); !v.empty()) {
+      // A finite positive number of GiB: stod also read "nan", "inf" and "12 GiB" (as 12), and a
+      // measured 0 made the row's error infinite.
+      double gib = 0;
+      std::size_t used = 0;
       try {
-        m.measured_gib = std::stod(v);
+        gib = std::stod(v, &used);
       } catch (...) {
-        throw core::InputError(path, csv.line(ri), "measured_peak_gib", "'" + v + "' is not a number of GiB");
+        used = 0;
       }
+      if (used != v.size() || !std::isfinite(gib) || gib <= 0) {
+        throw core::InputError(path, csv.line(ri), "measured_peak_gib",
+                               "'" + v + "' is not a number of GiB; a positive number, or empty for none");
+      }
+      m.measured_gib = gib;
     }
     if (!m.measured_gib && m.quantity != MemoryQuantity::OutOfMemory && m.quantity != MemoryQuantity::Fits) {
       m.run.job.reset();

@@ -282,11 +282,29 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     row.placement_text = cell("placement");
     row.sync_text = cell("sync_mode");
     row.notes = cell("notes");
-    row.measured_step_s = number(cell("step_time_s"));
-    row.measured_gen_s = number(cell("generation_time_s"));
-    row.measured_train_s = number(cell("training_time_s"));
-    row.measured_sync_s = number(cell("weight_sync_time_s"));
-    row.measured_tokens_per_s_per_gpu = number(cell("throughput_tokens_per_s_per_gpu"));
+    // A measurement is empty (none) or a finite positive number: "nan", "inf", "0" or "12 s" was
+    // read as a time (nan and inf printed as the error, 0 as an infinite one).
+    auto measured = [&](const char* column) -> std::optional<double> {
+      const std::string text = cell(column);
+      if (text.empty()) return std::nullopt;
+      double v = 0;
+      std::size_t used = 0;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != text.size() || !std::isfinite(v) || v <= 0) {
+        throw core::InputError(path, row.line, column,
+                               fmt::format("'{}' is not a measurement; a positive number, or empty for none", text));
+      }
+      return v;
+    };
+    row.measured_step_s = measured("step_time_s");
+    row.measured_gen_s = measured("generation_time_s");
+    row.measured_train_s = measured("training_time_s");
+    row.measured_sync_s = measured("weight_sync_time_s");
+    row.measured_tokens_per_s_per_gpu = measured("throughput_tokens_per_s_per_gpu");
     const std::string system = system_for(row.hardware);
     const std::string preset = model_preset(row.model_text);
     const std::string metrics = cell("other_metrics");

@@ -79,6 +79,22 @@ TEST(RlInput, UnknownRowTypeNamesFileLineAndWords) {
                               "unknown rl.csv row type 'rl_stepp'; allowed: rl_step, rl_component, weight_sync");
 }
 
+// A measured time is a finite positive number or empty: "nan", "inf", "0" and "12 s" were read
+// as times (printed as the error, or an infinite one).
+TEST(RlInput, MeasurementIsAPositiveNumberOrEmpty) {
+  TempDir dir;
+  const std::string file = dir.path + "/rl.csv";
+  const auto catalog = load_catalog();
+  for (const char* bad : {"nan", "inf", "0", "-3", "12 s"}) {
+    std::ofstream(file) << "row_id,row_type,hardware,num_gpus,policy_model,step_time_s,weight_sync_time_s,placement,"
+                           "sync_mode,prompts_per_step,samples_per_prompt\n"
+                           "R1,rl_step,H100,8,Llama-3.1-8B,"
+                        << bad << ",,colocated,on-policy,64,8\n";
+    testing::expect_input_error([&] { load_rl_rows(file, catalog); }, "rl.csv", 2, "step_time_s",
+                                "is not a measurement; a positive number, or empty for none");
+  }
+}
+
 // The shipped rows: NeMo-RL's Llama 8B row becomes a colocated GRPO job on 16 H100 with 2,048
 // responses of mean 1,019 tokens trained in 4 mini-batches of 512 (G-GBS / T-GBS).
 TEST(RlInput, ShippedRowBecomesAJob) {

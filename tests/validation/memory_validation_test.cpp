@@ -212,6 +212,26 @@ TEST(MemoryValidation, MeasuredGpusValuesAreChecked) {
   EXPECT_NE(r.err.find("first_node"), std::string::npos) << r.err;
 }
 
+// measured_peak_gib is a finite positive number of GiB or empty: "nan", "inf", "0" and "20 GiB"
+// were read (stod), printed as the error or making it infinite.
+TEST(MemoryValidation, MeasuredPeakIsAPositiveNumber) {
+  const std::string path = ::testing::TempDir() + "/memory_measured_peak.csv";
+  for (const char* bad : {"nan", "inf", "0", "20 GiB"}) {
+    {
+      std::ofstream f(path);
+      f << "row_id,model,num_layers,hidden_size,num_attention_heads,vocab_size,seq_len,num_gpus,hardware,framework,"
+           "memory_kind,measured_peak_gib\n"
+           "X1,m,8,1024,8,32000,2048,8,H100-SXM-80GB,megatron,nvidia-smi,"
+        << bad << "\n";
+    }
+    const auto r = run_fmsim({"validate", "memory", "--csv", path});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find(":2"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("measured_peak_gib"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a positive number, or empty for none"), std::string::npos) << r.err;
+  }
+}
+
 // nanotron splits its pipeline by compute with the LM head priced in (Layout::balanced_head_layers),
 // so its first stages hold one layer more than an even share, with the most micro-batches in
 // flight. Its 16 pipeline rows (pp 2-32, M195-M219): mean |error| at most 11% (10.0% today, 14.4%
