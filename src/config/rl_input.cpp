@@ -33,6 +33,11 @@ std::optional<double> number(const std::string& s) {
   }
 }
 
+// A count or parallel degree the notes and layout texts spell in digits ("TP8", "trainer
+// ranks=16"). More than 9 digits is no real degree and past int (std::stoi threw out_of_range, an
+// internal error): 0, which the layout and placement checks refuse with the row's reason.
+int small_count(const std::string& digits) { return digits.size() > 9 ? 0 : std::stoi(digits); }
+
 std::optional<double> tokens_value(std::string s) {
   s = core::to_lower(s);
   double scale = 1.0;
@@ -119,7 +124,7 @@ parallelism::Layout parse_train_layout(const std::string& text, std::string& sta
   }
   static const std::regex token(R"((TP|CP|EP|PP)(\d+))");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), token); it != std::sregex_iterator(); ++it) {
-    const int n = std::stoi((*it)[2].str());
+    const int n = small_count((*it)[2].str());
     const std::string k = (*it)[1].str();
     if (k == "TP") l.tp = n;
     if (k == "CP") l.cp = n;
@@ -133,7 +138,7 @@ parallelism::Layout parse_train_layout(const std::string& text, std::string& sta
 int factor(const std::string& text, const std::string& key) {
   const std::regex re(key + R"((\d+))");
   std::smatch m;
-  return std::regex_search(text, m, re) ? std::stoi(m[1].str()) : 1;
+  return std::regex_search(text, m, re) ? small_count(m[1].str()) : 1;
 }
 
 std::optional<double> metric(const std::string& metrics, const std::string& key) {
@@ -346,8 +351,8 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
       static const std::regex receivers(R"(fsdp world_size=(\d+), (\d+) rollout receivers)");
       std::smatch m;
       if (std::regex_search(row.notes, m, ranks)) {
-        trainer = std::stoi(m[1].str());
-        gens = std::stoi(m[2].str());
+        trainer = small_count(m[1].str());
+        gens = small_count(m[2].str());
         ws.method = contains(row.notes, "checkpoint-engine=True") ? rl::SyncMethod::NcclBucketed
                                                                   : rl::SyncMethod::NcclPerTensor;
       } else if (std::regex_search(layout_text, m, mapping)) {
@@ -363,8 +368,8 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
         ws.method = rl::SyncMethod::P2pRdma;
       } else if (std::regex_search(row.placement_text, m, pools)) {
         // "separate: 32 policy nodes (256 GPUs, TP1/PP16/EP16) + 4 rollout nodes (32 GPUs, vLLM TP32)"
-        trainer = std::stoi(m[1].str());
-        gens = std::stoi(m[2].str());
+        trainer = small_count(m[1].str());
+        gens = small_count(m[2].str());
         ws.train_layout.tp = factor(layout_text, "TP");
         ws.train_layout.pp = factor(layout_text, "PP");
         ws.train_layout.ep = factor(layout_text, "EP");
@@ -379,8 +384,8 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
       } else if (std::regex_search(row.placement_text, m, receivers)) {
         // verl checkpoint_engine microbenchmark: FSDP trainer ranks broadcast to receivers, which
         // do not load into an engine.
-        trainer = std::stoi(m[1].str());
-        gens = std::stoi(m[2].str());
+        trainer = small_count(m[1].str());
+        gens = small_count(m[2].str());
         ws.method = rl::SyncMethod::NcclBucketed;
         ws.engine_load = false;
       } else if (contains(row.placement_text, "ParameterServer")) {
@@ -454,7 +459,12 @@ std::vector<RlRow> load_rl_rows(const std::string& csv_path, const hardware::Cat
     std::smatch m;
     if (std::regex_search(row.placement_text, m, split)) {
       job.placement = rl::Placement::Disaggregated;
-      job.generator_gpus = std::stoi(m[1].str());
+      job.generator_gpus = small_count(m[1].str());
+      if (job.generator_gpus < 1 || job.generator_gpus >= job.gpus) {
+        skip("placement '" + row.placement_text + "' names no rollout GPU count between 1 and the row's " +
+             std::to_string(job.gpus - 1));
+        continue;
+      }
     } else {
       job.placement = rl::Placement::Colocated;
     }

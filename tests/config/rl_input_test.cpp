@@ -95,6 +95,23 @@ TEST(RlInput, MeasurementIsAPositiveNumberOrEmpty) {
   }
 }
 
+// A degree or GPU count spelt with more than 9 digits in a placement or notes text is no real one
+// and past int: the row is refused with a reason (std::stoi's out_of_range was an internal error).
+TEST(RlInput, CountsPastIntInTextsRefuseTheRow) {
+  TempDir dir;
+  const std::string file = dir.path + "/rl.csv";
+  std::ofstream(file) << "row_id,row_type,hardware,num_gpus,policy_model,step_time_s,weight_sync_time_s,placement,"
+                         "sync_mode,prompts_per_step,samples_per_prompt,max_response_len,mean_response_len\n"
+                         "R1,rl_step,H100,16,Llama-3.1-8B,100,,separate: 99999999999 rollout,on-policy,64,8,4096,1000\n"
+                         "R2,rl_step,H100,16,Llama-3.1-8B,100,,separate: 8 rollout,on-policy,64,8,4096,1000\n";
+  const auto rows = load_rl_rows(file, load_catalog());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].job.has_value());
+  EXPECT_FALSE(rows[0].skip_reason.empty());
+  ASSERT_TRUE(rows[1].job.has_value()) << rows[1].skip_reason;  // the same row with 8 rollout GPUs
+  EXPECT_EQ(rows[1].job->generator_gpus, 8);
+}
+
 // The shipped rows: NeMo-RL's Llama 8B row becomes a colocated GRPO job on 16 H100 with 2,048
 // responses of mean 1,019 tokens trained in 4 mini-batches of 512 (G-GBS / T-GBS).
 TEST(RlInput, ShippedRowBecomesAJob) {
