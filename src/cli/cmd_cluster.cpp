@@ -374,7 +374,7 @@ void print_fleet(const jobspec::FleetReport& fleet) {
   TextTable t(cols);
   for (const auto& row : table.rows) t.add(row);
   t.print(std::cout);
-  std::cout << "(" << jobspec::fleet_method_note() << ")\n";
+  std::cout << "(" << jobspec::fleet_formula() << ")\n";
   for (const auto& line : jobspec::fleet_lines(fleet)) std::cout << line << "\n";
 }
 

@@ -60,11 +60,13 @@ FleetReport summarise_fleet(const ClusterJob& job, const orch::SimulationResult&
   return f;
 }
 
-std::string fleet_method_note() {
-  return "steady state, not request by request: rate/replica is the largest rate one replica sustains within its "
-         "SLO (the serving model's steady state, as fmsim serve and plan-serve give it); served = min(offered, "
-         "ready replicas x rate/replica); the SLO is met while offered <= that";
+std::string fleet_formula() {
+  return "rate/replica is the largest rate one replica sustains within its SLO (the serving model's steady state, "
+         "as fmsim serve and plan-serve give it); served = min(offered, ready replicas x rate/replica); the SLO is "
+         "met while offered <= that";
 }
+
+std::string fleet_method_note() { return "steady state, not request by request: " + fleet_formula(); }
 
 report::Table deployment_table(const FleetReport& fleet) {
   report::Table t;

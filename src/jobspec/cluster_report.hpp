@@ -30,7 +30,9 @@ struct FleetReport {
 FleetReport summarise_fleet(const ClusterJob& job, const orchestration::SimulationResult& shared,
                             const orchestration::SimulationResult& alone);
 
-/// The statement of the serving model's use, printed above the table.
+/// How served rate and SLO follow from the serving model's steady state (printed under the table).
+std::string fleet_formula();
+/// "steady state, not request by request: " and the formula (JSON and HTML).
 std::string fleet_method_note();
 /// One row per deployment (the text table and the HTML table).
 report::Table deployment_table(const FleetReport& fleet);

@@ -208,6 +208,10 @@ class Simulator {
     }
     for (const auto& q : config_.qos) max_qos_priority_ = std::max(max_qos_priority_, q.priority);
     any_preemptable_ = any_preemptable_partition();
+    pending_in_partition_.assign(config_.partitions.size(), 0);
+    for (const auto& p : config_.partitions)
+      if (p.preempt_mode.value_or(config_.preempt_mode) != PreemptMode::Off)
+        lowest_preemptable_tier_ = std::min(lowest_preemptable_tier_, p.priority_tier);
     for (const auto& r : config_.reservations) {
       reservation_window_.emplace_back(to_time(r.start_s), to_time(r.end_s));
       NodeSet set(n_);
@@ -586,6 +590,7 @@ class Simulator {
     j.key = {config_.partitions[static_cast<std::size_t>(j.partition)].priority_tier, j.priority, j.submit, j.spec.id,
              ji};
     queue_.insert(j.key);
+    ++pending_in_partition_[static_cast<std::size_t>(j.partition)];
     j.queued = true;
     pending_sizes_.insert(j.spec.request.nodes);
     if (options_.kueue.enabled) {
@@ -598,6 +603,7 @@ class Simulator {
   void dequeue(int ji) {
     auto& j = jobs_[static_cast<std::size_t>(ji)];
     queue_.erase(j.key);
+    --pending_in_partition_[static_cast<std::size_t>(j.partition)];
     j.queued = false;
     pending_sizes_.erase(pending_sizes_.find(j.spec.request.nodes));
     if (options_.kueue.enabled) {
@@ -905,6 +911,12 @@ class Simulator {
     if (config_.preempt_type == PreemptType::None || !any_preemptable_) return false;
     const auto& j = jobs_[static_cast<std::size_t>(ji)];
     if (t < j.awaiting_victims_until) return false;  // its victims are on their way out
+    // Under partition_prio a job preempts only jobs of lower tiers: none when its own tier is at
+    // most the lowest preemptable one (every node would be refused below; a long queue of
+    // lowest-tier jobs beside a serving partition would test every node for each of them).
+    if (config_.preempt_type == PreemptType::PartitionPrio &&
+        config_.partitions[static_cast<std::size_t>(j.partition)].priority_tier <= lowest_preemptable_tier_)
+      return false;
     NodeSet pool = usable_for(j, t);
     for (int node = 0; node < n_; ++node) {
       const int r = node_job_[static_cast<std::size_t>(node)];
@@ -1004,6 +1016,11 @@ class Simulator {
       // backfill the main loop still stops at it in its partition.
       blocked[static_cast<std::size_t>(j.partition)] = 1;
       if (++blocked_count == blocked.size() || !config_.backfill) break;
+      // Every partition that has jobs waiting is blocked: no later job can be tested (without
+      // this a partition with nothing waiting, e.g. serving, made every pass walk the whole queue).
+      std::size_t waiting = 0;
+      for (const int pending : pending_in_partition_) waiting += pending > 0;
+      if (blocked_count >= waiting) break;
     }
   }
 
@@ -1376,7 +1393,10 @@ class Simulator {
 
   const ClusterLayout& layout_;
   SlurmConfig config_;
-  bool any_preemptable_ = false;  ///< any_preemptable_partition(), once the partitions are known
+  bool any_preemptable_ = false;           ///< any_preemptable_partition(), once the partitions are known
+  std::vector<int> pending_in_partition_;  ///< jobs in the queue per partition
+  /// The lowest PriorityTier of a partition whose jobs can be preempted (partition_prio).
+  int lowest_preemptable_tier_ = std::numeric_limits<int>::max();
   SimulationOptions options_;
   int n_;
   // The settings as simulated time (slurm.conf's and the options' seconds, converted once).
