@@ -1295,7 +1295,10 @@ class Simulator {
       free_count.insert(free_count.begin() + i, free_count[static_cast<std::size_t>(i) - 1]);
     };
     const SimTime horizon = t + bf_window_;
-    const bool one_partition = config_.partitions.size() == 1 && partition_nodes_[0].count() == n_;
+    // Every partition spans every node (one partition, or e.g. a serving partition over the same
+    // nodes as the batch one): one pool, whichever partition a job is in.
+    const bool one_partition = std::all_of(partition_nodes_.begin(), partition_nodes_.end(),
+                                           [&](const NodeSet& s) { return s.count() == n_; });
     // Whole-node requests whose fit depends on node counts alone (no blocks; a tree with one
     // top switch): a job that found no start fails for every later job at least as large and as
     // long, since holds only take nodes away.
