@@ -39,8 +39,10 @@ test-deps: deps
 	  echo "warning: could not install$$missing; browser tests will be skipped"; \
 	fi
 
+# A unity build (FMSIM_UNITY_BUILD, CMakeLists.txt): each target's sources compiled in batches, about
+# half the compile time of one file at a time.
 $(BUILD_DIR)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DFMSIM_UNITY_BUILD=ON
 
 configure: deps $(BUILD_DIR)/build.ninja
 
@@ -49,8 +51,8 @@ build: configure
 
 # The main job on the embedded default data: plan Llama 3.1 70B on 512 GPUs (15T tokens) across
 # P5, P5en, P6-B200 and P6e-GB200, print the ranked layouts and write the HTML report. It builds
-# only the `fmsim` target and what it links (171 of the 379 build steps: no tests, benchmarks
-# or Python extension), so the first plan prints in minutes; `make test` builds the rest.
+# only the `fmsim` target and what it links (59 of the 164 steps of the unity build: no tests,
+# benchmarks or Python extension), so the first plan prints in minutes; `make test` builds the rest.
 run: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target fmsim
 	$(FMSIM) plan --report $(BUILD_DIR)/plan.html
@@ -72,7 +74,7 @@ SANITIZE_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test-sanitize: test-deps configure
 	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-Og -g0" \
-	  -DFMSIM_SANITIZE=ON -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF
+	  -DFMSIM_SANITIZE=ON -DFMSIM_BUILD_BENCH=OFF -DFMSIM_BUILD_PYTHON=OFF -DFMSIM_UNITY_BUILD=ON
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS)
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target fmsim_golden_test
