@@ -36,15 +36,18 @@ parallelism::Layout layout(int tp, int pp, int vp, int mbs, std::int64_t gbs) {
 }
 
 // A step past 10^9 s (31.7 years) is not played on the event engine, whose integer clock holds
-// 2^63 ns (292 years): a hidden size of 10^9 gives a closed-form step of ~10^10 s, which simulate_step
-// returns as the closed form's (no tasks played) instead of overflowing the clock.
+// 2^63 ns (292 years): the test model on a GPU of 100 kFLOP/s and 100 B/s of HBM takes a closed-form
+// step of over 10^9 s, which simulate_step returns as the closed form's (no tasks played) instead
+// of overflowing the clock. (A config.json with hidden_size 10^9 did the same through the CLI.)
 TEST(StepModel, StepPastTheEngineClockKeepsTheClosedForm) {
   const auto cal = test_calibration();
   auto job = test_job(1, layout(1, 2, 1, 1, 8));
-  job.model.hidden = 1'000'000'000;
-  job.model.ffn_hidden = 4'000'000'000;
+  job.cluster.gpu.bf16 = core::FlopsPerSecond(1e5);
+  job.cluster.gpu.fp8 = core::FlopsPerSecond(1e5);
+  job.cluster.gpu.hbm_bandwidth = core::BytesPerSecond(100);
   const auto analytic = estimate_step(job, cal, free_network());
   const auto simulated = simulate_step(job, cal, free_network());
+  ASSERT_TRUE(analytic.feasible) << analytic.reason;
   EXPECT_GT(analytic.step_time.value(), 1e9);
   EXPECT_EQ(simulated.simulated_tasks, 0u);
   EXPECT_DOUBLE_EQ(simulated.step_time.value(), analytic.step_time.value());
