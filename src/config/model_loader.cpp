@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -118,6 +119,26 @@ void validate(const ModelSpec& m, const FieldNames& f, const ErrorFactory& error
                                             std::to_string(m.num_layers - 1) + " (the number of layers - 1)");
     }
     positive(m.moe.layer_frequency, f.layer_frequency);
+  }
+  // Parameter and FLOP counts downstream are int64: a model whose weights, estimated here in double
+  // from its widths (every layer with dense attention, its FFN and all its experts), pass 2^62 is
+  // refused; hidden_size 10^9 wrapped the parameter count (UBSan: signed overflow).
+  {
+    const double h = static_cast<double>(m.hidden);
+    const double q = static_cast<double>(m.num_heads) * static_cast<double>(m.head_dim);
+    const double kv = static_cast<double>(m.num_kv_heads) * static_cast<double>(m.head_dim);
+    const double experts = m.is_moe() ? static_cast<double>(m.moe.num_experts) * static_cast<double>(m.moe.expert_ffn) +
+                                            static_cast<double>(m.moe.shared_expert_ffn)
+                                      : 0.0;
+    const double per_layer = 2.0 * h * (q + kv) + 3.0 * h * (static_cast<double>(m.ffn_hidden) + experts);
+    const double weights = static_cast<double>(m.num_layers) * per_layer + 2.0 * static_cast<double>(m.vocab) * h;
+    if (!(weights < 0x1p62)) {
+      char count[32];
+      std::snprintf(count, sizeof count, "%.3g", weights);
+      throw error(f.hidden, std::string("the model would have about ") + count + " parameters (hidden_size " +
+                                std::to_string(m.hidden) + ", " + std::to_string(m.num_layers) +
+                                " layers), past the 2^62 (4.6e18) fmsim counts to");
+    }
   }
   // The pattern's length first: the per-layer reads below index it by layer.
   if (!m.layers.empty() && static_cast<int>(m.layers.size()) != m.num_layers) {

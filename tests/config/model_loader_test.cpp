@@ -112,6 +112,24 @@ TEST(ModelLoader, NumberPastDoubleRangeIsAnInputError) {
   EXPECT_THAT(message, HasSubstr("number 151e308 is out of range"));
 }
 
+// Parameter counts are int64: a model whose weights pass 2^62 (hidden_size 10^9 on Llama 3.1 8B's
+// other widths: about 7.4e19) is refused naming hidden_size, before any count wraps; the largest
+// preset (DeepSeek-V3, 6.7e11) is seven orders of magnitude inside.
+TEST(ModelLoader, WeightsPastInt64AreRefused) {
+  const std::string message = error_of([] {
+    (void)parse_hf_config(R"({"model_type": "llama", "hidden_size": 1000000000, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256})",
+                          "big.json", "big");
+  });
+  EXPECT_THAT(message, HasSubstr("big.json"));
+  EXPECT_THAT(message, HasSubstr("hidden_size"));
+  EXPECT_THAT(message, HasSubstr("past the 2^62 (4.6e18) fmsim counts to"));
+  const ModelSpec ok = parse_hf_config(R"({"model_type": "llama", "hidden_size": 1000000, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256})",
+                                       "wide.json", "wide");
+  EXPECT_EQ(ok.hidden, 1000000);
+}
+
 TEST(ModelLoader, Gpt2AliasesAndDefaults) {
   // GPT-2: n_embd / n_layer / n_head / n_positions; n_inner null means 4·n_embd; tied, learned positions.
   const ModelSpec m = parse_hf_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
