@@ -20,9 +20,9 @@
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/reproduce_command.hpp"
-#include "cli/text_table.hpp"
 #include "config/job_trace.hpp"
 #include "core/error.hpp"
+#include "documents/text_table.hpp"
 #include "jobspec/cluster.hpp"
 #include "jobspec/cluster_report.hpp"
 #include "orchestration/cluster_metrics.hpp"
@@ -34,6 +34,7 @@
 #include "report/series.hpp"
 
 namespace fmsim::cli {
+using documents::TextTable;
 namespace {
 
 namespace orch = fmsim::orchestration;

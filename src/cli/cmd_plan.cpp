@@ -21,7 +21,6 @@
 #include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
 #include "cli/reproduce_command.hpp"
-#include "cli/text_table.hpp"
 #include "cli/training_job_flags.hpp"
 #include "cli/validation_summary.hpp"
 #include "config/cluster_loader.hpp"
@@ -32,6 +31,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "documents/text_table.hpp"
 #include "jobspec/plan.hpp"
 #include "parallelism/stack.hpp"
 #include "planner/plan_report.hpp"
@@ -40,6 +40,8 @@
 #include "report/document.hpp"
 
 namespace fmsim::cli {
+using documents::kGiB;
+using documents::TextTable;
 namespace {
 
 using nlohmann::json;

@@ -11,15 +11,16 @@
 #include "cli/output.hpp"
 #include "cli/reproduce_command.hpp"
 #include "cli/serving_flags.hpp"
-#include "cli/text_table.hpp"
 #include "cli/training_job_flags.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "documents/text_table.hpp"
 #include "jobspec/plan_serve.hpp"
 #include "planner/serving_plan.hpp"
 #include "report/document.hpp"
 
 namespace fmsim::cli {
+using documents::TextTable;
 namespace {
 
 struct PlanServeOptions {

@@ -9,8 +9,8 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
-#include "cli/text_table.hpp"
 #include "core/error.hpp"
+#include "documents/text_table.hpp"
 #include "jobspec/rl.hpp"
 #include "observability/chrome_trace.hpp"
 #include "planner/rl_plan.hpp"
@@ -18,6 +18,7 @@
 #include "rl/test_time.hpp"
 
 namespace fmsim::cli {
+using documents::TextTable;
 namespace {
 
 // The job (jobspec::RlFlags, resolved by jobspec::make_rl_job) and what the command does with it.

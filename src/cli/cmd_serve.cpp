@@ -9,10 +9,10 @@
 #include "cli/metrics_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
-#include "cli/text_table.hpp"
 #include "collectives/comm_cost.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "documents/text_table.hpp"
 #include "observability/chrome_trace.hpp"
 #include "observability/prometheus.hpp"
 #include "observability/prometheus_histogram.hpp"
@@ -20,6 +20,8 @@
 #include "telemetry/serving_metrics.hpp"
 
 namespace fmsim::cli {
+using documents::kGiB;
+using documents::TextTable;
 namespace {
 
 struct ServeOptions {

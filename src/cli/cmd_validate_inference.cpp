@@ -16,16 +16,17 @@
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/output.hpp"
-#include "cli/text_table.hpp"
 #include "cli/validation_summary.hpp"
 #include "config/inference_csv.hpp"
 #include "config/serving_calibration.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
+#include "documents/text_table.hpp"
 #include "jobspec/validate_inference.hpp"
 #include "serving/simulator.hpp"
 
 namespace fmsim::cli {
+using documents::TextTable;
 namespace {
 
 // Targets of issue 39: latency on measured serving data nobody tuned the model to.

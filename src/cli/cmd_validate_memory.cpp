@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/text_table.hpp"
 #include "cli/validation_summary.hpp"
 #include "core/strings.hpp"
+#include "documents/text_table.hpp"
 #include "jobspec/validate_memory.hpp"
 
 namespace fmsim::cli {
+using documents::kGiB;
+using documents::TextTable;
 namespace {
 
 struct Options {

@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 
-namespace fmsim::cli {
+namespace fmsim::documents {
 
 /// Bytes in a GiB, the unit memory is printed in.
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -82,4 +82,4 @@ class TextTable {
   std::vector<Row> rows_;
 };
 
-}  // namespace fmsim::cli
+}  // namespace fmsim::documents
