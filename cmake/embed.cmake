@@ -22,8 +22,11 @@ function(fmsim_embed_data target data_dir)
     COMMAND ${CMAKE_COMMAND} -DDATA_DIR=${data_dir} -DOUT=${out}
             "-DFILES=${files}" -DVALIDATION_DIR=${validation_dir} "-DVALIDATION_FILES=${validation_files}"
             -P ${FMSIM_SOURCE_ROOT}/cmake/embed_script.cmake
-    DEPENDS ${abs_files} ${FMSIM_SOURCE_ROOT}/cmake/embed_script.cmake
+    DEPENDS ${FMSIM_SOURCE_ROOT}/cmake/embed_script.cmake
     COMMENT "Embedding data/ (${CMAKE_CURRENT_LIST_DIR})"
     VERBATIM)
+  # The generated source names the files (the assembler's .incbin reads them), so its object, not
+  # the source, depends on their contents; it stays out of unity batches so that dependency is its own.
+  set_source_files_properties(${out} PROPERTIES OBJECT_DEPENDS "${abs_files}" SKIP_UNITY_BUILD_INCLUSION ON)
   target_sources(${target} PRIVATE ${out})
 endfunction()

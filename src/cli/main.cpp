@@ -1,4 +1,4 @@
 // Entry point of the fmsim command.
-#include "cli/commands.hpp"
+#include "cli/entry.hpp"
 
 int main(int argc, char** argv) { return fmsim::cli::run(argc, argv); }
