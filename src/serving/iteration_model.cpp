@@ -297,6 +297,30 @@ double IterationModel::ep_imbalance(double tokens) const {
   return std::min(excess, std::min(k, E / ep) * ep / k - 1.0);
 }
 
+core::Seconds IterationModel::attention_time(const LocalWork& lw, double heads_share) const {
+  // Prefill is compute-bound flash attention; decode streams the KV cache.
+  const double full_frac =
+      kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
+  const double win_frac = 1.0 - full_frac;
+  const double prefill_pairs = lw.prefill_attn_full * full_frac + lw.prefill_attn_window * win_frac;
+  const double prefill_flops = attn_flops_per_pair_ * prefill_pairs * layers_ / heads_share;
+  const double decode_kv = lw.decode_ctx_full * kv_elems_full_ + lw.decode_ctx_window * kv_elems_window_;
+  const double decode_ctx = lw.decode_ctx_full * full_frac + lw.decode_ctx_window * win_frac;
+  const double decode_flops = decode_attn_flops_per_ctx_ * decode_ctx * lw.per_seq * layers_ / heads_share;
+  return core::Seconds(prefill_flops / peak_attn_ + roofline(decode_flops, peak_attn_, decode_kv * bytes_per_kv_,
+                                                             hbm_ * d_.gpu_cal.kv_read_efficiency));
+}
+
+core::Seconds IterationModel::decode_attention(double ctx_full, double ctx_window) const {
+  const double per_seq = d_.speculation.kind == SpeculativeKind::None ? 1.0 : 1.0 + d_.speculation.draft_tokens;
+  core::Seconds a = attention_time({0.0, ctx_full, ctx_window, 0.0, 0.0, per_seq}, d_.tp);
+  if (d_.pp > 1) {
+    const double scale = d_.pp;  // as iteration() scales it: a token crosses every stage in turn
+    a *= scale;
+  }
+  return a;
+}
+
 IterationModel::LocalCost IterationModel::local_cost(const LocalWork& lw, double heads_share) const {
   LocalCost c;
   const auto& m = d_.model;
@@ -311,17 +335,7 @@ IterationModel::LocalCost IterationModel::local_cost(const LocalWork& lw, double
   c.linear =
       core::Seconds(roofline(2.0 * t * dense_weights_tp_, peak_gemm_ * g(t), dense_weights_tp_ * bpw, weight_bw) +
                     roofline(2.0 * t * dense_weights_rep_, peak_gemm_ * g(t), dense_weights_rep_ * bpw, weight_bw));
-  // Attention: prefill is compute-bound flash attention; decode streams the KV cache.
-  const double full_frac =
-      kv_elems_full_ + kv_elems_window_ > 0 ? kv_elems_full_ / (kv_elems_full_ + kv_elems_window_) : 1.0;
-  const double win_frac = 1.0 - full_frac;
-  const double prefill_pairs = lw.prefill_attn_full * full_frac + lw.prefill_attn_window * win_frac;
-  const double prefill_flops = attn_flops_per_pair_ * prefill_pairs * layers_ / heads_share;
-  const double decode_kv = lw.decode_ctx_full * kv_elems_full_ + lw.decode_ctx_window * kv_elems_window_;
-  const double decode_ctx = lw.decode_ctx_full * full_frac + lw.decode_ctx_window * win_frac;
-  const double decode_flops = decode_attn_flops_per_ctx_ * decode_ctx * lw.per_seq * layers_ / heads_share;
-  c.attention = core::Seconds(prefill_flops / peak_attn_ + roofline(decode_flops, peak_attn_, decode_kv * bytes_per_kv_,
-                                                                    hbm_ * cal.kv_read_efficiency));
+  c.attention = attention_time(lw, heads_share);
   // Elementwise work: norms, residuals, activation function, RoPE (16-bit, read + write).
   const double ffn_local = m.is_moe() ? m.moe.expert_ffn * m.moe.top_k / static_cast<double>(d_.tp)
                                       : m.ffn_hidden / static_cast<double>(d_.tp);

@@ -161,6 +161,11 @@ class IterationModel {
   /// `ranks`: with attention DP, the same work split by DP rank (one entry per rank); the busiest
   /// rank then sets the pace of the rank-local layers. Empty: the work is taken as evenly spread.
   [[nodiscard]] IterationCost iteration(const BatchWork& w, std::span<const BatchWork> ranks = {}) const;
+  /// The attention part of a decode-only iteration without attention DP, whose sequences' contexts
+  /// sum to `ctx_full` (`ctx_window` capped at the window): the `attention` of iteration() for it,
+  /// the same arithmetic. Nothing else of such an iteration depends on the contexts, so a
+  /// scheduler may take the rest from one iteration() of the same batch size.
+  [[nodiscard]] core::Seconds decode_attention(double ctx_full, double ctx_window) const;
   /// Expected excess load of the busiest EP rank over the mean, as a fraction, when `tokens` tokens
   /// are routed: multinomial routing plus unequal expert popularity (MoeServingCalibration).
   [[nodiscard]] double ep_imbalance(double tokens) const;
@@ -189,6 +194,7 @@ class IterationModel {
   };
   /// Dense GEMMs, attention and elementwise work of one GPU; `heads_share`: ways the heads are split.
   [[nodiscard]] LocalCost local_cost(const LocalWork& lw, double heads_share) const;
+  [[nodiscard]] core::Seconds attention_time(const LocalWork& lw, double heads_share) const;
 
   Deployment d_;
   collectives::CommCostFn comm_;

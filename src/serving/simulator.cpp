@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <tuple>
 
@@ -125,6 +126,14 @@ struct Seq {
   int preemptions = 0;
   int rank = 0;               // attention-DP rank holding its KV and running its attention
   std::vector<int> children;  // n-sample siblings released when this prefill completes
+  std::int64_t stamp = 0;     // order of admission to the running batch (the running list's order)
+  // In the decode cohort (Scheduler::join_cohort): tokens and KV are implied by the cohort's
+  // iteration count; the fields above are brought up to date when it leaves (materialize).
+  int cohort_slot = -1;                  // position in cohort_, -1 outside it
+  int cohort_epoch = 0;                  // joins so far (tells stale finish-queue entries apart)
+  std::int64_t kv_off = 0, gen_off = 0;  // kv_tokens, generated = these + the cohort's iterations
+  std::int64_t kv_join = 0;              // kv_tokens when it joined
+  double own_join = 0;                   // own_bytes when it joined
   bool decoding() const { return computed >= prefill_target; }
 };
 
@@ -184,6 +193,12 @@ class Scheduler {
     rank_budget_.assign(static_cast<std::size_t>(ranks_), 0);
     rank_count_.assign(static_cast<std::size_t>(ranks_), 0);
     rank_work_.assign(static_cast<std::size_t>(ranks_), BatchWork{});
+    cohort_rank_n_.assign(static_cast<std::size_t>(ranks_), 0);
+    cohort_rank_kv_off_.assign(static_cast<std::size_t>(ranks_), 0);
+    if (e_.block_size > 1) bucket_n_.assign(static_cast<std::size_t>(e_.block_size), 0);
+    block_growth_ = block_growth();
+    block_bytes_ = m_.kv_bytes(1.0);
+    budget_bytes_ = m_.kv_bytes(static_cast<double>(ranks_) * e_.max_num_batched_tokens);
   }
 
   ServeResult run() {
@@ -191,6 +206,7 @@ class Scheduler {
     if (!fits(r)) return r;
     start_arrivals();
     fast_forward_ = trace_ == nullptr;
+    cohort_on_ = fast_forward_ && per_seq_tokens_ == 1 && tokens_per_step_ == 1.0;
     while (step(r)) {
       if (w_.stop_after > 0 && ended_below_stop_ >= w_.stop_after) break;
     }
@@ -200,7 +216,9 @@ class Scheduler {
 
   /// Fleet mode: no arrivals of its own; the router hands it requests with `inject`.
   ServeResult run_external_start() {
-    fixed_path_ = true;  // the fleet and disaggregated drivers add one request path to every request
+    fixed_path_ = true;                 // the fleet and disaggregated drivers add one request path to every request
+    fast_forward_ = trace_ == nullptr;  // bounded by horizon_, which the driver sets before each step
+    cohort_on_ = fast_forward_ && per_seq_tokens_ == 1 && tokens_per_step_ == 1.0;
     ServeResult r;
     if (!fits(r)) return r;
     release_time_.assign(reqs_.size(), std::numeric_limits<double>::infinity());
@@ -223,8 +241,8 @@ class Scheduler {
   /// Time the scheduler has reached (end of its last iteration).
   [[nodiscard]] double now() const { return now_; }
   /// Requests admitted or waiting, not finished.
-  [[nodiscard]] int outstanding() const { return static_cast<int>(running_.size() + waiting_.size()); }
-  [[nodiscard]] bool idle() const { return running_.empty() && waiting_.empty(); }
+  [[nodiscard]] int outstanding() const { return static_cast<int>(running_.size() + cohort_.size() + waiting_.size()); }
+  [[nodiscard]] bool idle() const { return running_.empty() && cohort_.empty() && waiting_.empty(); }
 
   /// Fleet mode: request `req` arrives at time `t` (>= now()).
   void inject(int req, double t) { inject(req, t, overhead_); }
@@ -287,6 +305,7 @@ class Scheduler {
   }
 
   void finish(ServeResult& r) {
+    dissolve_cohort();
     for (const auto& s : seqs_) {
       RequestResult rr;
       rr.request = s.request;
@@ -430,18 +449,29 @@ class Scheduler {
     auto& still = still_;
     {
       release_arrivals(now);
-      if (running_.empty() && waiting_.empty()) {
+      if (running_.empty() && cohort_.empty() && waiting_.empty()) {
         const double t = next_arrival();
         if (!std::isfinite(t)) return false;
         now = std::max(now, t);
         return true;
       }
-      if (fast_forward_ && decode_stretch(r)) return true;
+      if (fast_forward_ && cohort_.empty() && decode_stretch(r)) return true;
+      if (cohort_stretch(r)) return true;
+      if (!cohort_.empty() && !cohort_can_step()) dissolve_cohort();
       batch.clear();
       double extra = 0;  // swap time
       std::fill(rank_budget_.begin(), rank_budget_.end(), e_.max_num_batched_tokens);
       std::fill(rank_count_.begin(), rank_count_.end(), 0);
       BatchWork w;
+      // 0. The decode cohort: one token each, before every other running sequence (they were all
+      // admitted before any running sequence still in prefill, cohort_can_step), so the budget and
+      // the KV they take come first, as in the running list's order.
+      const auto cohort_n = static_cast<int>(cohort_.size());
+      if (cohort_n > 0) {
+        if (e_.admission == KvAdmission::OnDemand) used_ += cohort_growth();
+        for (int k = 0; k < ranks_; ++k)
+          rank_budget_[static_cast<std::size_t>(k)] -= cohort_rank_n_[static_cast<std::size_t>(k)];
+      }
       // 1. Running sequences, oldest first: decodes, then continuing prefill chunks.
       still.clear();
       for (std::size_t i = 0; i < running_.size(); ++i) {
@@ -501,6 +531,8 @@ class Scheduler {
           rank_count_[static_cast<std::size_t>(seqs_[static_cast<std::size_t>(idx)].rank)]++;
         }
       }
+      for (int k = 0; k < ranks_; ++k)
+        rank_count_[static_cast<std::size_t>(k)] += cohort_rank_n_[static_cast<std::size_t>(k)];
       preempted_now_.clear();
       // 2. Admission, first come first served, while budget, slots and KV last. Attention DP: a new
       // request goes to the rank running the fewest (TensorRT-LLM's attention-DP scheduler
@@ -528,7 +560,7 @@ class Scheduler {
           used_ += need;
           s.prefilled = false;
           waiting_.pop_front();
-          running_.push_back(idx);
+          push_running(idx);
           rank_count_[static_cast<std::size_t>(rank)]++;
           continue;
         }
@@ -546,13 +578,13 @@ class Scheduler {
           }
           s.swapped = false;
           waiting_.pop_front();
-          running_.push_back(idx);
+          push_running(idx);
           rank_count_[static_cast<std::size_t>(rank)]++;
           continue;
         }
         attach_prefix(s, now);
         std::int64_t remaining = s.prefill_target - s.computed;
-        if (!e_.chunked_prefill && remaining > budget && !batch.empty()) {
+        if (!e_.chunked_prefill && remaining > budget && (!batch.empty() || cohort_n > 0)) {
           detach_prefix(s);
           break;
         }
@@ -563,7 +595,7 @@ class Scheduler {
         const double need = m_.kv_bytes(reserve_ctx) - kv_of(s.shared_tokens);
         if (!make_room(need)) {
           detach_prefix(s);
-          if (running_.empty() && batch.empty()) {  // can never fit: reject
+          if (running_.empty() && batch.empty() && cohort_n == 0) {  // can never fit: reject
             waiting_.pop_front();
             rejected_++;
             s.finish = -2;
@@ -578,13 +610,13 @@ class Scheduler {
           used_ += need;
         }
         waiting_.pop_front();
-        running_.push_back(idx);
+        push_running(idx);
         rank_count_[static_cast<std::size_t>(rank)]++;
         if (!schedule_prefill(s, chunk)) continue;
         budget -= chunk;
         batch.emplace_back(idx, chunk);
       }
-      if (batch.empty()) {
+      if (batch.empty() && cohort_n == 0) {
         const double t = next_arrival();
         if (!std::isfinite(t)) {
           if (running_.empty() && waiting_.empty()) return false;
@@ -625,57 +657,49 @@ class Scheduler {
         add_work(w, s, chunk);
         if (ranks_ > 1) add_work(rank_work_[static_cast<std::size_t>(s.rank)], s, chunk);
       }
-      const IterationCost cost = ranks_ > 1 ? m_.iteration(w, rank_work_) : m_.iteration(w);
+      if (cohort_n > 0) {
+        // Whole token counts: the sums are exact in any order.
+        add_cohort_work(w, cohort_n, cohort_kv_off_);
+        if (ranks_ > 1) {
+          for (int k = 0; k < ranks_; ++k) {
+            const auto ki = static_cast<std::size_t>(k);
+            add_cohort_work(rank_work_[ki], cohort_rank_n_[ki], cohort_rank_kv_off_[ki]);
+          }
+        }
+      }
+      const IterationCost cost = cost_of(w);
       add_parts(cost);
       const double dt = cost.total().value() + extra;
       const double start = now;
       now += dt;
-      // 4. Apply: tokens come out at the end of the iteration.
+      // 4. Apply: tokens come out at the end of the iteration, in the running list's order (the
+      // cohort's members that finish now among the others, by admission).
+      cohort_finishers();
+      std::size_t f = 0;
       for (const auto& [idx, chunk] : batch) {
-        Seq& s = seqs_[static_cast<std::size_t>(idx)];
-        std::int64_t emitted = 0;
-        if (chunk == 0) {
-          // A disaggregated decode instance that streams the request itself: its first token (the
-          // prefill's, carried with the KV) goes out as the first step holding the sequence starts.
-          if (s.first_token < 0) s.first_token = start;
-          s.spec_credit += tokens_per_step_;
-          emitted = static_cast<std::int64_t>(std::floor(s.spec_credit));
-          s.spec_credit -= static_cast<double>(emitted);
-          emitted = std::min(emitted, s.target_out - s.generated);
-          if (emitted > 0) itl_.add((now - s.last_token) / static_cast<double>(emitted), static_cast<double>(emitted));
-          s.kv_tokens += emitted;
-        } else {
-          s.computed += chunk;
-          s.kv_tokens += chunk;
-          if (s.prefix_key >= 0 && !s.holds_ref && s.computed >= s.prefix_tokens) register_prefix(s, now);
-          if (s.decoding()) {
-            emitted = s.generated == 0 ? 1 : 0;  // a recomputed sequence already has its tokens
-            if (s.generated > 0 && s.generated < s.target_out) emitted = 1, itl_.add(now - s.last_token);
-            for (int c : s.children) waiting_.push_front(c);
-            s.children.clear();
-          }
-        }
-        if (emitted > 0) {
-          if (s.first_token < 0) s.first_token = now;
-          s.generated += emitted;
-          s.last_token = now;
-        }
-        if (s.generated >= s.target_out && s.decoding()) {
-          s.finish = now;
-          finished_now_.push_back(s.request);
-          if (e_.admission == KvAdmission::ReserveFull) {
-            used_ -= s.own_bytes;
-            s.own_bytes = 0;
-          }
-          free_seq(s);
-          finish_request_sample(s, now);
-        }
+        const std::int64_t stamp = seqs_[static_cast<std::size_t>(idx)].stamp;
+        for (; f < finishers_.size() && seqs_[static_cast<std::size_t>(finishers_[f])].stamp < stamp; ++f)
+          apply_one(finishers_[f], 0, start, now);
+        apply_one(idx, chunk, start, now);
       }
-      std::erase_if(running_, [&](int idx) { return seqs_[static_cast<std::size_t>(idx)].finish >= 0; });
+      for (; f < finishers_.size(); ++f) apply_one(finishers_[f], 0, start, now);
+      // The cohort's other members: one token each, all after the same gap.
+      if (!cohort_.empty()) itl_.add(now - cohort_last_, static_cast<double>(cohort_.size()));
+      cohort_iter_++;
+      cohort_last_ = now;
+      // Finished sequences leave the running list; steady decoders move to the cohort.
+      const bool joins = cohort_on_ && cohort_may_grow();
+      std::erase_if(running_, [&](int idx) {
+        const Seq& s = seqs_[static_cast<std::size_t>(idx)];
+        if (s.finish >= 0) return true;
+        if (!joins || !joinable(s, now)) return false;
+        join_cohort(idx);
+        return true;
+      });
       IterationSample smp;
       smp.time = core::Seconds(now);
       smp.duration = core::Seconds(dt);
-      smp.running = static_cast<int>(batch.size());
+      smp.running = static_cast<int>(batch.size()) + cohort_n;
       smp.decode_seqs = w.decode_seqs;
       smp.prefill_tokens = w.prefill_tokens;
       smp.tokens = w.decode_seqs * per_seq_tokens_ + w.prefill_tokens;
@@ -700,6 +724,292 @@ class Scheduler {
     return true;
   }
 
+  // ---- The decode cohort -------------------------------------------------------------------
+  // Running sequences in a plain steady decode (one token per iteration, no speculation, past
+  // any sliding window, their first token out) leave the running list for the cohort, where they
+  // are advanced together: each iteration adds their count and the sum of their contexts to the
+  // batch, their KV growth (the members whose next token opens a block, counted by the block
+  // offset of their context) and one ITL gap for all, without visiting them. A member is visited
+  // only when it finishes (a queue by the iteration it ends in) or when the cohort is dissolved:
+  // when memory could run short this iteration (a make_room could then evict or preempt, which
+  // depends on the running list's order), when a running sequence still in prefill was admitted
+  // before a member (its chunk would see the budget before the member's token), and at the end.
+  // The iterations, tokens, KV and times are those of the running list played sequence by
+  // sequence (test CohortPlaysAsStepByStep); only sums of ITL and KV bytes are taken in another
+  // order.
+
+  /// The cost of an iteration doing `w` (and, with attention DP, rank_work_). A decode-only batch
+  /// without attention DP or speculation: iteration() of the same batch size with no context
+  /// (computed once per size), its attention from the contexts (IterationModel::decode_attention):
+  /// the same figures, the rest of the step not recomputed every iteration.
+  IterationCost cost_of(const BatchWork& w) {
+    if (ranks_ > 1) return m_.iteration(w, rank_work_);
+    if (per_seq_tokens_ != 1 || w.prefill_tokens != 0 || w.prefill_seqs != 0 || w.decode_seqs <= 0 ||
+        w.sampled != w.decode_seqs)
+      return m_.iteration(w);
+    const auto n = static_cast<std::size_t>(w.decode_seqs);
+    if (n >= decode_base_.size()) decode_base_.resize(n + 1);
+    auto& base = decode_base_[n];
+    if (!base) {
+      BatchWork z;
+      z.decode_seqs = w.decode_seqs;
+      z.sampled = w.sampled;
+      base = m_.iteration(z);
+    }
+    IterationCost c = *base;
+    c.attention = m_.decode_attention(w.decode_ctx_full, w.decode_ctx_window);
+    return c;
+  }
+
+  /// The sample of a decode-only iteration of `batch` sequences that took `dt` and ended now.
+  IterationSample decode_only_sample(double dt, int batch) const {
+    IterationSample smp;
+    smp.time = core::Seconds(now_);
+    smp.duration = core::Seconds(dt);
+    smp.running = batch;
+    smp.decode_seqs = batch;
+    smp.tokens = batch;
+    smp.waiting = static_cast<int>(waiting_.size());
+    smp.kv_usage = std::clamp(used_ / capacity_, 0.0, 1.0);
+    smp.preemptions = preemptions_;
+    return smp;
+  }
+
+  /// Appends `idx` to the running list, which stays in admission order.
+  void push_running(int idx) {
+    seqs_[static_cast<std::size_t>(idx)].stamp = next_stamp_++;
+    running_.push_back(idx);
+  }
+
+  /// KV bytes of one more block of the layers without a window (what a member's token that opens
+  /// a block allocates; members are past the window, whose blocks no longer grow).
+  double block_growth() const {
+    const std::int64_t bs = std::max(1, e_.block_size);
+    const auto past = static_cast<std::int64_t>(std::ceil(window_ / static_cast<double>(bs)) + 2) * bs;
+    return m_.kv_bytes(static_cast<double>(past + 1)) - m_.kv_bytes(static_cast<double>(past));
+  }
+
+  /// Members whose token this iteration opens a block: context % block_size == 0.
+  int cohort_at_block_start() const {
+    const std::int64_t bs = static_cast<std::int64_t>(bucket_n_.size());
+    if (bs <= 1) return static_cast<int>(cohort_.size());
+    return bucket_n_[static_cast<std::size_t>(((-cohort_iter_) % bs + bs) % bs)];
+  }
+  double cohort_growth() const { return cohort_at_block_start() * block_growth_; }
+
+  /// KV bytes the running list's own sequences may take in one iteration, at most: a block (of
+  /// every layer) per decode, the token budget of every rank in prefill chunks plus a block each.
+  double running_reserve() const {
+    return static_cast<double>(running_.size() + 1) * 2.0 * block_bytes_ + budget_bytes_;
+  }
+
+  /// Whether the cohort can take this iteration ahead of the running list: no make_room of this
+  /// iteration's running sequences can run short, and none still in prefill was admitted before
+  /// a member.
+  bool cohort_can_step() const {
+    if (e_.admission == KvAdmission::OnDemand && free_bytes() < cohort_growth() + running_reserve()) return false;
+    for (const int idx : running_) {
+      const Seq& s = seqs_[static_cast<std::size_t>(idx)];
+      if (!s.decoding() && s.stamp < cohort_max_stamp_) return false;
+    }
+    return true;
+  }
+
+  /// Whether sequences may join: twice the room cohort_can_step asks for (so that a cohort
+  /// dissolved for lack of memory does not form again at once).
+  bool cohort_may_grow() const {
+    if (e_.admission != KvAdmission::OnDemand) return true;
+    return free_bytes() >=
+           2.0 * (static_cast<double>(cohort_.size() + running_.size()) * block_growth_ + running_reserve());
+  }
+
+  /// Whether running sequence `s`, which took part in the iteration that ended at `now`, decodes
+  /// steadily from here: one token per iteration until it finishes.
+  bool joinable(const Seq& s, double now) {
+    if (!s.decoding() || s.generated < 1 || s.generated >= s.target_out || s.first_token < 0 || s.last_token != now ||
+        !s.children.empty() || s.swapped || s.spec_credit != 0.0)
+      return false;
+    const std::int64_t bs = std::max(1, e_.block_size);
+    if (window_ > 0 && static_cast<double>(s.kv_tokens) < window_ + static_cast<double>(bs)) return false;
+    // Its KV is exactly its blocks (what the growth per block assumes).
+    return e_.admission != KvAdmission::OnDemand || s.own_bytes == kv_of(s.kv_tokens) - kv_of(s.shared_tokens);
+  }
+
+  void join_cohort(int idx) {
+    Seq& s = seqs_[static_cast<std::size_t>(idx)];
+    s.kv_off = s.kv_tokens - cohort_iter_;
+    s.gen_off = s.generated - cohort_iter_;
+    s.kv_join = s.kv_tokens;
+    s.own_join = s.own_bytes;
+    s.cohort_epoch++;
+    s.cohort_slot = static_cast<int>(cohort_.size());
+    cohort_.push_back(idx);
+    cohort_kv_off_ += s.kv_off;
+    const auto r = static_cast<std::size_t>(s.rank);
+    cohort_rank_n_[r]++;
+    cohort_rank_kv_off_[r] += s.kv_off;
+    if (bucket_n_.size() > 1) bucket_n_[static_cast<std::size_t>(bucket_of(s.kv_off))]++;
+    // It finishes in the iteration where generated reaches target_out: gen_off + iteration + 1.
+    cohort_ends_.push({s.target_out - s.gen_off - 1, s.stamp, idx, s.cohort_epoch});
+    cohort_max_stamp_ = std::max(cohort_max_stamp_, s.stamp);
+  }
+
+  std::int64_t bucket_of(std::int64_t kv_off) const {
+    const auto bs = static_cast<std::int64_t>(bucket_n_.size());
+    return (kv_off % bs + bs) % bs;
+  }
+
+  /// Brings member `idx`'s fields up to date before this iteration's token (`grown`: its KV for
+  /// that token already allocated) and takes it out of the cohort.
+  void leave_cohort(int idx, bool grown) {
+    Seq& s = seqs_[static_cast<std::size_t>(idx)];
+    s.kv_tokens = s.kv_off + cohort_iter_;
+    s.generated = s.gen_off + cohort_iter_;
+    s.last_token = cohort_last_;
+    if (e_.admission == KvAdmission::OnDemand) {
+      // One block per token that opened one: multiples of block_size in [kv_join, kv_tokens).
+      const std::int64_t bs = std::max(1, e_.block_size);
+      const std::int64_t end = s.kv_tokens + (grown ? 1 : 0);
+      auto blocks_to = [&](std::int64_t t) { return (t + bs - 1) / bs; };
+      const std::int64_t opened = blocks_to(end) - blocks_to(s.kv_join);
+      s.own_bytes = s.own_join;
+      for (std::int64_t k = 0; k < opened; ++k) s.own_bytes += block_growth_;
+    }
+    const auto slot = static_cast<std::size_t>(s.cohort_slot);
+    const int last = cohort_.back();
+    cohort_[slot] = last;
+    seqs_[static_cast<std::size_t>(last)].cohort_slot = static_cast<int>(slot);
+    cohort_.pop_back();
+    s.cohort_slot = -1;
+    cohort_kv_off_ -= s.kv_off;
+    const auto r = static_cast<std::size_t>(s.rank);
+    cohort_rank_n_[r]--;
+    cohort_rank_kv_off_[r] -= s.kv_off;
+    if (bucket_n_.size() > 1) bucket_n_[static_cast<std::size_t>(bucket_of(s.kv_off))]--;
+    if (cohort_.empty()) cohort_max_stamp_ = -1;
+  }
+
+  /// Members whose last token comes out this iteration, in admission order, out of the cohort
+  /// (finishers_), with their KV of this iteration allocated.
+  void cohort_finishers() {
+    finishers_.clear();
+    while (!cohort_ends_.empty() && cohort_ends_.top().iteration <= cohort_iter_) {
+      const CohortEnd e = cohort_ends_.top();
+      cohort_ends_.pop();
+      const Seq& s = seqs_[static_cast<std::size_t>(e.seq)];
+      if (s.cohort_slot < 0 || s.cohort_epoch != e.epoch) continue;  // left the cohort before
+      finishers_.push_back(e.seq);
+    }
+    for (const int idx : finishers_) leave_cohort(idx, true);
+  }
+
+  /// Every member back to the running list, in admission order.
+  void dissolve_cohort() {
+    if (cohort_.empty()) return;
+    const auto mid = static_cast<std::ptrdiff_t>(running_.size());
+    std::vector<int> members = cohort_;
+    for (const int idx : members) leave_cohort(idx, false);
+    auto by_stamp = [&](int a, int b) {
+      return seqs_[static_cast<std::size_t>(a)].stamp < seqs_[static_cast<std::size_t>(b)].stamp;
+    };
+    std::sort(members.begin(), members.end(), by_stamp);
+    running_.insert(running_.end(), members.begin(), members.end());
+    std::inplace_merge(running_.begin(), running_.begin() + mid, running_.end(), by_stamp);
+    cohort_ends_ = {};
+  }
+
+  /// `n` members whose offsets sum to `kv_off` in batch `b`: contexts kv_off + n x iterations.
+  void add_cohort_work(BatchWork& b, int n, std::int64_t kv_off) const {
+    if (n <= 0) return;
+    b.decode_seqs += n;
+    b.sampled += n;
+    const auto ctx = static_cast<double>(kv_off + static_cast<std::int64_t>(n) * cohort_iter_);
+    b.decode_ctx_full += ctx;
+    b.decode_ctx_window += window_ > 0 ? window_ * n : ctx;
+  }
+
+  /// Iterations in which the cohort is the whole batch, played in one loop: nothing else runs,
+  /// nothing can be admitted (no request waits, or every slot is taken), no member finishes
+  /// (the iteration in which one does is left to step()), no request arrives and no outside
+  /// event comes (horizon_) before an iteration starts, and the KV growth fits as cohort_can_step
+  /// asks. Each iteration is the one step() plays for that batch. Returns false when none was.
+  bool cohort_stretch(ServeResult& r) {
+    if (cohort_.empty() || !running_.empty() || ranks_ != 1) return false;
+    if (!waiting_.empty() && static_cast<int>(cohort_.size()) < e_.max_num_seqs) return false;
+    while (!cohort_ends_.empty()) {  // drop the entries of members that left the cohort
+      const CohortEnd& e = cohort_ends_.top();
+      const Seq& s = seqs_[static_cast<std::size_t>(e.seq)];
+      if (s.cohort_slot >= 0 && s.cohort_epoch == e.epoch) break;
+      cohort_ends_.pop();
+    }
+    const std::int64_t until = cohort_ends_.empty() ? cohort_iter_ + kStretchMax : cohort_ends_.top().iteration;
+    const double next = std::min(next_arrival(), horizon_);
+    const auto n = static_cast<int>(cohort_.size());
+    int played = 0;
+    while (cohort_iter_ < until && (played == 0 || now_ < next)) {
+      double growth = 0;
+      if (e_.admission == KvAdmission::OnDemand) {
+        growth = cohort_growth();
+        if (free_bytes() < growth + running_reserve()) break;
+        used_ += growth;
+      }
+      BatchWork w;
+      add_cohort_work(w, n, cohort_kv_off_);
+      const IterationCost cost = cost_of(w);
+      add_parts(cost);
+      const double dt = cost.total().value() + 0.0;  // as step(), with no swap time
+      now_ += dt;
+      itl_.add(now_ - cohort_last_, static_cast<double>(n));
+      cohort_iter_++;
+      cohort_last_ = now_;
+      r.iterations.push_back(decode_only_sample(dt, n));
+      played++;
+    }
+    return played > 0;
+  }
+
+  /// Applies one iteration's outcome to sequence `idx`: a decode token (chunk 0) or a prefill chunk.
+  void apply_one(int idx, int chunk, double start, double now) {
+    Seq& s = seqs_[static_cast<std::size_t>(idx)];
+    std::int64_t emitted = 0;
+    if (chunk == 0) {
+      // A disaggregated decode instance that streams the request itself: its first token (the
+      // prefill's, carried with the KV) goes out as the first step holding the sequence starts.
+      if (s.first_token < 0) s.first_token = start;
+      s.spec_credit += tokens_per_step_;
+      emitted = static_cast<std::int64_t>(std::floor(s.spec_credit));
+      s.spec_credit -= static_cast<double>(emitted);
+      emitted = std::min(emitted, s.target_out - s.generated);
+      if (emitted > 0) itl_.add((now - s.last_token) / static_cast<double>(emitted), static_cast<double>(emitted));
+      s.kv_tokens += emitted;
+    } else {
+      s.computed += chunk;
+      s.kv_tokens += chunk;
+      if (s.prefix_key >= 0 && !s.holds_ref && s.computed >= s.prefix_tokens) register_prefix(s, now);
+      if (s.decoding()) {
+        emitted = s.generated == 0 ? 1 : 0;  // a recomputed sequence already has its tokens
+        if (s.generated > 0 && s.generated < s.target_out) emitted = 1, itl_.add(now - s.last_token);
+        for (int c : s.children) waiting_.push_front(c);
+        s.children.clear();
+      }
+    }
+    if (emitted > 0) {
+      if (s.first_token < 0) s.first_token = now;
+      s.generated += emitted;
+      s.last_token = now;
+    }
+    if (s.generated >= s.target_out && s.decoding()) {
+      s.finish = now;
+      finished_now_.push_back(s.request);
+      if (e_.admission == KvAdmission::ReserveFull) {
+        used_ -= s.own_bytes;
+        s.own_bytes = 0;
+      }
+      free_seq(s);
+      finish_request_sample(s, now);
+    }
+  }
+
   /// A stretch of decode-only iterations played without visiting each sequence per step: every
   /// running sequence decodes one token per iteration, none finishes, nothing is admitted (the
   /// queue is empty or every rank's batch is full) and no request arrives before the stretch
@@ -707,8 +1017,9 @@ class Scheduler {
   /// (capped at the window), both known in advance, and each sequence's KV grows only when it
   /// enters a new block; when the stretch's growth fits in the free KV memory, no make_room can
   /// evict and no preemption happens. The same iterations, tokens, ITL and KV usage as step by
-  /// step (sums in another order). Single scheduler only (run()): the fleet and disaggregated
-  /// drivers interleave schedulers by time. Returns false (nothing done) when it does not apply.
+  /// step (sums in another order). The fleet and disaggregated drivers interleave schedulers by
+  /// time: they set `horizon_`, the time of the next event outside this scheduler, and the stretch
+  /// starts no iteration at or after it. Returns false (nothing done) when it does not apply.
   bool decode_stretch(ServeResult& r) {
     if (per_seq_tokens_ != 1 || tokens_per_step_ != 1.0 || running_.size() < 2) return false;
     std::int64_t left = std::numeric_limits<std::int64_t>::max();
@@ -758,20 +1069,18 @@ class Scheduler {
       }
       return b;
     };
-    // Iteration times until the next arrival (an iteration starts only before it).
-    const double next = next_arrival();
+    // Iteration times until the next arrival, or the driver's next event (an iteration starts
+    // only before it).
+    const double next = std::min(next_arrival(), horizon_);
     ff_cost_.clear();
     double t = now_;
     for (std::int64_t j = 0; j < n && (j == 0 || t < next); ++j) {
       const BatchWork w = work_at(0, static_cast<double>(j));
-      IterationCost cost;
       if (ranks_ > 1) {
         for (int g = 1; g < groups; ++g)
           rank_work_[static_cast<std::size_t>(g - 1)] = work_at(g, static_cast<double>(j));
-        cost = m_.iteration(w, rank_work_);
-      } else {
-        cost = m_.iteration(w);
       }
+      const IterationCost cost = cost_of(w);
       ff_cost_.push_back(cost);
       t += cost.total().value();
     }
@@ -820,16 +1129,7 @@ class Scheduler {
         itl_.add(now_ - start, static_cast<double>(batch_size));
       }
       if (e_.admission == KvAdmission::OnDemand) used_ += ff_growth_[static_cast<std::size_t>(j)];
-      IterationSample smp;
-      smp.time = core::Seconds(now_);
-      smp.duration = core::Seconds(dt);
-      smp.running = batch_size;
-      smp.decode_seqs = batch_size;
-      smp.tokens = batch_size;
-      smp.waiting = static_cast<int>(waiting_.size());
-      smp.kv_usage = std::clamp(used_ / capacity_, 0.0, 1.0);
-      smp.preemptions = preemptions_;
-      r.iterations.push_back(smp);
+      r.iterations.push_back(decode_only_sample(dt, batch_size));
     }
     for (const int idx : running_) {
       Seq& s = seqs_[static_cast<std::size_t>(idx)];
@@ -1005,7 +1305,32 @@ class Scheduler {
   std::vector<int> rank_count_;   // running requests, per rank
   std::vector<BatchWork> rank_work_;
   bool fixed_path_ = false;    // every request's path takes overhead_ (driven by inject)
-  bool fast_forward_ = false;  // decode_stretch may play decode-only stretches at once (run() only)
+  bool fast_forward_ = false;  // decode_stretch may play decode-only stretches at once (no trace)
+  /// The driver's next event outside this scheduler (fleet, disaggregated pools): a decode stretch
+  /// starts no iteration at or after it. Infinite for a single scheduler.
+  double horizon_ = std::numeric_limits<double>::infinity();
+  // The decode cohort (see push_running).
+  struct CohortEnd {
+    std::int64_t iteration;  // the cohort iteration in which its last token comes out
+    std::int64_t stamp;
+    int seq, epoch;
+    bool operator>(const CohortEnd& o) const { return std::tie(iteration, stamp) > std::tie(o.iteration, o.stamp); }
+  };
+  bool cohort_on_ = false;          // sequences may join (no trace: a traced run is played sequence by sequence)
+  std::vector<int> cohort_;         // members, any order
+  std::int64_t cohort_iter_ = 0;    // iterations played since the start
+  double cohort_last_ = 0;          // end of the last iteration: every member's last token
+  std::int64_t cohort_kv_off_ = 0;  // sum of the members' kv_off
+  std::vector<int> cohort_rank_n_;  // members per attention-DP rank
+  std::vector<std::int64_t> cohort_rank_kv_off_;
+  std::vector<int> bucket_n_;  // members by kv_off mod block_size (empty with block_size 1)
+  std::int64_t cohort_max_stamp_ = -1;
+  std::priority_queue<CohortEnd, std::vector<CohortEnd>, std::greater<>> cohort_ends_;
+  std::vector<int> finishers_;
+  std::int64_t next_stamp_ = 0;
+  double block_growth_ = 0;
+  double block_bytes_ = 0, budget_bytes_ = 0;  // running_reserve: one block of every layer; every rank's token budget
+  std::vector<std::optional<IterationCost>> decode_base_;  // cost_of: a decode-only step without contexts, by batch
   std::vector<std::vector<double>> ff_ctx_, ff_prefix_;
   std::vector<IterationCost> ff_cost_;
   std::vector<double> ff_growth_;
@@ -1023,12 +1348,33 @@ ServeResult simulate(const IterationModel& model, const WorkloadSpec& workload, 
 
 namespace {
 
+// Orders `v`, the concatenation of runs beginning at `starts`, by time as std::stable_sort would
+// (equal times keep the runs' order). Each scheduler's iterations come in time order, so the runs
+// are merged rather than sorted again (a run out of order falls back to the sort).
+void merge_iteration_runs(std::vector<IterationSample>& v, const std::vector<std::size_t>& starts) {
+  auto by_time = [](const IterationSample& a, const IterationSample& b) { return a.time < b.time; };
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const std::size_t end = k + 1 < starts.size() ? starts[k + 1] : v.size();
+    const auto first = v.begin() + static_cast<std::ptrdiff_t>(starts[k]);
+    if (!std::is_sorted(first, v.begin() + static_cast<std::ptrdiff_t>(end), by_time)) {
+      std::stable_sort(v.begin(), v.end(), by_time);
+      return;
+    }
+  }
+  for (std::size_t k = 1; k < starts.size(); ++k) {
+    const std::size_t end = k + 1 < starts.size() ? starts[k + 1] : v.size();
+    std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                       v.begin() + static_cast<std::ptrdiff_t>(end), by_time);
+  }
+}
+
 // One result for several schedulers: requests and iterations of all, summed counts and times.
 ServeResult merge(std::vector<ServeResult>& parts) {
   ServeResult r;
   if (parts.empty()) return r;
   r.memory = parts.front().memory;
   double first = std::numeric_limits<double>::infinity(), last = 0;
+  std::vector<std::size_t> runs;
   for (auto& p : parts) {
     r.fits = r.fits && p.fits;
     if (!p.fits && r.reason.empty()) r.reason = p.reason;
@@ -1038,6 +1384,7 @@ ServeResult merge(std::vector<ServeResult>& parts) {
     r.rejected += p.rejected;
     r.itl.merge(p.itl);
     accumulate(r.time_by_part, p.time_by_part);
+    runs.push_back(r.iterations.size());
     r.iterations.insert(r.iterations.end(), p.iterations.begin(), p.iterations.end());
     for (const auto& q : p.requests) {
       first = std::min(first, q.arrival.value());
@@ -1048,8 +1395,7 @@ ServeResult merge(std::vector<ServeResult>& parts) {
   std::stable_sort(r.requests.begin(), r.requests.end(), [](const RequestResult& a, const RequestResult& b) {
     return std::tie(a.request, a.sample) < std::tie(b.request, b.sample);
   });
-  std::stable_sort(r.iterations.begin(), r.iterations.end(),
-                   [](const IterationSample& a, const IterationSample& b) { return a.time < b.time; });
+  merge_iteration_runs(r.iterations, runs);
   r.duration = core::Seconds(last > first ? last - first : 0.0);
   return r;
 }
@@ -1108,6 +1454,7 @@ class Router {
 // Runs every scheduler of `pool` until it reaches time `t` or has nothing to do.
 void advance(std::vector<std::unique_ptr<Scheduler>>& pool, std::vector<ServeResult>& parts, double t) {
   for (std::size_t i = 0; i < pool.size(); ++i) {
+    pool[i]->horizon_ = t;
     while (!pool[i]->idle() && pool[i]->now() < t) {
       if (!pool[i]->step(parts[i])) break;
     }
@@ -1276,6 +1623,13 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
         pre[busiest]->ended_now_.clear();  // prompts done here continue in the decode pool
       }
     } else if (t_decode < t_arrival && t_decode < t_ready) {
+      // Its decode-only stretches stop before the next event elsewhere: an arrival, a transfer
+      // landing, a prefill iteration, another decode instance's iteration, the end of the loop.
+      double horizon = std::min({t_arrival, t_ready, t_prefill, stop_at});
+      for (std::size_t i = 0; i < dec.size(); ++i) {
+        if (i != behind && !dec[i]->idle()) horizon = std::min(horizon, dec[i]->now());
+      }
+      dec[behind]->horizon_ = horizon;
       if (!dec[behind]->step(dec_parts[behind])) continue;
       dec[behind]->finished_now_.clear();
       client_free(dec[behind]->ended_now_, dec[behind]->now());
@@ -1314,9 +1668,9 @@ ServeResult simulate_disaggregated(const IterationModel& prefill, const Iteratio
   r.gpus += p.gpus;
   r.preemptions += p.preemptions;
   r.rejected += p.rejected;
+  const std::vector<std::size_t> runs{0, r.iterations.size()};
   r.iterations.insert(r.iterations.end(), p.iterations.begin(), p.iterations.end());
-  std::stable_sort(r.iterations.begin(), r.iterations.end(),
-                   [](const IterationSample& a, const IterationSample& b) { return a.time < b.time; });
+  merge_iteration_runs(r.iterations, runs);
   accumulate(r.time_by_part, p.time_by_part);
   trace_requests(r, trace);
   return r;

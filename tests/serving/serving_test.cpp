@@ -768,5 +768,52 @@ TEST(ServingSteadyState, NoWindowWhenTheLastArrivalComesBeforeTheWarmUpEnds) {
   EXPECT_FALSE(steady_state(uniform_run(100, 20.0, 30.0, 1024)).valid);
 }
 
+TEST(ServingSimulator, CohortPlaysAsStepByStep) {
+  // Steady decoders advance together (the decode cohort: per iteration their count and summed
+  // context, their KV growth by block offset, one ITL gap), leaving it when they finish or when
+  // memory could run short: the run is the one played sequence by sequence (a trace turns the
+  // cohort off), for a closed loop whose clients drift apart, a 1-token KV block (SGLang's page),
+  // reserve-full admission, attention DP, an overfull KV cache (preemptions), a sliding window,
+  // a two-replica fleet and disaggregated pools.
+  WorkloadSpec wl = fixed_workload(240, 300, 200);
+  wl.arrival = ArrivalKind::ClosedLoop;
+  wl.concurrency = 40;
+  wl.random_path_time = true;
+  auto d = fifty_ms_request_path();
+  const IterationModel m(d, no_comm());
+  expect_same_run(simulate(m, wl, make_requests(wl)), step_by_step(m, wl));
+  auto page = d;
+  page.engine.block_size = 1;
+  const IterationModel p(page, no_comm());
+  expect_same_run(simulate(p, wl, make_requests(wl)), step_by_step(p, wl));
+  auto reserve = d;
+  reserve.engine.admission = KvAdmission::ReserveFull;
+  const IterationModel r(reserve, no_comm());
+  expect_same_run(simulate(r, wl, make_requests(wl)), step_by_step(r, wl));
+  const IterationModel dep(moe_dep_deployment(4), no_comm());
+  expect_same_run(simulate(dep, wl, make_requests(wl)), step_by_step(dep, wl));
+  auto windowed = d;
+  windowed.model.sliding_window = 128;
+  const IterationModel w(windowed, no_comm());
+  expect_same_run(simulate(w, wl, make_requests(wl)), step_by_step(w, wl));
+  const IterationModel tight(overfull_kv_deployment(), no_comm());
+  WorkloadSpec over = overfull_kv_workload();
+  over.arrival = ArrivalKind::ClosedLoop;
+  over.concurrency = 48;
+  const auto fast = simulate(tight, over, make_requests(over));
+  EXPECT_GT(fast.preemptions, 0);
+  expect_same_run(fast, step_by_step(tight, over));
+  WorkloadSpec open = fixed_workload(300, 300, 200);
+  open.arrival = ArrivalKind::Poisson;
+  open.rate = 40;
+  engine::TraceBuffer trace;
+  expect_same_run(simulate_fleet(m, open, make_requests(open), 2, RoutingPolicy::LeastOutstanding),
+                  simulate_fleet(m, open, make_requests(open), 2, RoutingPolicy::LeastOutstanding, &trace));
+  Disaggregation dis;
+  dis.decode_replicas = 2;
+  engine::TraceBuffer trace2;
+  expect_same_run(simulate_disaggregated(m, m, dis, wl, make_requests(wl)),
+                  simulate_disaggregated(m, m, dis, wl, make_requests(wl), &trace2));
+}
 }  // namespace
 }  // namespace fmsim::serving
