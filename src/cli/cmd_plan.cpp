@@ -22,7 +22,6 @@
 #include "cli/output.hpp"
 #include "cli/reproduce_command.hpp"
 #include "cli/training_job_flags.hpp"
-#include "cli/validation_summary.hpp"
 #include "config/cluster_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/training_calibration.hpp"
@@ -32,6 +31,7 @@
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "documents/text_table.hpp"
+#include "documents/validation_summary.hpp"
 #include "jobspec/plan.hpp"
 #include "parallelism/stack.hpp"
 #include "planner/plan_report.hpp"
@@ -42,6 +42,7 @@
 namespace fmsim::cli {
 using documents::kGiB;
 using documents::TextTable;
+using documents::validation_summary;
 namespace {
 
 using nlohmann::json;

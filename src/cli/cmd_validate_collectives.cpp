@@ -14,12 +14,13 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "cli/validation_summary.hpp"
 #include "config/collectives_calibration.hpp"
 #include "config/collectives_csv.hpp"
+#include "documents/validation_summary.hpp"
 #include "jobspec/validate_collectives.hpp"
 
 namespace fmsim::cli {
+using documents::validation_summary;
 namespace {
 
 using CollectiveRow = jobspec::CollectiveRowResult;

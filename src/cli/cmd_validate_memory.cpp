@@ -6,14 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/validation_summary.hpp"
 #include "core/strings.hpp"
 #include "documents/text_table.hpp"
+#include "documents/validation_summary.hpp"
 #include "jobspec/validate_memory.hpp"
 
 namespace fmsim::cli {
 using documents::kGiB;
 using documents::TextTable;
+using documents::validation_summary;
 namespace {
 
 struct Options {

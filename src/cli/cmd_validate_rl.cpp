@@ -8,12 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/validation_summary.hpp"
 #include "documents/text_table.hpp"
+#include "documents/validation_summary.hpp"
 #include "jobspec/validate_rl.hpp"
 
 namespace fmsim::cli {
 using documents::TextTable;
+using documents::validation_summary;
 
 void add_validate_rl(CLI::App& validate, Context& ctx) {
   auto csv = std::make_shared<std::string>();  // empty: the copy of validation/rl.csv built into fmsim

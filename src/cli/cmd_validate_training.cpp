@@ -11,11 +11,12 @@
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/train_report.hpp"
-#include "cli/validation_summary.hpp"
 #include "core/strings.hpp"
+#include "documents/validation_summary.hpp"
 #include "jobspec/validate_training.hpp"
 
 namespace fmsim::cli {
+using documents::validation_summary;
 namespace {
 
 using Outcome = jobspec::TrainingRowOutcome;

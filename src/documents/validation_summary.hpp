@@ -8,7 +8,7 @@
 
 #include "jobspec/quantile.hpp"
 
-namespace fmsim::cli {
+namespace fmsim::documents {
 
 /// The summary every validate command prints, in this order of meaning:
 ///   rows                  rows of the measurements CSV
@@ -37,4 +37,4 @@ inline nlohmann::json validation_summary(std::size_t rows, std::size_t predicted
   return s;
 }
 
-}  // namespace fmsim::cli
+}  // namespace fmsim::documents
