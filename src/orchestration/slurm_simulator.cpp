@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/sim_time.hpp"
 #include "engine/simulator.hpp"
+#include "orchestration/tree_select.hpp"
 
 namespace fmsim::orchestration {
 
@@ -171,6 +172,7 @@ struct Job {
   QueueKey key{};
   bool queued = false;
   long kueue_pass = -1;  ///< Kueue: the admission pass during or after which it was last queued
+  int kueue_pos = -1;    ///< Kueue: index in its ClusterQueue's running list while running
   JobRecord rec;
 };
 
@@ -656,6 +658,11 @@ class Simulator {
     basic_next_ = basic_next_ == 0 ? 0xFFFF0000u : basic_next_ - 1;
     const double p = static_cast<double>(basic_next_) - j.spec.nice;
     j.priority = static_cast<std::uint32_t>(std::clamp(p, 1.0, 4294967294.0));
+    // Kueue: the WorkloadPriorityClass value (an int32), order kept in the unsigned key; equal
+    // values fall to creation time, then id.
+    if (options_.kueue.enabled)
+      j.priority =
+          static_cast<std::uint32_t>(static_cast<std::int64_t>(j.spec.priority_class) + (std::int64_t{1} << 31));
     enqueue(ji, t);
   }
 
@@ -667,9 +674,11 @@ class Simulator {
       node_job_[static_cast<std::size_t>(node)] = ji;
     }
     if (options_.kueue.enabled) {
-      cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(ji)])] += j.spec.request.nodes;
-      cq_usage_total_ += j.spec.request.nodes;
-      ++kueue_epoch_;
+      const int cq = cq_of_[static_cast<std::size_t>(ji)];
+      kueue_charge(cq, j.spec.request.nodes);
+      auto& list = cq_running_[static_cast<std::size_t>(cq)];
+      j.kueue_pos = static_cast<int>(list.size());
+      list.push_back(ji);
     }
     j.awaiting_victims_until = kUnset;
     j.rec.state = JobState::Running;
@@ -711,9 +720,14 @@ class Simulator {
 
   void release_nodes(Job& j) {
     if (options_.kueue.enabled) {
-      cq_usage_[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(&j - jobs_.data())])] -= j.spec.request.nodes;
-      cq_usage_total_ -= j.spec.request.nodes;
-      ++kueue_epoch_;
+      const int cq = cq_of_[static_cast<std::size_t>(&j - jobs_.data())];
+      kueue_charge(cq, -j.spec.request.nodes);
+      auto& list = cq_running_[static_cast<std::size_t>(cq)];
+      const int last = list.back();
+      list[static_cast<std::size_t>(j.kueue_pos)] = last;
+      jobs_[static_cast<std::size_t>(last)].kueue_pos = j.kueue_pos;
+      list.pop_back();
+      j.kueue_pos = -1;
     }
     const bool completing = config_.completing_s > 0 && !options_.kueue.enabled;
     for (int node : j.rec.nodes) {
@@ -820,6 +834,7 @@ class Simulator {
     ++result_.node_failures;
     down_.set(node);
     free_.reset(node);
+    ++kueue_epoch_;  // the free nodes changed
     const int ji = node_job_[static_cast<std::size_t>(node)];
     if (ji >= 0) {
       // Health checks find it after detect_s; the job is requeued (JobRequeue) or ends NODE_FAIL.
@@ -851,6 +866,7 @@ class Simulator {
     }
     down_.reset(node);
     if (node_job_[static_cast<std::size_t>(node)] == -1) free_.set(node);
+    ++kueue_epoch_;  // the free nodes changed
   }
 
   // --- the main scheduling loop ------------------------------------------------------------
@@ -879,6 +895,13 @@ class Simulator {
       if (config_.reservations[i].capacity_block || (start < until && end > from))
         nodes.subtract(reservation_nodes_[i]);
     }
+  }
+
+  /// select_nodes under the configured placement (topology/tree through the flattened tree).
+  std::vector<int> pick_nodes(const NodeSet& available, const NodeRequest& request) {
+    if (config_.placement == Placement::Tree && !layout_.switches.empty())
+      return tree_.select(available, request.nodes);
+    return select_nodes(layout_, config_.placement, available, request);
   }
 
   bool can_preempt(const Job& hi, const Job& lo) const {
@@ -927,7 +950,7 @@ class Simulator {
         pool.set(node);
     }
     apply_reservations(j, t, t + j.limit, pool);
-    const auto nodes = select_nodes(layout_, config_.placement, pool, j.spec.request);
+    const auto nodes = pick_nodes(pool, j.spec.request);
     if (nodes.empty()) return false;
     std::set<int> victims;
     for (int node : nodes)
@@ -1002,8 +1025,7 @@ class Simulator {
       ++tested;
       const NodeSet usable = usable_for(j, t);
       std::vector<int> nodes;
-      if (usable.count() >= j.spec.request.nodes)
-        nodes = select_nodes(layout_, config_.placement, usable, j.spec.request);
+      if (usable.count() >= j.spec.request.nodes) nodes = pick_nodes(usable, j.spec.request);
       if (!nodes.empty()) {
         start(ji, nodes, t, false);
         continue;
@@ -1034,87 +1056,197 @@ class Simulator {
     if (k.queues.empty()) {
       // An equal share of the nodes per team (the remainder to the first ones).
       const int teams = static_cast<int>(accounts.size());
-      for (int i = 0; i < teams; ++i)
-        k.queues.push_back({accounts[static_cast<std::size_t>(i)], n_ / teams + (i < n_ % teams ? 1 : 0), -1});
+      for (int i = 0; i < teams; ++i) {
+        ClusterQueueConfig q;
+        q.name = accounts[static_cast<std::size_t>(i)];
+        q.nominal_nodes = n_ / teams + (i < n_ % teams ? 1 : 0);
+        k.queues.push_back(q);
+      }
     }
-    cq_usage_.assign(k.queues.size(), 0);
-    for (const auto& q : k.queues) nominal_total_ += q.nominal_nodes;
-    cq_pending_sizes_.assign(k.queues.size(), {});
+    const std::size_t queues = k.queues.size();
+    cq_usage_.assign(queues, 0);
+    cq_running_.assign(queues, {});
+    cq_pending_sizes_.assign(queues, {});
+    std::map<std::string, int> cohort_index;
+    for (const auto& q : k.queues) {
+      const auto [it, added] = cohort_index.emplace(q.cohort, static_cast<int>(cohort_cqs_.size()));
+      if (added) {
+        cohort_cqs_.emplace_back();
+        cohort_quota_.push_back(0);
+        cohort_used_.push_back(0);
+      }
+      const int c = it->second;
+      cohort_cqs_[static_cast<std::size_t>(c)].push_back(static_cast<int>(cq_cohort_.size()));
+      cq_cohort_.push_back(c);
+      // pkg/cache resource_node.go: guaranteedQuota = nominal - lendingLimit; the rest is the
+      // cohort's (its SubtreeQuota adds each child's quota less what the child keeps).
+      const int guaranteed = q.lending_limit >= 0 ? std::max(0, q.nominal_nodes - q.lending_limit) : 0;
+      cq_guaranteed_.push_back(guaranteed);
+      cohort_quota_[static_cast<std::size_t>(c)] += q.nominal_nodes - guaranteed;
+      cq_within_.push_back(q.within_cluster_queue.value_or(k.within_cluster_queue ? WithinClusterQueue::LowerPriority
+                                                                                  : WithinClusterQueue::Never));
+      cq_reclaim_.push_back(q.reclaim_within_cohort.value_or(k.reclaim_within_cohort ? ReclaimWithinCohort::Any
+                                                                                     : ReclaimWithinCohort::Never));
+    }
     one_tier_ = std::all_of(config_.partitions.begin(), config_.partitions.end(), [&](const PartitionConfig& p) {
       return p.priority_tier == config_.partitions.front().priority_tier;
     });
+    std::map<std::string, int> queue_of;
+    for (std::size_t i = 0; i < queues; ++i) queue_of.emplace(k.queues[i].name, static_cast<int>(i));
     cq_of_.resize(jobs_.size());
-    for (std::size_t i = 0; i < jobs_.size(); ++i) {
-      const auto& acct = jobs_[i].spec.account;
-      const auto it =
-          std::find_if(k.queues.begin(), k.queues.end(), [&](const ClusterQueueConfig& q) { return q.name == acct; });
-      cq_of_[i] = static_cast<int>(it - k.queues.begin());
-    }
+    for (std::size_t i = 0; i < jobs_.size(); ++i) cq_of_[i] = queue_of.at(jobs_[i].spec.account);
   }
 
-  /// Nodes of quota the queue may still use: its own unused nominal quota plus what it may borrow.
-  /// `usage_total`: the sum of `usage` (the cohort's unused quota is the nominal total less it).
-  bool quota_fits(int cq, int need, const std::vector<int>& usage, long usage_total) const {
+  /// A queue's usage above its guaranteed quota: what it takes from its cohort.
+  [[nodiscard]] int over_guaranteed(int cq, int used) const {
+    return std::max(0, used - cq_guaranteed_[static_cast<std::size_t>(cq)]);
+  }
+
+  /// Admits or evicts `nodes` nodes of queue `cq` (negative: frees them) in the books of its cohort.
+  void kueue_charge(int cq, int nodes) {
+    auto& used = cq_usage_[static_cast<std::size_t>(cq)];
+    auto& cohort = cohort_used_[static_cast<std::size_t>(cq_cohort_[static_cast<std::size_t>(cq)])];
+    cohort -= over_guaranteed(cq, used);
+    used += nodes;
+    cohort += over_guaranteed(cq, used);
+    ++kueue_epoch_;
+  }
+
+  /// Nodes of quota queue `cq` may still take when it uses `used` and its cohort lends out
+  /// `cohort_used` (pkg/cache resource_node.go, available()): its guaranteed quota left, plus the
+  /// cohort's unused quota, the latter capped by its borrowingLimit beyond what it keeps in the
+  /// cohort (SubtreeQuota - guaranteed, less what it uses of it).
+  [[nodiscard]] long kueue_available(int cq, int used, long cohort_used) const {
     const auto& q = options_.kueue.queues[static_cast<std::size_t>(cq)];
-    const int used = usage[static_cast<std::size_t>(cq)];
-    if (used + need <= q.nominal_nodes) return true;
-    const long cohort_free = nominal_total_ - usage_total;
-    const int borrow = used + need - q.nominal_nodes;
-    return need <= cohort_free && (q.borrowing_limit < 0 || borrow <= q.borrowing_limit);
+    const int guaranteed = cq_guaranteed_[static_cast<std::size_t>(cq)];
+    const long local = std::max(0, guaranteed - used);
+    long parent = cohort_quota_[static_cast<std::size_t>(cq_cohort_[static_cast<std::size_t>(cq)])] - cohort_used;
+    if (q.borrowing_limit >= 0)
+      parent = std::min(
+          parent, static_cast<long>(q.nominal_nodes - guaranteed) - over_guaranteed(cq, used) + q.borrowing_limit);
+    return local + parent;
+  }
+  [[nodiscard]] bool quota_fits(int cq, int need, int used, long cohort_used) const {
+    return need <= kueue_available(cq, used, cohort_used);
   }
 
-  /// Evicts the fewest lower-priority or borrowing workloads that let job `ji` in; false if none do.
+  /// Free nodes now (cached while nothing starts, ends, fails or returns).
+  int kueue_free_count() {
+    if (free_count_epoch_ != kueue_epoch_) {
+      free_count_ = free_.count();
+      free_count_epoch_ = kueue_epoch_;
+    }
+    return free_count_;
+  }
+
+  /// Kueue's preemption (pkg/scheduler/preemption/preemption.go) for job `ji`: candidates are the
+  /// workloads of its own queue its withinClusterQueue policy allows (LowerPriority: lower
+  /// priority; LowerOrNewerEqualPriority: also equal priority created later), and, while the
+  /// queue stays within its nominal quota, the workloads of the queues of its cohort that borrow
+  /// that reclaimWithinCohort allows (Any, or LowerPriority). In Kueue's order (other queues
+  /// first, lowest priority, most recently admitted) it takes candidates until the workload fits
+  /// (quota and nodes), then puts back each of them but the last that it fits without
+  /// (fillBackWorkloads), and evicts the rest. False when no set lets it in.
   bool kueue_preempt(int ji, SimTime t) {
     const auto& k = options_.kueue;
     const auto& j = jobs_[static_cast<std::size_t>(ji)];
     const int cq = cq_of_[static_cast<std::size_t>(ji)];
     const auto& q = k.queues[static_cast<std::size_t>(cq)];
-    // The running workloads in index order (the order the candidates are sorted from, so that
-    // ties fall as they always have); a scan of running_, not of every workload.
-    auto& running = kueue_running_;
-    if (kueue_running_epoch_ != kueue_epoch_) {  // else nothing started or ended since the last search
-      running.assign(running_.begin(), running_.end());
-      std::sort(running.begin(), running.end());
-      kueue_running_epoch_ = kueue_epoch_;
-    }
-    std::vector<int> candidates;
-    // Reclaim: only while this queue stays within its nominal quota, from queues that borrow.
-    const bool reclaim =
-        k.reclaim_within_cohort && cq_usage_[static_cast<std::size_t>(cq)] + j.spec.request.nodes <= q.nominal_nodes;
-    if (!reclaim && !k.within_cluster_queue) return false;
-    for (const int ri : running) {
-      const auto r = static_cast<std::size_t>(ri);
-      const int vcq = cq_of_[r];  // read before the (large) job record, which only its own queue needs
-      if (vcq == cq) {
-        if (k.within_cluster_queue && jobs_[r].priority < j.priority) candidates.push_back(ri);
-      } else if (reclaim &&
-                 cq_usage_[static_cast<std::size_t>(vcq)] > k.queues[static_cast<std::size_t>(vcq)].nominal_nodes) {
-        candidates.push_back(ri);
+    const int need = j.spec.request.nodes;
+    const auto within = cq_within_[static_cast<std::size_t>(cq)];
+    const auto reclaim_policy = cq_reclaim_[static_cast<std::size_t>(cq)];
+    const bool reclaim = reclaim_policy != ReclaimWithinCohort::Never &&
+                         cq_usage_[static_cast<std::size_t>(cq)] + need <= q.nominal_nodes;
+    if (!reclaim && within == WithinClusterQueue::Never) return false;
+    auto& candidates = kueue_candidates_;
+    candidates.clear();
+    if (within != WithinClusterQueue::Never)
+      for (const int r : cq_running_[static_cast<std::size_t>(cq)]) {
+        const auto& v = jobs_[static_cast<std::size_t>(r)];
+        const bool newer = std::tie(v.submit, v.spec.id) > std::tie(j.submit, j.spec.id);
+        if (v.priority < j.priority ||
+            (within == WithinClusterQueue::LowerOrNewerEqualPriority && v.priority == j.priority && newer))
+          candidates.push_back(r);
       }
-    }
+    const int cohort = cq_cohort_[static_cast<std::size_t>(cq)];
+    if (reclaim)
+      for (const int other : cohort_cqs_[static_cast<std::size_t>(cohort)]) {
+        if (other == cq ||
+            cq_usage_[static_cast<std::size_t>(other)] <= k.queues[static_cast<std::size_t>(other)].nominal_nodes)
+          continue;
+        for (const int r : cq_running_[static_cast<std::size_t>(other)])
+          if (reclaim_policy == ReclaimWithinCohort::Any || jobs_[static_cast<std::size_t>(r)].priority < j.priority)
+            candidates.push_back(r);
+      }
     if (candidates.empty()) return false;
-    // Lowest priority first, then the most recently started (least work lost).
     std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
       const auto& x = jobs_[static_cast<std::size_t>(a)];
       const auto& y = jobs_[static_cast<std::size_t>(b)];
+      const bool x_own = cq_of_[static_cast<std::size_t>(a)] == cq, y_own = cq_of_[static_cast<std::size_t>(b)] == cq;
+      if (x_own != y_own) return !x_own;
       if (x.priority != y.priority) return x.priority < y.priority;
-      return x.start > y.start;
+      if (x.start != y.start) return x.start > y.start;
+      return a < b;
     });
-    std::vector<int> usage = cq_usage_;
-    long usage_total = cq_usage_total_;
+    // Usage as the victims leave: the preemptor's queue and its cohort's loan, and the queues of
+    // the victims (the cohort's loan changes with each).
+    auto& usage = kueue_usage_;
+    usage.clear();
+    auto used_of = [&](int queue) -> int& {
+      for (auto& [qi, u] : usage)
+        if (qi == queue) return u;
+      usage.emplace_back(queue, cq_usage_[static_cast<std::size_t>(queue)]);
+      return usage.back().second;
+    };
+    long cohort_used = cohort_used_[static_cast<std::size_t>(cohort)];
+    auto move = [&](int v, int sign) {  // sign -1: v leaves, +1: v comes back
+      const int vcq = cq_of_[static_cast<std::size_t>(v)];
+      int& u = used_of(vcq);
+      cohort_used -= over_guaranteed(vcq, u);
+      u += sign * jobs_[static_cast<std::size_t>(v)].spec.request.nodes;
+      cohort_used += over_guaranteed(vcq, u);
+    };
+    const bool count_decides =
+        config_.placement == Placement::Consecutive ||
+        (config_.placement == Placement::Tree && (layout_.switches.empty() || layout_.single_tree()));
+    auto fits = [&](const NodeSet& pool, int pool_count, std::vector<int>& nodes) {
+      if (!quota_fits(cq, need, used_of(cq), cohort_used) || pool_count < need) return false;
+      if (count_decides && pool_count >= need) {
+        nodes.clear();  // chosen once the victims are known
+        return true;
+      }
+      nodes = pick_nodes(pool, j.spec.request);
+      return !nodes.empty();
+    };
     NodeSet pool = free_;
-    std::vector<int> victims;
-    for (int v : candidates) {
-      const auto& vj = jobs_[static_cast<std::size_t>(v)];
+    int pool_count = kueue_free_count();
+    std::vector<int> victims, nodes;
+    for (const int v : candidates) {
       victims.push_back(v);
-      usage[static_cast<std::size_t>(cq_of_[static_cast<std::size_t>(v)])] -= vj.spec.request.nodes;
-      for (int node : vj.rec.nodes) pool.set(node);
-      usage_total -= vj.spec.request.nodes;
-      if (!quota_fits(cq, j.spec.request.nodes, usage, usage_total)) continue;
-      const auto nodes = select_nodes(layout_, config_.placement, pool, j.spec.request);
-      if (nodes.empty()) continue;
-      // Evict only the victims whose nodes or quota were needed: all chosen so far.
-      for (int vi : victims) {
+      move(v, -1);
+      for (const int node : jobs_[static_cast<std::size_t>(v)].rec.nodes) pool.set(node);
+      pool_count += static_cast<int>(jobs_[static_cast<std::size_t>(v)].rec.nodes.size());
+      if (!fits(pool, pool_count, nodes)) continue;
+      // Fill back: every victim but the last that the workload fits without stays.
+      for (int i = static_cast<int>(victims.size()) - 2; i >= 0; --i) {
+        const int back = victims[static_cast<std::size_t>(i)];
+        const auto& back_nodes = jobs_[static_cast<std::size_t>(back)].rec.nodes;
+        move(back, +1);
+        for (const int node : back_nodes) pool.reset(node);
+        pool_count -= static_cast<int>(back_nodes.size());
+        std::vector<int> without;
+        if (fits(pool, pool_count, without)) {
+          victims.erase(victims.begin() + i);
+          nodes = std::move(without);
+          continue;
+        }
+        move(back, -1);
+        for (const int node : back_nodes) pool.set(node);
+        pool_count += static_cast<int>(back_nodes.size());
+      }
+      if (count_decides) nodes = pick_nodes(pool, j.spec.request);
+      FMSIM_CHECK(!nodes.empty(), "Kueue preemption: the nodes counted free are not placeable");
+      for (const int vi : victims) {
         ++result_.preemptions;
         interrupt(vi, t, JobState::Preempted, jobs_[static_cast<std::size_t>(vi)].spec.requeue);
       }
@@ -1185,8 +1317,10 @@ class Simulator {
           continue;
         }
       }
-      if (quota_fits(cq, need, cq_usage_, cq_usage_total_) && free_.count() >= need) {
-        const auto nodes = select_nodes(layout_, config_.placement, free_, j.spec.request);
+      if (quota_fits(cq, need, cq_usage_[static_cast<std::size_t>(cq)],
+                     cohort_used_[static_cast<std::size_t>(cq_cohort_[static_cast<std::size_t>(cq)])]) &&
+          kueue_free_count() >= need) {
+        const auto nodes = pick_nodes(free_, j.spec.request);
         if (!nodes.empty()) {
           start(ji, nodes, t, false);
           continue;
@@ -1361,7 +1495,7 @@ class Simulator {
         }
         apply_reservations(j, from, until, window);
         if (window.count() < need) continue;
-        const auto nodes = select_nodes(layout_, config_.placement, window, j.spec.request);
+        const auto nodes = pick_nodes(window, j.spec.request);
         if (nodes.empty()) continue;
         if (from == t) {
           start(ji, nodes, t_exact, true);
@@ -1395,6 +1529,7 @@ class Simulator {
   }
 
   const ClusterLayout& layout_;
+  TreeSelector tree_{layout_};
   SlurmConfig config_;
   bool any_preemptable_ = false;           ///< any_preemptable_partition(), once the partitions are known
   std::vector<int> pending_in_partition_;  ///< jobs in the queue per partition
@@ -1463,17 +1598,25 @@ class Simulator {
   SimTime last_calc_ = SimTime::zero();
   int spares_free_ = 0;
   std::vector<SimTime> spare_returns_;
-  std::vector<int> cq_usage_;                         ///< Kueue: nodes admitted per ClusterQueue
-  std::vector<int> cq_of_;                            ///< Kueue: ClusterQueue of each job
-  long nominal_total_ = 0;                            ///< Kueue: the cohort's nominal quota (every ClusterQueue's)
-  long cq_usage_total_ = 0;                           ///< Kueue: the sum of cq_usage_
-  long kueue_pass_ = 0;                               ///< Kueue: admission passes so far
+  std::vector<int> cq_usage_;                    ///< Kueue: nodes admitted per ClusterQueue
+  std::vector<int> cq_of_;                       ///< Kueue: ClusterQueue of each job
+  std::vector<int> cq_cohort_;                   ///< Kueue: cohort of each ClusterQueue
+  std::vector<int> cq_guaranteed_;               ///< Kueue: nominal less lendingLimit (0 without one)
+  std::vector<WithinClusterQueue> cq_within_;    ///< Kueue: each queue's withinClusterQueue
+  std::vector<ReclaimWithinCohort> cq_reclaim_;  ///< Kueue: each queue's reclaimWithinCohort
+  std::vector<std::vector<int>> cq_running_;     ///< Kueue: running workloads per ClusterQueue
+  std::vector<std::vector<int>> cohort_cqs_;     ///< Kueue: ClusterQueues of each cohort
+  std::vector<long> cohort_quota_;               ///< Kueue: quota each cohort lends (SubtreeQuota)
+  std::vector<long> cohort_used_;                ///< Kueue: of it, what its queues use beyond their guaranteed quota
+  long kueue_pass_ = 0;                          ///< Kueue: admission passes so far
   std::vector<std::multiset<int>> cq_pending_sizes_;  ///< Kueue: sizes of the workloads waiting per ClusterQueue
   int cqs_pending_ = 0;                               ///< Kueue: ClusterQueues with a workload waiting
   bool one_tier_ = true;                              ///< every partition has the same PriorityTier
-  long kueue_epoch_ = 0;            ///< Kueue: admissions and evictions so far (a change of nodes or quota)
-  long kueue_running_epoch_ = -1;   ///< Kueue: the epoch kueue_running_ was built in
-  std::vector<int> kueue_running_;  ///< Kueue: scratch list of running workloads
+  long kueue_epoch_ = 0;  ///< Kueue: admissions, evictions, failures and returns so far (a change of nodes or quota)
+  int free_count_ = 0;    ///< Kueue: free_.count() as of free_count_epoch_
+  long free_count_epoch_ = -1;                    ///< Kueue: the epoch free_count_ was counted in
+  std::vector<int> kueue_candidates_;             ///< Kueue: scratch list of preemption candidates
+  std::vector<std::pair<int, int>> kueue_usage_;  ///< Kueue: scratch (queue, usage) during a preemption search
   std::mt19937_64 rng_;
   TimeSeries series_;
   SimulationResult result_;
@@ -1523,8 +1666,15 @@ std::optional<WorkloadProblem> find_workload_problem(const ClusterLayout& layout
                       "it could never start",
                       s.id, limit_s, it->name, it->end_s - it->start_s));
   }
-  // Kueue: every team needs a ClusterQueue when queues are given (none given: one per team).
+  // Kueue: every team needs a ClusterQueue when queues are given (none given: one per team);
+  // Kueue's validation: a lendingLimit at most the nominal quota.
   const auto& queues = options.kueue.queues;
+  if (options.kueue.enabled)
+    for (const auto& q : queues)
+      if (q.lending_limit > q.nominal_nodes)
+        return WorkloadProblem{WorkloadInput::Queues,
+                               fmt::format("ClusterQueue {}: lendingLimit {} is more than its nominal quota {}", q.name,
+                                           q.lending_limit, q.nominal_nodes)};
   if (options.kueue.enabled && !queues.empty())
     for (const auto& s : jobs)
       if (std::none_of(queues.begin(), queues.end(), [&](const ClusterQueueConfig& q) { return q.name == s.account; }))

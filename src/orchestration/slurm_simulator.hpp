@@ -39,12 +39,17 @@ struct FailureSettings {
 };
 
 /// Kubernetes with Kueue instead of Slurm: one ClusterQueue per team (the job's account) with a
-/// nominal quota of nodes in one cohort; a workload is admitted whole (gang) when its queue's
-/// quota, or unused quota borrowed from the cohort, covers it and topology-aware scheduling
-/// (the node labels' tree) places every pod; otherwise it waits (BestEffortFIFO: later workloads
-/// that fit go ahead; StrictFIFO: the queue's head blocks it). Preemption: a queue below its
-/// nominal quota reclaims nodes from queues that borrow; within a queue a higher-priority
-/// workload evicts lower ones. Evicted workloads and those hit by node failures are requeued
+/// nominal quota of nodes, in cohorts; a workload is admitted whole (gang) when what its queue
+/// has available covers it (Kueue's pkg/cache resource_node.go available(): its guaranteed quota
+/// left, nominal less lendingLimit, plus what the cohort has unused, capped by its
+/// borrowingLimit) and topology-aware scheduling (the node labels' tree) places every pod;
+/// otherwise it waits (BestEffortFIFO: later workloads that fit go ahead; StrictFIFO: the
+/// queue's head blocks it). Workloads are ordered by their WorkloadPriorityClass value, then
+/// creation time. Preemption (pkg/scheduler/preemption): a queue within its nominal quota
+/// reclaims from queues of its cohort that borrow (reclaimWithinCohort); within a queue a
+/// workload evicts lower-priority ones (withinClusterQueue); candidates from other queues first,
+/// then lowest priority, then the most recently admitted, and of the set that lets it in those not
+/// needed are kept (fill-back). Evicted workloads and those hit by node failures are requeued
 /// (their pods restarted from the last checkpoint).
 /// Which scheduler the cluster runs.
 enum class SchedulerKind { Slurm, Kueue };
@@ -63,17 +68,43 @@ inline constexpr core::Word<KueueQueueing> kKueueQueueingWordList[] = {
 };
 inline constexpr core::Vocabulary<KueueQueueing> kKueueQueueingWords{"queueing strategy", kKueueQueueingWordList};
 
+/// A ClusterQueue's preemption.withinClusterQueue (Kueue's PreemptionPolicy): which workloads of
+/// its own queue a pending workload may evict.
+enum class WithinClusterQueue { Never, LowerPriority, LowerOrNewerEqualPriority };
+inline constexpr core::Word<WithinClusterQueue> kWithinClusterQueueWordList[] = {
+    {WithinClusterQueue::Never, "Never"},
+    {WithinClusterQueue::LowerPriority, "LowerPriority"},
+    {WithinClusterQueue::LowerOrNewerEqualPriority, "LowerOrNewerEqualPriority"},
+};
+inline constexpr core::Vocabulary<WithinClusterQueue> kWithinClusterQueueWords{"withinClusterQueue",
+                                                                               kWithinClusterQueueWordList};
+/// A ClusterQueue's preemption.reclaimWithinCohort: which workloads of queues of its cohort that
+/// borrow a pending workload within its nominal quota may evict.
+enum class ReclaimWithinCohort { Never, LowerPriority, Any };
+inline constexpr core::Word<ReclaimWithinCohort> kReclaimWithinCohortWordList[] = {
+    {ReclaimWithinCohort::Never, "Never"},
+    {ReclaimWithinCohort::LowerPriority, "LowerPriority"},
+    {ReclaimWithinCohort::Any, "Any"},
+};
+inline constexpr core::Vocabulary<ReclaimWithinCohort> kReclaimWithinCohortWords{"reclaimWithinCohort",
+                                                                                 kReclaimWithinCohortWordList};
+
+/// A ClusterQueue with one resource (nodes; a CPU of Kueue's performance test stands for a node).
 struct ClusterQueueConfig {
   std::string name;
   int nominal_nodes = 0;
   int borrowing_limit = -1;  ///< nodes it may borrow beyond nominal; -1 = unlimited
+  int lending_limit = -1;    ///< nodes of its nominal quota the cohort may lend to others; -1 = all of them
+  std::string cohort;        ///< spec.cohort; "" = the one cohort every queue without a name shares
+  std::optional<WithinClusterQueue> within_cluster_queue;    ///< unset: KueueConfig::within_cluster_queue
+  std::optional<ReclaimWithinCohort> reclaim_within_cohort;  ///< unset: KueueConfig::reclaim_within_cohort
 };
 struct KueueConfig {
   bool enabled = false;
   std::vector<ClusterQueueConfig> queues;  ///< empty: every account gets an equal share
   bool strict_fifo = false;                ///< queueingStrategy StrictFIFO (else BestEffortFIFO)
-  bool reclaim_within_cohort = true;       ///< preemption.reclaimWithinCohort: Any (else Never)
-  bool within_cluster_queue = true;        ///< preemption.withinClusterQueue: LowerPriority (else Never)
+  bool reclaim_within_cohort = true;       ///< queues without their own: reclaimWithinCohort Any (else Never)
+  bool within_cluster_queue = true;        ///< queues without their own: withinClusterQueue LowerPriority (else Never)
 };
 
 struct SimulationOptions {
@@ -105,7 +136,7 @@ struct JobRecord {
   double lost_node_s = 0;            ///< node-seconds of work lost to failures and preemption
   double useful_node_s = 0;          ///< node-seconds of work kept
   double run_done_s = 0;             ///< seconds of its run completed (checkpointed progress)
-  std::uint32_t priority = 0;        ///< at its last start (or at the end for jobs never started)
+  std::uint32_t priority = 0;        ///< at its last start (or at the end if never started); Kueue: class + 2^31
   double slowdown = 1;               ///< run time on its (last) nodes over the run time on the best ones
   double slow_placement_node_s = 0;  ///< node-seconds its placements added to its work (kept work x (slowdown - 1))
   /// (start, end) of each run, for serving replica units (JobSpec::deployment >= 0); end -1 =

@@ -34,6 +34,7 @@ struct JobSpec {
   double run_s = 600;          ///< how long it runs if nothing stops it
   std::string partition;       ///< "" = the default partition
   int nice = 0;                ///< --nice
+  int priority_class = 0;      ///< Kubernetes: WorkloadPriorityClass value (higher first); Slurm ignores it
   std::string qos;             ///< "" = normal
   std::string reservation;     ///< --reservation: runs only on its nodes, within its window
   std::string account;         ///< fair-share account (Kubernetes: the team's queue)

@@ -15,6 +15,15 @@
 namespace fmsim::orchestration {
 namespace {
 
+/// A ClusterQueue in the default cohort with its nominal quota and borrowing limit (-1: none).
+ClusterQueueConfig cluster_queue(const std::string& name, int nominal, int borrowing_limit) {
+  ClusterQueueConfig q;
+  q.name = name;
+  q.nominal_nodes = nominal;
+  q.borrowing_limit = borrowing_limit;
+  return q;
+}
+
 ClusterLayout flat(int n) { return flat_layout(n); }
 
 using testing::fast_backfill;
@@ -364,7 +373,7 @@ TEST(SlurmSimulator, WorkloadProblemsNameTheJobAndWhatItLacks) {
   EXPECT_EQ(message({job(4, 0, 3, 10, 10)}), "job 4 asks for 3 nodes; partition gpu has 2");  // n2 listed twice
   SimulationOptions k8s;
   k8s.kueue.enabled = true;
-  k8s.kueue.queues = {{"b", 2, -1}};
+  k8s.kueue.queues = {cluster_queue("b", 2, -1)};
   const auto problem = find_workload_problem(flat(4), c, {job(5, 0, 1, 10, 10)}, k8s);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->input, WorkloadInput::Queues);
@@ -410,14 +419,14 @@ SimulationOptions kueue(std::vector<ClusterQueueConfig> queues) {
 // and requeued. Without preemption b waits for a's job to end.
 TEST(KueueTwin, BorrowsUnusedQuotaFromTheCohort) {
   auto r = simulate_slurm(flat_layout(4), SlurmConfig{}, {team_job(1, 0, 4, 100, "a"), team_job(2, 1, 1, 10, "b")},
-                          kueue({{"a", 2, -1}, {"b", 2, -1}}));
+                          kueue({cluster_queue("a", 2, -1), cluster_queue("b", 2, -1)}));
   EXPECT_EQ(r.jobs[0].first_start_s, 0);
   // b's job finds no free node and its queue is under quota: it reclaims by evicting a's job.
   EXPECT_EQ(r.jobs[1].start_s, 1);
   EXPECT_EQ(r.jobs[0].requeues, 1);
   EXPECT_EQ(r.preemptions, 1);
   // Without preemption b waits for a to finish.
-  auto o = kueue({{"a", 2, -1}, {"b", 2, -1}});
+  auto o = kueue({cluster_queue("a", 2, -1), cluster_queue("b", 2, -1)});
   o.kueue.reclaim_within_cohort = false;
   r = simulate_slurm(flat_layout(4), SlurmConfig{}, {team_job(1, 0, 4, 100, "a"), team_job(2, 1, 1, 10, "b")}, o);
   EXPECT_EQ(r.jobs[1].start_s, 100);
@@ -427,7 +436,7 @@ TEST(KueueTwin, BorrowsUnusedQuotaFromTheCohort) {
 // Gang admission against quota: a queue's 3-node job does not start on 2 free nodes, and with a
 // borrowing limit of 0 a team never goes past its nominal quota.
 TEST(KueueTwin, GangAdmissionWithinQuota) {
-  auto o = kueue({{"a", 2, 0}, {"b", 2, 0}});
+  auto o = kueue({cluster_queue("a", 2, 0), cluster_queue("b", 2, 0)});
   const auto r =
       simulate_slurm(flat_layout(4), SlurmConfig{},
                      {team_job(1, 0, 2, 100, "a"), team_job(2, 0, 2, 50, "a"), team_job(3, 0, 1, 10, "b")}, o);
@@ -445,12 +454,79 @@ TEST(KueueTwin, SmallerWorkloadsGoAheadOfLargerOnesThatWait) {
   const auto r = simulate_slurm(flat_layout(8), SlurmConfig{},
                                 {team_job(1, 0, 6, 100, "a"), team_job(2, 1, 4, 10, "a"), team_job(3, 1, 4, 10, "a"),
                                  team_job(4, 1, 2, 10, "a"), team_job(5, 2, 1, 10, "b")},
-                                kueue({{"a", 8, -1}, {"b", 0, -1}}));
+                                kueue({cluster_queue("a", 8, -1), cluster_queue("b", 0, -1)}));
   EXPECT_EQ(r.jobs[3].start_s, 1);
   EXPECT_EQ(r.jobs[1].start_s, 100);
   EXPECT_EQ(r.jobs[2].start_s, 100);  // never more than 2 nodes free (or borrowable) before job 1 ends
   EXPECT_EQ(r.jobs[4].start_s, 11);   // b (nominal 0) borrows a node once job 4 has ended
   EXPECT_EQ(r.preemptions, 0);
+}
+
+// Cohorts, lendingLimit and reclaimWithinCohort (Kueue's pkg/cache available(): a queue has its
+// guaranteed quota, nominal - lendingLimit, plus its cohort's unused lendable quota). On 8 nodes:
+// a (cohort c1, nominal 4, lendingLimit 1), b (c1, nominal 2), x (c2, nominal 2).
+// - lendingLimit: a lends at most 1 node, so b can use 3 at most: its 3-node job 1 starts at 0,
+//   its 1-node job 2 waits at t=1 although 5 nodes are free;
+// - cohorts do not share: x's job 3 (2 nodes) starts at 2, its job 4 (1 node) waits with 3 nodes
+//   free and a's quota idle (a is in c1);
+// - reclaim (Any): a's job 5 (4 nodes, within a's nominal) finds 3 of a's nodes available and
+//   evicts b's borrowing job 1 at t=5; then b may use 2 (cohort quota 3 less the 1 a uses beyond
+//   its guaranteed 3): job 2 starts when x's job 3 ends (t=12, the next pass), with job 4;
+//   job 1 (3 nodes) waits until b's job 2 ends at 22.
+TEST(KueueTwin, CohortsLendingLimitsAndReclaimAsKueueComputesThem) {
+  auto a = cluster_queue("a", 4, -1);
+  a.cohort = "c1";
+  a.lending_limit = 1;
+  auto b = cluster_queue("b", 2, -1);
+  b.cohort = "c1";
+  auto x = cluster_queue("x", 2, -1);
+  x.cohort = "c2";
+  const auto r = simulate_slurm(flat_layout(8), SlurmConfig{},
+                                {team_job(1, 0, 3, 100, "b"), team_job(2, 1, 1, 10, "b"), team_job(3, 2, 2, 10, "x"),
+                                 team_job(4, 3, 1, 10, "x"), team_job(5, 5, 4, 10, "a")},
+                                kueue({a, b, x}));
+  EXPECT_EQ(r.jobs[0].first_start_s, 0);
+  EXPECT_EQ(r.jobs[4].start_s, 5);
+  EXPECT_EQ(r.jobs[0].requeues, 1);
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_EQ(r.jobs[2].start_s, 2);
+  EXPECT_EQ(r.jobs[1].start_s, 12);
+  EXPECT_EQ(r.jobs[3].start_s, 12);
+  EXPECT_EQ(r.jobs[0].start_s, 22);
+}
+
+// withinClusterQueue with WorkloadPriorityClass values, one queue of 4 nodes: job 1 (class 100,
+// 4 nodes) runs; job 2 (class 100) may not evict it (LowerPriority: strictly lower only); job 3
+// (class 200) evicts it at t=2, and job 2 gets the other 2 nodes in the same pass; job 1 comes
+// back when both end (t=12). Under Never, jobs 2 and 3 wait for job 1's end (t=100), job 3
+// first (higher class).
+TEST(KueueTwin, WithinClusterQueueEvictsOnlyLowerPriorityClasses) {
+  std::vector<JobSpec> jobs = {team_job(1, 0, 4, 100, "p"), team_job(2, 1, 2, 10, "p"), team_job(3, 2, 2, 10, "p")};
+  jobs[0].priority_class = 100;
+  jobs[1].priority_class = 100;
+  jobs[2].priority_class = 200;
+  auto r = simulate_slurm(flat_layout(4), SlurmConfig{}, jobs, kueue({cluster_queue("p", 4, -1)}));
+  EXPECT_EQ(r.jobs[2].start_s, 2);
+  EXPECT_EQ(r.jobs[1].start_s, 2);
+  EXPECT_EQ(r.jobs[0].requeues, 1);
+  EXPECT_EQ(r.jobs[0].start_s, 12);
+  EXPECT_EQ(r.preemptions, 1);
+  auto never = cluster_queue("p", 4, -1);
+  never.within_cluster_queue = WithinClusterQueue::Never;
+  r = simulate_slurm(flat_layout(4), SlurmConfig{}, jobs, kueue({never}));
+  EXPECT_EQ(r.jobs[2].start_s, 100);
+  EXPECT_EQ(r.jobs[1].start_s, 100);
+  EXPECT_EQ(r.preemptions, 0);
+}
+
+// Kueue's validation: a lendingLimit above the nominal quota is refused, naming the queue.
+TEST(KueueTwin, LendingLimitAboveNominalIsRefused) {
+  auto q = cluster_queue("a", 2, -1);
+  q.lending_limit = 3;
+  const auto problem = find_workload_problem(flat_layout(4), SlurmConfig{}, {team_job(1, 0, 1, 10, "a")}, kueue({q}));
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->input, WorkloadInput::Queues);
+  EXPECT_NE(problem->message.find("ClusterQueue a: lendingLimit 3"), std::string::npos) << problem->message;
 }
 
 // Kueue's own scheduler performance test (kubernetes-sigs/kueue test/performance/scheduler)
