@@ -110,6 +110,8 @@ void set_key(DeploymentEntry& e, std::string key, const std::string& value, cons
     e.share = entry_word(orch::kFleetShareWords, value, fail);
   else if (key == "nodes")
     e.nodes = entry_whole(value, 1, 20000, fail);
+  else if (key == "queue-timeout")
+    e.queue_timeout_s = entry_duration(value, fail);
   else {
     std::string allowed;
     for (const auto& k : deployment_keys()) allowed += (allowed.empty() ? "" : ", ") + k;
@@ -154,7 +156,8 @@ const std::vector<std::string>& deployment_keys() {
                                              "min-replicas",
                                              "max-replicas",
                                              "share",
-                                             "nodes"};
+                                             "nodes",
+                                             "queue-timeout"};
   return keys;
 }
 

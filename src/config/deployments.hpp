@@ -62,6 +62,10 @@ struct DeploymentEntry {
                                          .max_replicas = 0};  ///< max 0 = what the peak rate needs
   orchestration::FleetShare share = orchestration::FleetShare::Preempt;
   int nodes = 0;  ///< share reserved: nodes set aside
+  /// How long a request waits at the router for a replica before it gives up: NGINX's
+  /// proxy_read_timeout default, 60 s (nginx.org ngx_http_proxy_module; the NGINX Ingress
+  /// Controller's nginx.org/proxy-read-timeout default), the gateway in front of most deployments.
+  double queue_timeout_s = 60;
 };
 
 /// The keys an entry accepts.

@@ -97,6 +97,7 @@ std::vector<orch::ServingDeployment> resolve_deployments(const std::vector<confi
       c.input_tokens = e.isl;
       c.output_tokens = e.osl;
       c.cold_start_s = cold.seconds;
+      c.ttft_slo_s = s.slo.ttft.value();
       c.gpus = s.deployment.gpus();
       it = by_key.emplace(key, c).first;
     }
@@ -105,6 +106,7 @@ std::vector<orch::ServingDeployment> resolve_deployments(const std::vector<confi
     d.offered = offered_rate(e, horizon_s);
     d.share = e.share;
     d.reserved_nodes = e.nodes;
+    d.queue_timeout_s = e.queue_timeout_s;
     if (d.replica.gpus > spec.gpus())
       fail_entry(e, "tp", fmt::format("{} GPUs a replica; the cluster has {}", d.replica.gpus, spec.gpus()));
     double peak = 0;

@@ -62,8 +62,9 @@ FleetReport summarise_fleet(const ClusterJob& job, const orch::SimulationResult&
 
 std::string fleet_formula() {
   return "rate/replica is the largest rate one replica sustains within its SLO (the serving model's steady state, "
-         "as fmsim serve and plan-serve give it); served = min(offered, ready replicas x rate/replica); the SLO is "
-         "met while offered <= that";
+         "as fmsim serve and plan-serve give it); what is offered beyond ready replicas x rate/replica waits at the "
+         "router and is served later, or gives up after the queue timeout; the SLO is met by requests served with "
+         "no wait or a wait within the TTFT bound less the p99 TTFT";
 }
 
 std::string fleet_method_note() { return "steady state, not request by request: " + fleet_formula(); }
@@ -91,6 +92,17 @@ report::Table deployment_table(const FleetReport& fleet) {
 
 std::vector<std::string> fleet_lines(const FleetReport& f) {
   std::vector<std::string> lines;
+  for (std::size_t i = 0; i < f.outcomes.size(); ++i) {
+    const auto& o = f.outcomes[i];
+    if (o.totals.queued_requests <= 0 && o.totals.dropped_requests <= 0) continue;
+    const double offered = o.totals.offered_requests > 0 ? o.totals.offered_requests : 1;
+    lines.push_back(
+        fmt::format("{}: {:.0f} requests waited for a replica ({}; mean wait {:.1f} s, peak queue {:.0f}), "
+                    "{:.0f} gave up after {:.0f} s ({})",
+                    f.deployments[i].name, o.totals.queued_requests, fleet_percent(o.totals.queued_requests / offered),
+                    o.mean_wait_s, o.totals.peak_backlog, o.totals.dropped_requests, f.deployments[i].queue_timeout_s,
+                    fleet_percent(o.totals.dropped_requests / offered)));
+  }
   const auto& u = f.use;
   const double all = total_gpu_hours(u);
   auto share = [&](double x) { return all > 0 ? fleet_percent(x / all) : std::string("0%"); };
@@ -140,8 +152,14 @@ nlohmann::json fleet_json(const FleetReport& f) {
            {"max_replicas", d.autoscaling.max_replicas}}},
          {"share", orch::kFleetShareWords.name(d.share)},
          {"reserved_nodes", d.reserved_nodes},
+         {"queue_timeout_s", d.queue_timeout_s},
          {"offered_requests", o.totals.offered_requests},
          {"served_requests", o.totals.served_requests},
+         {"queued_requests", o.totals.queued_requests},
+         {"dropped_requests", o.totals.dropped_requests},
+         {"waiting_at_end", o.totals.backlog_at_end},
+         {"peak_queue", o.totals.peak_backlog},
+         {"mean_wait_s", o.mean_wait_s},
          {"requests_within_slo", o.totals.requests_within_slo},
          {"slo_attainment", o.slo_attainment},
          {"time_within_slo", f.horizon_s > 0 ? o.totals.seconds_within_slo / f.horizon_s : 1.0},

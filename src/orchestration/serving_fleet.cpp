@@ -137,20 +137,138 @@ void sweep_intervals(const std::vector<Step>& offered, const std::vector<Step>& 
 
 }  // namespace
 
-ServedTotals serve(const std::vector<Step>& offered, const std::vector<Step>& requested, const std::vector<Step>& ready,
-                   double replica_rate_rps, double horizon_s) {
-  ServedTotals t;
-  sweep_intervals(offered, requested, ready, horizon_s, [&](double, double dt, double rate, double replicas) {
-    const double capacity = replicas * replica_rate_rps;
-    t.offered_requests += rate * dt;
-    t.served_requests += std::min(rate, capacity) * dt;
-    if (rate <= capacity * (1 + 1e-12)) {
-      t.requests_within_slo += rate * dt;
-      t.seconds_within_slo += dt;
+RouterQueue router_queue(const ServingDeployment& d) {
+  RouterQueue q;
+  q.timeout_s = d.queue_timeout_s;
+  if (d.replica.ttft_slo_s > 0) q.wait_budget_s = std::max(0.0, d.replica.ttft_slo_s - d.replica.ttft_p99_s);
+  return q;
+}
+
+namespace {
+
+/// The router's FIFO queue as a fluid, followed by its frontier f: every request that arrived
+/// before f has been served or has given up, those that arrived in [f, t) wait. With arrivals of
+/// density lambda(s) (the offered rate, piecewise constant) and capacity mu, f advances at
+/// mu / lambda(f) while requests wait; the queue is empty when f reaches t, and a request that has
+/// waited the timeout gives up, so f >= t - timeout (f then moves with t and lambda(f) - mu
+/// requests/s give up). A request served at t waited t - f.
+class FluidRouter {
+ public:
+  FluidRouter(const std::vector<Step>& offered, const RouterQueue& queue, ServedTotals& totals)
+      : offered_(offered), queue_(queue), t_(totals) {}
+
+  /// Runs [a, b) at capacity mu with arrivals at `rate` over it; returns the requests served.
+  double advance(double a, double b, double mu, double rate) {
+    const double timeout = queue_.timeout_s;
+    double t = a, served = 0;
+    int stalled = 0;  // events in a row that took no time (a few at one instant; never many)
+    while (t < b) {
+      if (f_ >= t && rate <= mu) {  // empty and keeping up: arrivals are served at once
+        served += rate * (b - t);
+        t_.requests_within_slo += rate * (b - t);
+        t_.seconds_within_slo += b - t;
+        f_ = t = b;
+        break;
+      }
+      const double density = density_at_frontier();
+      const double step_end = frontier_step_end();
+      if (density <= 0) {  // no arrivals in [f, step end): nothing waits there
+        f_ = std::min(step_end, t);
+        continue;
+      }
+      const double speed = mu / density;  // of f against t
+      const bool capped = t - f_ >= timeout - kTie * (1 + timeout) && speed <= 1;
+      const double v = capped ? 1.0 : speed;
+      // The next event: the interval ends, f reaches the next arrival step, the queue empties, or
+      // the longest wait reaches the timeout.
+      enum class Next { End, Step, Empty, Timeout } next = Next::End;
+      double dt = b - t;
+      auto sooner = [&](double x, Next n) {
+        if (x < dt) {
+          dt = std::max(x, 0.0);
+          next = n;
+        }
+      };
+      if (v > 0 && step_end < kNever) sooner((step_end - f_) / v, Next::Step);
+      if (!capped && speed > 1) sooner((t - f_) / (speed - 1), Next::Empty);
+      if (!capped && speed < 1) sooner((timeout - (t - f_)) / (1 - speed), Next::Timeout);
+      stalled = dt > 0 ? 0 : stalled + 1;
+      FMSIM_CHECK(stalled < 64, "router queue made no progress");
+      const double w0 = t - f_, w1 = w0 + dt * (1 - v);
+      const double out = mu * dt;
+      served += out;
+      if (w0 > 0 || w1 > 0) {
+        t_.waited_served += out;
+        t_.wait_request_seconds += out * (w0 + w1) / 2;
+      }
+      // The served part whose wait is within the budget (the wait is linear over dt).
+      const double budget = queue_.wait_budget_s;
+      double within = 0;
+      if (w0 <= budget && w1 <= budget)
+        within = 1;
+      else if (w0 <= budget)
+        within = (budget - w0) / (w1 - w0);
+      else if (w1 <= budget)
+        within = (budget - w1) / (w0 - w1);
+      t_.requests_within_slo += out * within;
+      if (!capped) t_.seconds_within_slo += dt * within;  // while requests give up, the SLO is not held
+      if (capped) t_.dropped_requests += (density - mu) * dt;
+      t += dt;
+      f_ += v * dt;
+      if (next == Next::Step) f_ = step_end;
+      if (next == Next::Empty || f_ > t) f_ = t;
+      if (next == Next::Timeout) f_ = t - timeout;
+      t_.peak_backlog = std::max(t_.peak_backlog, waiting(t));
     }
+    return served;
+  }
+
+  /// Requests still waiting at t: the arrivals in [f, t).
+  [[nodiscard]] double waiting(double t) const {
+    double n = 0;
+    for (std::size_t i = index_; i < offered_.size() && offered_[i].start_s < t; ++i) {
+      const double lo = std::max(f_, offered_[i].start_s);
+      const double hi = std::min(t, i + 1 < offered_.size() ? offered_[i + 1].start_s : t);
+      if (hi > lo) n += offered_[i].value * (hi - lo);
+    }
+    return n;
+  }
+
+ private:
+  static constexpr double kNever = 1e300;
+  static constexpr double kTie = 1e-12;  ///< relative: a wait this close to the timeout has reached it
+  double density_at_frontier() {
+    while (index_ + 1 < offered_.size() && offered_[index_ + 1].start_s <= f_) ++index_;
+    return offered_.empty() ? 0.0 : offered_[index_].value;
+  }
+  [[nodiscard]] double frontier_step_end() const {
+    return index_ + 1 < offered_.size() ? offered_[index_ + 1].start_s : kNever;
+  }
+
+  const std::vector<Step>& offered_;
+  RouterQueue queue_;
+  ServedTotals& t_;
+  double f_ = 0;
+  std::size_t index_ = 0;
+};
+
+}  // namespace
+
+ServedTotals serve(const std::vector<Step>& offered, const std::vector<Step>& requested, const std::vector<Step>& ready,
+                   double replica_rate_rps, double horizon_s, const RouterQueue& queue,
+                   std::vector<ServedInterval>* served_in) {
+  ServedTotals t;
+  FluidRouter router(offered, queue, t);
+  sweep_intervals(offered, requested, ready, horizon_s, [&](double a, double dt, double rate, double replicas) {
+    const double served = router.advance(a, a + dt, replicas * replica_rate_rps, rate);
+    t.offered_requests += rate * dt;
+    t.served_requests += served;
     t.replica_seconds += replicas * dt;
     t.peak_replicas = std::max(t.peak_replicas, replicas);
+    if (served_in) served_in->push_back({a, dt, served});
   });
+  t.backlog_at_end = router.waiting(horizon_s);
+  t.queued_requests = t.waited_served + t.dropped_requests + t.backlog_at_end;
   return t;
 }
 
@@ -189,7 +307,9 @@ DeploymentOutcome summarise_deployment(const ServingDeployment& d, int index, co
     else
       ready.push_back({t, static_cast<double>(units * unit.replicas)});
   }
-  o.totals = serve(d.offered, requested, ready, d.replica.rate_rps, horizon_s);
+  std::vector<ServedInterval> served_in;
+  o.totals = serve(d.offered, requested, ready, d.replica.rate_rps, horizon_s, router_queue(d), &served_in);
+  o.mean_wait_s = o.totals.waited_served > 0 ? o.totals.wait_request_seconds / o.totals.waited_served : 0.0;
   o.slo_attainment = o.totals.offered_requests > 0 ? o.totals.requests_within_slo / o.totals.offered_requests : 1.0;
   o.output_tokens = o.totals.served_requests * d.replica.output_tokens;
   o.gpu_hours = node_s * gpus_per_node / 3600.0;
@@ -203,18 +323,21 @@ DeploymentOutcome summarise_deployment(const ServingDeployment& d, int index, co
     o.offered.assign(n, 0.0);
     o.served.assign(n, 0.0);
     o.replicas.assign(n, 0.0);
-    const double cap = d.replica.rate_rps;
-    sweep_intervals(d.offered, requested, ready, horizon_s, [&](double a, double dt, double rate, double replicas) {
+    auto spread = [&](std::vector<double>& into, double a, double dt, double per_s) {
       for (auto b = static_cast<std::size_t>(a / bucket_s); b < n; ++b) {
         const double lo = std::max(a, static_cast<double>(b) * bucket_s);
         const double hi = std::min(a + dt, static_cast<double>(b + 1) * bucket_s);
         if (hi <= lo) break;
-        const double w = (hi - lo) / bucket_s;
-        o.offered[b] += rate * w;
-        o.served[b] += std::min(rate, replicas * cap) * w;
-        o.replicas[b] += replicas * w;
+        into[b] += per_s * (hi - lo) / bucket_s;
       }
+    };
+    sweep_intervals(d.offered, requested, ready, horizon_s, [&](double a, double dt, double rate, double replicas) {
+      spread(o.offered, a, dt, rate);
+      spread(o.replicas, a, dt, replicas);
     });
+    // Served at its mean rate over each interval (the queue drains within it).
+    for (const auto& s : served_in)
+      if (s.seconds > 0) spread(o.served, s.start_s, s.seconds, s.served / s.seconds);
   }
   return o;
 }

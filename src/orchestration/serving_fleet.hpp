@@ -5,18 +5,12 @@
 // state), and the cluster replays the deployment as a piecewise-constant offered rate, an
 // autoscaler and replica units the scheduler places like any job. Within each interval between
 // rate changes and scale events:
-//   capacity = ready replicas x per-replica rate,  served = min(offered, capacity),
-//   the SLO holds while offered <= capacity (the replicas run at or below their SLO rate).
-// Replicas are whole-node units (Slurm allocates nodes exclusively): one node holds
-// gpus_per_node / gpus replicas, a replica wider than a node takes ceil(gpus / gpus_per_node).
-//
-// Autoscaling (Kubernetes HPA's arithmetic): desired(t) = clamp(ceil(offered(t) / (capacity x
-// target_utilisation)), min, max); the replicas asked for at t are the largest desired value
-// over [t - scale_down_delay, t - scale_up_delay], so a rise takes effect scale_up_delay after it
-// and a fall scale_down_delay after it (HPA's stabilisation window). A replica unit asked for is
-// a job submitted then, in the serving partition (a higher PriorityTier that preempts training,
-// or a partition of reserved nodes); it is ready cold_start_s after it starts (its weights read
-// from the storage tier) and ends when the autoscaler lets it go.
+//   capacity = ready replicas x per-replica rate; while offered <= capacity and no request waits,
+//   everything offered is served at the replicas' steady-state latency (within the SLO).
+// When offered passes capacity the excess waits at the router in a FIFO queue (a fluid, followed
+// by its frontier: see FluidRouter in serving_fleet.cpp), is served later, and a request that
+// has waited the client's timeout gives up. A request served after a wait W is within the SLO
+// while W <= the TTFT bound - the replica's p99 TTFT (its wait budget).
 #pragma once
 
 #include <string>
@@ -37,7 +31,14 @@ struct ReplicaCapacity {
   double input_tokens = 0;   ///< mean per request
   double output_tokens = 0;  ///< mean per request
   double cold_start_s = 0;   ///< the replica's weights from the storage tier onto its GPUs
+  double ttft_slo_s = 0;     ///< the TTFT bound of its SLO; 0 = none (no wait is within it)
   int gpus = 1;              ///< per replica
+};
+
+/// The router's queue in front of a deployment's replicas.
+struct RouterQueue {
+  double timeout_s = 0;      ///< a request that has waited this long gives up; 0 = the excess is dropped
+  double wait_budget_s = 0;  ///< a wait up to this keeps a request within the SLO
 };
 
 /// The autoscaler's settings.
@@ -74,8 +75,12 @@ struct ServingDeployment {
   Autoscaling autoscaling;
   std::vector<Step> offered;  ///< requests/s; first step at 0, ascending start times
   FleetShare share = FleetShare::Preempt;
-  int reserved_nodes = 0;  ///< Reserved: nodes set aside for it
+  int reserved_nodes = 0;      ///< Reserved: nodes set aside for it
+  double queue_timeout_s = 0;  ///< RouterQueue::timeout_s
 };
+
+/// The router queue of `d`: its timeout, and the wait budget max(0, TTFT bound - p99 TTFT).
+RouterQueue router_queue(const ServingDeployment& d);
 
 /// How replicas map onto whole nodes.
 struct ReplicaUnit {
@@ -105,21 +110,33 @@ double step_value(const std::vector<Step>& steps, double t);
 /// replicas ready (each a step function).
 struct ServedTotals {
   double offered_requests = 0, served_requests = 0;
-  double requests_within_slo = 0;  ///< offered in the intervals where offered <= capacity
-  double seconds_within_slo = 0;
-  double replica_seconds = 0;  ///< ready replicas x time
+  double requests_within_slo = 0;  ///< served with no wait, or a wait within the budget
+  double seconds_within_slo = 0;   ///< time over which an arrival would be within the SLO
+  double queued_requests = 0;      ///< requests that waited: served after a wait, gave up, or waiting at the end
+  double waited_served = 0;        ///< served after a wait
+  double dropped_requests = 0;     ///< gave up after the queue timeout
+  double backlog_at_end = 0;       ///< still waiting at the horizon
+  double peak_backlog = 0;
+  double wait_request_seconds = 0;  ///< the waits of the requests served after one, summed
+  double replica_seconds = 0;       ///< ready replicas x time
   double peak_replicas = 0;
 };
-/// served = min(offered, min(requested, ready) x per-replica rate) in each interval; the SLO
-/// holds where offered <= that capacity.
+/// Offered against capacity = min(requested, ready) x per-replica rate in each interval, through
+/// the router queue (the header comment). Served amounts per interval go to `served_in` (start,
+/// seconds, requests) when given.
+struct ServedInterval {
+  double start_s = 0, seconds = 0, served = 0;
+};
 ServedTotals serve(const std::vector<Step>& offered, const std::vector<Step>& requested, const std::vector<Step>& ready,
-                   double replica_rate_rps, double horizon_s);
+                   double replica_rate_rps, double horizon_s, const RouterQueue& queue,
+                   std::vector<ServedInterval>* served_in = nullptr);
 
 /// What a deployment did over the replay.
 struct DeploymentOutcome {
   std::string name, label;
   ServedTotals totals;
   double slo_attainment = 1;  ///< requests_within_slo / offered_requests
+  double mean_wait_s = 0;     ///< of the requests served after a wait
   double output_tokens = 0;   ///< served x output tokens per request
   double gpu_hours = 0;       ///< nodes held by its units (cold starts included) x GPUs per node
   double cost_usd = 0;

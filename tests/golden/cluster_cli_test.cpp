@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -221,8 +222,13 @@ TEST_F(ClusterCli, BadInputExitsTwoNamingWhere) {
 }
 
 // A deployment alone on its node at a constant 10 req/s (below the 18.7 req/s one replica
-// sustains within its SLO) serves all of it once its replica is ready (its unit's start, then the
-// cold start): 10 x 256 output tokens/s over the rest of the day. `fmsim serve` at 10 req/s
+// sustains within its SLO) serves all of it: the requests that arrive before its replica is ready
+// (its unit's start, then the cold start: R s, under the 60 s queue timeout) wait at the router and
+// are served once it is, so 10 x 256 output tokens/s over the day. The queue drains at mu - 10
+// (mu the replica's rate), empty at t_e = R mu / (mu - 10); those served in the drain waited from R
+// down to 0, within the SLO for the share budget / R of it (budget = the 1 s TTFT bound - p99 TTFT),
+// and every arrival after t_e is served at once: within = 10 (86400 - t_e) + mu (t_e - R) min(1,
+// budget / R). `fmsim serve` at 10 req/s
 // (Poisson, 4,000 requests) measures its steady-state output tokens/s from its own arrivals: their
 // realised rate differs from 10 by sampling noise of about 1/sqrt(4000) = 1.6%, so the two agree
 // within 3 sigma (5%).
@@ -238,9 +244,18 @@ TEST_F(ClusterCli, DeploymentAloneGivesWhatServeGivesAtItsRate) {
   EXPECT_THAT(fleet["method"].get<std::string>(), HasSubstr("not request by request"));
   const auto& unit = doc["policies"][0]["jobs"][0];  // the deployment's one replica unit
   const double ready_s = unit["start_s"].get<double>() + d["replica"]["cold_start_s"].get<double>();
-  EXPECT_NEAR(d["slo_attainment"].get<double>(), 1 - ready_s / 86400.0, 1e-12);
+  ASSERT_GT(ready_s, 0);
+  ASSERT_LT(ready_s, 60);
+  const double mu = d["replica"]["rate_rps"].get<double>();
+  const double budget = 1.0 - d["replica"]["ttft_p99_s"].get<double>();
+  const double t_e = ready_s * mu / (mu - 10);
+  const double within = 10 * (86400 - t_e) + mu * (t_e - ready_s) * std::min(1.0, budget / ready_s);
+  EXPECT_NEAR(d["slo_attainment"].get<double>(), within / (10 * 86400.0), 1e-9);
+  EXPECT_NEAR(d["dropped_requests"].get<double>(), 0, 1e-9);
+  EXPECT_NEAR(d["queued_requests"].get<double>(), 10 * t_e, 1e-6);
+  EXPECT_NEAR(d["mean_wait_s"].get<double>(), ready_s / 2, 1e-9);
   const double cluster_tps = d["output_tokens_per_s"].get<double>();
-  EXPECT_NEAR(cluster_tps, 10 * 256 * (1 - ready_s / 86400), 1e-6);
+  EXPECT_NEAR(cluster_tps, 10 * 256, 1e-6);
   const auto s = run_fmsim({"serve", "--model", "llama3.1-8b", "--cluster", "p5en.48xlarge", "--rate", "10", "--isl",
                             "1024", "--osl", "256", "--num-requests", "4000", "--json"});
   ASSERT_EQ(s.exit_code, 0) << s.err;
@@ -312,8 +327,12 @@ TEST_F(ClusterCli, TextHtmlAndYamlCarryTheSharedFleet) {
 }
 
 // A rate CSV steps the offered rate: 0 req/s until 1 h, then 20: 20 x 3600 requests offered over
-// 2 h. With no replica before the step (min-replicas 0) the requests from 1 h until the unit the
-// autoscaler asks for 1 min later is up and loaded (its start + the cold start) miss the SLO.
+// 2 h. With no replica before the step (min-replicas 0) the requests from 1 h wait for the unit the
+// autoscaler asks for 1 min later to be up and loaded (ready at R = its start + the cold start,
+// more than 60 s after the step): those that arrived before R - 60 s give up at the 60 s timeout,
+// the last 60 s of arrivals (1,200) are served from R at the unit's capacity mu (replicas x rate),
+// the queue empty at t_e = R + 1200 / (mu - 20); with no TTFT bound only the arrivals after t_e
+// are within the SLO.
 TEST_F(ClusterCli, RateCsvStepsTheOfferedRate) {
   const auto csv = write("rate.csv", "time_s,rate\n0,0\n3600,20\n");
   const auto r = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:2", "--days", "0.0833333333333333", "--deployment",
@@ -325,7 +344,12 @@ TEST_F(ClusterCli, RateCsvStepsTheOfferedRate) {
   const auto& unit = doc["policies"][0]["jobs"][0];
   EXPECT_DOUBLE_EQ(unit["submit_s"].get<double>(), 3600 + 60);
   const double ready_s = unit["start_s"].get<double>() + d["replica"]["cold_start_s"].get<double>();
-  EXPECT_NEAR(d["requests_within_slo"].get<double>(), 20 * (2 * 3600.0 - ready_s), 1e-3);
+  ASSERT_GT(ready_s, 3600 + 60);
+  const double mu = d["peak_replicas"].get<double>() * d["replica"]["rate_rps"].get<double>();
+  const double t_e = ready_s + 1200 / (mu - 20);
+  EXPECT_NEAR(d["dropped_requests"].get<double>(), 20 * (ready_s - 60 - 3600), 1e-6);
+  EXPECT_NEAR(d["served_requests"].get<double>(), 20 * 3600 - 20 * (ready_s - 60 - 3600), 1e-6);
+  EXPECT_NEAR(d["requests_within_slo"].get<double>(), 20 * (2 * 3600.0 - t_e), 1e-6);
 }
 
 TEST_F(ClusterCli, BadDeploymentsExitTwoNamingFileLineAndField) {

@@ -85,21 +85,72 @@ TEST(ServingFleet, ReplicaJobsFollowTheRequestedReplicas) {
   EXPECT_EQ(jobs.front().id, 100);
 }
 
-// served = min(offered, min(requested, ready) x 10 req/s); SLO met where offered <= capacity.
-// Over [0, 100): 15 req/s offered, 2 replicas requested, 1 ready until 40 then 2:
-// [0, 40) capacity 10 < 15: serves 10, SLO missed; [40, 100) capacity 20: serves 15, SLO met.
-TEST(ServingFleet, ServedIsTheSmallerOfOfferedAndReadyCapacity) {
-  const auto t = serve({{0, 15}}, {{0, 2}}, {{0, 1}, {40, 2}}, 10, 100);
+// Without a queue (timeout 0) the excess is turned away: served = min(offered, min(requested,
+// ready) x 10 req/s), and those served are served at once, within the SLO. Over [0, 100): 15 req/s
+// offered, 2 replicas requested, 1 ready until 40 then 2: [0, 40) capacity 10 < 15 serves 10 and
+// turns away 5 (the SLO not held); [40, 100) capacity 20 serves all 15.
+TEST(ServingFleet, WithoutAQueueServedIsTheSmallerOfOfferedAndReadyCapacity) {
+  const auto t = serve({{0, 15}}, {{0, 2}}, {{0, 1}, {40, 2}}, 10, 100, RouterQueue{});
   EXPECT_DOUBLE_EQ(t.offered_requests, 15 * 100);
   EXPECT_DOUBLE_EQ(t.served_requests, 10 * 40 + 15 * 60);
-  EXPECT_DOUBLE_EQ(t.requests_within_slo, 15 * 60);
+  EXPECT_DOUBLE_EQ(t.dropped_requests, 5 * 40);
+  EXPECT_DOUBLE_EQ(t.requests_within_slo, 10 * 40 + 15 * 60);
   EXPECT_DOUBLE_EQ(t.seconds_within_slo, 60);
   EXPECT_DOUBLE_EQ(t.replica_seconds, 1 * 40 + 2 * 60);
   EXPECT_DOUBLE_EQ(t.peak_replicas, 2);
   // Ready replicas beyond those requested serve nothing.
-  const auto capped = serve({{0, 15}}, {{0, 1}}, {{0, 3}}, 10, 100);
+  const auto capped = serve({{0, 15}}, {{0, 1}}, {{0, 3}}, 10, 100, RouterQueue{});
   EXPECT_DOUBLE_EQ(capped.served_requests, 10 * 100);
-  EXPECT_DOUBLE_EQ(capped.requests_within_slo, 0);
+  EXPECT_DOUBLE_EQ(capped.dropped_requests, 5 * 100);
+}
+
+// The router's FIFO queue (a fluid): 15 req/s against 10 until 40 s, then 20. The frontier f (the
+// arrival time served now) moves at capacity / 15: f = 2t/3 to t = 40 (a backlog of 15 x 40/3 =
+// 200), then 4/3 per second, reaching t at 80. An arrival at s <= 80/3 waits s/2, one at s in
+// [80/3, 80] waits 20 - s/4; everything offered is served, 1,200 after a wait (mean 20/3 s); with a
+// wait budget of 5 s those served at t <= 15 (10 x 15) and at t >= 65 (20 x 15) and the 300 served
+// at once after 80 are within the SLO.
+TEST(ServingFleet, TheExcessWaitsInAFifoQueueAndIsServedLater) {
+  const auto t = serve({{0, 15}}, {{0, 2}}, {{0, 1}, {40, 2}}, 10, 100, RouterQueue{.timeout_s = 60});
+  EXPECT_DOUBLE_EQ(t.offered_requests, 1500);
+  EXPECT_NEAR(t.served_requests, 1500, 1e-9);
+  EXPECT_NEAR(t.dropped_requests, 0, 1e-9);
+  EXPECT_NEAR(t.waited_served, 1200, 1e-9);
+  EXPECT_NEAR(t.queued_requests, 1200, 1e-9);
+  EXPECT_NEAR(t.wait_request_seconds / t.waited_served, 20.0 / 3, 1e-9);
+  EXPECT_NEAR(t.peak_backlog, 200, 1e-9);
+  EXPECT_NEAR(t.backlog_at_end, 0, 1e-9);
+  EXPECT_NEAR(t.requests_within_slo, 300, 1e-9);  // no budget: only those served at once
+  const auto budget =
+      serve({{0, 15}}, {{0, 2}}, {{0, 1}, {40, 2}}, 10, 100, RouterQueue{.timeout_s = 60, .wait_budget_s = 5});
+  EXPECT_NEAR(budget.requests_within_slo, 10 * 15 + 20 * 15 + 300, 1e-9);
+}
+
+// A request that has waited the timeout gives up: 15 req/s against 10 for 300 s with a 60 s
+// timeout. The longest wait, t/3, reaches 60 at t = 180; then f = t - 60 and 15 - 10 = 5 req/s give
+// up: 600 by 300 s, when the arrivals of the last 60 s (900) still wait. 3,000 + 600 + 900 = 4,500.
+TEST(ServingFleet, RequestsGiveUpAfterTheTimeout) {
+  const auto t = serve({{0, 15}}, {{0, 1}}, {{0, 1}}, 10, 300, RouterQueue{.timeout_s = 60});
+  EXPECT_NEAR(t.served_requests, 3000, 1e-9);
+  EXPECT_NEAR(t.dropped_requests, 600, 1e-9);
+  EXPECT_NEAR(t.backlog_at_end, 900, 1e-9);
+  EXPECT_NEAR(t.queued_requests, 4500, 1e-9);
+  EXPECT_NEAR(t.seconds_within_slo, 0, 1e-9);
+}
+
+// Requests that arrive while the first replica loads wait for it: nothing is ready for 26 s,
+// then 20 req/s against 10 offered; the 260 waiting drain at 10/s by t = 52 (an arrival at s waits
+// 26 - s/2, 13 s on average) and none gives up within the 60 s timeout. With a 20 s timeout the
+// arrivals of the first 6 s (60) give up, and those of [6, 26) wait 20 s at most.
+TEST(ServingFleet, ArrivalsDuringAColdStartWaitForTheReplica) {
+  const auto t = serve({{0, 10}}, {{0, 1}}, {{0, 0}, {26, 1}}, 20, 100, RouterQueue{.timeout_s = 60});
+  EXPECT_NEAR(t.served_requests, 1000, 1e-9);
+  EXPECT_NEAR(t.dropped_requests, 0, 1e-9);
+  EXPECT_NEAR(t.waited_served, 520, 1e-9);
+  EXPECT_NEAR(t.wait_request_seconds / t.waited_served, 13, 1e-9);
+  const auto short_timeout = serve({{0, 10}}, {{0, 1}}, {{0, 0}, {26, 1}}, 20, 100, RouterQueue{.timeout_s = 20});
+  EXPECT_NEAR(short_timeout.dropped_requests, 60, 1e-9);
+  EXPECT_NEAR(short_timeout.served_requests, 940, 1e-9);
 }
 
 // One deployment alone on a 2-node cluster under the scheduler: its unit starts at once, is ready
