@@ -48,7 +48,7 @@ TEST(InferenceValidation, SummaryAndErrorBounds) {
 // 91.1% / 73.8% without the first round, 38.1% / 90.0% / 60.7% with one fixed path time).
 TEST(InferenceValidation, AiconfiguratorSampleErrorBounds) {
 #ifdef FMSIM_SANITIZED
-  GTEST_SKIP() << "a minute of simulation in the Release build; ASan/UBSan make it five";
+  GTEST_SKIP() << "15 s of simulation in the Release build; ASan/UBSan make it minutes";
 #endif
   const auto r = run_fmsim({"validate", "inference", "--csv", source_path("validation/inference_aic.csv"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
