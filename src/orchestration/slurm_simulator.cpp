@@ -157,17 +157,19 @@ struct Job {
   int partition = 0;
   int qos = -1;
   SimTime submit;
-  SimTime limit;  ///< effective time limit
+  SimTime limit;     ///< effective time limit
+  SimTime bf_limit;  ///< the limit rounded up to bf_resolution, as the backfill plans with it
   SimTime eligible;
   SimTime remaining;       ///< run time still to do (at full speed)
   SimTime start = kUnset;  ///< last start
   int generation = 0;
   std::uint32_t priority = 0;
-  int assoc = 0;            ///< fair-share user association
-  int reservation = -1;     ///< index into SlurmConfig::reservations; -1 = none
-  int running_pos = -1;     ///< index in Simulator::running_ while running
-  SimTime signal = kUnset;  ///< selected for preemption: GraceTime over, SIGTERM sent at this time
-  SimTime kill = kUnset;    ///< ... and its processes gone (exit or SIGKILL after KillWait) at this time
+  int assoc = 0;                 ///< fair-share user association
+  int reservation = -1;          ///< index into SlurmConfig::reservations; -1 = none
+  int running_pos = -1;          ///< index in Simulator::running_ while running
+  SimTime signal = kUnset;       ///< selected for preemption: GraceTime over, SIGTERM sent at this time
+  SimTime kill = kUnset;         ///< ... and its processes gone (exit or SIGKILL after KillWait) at this time
+  SimTime planned_end = kUnset;  ///< while running: its end as the backfill plans it (planned_end())
   SimTime awaiting_victims_until = kUnset;  ///< a preemptor whose victims are in GraceTime/KillWait until then
   QueueKey key{};
   bool queued = false;
@@ -237,6 +239,7 @@ class Simulator {
       if (!s.qos.empty() && s.qos != "normal") j.qos = config_.qos_index(s.qos);
       const auto& part = config_.partitions[static_cast<std::size_t>(j.partition)];
       j.limit = to_time(effective_time_limit(part, s.time_limit_s));
+      j.bf_limit = round_up(j.limit, bf_resolution_);
       j.remaining = to_time(s.run_s);
       j.submit = to_time(s.submit_s);
       j.eligible = j.submit;
@@ -517,9 +520,9 @@ class Simulator {
   // --- time series ------------------------------------------------------------------------
   void advance_to(SimTime t) {
     if (t <= now_) return;
-    const double busy = n_ - free_.count() - down_.count();
+    const double busy = n_ - free_count() - down_count();
     const double queued = static_cast<double>(queue_.size());
-    const double down = down_.count();
+    const double down = down_count();
     const double frag = fragmented_;
     SimTime a = now_;
     const std::int64_t bucket = bucket_.ns();
@@ -542,6 +545,22 @@ class Simulator {
     now_ = t;
   }
 
+  /// Free and failed nodes now: counted again only after a node changed (node_epoch_).
+  int free_count() {
+    if (free_count_epoch_ != node_epoch_) {
+      free_count_ = free_.count();
+      free_count_epoch_ = node_epoch_;
+    }
+    return free_count_;
+  }
+  int down_count() {
+    if (down_count_epoch_ != node_epoch_) {
+      down_count_ = down_.count();
+      down_count_epoch_ = node_epoch_;
+    }
+    return down_count_;
+  }
+
   /// Free nodes that cannot hold the largest waiting job.
   void update_fragmentation() {
     fragmented_ = 0;
@@ -555,7 +574,7 @@ class Simulator {
         fragmented_ = count;
       return;
     }
-    const int free = free_.count();
+    const int free = free_count();
     if (free == 0) return;
     if (free < largest || !can_place(layout_, config_.placement, free_, NodeRequest{largest})) fragmented_ = free;
   }
@@ -672,6 +691,7 @@ class Simulator {
     for (int node : nodes) {
       free_.reset(node);
       node_job_[static_cast<std::size_t>(node)] = ji;
+      ++node_epoch_;
     }
     if (options_.kueue.enabled) {
       const int cq = cq_of_[static_cast<std::size_t>(ji)];
@@ -685,6 +705,7 @@ class Simulator {
     j.running_pos = static_cast<int>(running_.size());
     running_.push_back(ji);
     j.start = t;
+    j.planned_end = planned_end(j);
     j.rec.start_s = to_seconds(t);
     note_update(t);  // slurmctld sets last_job_update when a job starts (backfill.c, _start_job)
     if (j.rec.first_start_s < 0) {
@@ -699,6 +720,16 @@ class Simulator {
     const SimTime end = std::min(t + run_time(j), limit_kill_time(t + j.limit));
     ++j.generation;
     push<EventKind::JobEnd>(end, ji, j.generation);
+  }
+
+  /// When the backfill plans a running job to free its nodes: start (in whole seconds) + time
+  /// limit, or its kill time once it is selected for preemption (slurmctld moves its end time),
+  /// rounded up to bf_resolution; kept with the job (it changes only at those two moments), so
+  /// that a pass does not divide for every running job.
+  SimTime planned_end(const Job& j) const {
+    const SimTime limit_end = floor_second(j.start) + j.limit;
+    const SimTime end = j.kill >= SimTime::zero() ? std::min(j.kill, limit_end) : limit_end;
+    return round_up(end, bf_resolution_);
   }
 
   /// A requeued job's relaunch before its work resumes; none on its first start.
@@ -740,6 +771,7 @@ class Simulator {
       }
       node_job_[static_cast<std::size_t>(node)] = -1;
       if (!down_.test(node)) free_.set(node);
+      ++node_epoch_;
     }
   }
 
@@ -748,6 +780,7 @@ class Simulator {
     node_job_[static_cast<std::size_t>(node)] = -1;
     completing_.reset(node);
     if (!down_.test(node)) free_.set(node);
+    ++node_epoch_;
   }
 
   void finish(int ji, SimTime t) {
@@ -834,6 +867,7 @@ class Simulator {
     ++result_.node_failures;
     down_.set(node);
     free_.reset(node);
+    ++node_epoch_;
     ++kueue_epoch_;  // the free nodes changed
     const int ji = node_job_[static_cast<std::size_t>(node)];
     if (ji >= 0) {
@@ -866,6 +900,7 @@ class Simulator {
     }
     down_.reset(node);
     if (node_job_[static_cast<std::size_t>(node)] == -1) free_.set(node);
+    ++node_epoch_;
     ++kueue_epoch_;  // the free nodes changed
   }
 
@@ -898,9 +933,10 @@ class Simulator {
   }
 
   /// select_nodes under the configured placement (topology/tree through the flattened tree).
-  std::vector<int> pick_nodes(const NodeSet& available, const NodeRequest& request) {
+  /// `free`: available.count() when the caller has it (-1: unknown).
+  std::vector<int> pick_nodes(const NodeSet& available, const NodeRequest& request, int free = -1) {
     if (config_.placement == Placement::Tree && !layout_.switches.empty())
-      return tree_.select(available, request.nodes);
+      return tree_.select(available, request.nodes, free);
     return select_nodes(layout_, config_.placement, available, request);
   }
 
@@ -964,6 +1000,7 @@ class Simulator {
       // at SIGKILL, KillWait after the SIGTERM.
       victim.signal = t + grace_time(victim);
       victim.kill = victim.signal + exit_after_sigterm(victim);
+      victim.planned_end = planned_end(victim);
       if (victim.kill > t) {
         gone = std::max(gone, victim.kill);
         push<EventKind::PreemptKill>(victim.kill, v, victim.generation);
@@ -1130,15 +1167,6 @@ class Simulator {
     return need <= kueue_available(cq, used, cohort_used);
   }
 
-  /// Free nodes now (cached while nothing starts, ends, fails or returns).
-  int kueue_free_count() {
-    if (free_count_epoch_ != kueue_epoch_) {
-      free_count_ = free_.count();
-      free_count_epoch_ = kueue_epoch_;
-    }
-    return free_count_;
-  }
-
   /// Kueue's preemption (pkg/scheduler/preemption/preemption.go) for job `ji`: candidates are the
   /// workloads of its own queue its withinClusterQueue policy allows (LowerPriority: lower
   /// priority; LowerOrNewerEqualPriority: also equal priority created later), and, while the
@@ -1219,7 +1247,7 @@ class Simulator {
       return !nodes.empty();
     };
     NodeSet pool = free_;
-    int pool_count = kueue_free_count();
+    int pool_count = free_count();
     std::vector<int> victims, nodes;
     for (const int v : candidates) {
       victims.push_back(v);
@@ -1319,7 +1347,7 @@ class Simulator {
       }
       if (quota_fits(cq, need, cq_usage_[static_cast<std::size_t>(cq)],
                      cohort_used_[static_cast<std::size_t>(cq_cohort_[static_cast<std::size_t>(cq)])]) &&
-          kueue_free_count() >= need) {
+          free_count() >= need) {
         const auto nodes = pick_nodes(free_, j.spec.request);
         if (!nodes.empty()) {
           start(ji, nodes, t, false);
@@ -1362,13 +1390,7 @@ class Simulator {
     // Running jobs' ends, grouped by time; one entry (-1) for the nodes whose epilog still runs.
     auto& ends = bf_ends_;
     ends.clear();
-    for (int r : running_) {
-      const auto& j = jobs_[static_cast<std::size_t>(r)];
-      // A job selected for preemption ends at its kill time (slurmctld moves its end time).
-      const SimTime limit_end = floor_second(j.start) + j.limit;
-      const SimTime end = j.kill >= SimTime::zero() ? std::min(j.kill, limit_end) : limit_end;
-      ends.push_back({std::max(t + res, round_up(end, res)), r});
-    }
+    for (int r : running_) ends.push_back({std::max(t + res, jobs_[static_cast<std::size_t>(r)].planned_end), r});
     NodeSet completing = completing_;
     completing.subtract(down_);
     const int completing_count = completing.count();
@@ -1380,7 +1402,7 @@ class Simulator {
     auto& step_count = bf_step_count_;
     auto& step_first = bf_step_first_;  // index into ends of the step's first end
     step_t.assign(1, t);
-    step_count.assign(1, free_.count());
+    step_count.assign(1, free_count());
     step_first.assign(1, 0);
     for (std::size_t e = 0; e < ends.size(); ++e) {
       const auto& [end, r] = ends[e];
@@ -1414,6 +1436,9 @@ class Simulator {
       return bf_step_set_[k];
     };
     std::vector<Hold> holds;
+    // The holds' [from, until) apart, in the same order: the scan of a window reads these alone.
+    auto& spans = bf_hold_spans_;
+    spans.clear();
     // Candidate starts: the steps' times and the holds' edges, ascending, without repeats; and
     // the nodes free of running jobs and holds from each to the next (a count only: a cheap test
     // that rules most starts out before any node set is built).
@@ -1456,7 +1481,7 @@ class Simulator {
       // eligibility against the exact time of the pass, not its whole second.
       if (!j.queued || j.eligible > t_exact) continue;
       ++tested;
-      const SimTime limit = round_up(j.limit, res);
+      const SimTime limit = j.bf_limit;
       const int need = j.spec.request.nodes;
       if (count_decides && need >= failed_nodes && limit >= failed_limit) continue;
       const NodeSet& part = partition_nodes_[static_cast<std::size_t>(j.partition)];
@@ -1485,25 +1510,29 @@ class Simulator {
         window = base;
         if (!one_partition) window &= part;
         // holds is sorted by its start: those that begin after the window end the scan.
-        for (const auto& h : holds) {
-          if (h.from > until) break;
-          if (h.until <= from) continue;
+        for (std::size_t k = 0; k < spans.size(); ++k) {
+          if (spans[k].first > until) break;
+          if (spans[k].second <= from) continue;
+          const Hold& h = holds[k];
           if (h.mask >= 0)
             window.subtract(bf_hold_masks_[static_cast<std::size_t>(h.mask)]);
           else
             window.reset_sorted(h.nodes);
         }
         apply_reservations(j, from, until, window);
-        if (window.count() < need) continue;
-        const auto nodes = pick_nodes(window, j.spec.request);
+        const int window_count = window.count();
+        if (window_count < need) continue;
+        const auto nodes = pick_nodes(window, j.spec.request, window_count);
         if (nodes.empty()) continue;
         if (from == t) {
           start(ji, nodes, t_exact, true);
           // Its nodes are busy from now until its end: a hold like any other.
         }
-        holds.insert(
-            std::upper_bound(holds.begin(), holds.end(), from, [](SimTime v, const Hold& h) { return v < h.from; }),
-            Hold{from, until, nodes, hold_mask(nodes, holds.size())});
+        const auto at = std::upper_bound(spans.begin(), spans.end(), from,
+                                         [](SimTime v, const std::pair<SimTime, SimTime>& h) { return v < h.first; }) -
+                        spans.begin();
+        holds.insert(holds.begin() + at, Hold{from, until, nodes, hold_mask(nodes, holds.size())});
+        spans.insert(spans.begin() + at, {from, until});
         split(until);
         for (std::size_t k = i; k < starts.size() && starts[k] < until; ++k) free_count[k] -= need;
         placed = true;
@@ -1586,6 +1615,7 @@ class Simulator {
   std::vector<SimTime> bf_starts_;
   std::vector<int> bf_free_count_;
   std::vector<NodeSet> bf_hold_masks_;
+  std::vector<std::pair<SimTime, SimTime>> bf_hold_spans_;
   /// Time of the backfill thread's last pass; at first a virtual one bf_interval before its first
   /// check, which falls at bf_phase of the first second.
   SimTime last_pass_ = to_time(config_.bf_phase) - bf_interval_;
@@ -1613,8 +1643,11 @@ class Simulator {
   int cqs_pending_ = 0;                               ///< Kueue: ClusterQueues with a workload waiting
   bool one_tier_ = true;                              ///< every partition has the same PriorityTier
   long kueue_epoch_ = 0;  ///< Kueue: admissions, evictions, failures and returns so far (a change of nodes or quota)
-  int free_count_ = 0;    ///< Kueue: free_.count() as of free_count_epoch_
-  long free_count_epoch_ = -1;                    ///< Kueue: the epoch free_count_ was counted in
+  long node_epoch_ = 0;   ///< changes of free_ or down_ so far
+  int free_count_ = 0;    ///< free_.count() as of free_count_epoch_
+  long free_count_epoch_ = -1;                    ///< the node_epoch_ free_count_ was counted in
+  int down_count_ = 0;                            ///< down_.count() as of down_count_epoch_
+  long down_count_epoch_ = -1;                    ///< the node_epoch_ down_count_ was counted in
   std::vector<int> kueue_candidates_;             ///< Kueue: scratch list of preemption candidates
   std::vector<std::pair<int, int>> kueue_usage_;  ///< Kueue: scratch (queue, usage) during a preemption search
   std::mt19937_64 rng_;

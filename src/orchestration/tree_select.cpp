@@ -49,9 +49,9 @@ TreeSelector::TreeSelector(const ClusterLayout& layout) : layout_(layout) {
           layout.switch_distance[static_cast<std::size_t>(leaves_[a])][static_cast<std::size_t>(leaves_[b])];
 }
 
-std::vector<int> TreeSelector::select(const NodeSet& available, int need) {
+std::vector<int> TreeSelector::select(const NodeSet& available, int need, int free) {
   if (!fast_) return select_nodes(layout_, Placement::Tree, available, NodeRequest{need});
-  if (need <= 0 || available.count() < need) return {};
+  if (need <= 0 || (free >= 0 ? free : available.count()) < need) return {};
   const int s = static_cast<int>(level_.size());
   const auto us = static_cast<std::size_t>(s);
   auto& count = count_;

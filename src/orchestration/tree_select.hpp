@@ -18,8 +18,9 @@ class TreeSelector {
  public:
   /// `layout` must outlive the selector.
   explicit TreeSelector(const ClusterLayout& layout);
-  /// select_nodes(layout, Placement::Tree, available, {need}).
-  [[nodiscard]] std::vector<int> select(const NodeSet& available, int need);
+  /// select_nodes(layout, Placement::Tree, available, {need}). `free` = available.count() when the
+  /// caller has counted it already (-1: count here).
+  [[nodiscard]] std::vector<int> select(const NodeSet& available, int need, int free = -1);
 
  private:
   const ClusterLayout& layout_;
