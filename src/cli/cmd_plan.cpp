@@ -1,17 +1,13 @@
 // fmsim plan: the best layout and instance family for a training job (tables, JSON, HTML report),
-// a scaling sweep over GPU counts, and a check of the planner against published layouts.
+// a scaling sweep over GPU counts, and a check of the planner against published layouts. The
+// documents are documents/plan.hpp's and documents/planner_comparison.hpp's.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,10 +24,8 @@
 #include "config/training_csv.hpp"
 #include "config/words.hpp"
 #include "core/error.hpp"
-#include "core/strings.hpp"
-#include "core/units.hpp"
-#include "documents/text_table.hpp"
-#include "documents/validation_summary.hpp"
+#include "documents/plan.hpp"
+#include "documents/planner_comparison.hpp"
 #include "jobspec/plan.hpp"
 #include "parallelism/stack.hpp"
 #include "planner/plan_report.hpp"
@@ -40,14 +34,7 @@
 #include "report/document.hpp"
 
 namespace fmsim::cli {
-using documents::kGiB;
-using documents::TextTable;
-using documents::validation_summary;
 namespace {
-
-using nlohmann::json;
-using parallelism::Recompute;
-using parallelism::Sharding;
 
 // The plan (jobspec::PlanFlags, resolved by jobspec::make_plan_request) and how it is shown.
 struct PlanOptions : jobspec::PlanFlags {
@@ -94,234 +81,6 @@ class ProgressBar {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Text output
-
-std::string system_heading(const planner::SystemPlan& sp) {
-  const auto& c = sp.cluster;
-  const std::string price =
-      c.system.price_per_hour_usd > 0
-          ? fmt::format("${:.2f}/h each, {}", c.system.price_per_hour_usd,
-                        c.system.price_date.empty() ? c.system.price_kind_name() : c.system.price_date)
-          : std::string("price unknown");
-  return fmt::format("{}: {} x {} = {} x {}, {:.0f} GiB usable per GPU ({})", c.system.name, c.count, c.system.name,
-                     c.gpus(), c.gpu.name,
-                     (c.gpu.hbm_usable.value() > 0 ? c.gpu.hbm_usable : c.gpu.hbm_capacity).value() / kGiB, price);
-}
-
-void print_layouts(std::ostream& out, const planner::SystemPlan& sp, planner::Objective objective) {
-  out << system_heading(sp) << "\n";
-  if (sp.top.empty()) {
-    out << "  no layout: " << sp.empty_reason << "\n\n";
-    return;
-  }
-  const bool tpd = objective == planner::Objective::TokensPerDollar;
-  std::vector<TextTable::Column> cols{{"#", true},         {"LAYOUT"},    {"GPUS", true},    {"STEP s", true},
-                                      {"TOK/S/GPU", true}, {"MFU", true}, {"MEM GiB", true}, {"FREE GiB", true},
-                                      {"DAYS", true},      {"COST", true}};
-  if (tpd) cols.push_back({"TOKENS/$", true});
-  TextTable t(cols);
-  for (const auto& p : sp.top) {
-    std::vector<std::string> row{std::to_string(p.rank),
-                                 p.label(),
-                                 std::to_string(p.gpus),
-                                 fmt::format("{:.2f}", p.step.step_time.value()),
-                                 core::format_thousands(p.step.tokens_per_s_per_gpu),
-                                 fmt::format("{:.1f}%", 100.0 * p.step.mfu),
-                                 fmt::format("{:.1f}", p.step.memory.total().value() / kGiB),
-                                 fmt::format("{:.1f}", p.headroom_bytes / kGiB),
-                                 fmt::format("{:.1f}", p.train_seconds / 86400.0),
-                                 core::format_usd(p.cost_usd)};
-    if (tpd) row.push_back(core::format_thousands(p.tokens_per_dollar));
-    t.add(std::move(row), "bottleneck: " + p.bottleneck.sentence);
-  }
-  t.print(out, "  ");
-  out << "\n";
-}
-
-/// For the component that weighs most in any system's best layout: its share on every system.
-std::string cross_system_line(const planner::Plan& plan) {
-  std::optional<planner::Component> component;
-  double largest = -1;
-  for (const auto& sp : plan.systems) {
-    if (sp.top.empty()) continue;
-    const auto& b = sp.top.front().bottleneck;
-    if (b.share > largest) {
-      largest = b.share;
-      component = b.component;
-    }
-  }
-  if (!component) return "";
-  std::vector<std::string> parts;
-  for (const auto& sp : plan.systems) {
-    if (sp.top.empty()) continue;
-    const auto& p = sp.top.front();
-    const double share = planner::component_seconds(p.step.breakdown, *component) / p.step.step_time.value();
-    parts.push_back(fmt::format("{} {:.0f}% ({})", sp.cluster.system.name, 100.0 * share,
-                                planner::describe_component(*component, p.layout, p.step.micro_batches, sp.cluster)));
-  }
-  return fmt::format("{} in each system's best layout: {}", planner::to_string(*component), fmt::join(parts, "; "));
-}
-
-void print_scaling(std::ostream& out, const planner::Plan& plan, std::int64_t gbs) {
-  out << fmt::format("Scaling: the best layout at each GPU count (global batch fixed at {} sequences)\n\n", gbs);
-  for (const auto& sc : plan.scaling) {
-    out << sc.system << "\n";
-    TextTable t({{"GPUS", true},
-                 {"LAYOUT"},
-                 {"STEP s", true},
-                 {"TOK/S/GPU", true},
-                 {"SPEEDUP", true},
-                 {"EFFICIENCY", true},
-                 {"DAYS", true},
-                 {"COST", true}});
-    for (const auto& p : sc.points) {
-      if (!p.best) {
-        t.add({std::to_string(p.gpus), "nothing divides and fits", "-", "-", "-", "-", "-", "-"});
-        continue;
-      }
-      t.add({std::to_string(p.gpus), p.best->label(), fmt::format("{:.2f}", p.best->step.step_time.value()),
-             core::format_thousands(p.best->step.tokens_per_s_per_gpu),
-             p.speedup > 0 ? fmt::format("{:.2f}x", p.speedup) : "-",
-             p.speedup > 0 ? fmt::format("{:.0f}%", 100.0 * p.marginal_efficiency) : "-",
-             fmt::format("{:.1f}", p.best->train_seconds / 86400.0), core::format_usd(p.best->cost_usd)});
-    }
-    t.print(out, "  ");
-    if (sc.knee) {
-      const auto& knee = sc.points[*sc.knee];
-      const planner::ScalingPoint* next = nullptr;
-      for (std::size_t i = *sc.knee + 1; i < sc.points.size(); ++i) {
-        if (sc.points[i].best) {
-          next = &sc.points[i];
-          break;
-        }
-      }
-      if (next) {
-        out << fmt::format(
-            "  adding GPUs stops paying after {} GPUs: {} -> {} gives {:.2f}x ({:.0f}% efficiency, "
-            "below {:.0f}%)\n",
-            knee.gpus, knee.gpus, next->gpus, next->speedup, 100.0 * next->marginal_efficiency,
-            100.0 * planner::kPayingEfficiency);
-      } else {
-        out << fmt::format("  adding GPUs pays up to {} GPUs, the largest count searched\n", knee.gpus);
-      }
-    }
-    out << "\n";
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// JSON
-
-json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-json search_stats_json(const planner::SearchStats& s) {
-  return {{"shapes", s.shapes},
-          {"candidates", s.candidates},
-          {"pruned_batch", s.pruned_batch},
-          {"pruned_memory", s.pruned_memory},
-          {"evaluated", s.evaluated}};
-}
-
-json planned_layout_json(const planner::PlannedLayout& p) {
-  const auto& l = p.layout;
-  json breakdown = json::object();
-  for (auto c : planner::all_components()) {
-    breakdown[std::string(planner::to_string(c))] = planner::component_seconds(p.step.breakdown, c);
-  }
-  return {{"rank", p.rank},
-          {"label", p.label()},
-          {"gpus", p.gpus},
-          {"units", p.units},
-          {"tp", l.tp},
-          {"pp", l.pp},
-          {"vp", l.vp},
-          {"cp", l.cp},
-          {"ep", l.ep},
-          {"etp", l.etp},
-          {"dp", l.dp},
-          {"sharding", std::string(parallelism::to_string(l.sharding))},
-          {"micro_batch", l.micro_batch},
-          {"micro_batches", p.step.micro_batches},
-          {"recompute", std::string(parallelism::to_string(l.recompute))},
-          {"precision", std::string(core::to_string(l.precision))},
-          {"step_time_s", p.step.step_time.value()},
-          {"tokens_per_s_per_gpu", p.step.tokens_per_s_per_gpu},
-          {"model_tflops_per_gpu", p.step.model_tflops_per_gpu},
-          {"mfu", p.step.mfu},
-          {"memory_bytes", p.step.memory.total().value()},
-          {"memory_capacity_bytes", p.step.memory_capacity.value()},
-          {"headroom_bytes", p.headroom_bytes},
-          {"steps", p.steps},
-          {"train_seconds", finite_or_null(p.train_seconds)},
-          {"train_days", finite_or_null(p.train_seconds / 86400.0)},
-          {"cost_usd", finite_or_null(p.cost_usd)},
-          {"tokens_per_dollar", finite_or_null(p.tokens_per_dollar)},
-          {"breakdown_s", breakdown},
-          {"bottleneck",
-           {{"component", std::string(planner::to_string(p.bottleneck.component))},
-            {"share", p.bottleneck.share},
-            {"crosses_network", p.bottleneck.crosses_network},
-            {"compute_bound", p.bottleneck.compute_bound},
-            {"sentence", p.bottleneck.sentence}}}};
-}
-
-json plan_json(const planner::PlanRequest& request, const planner::Plan& plan, int threads) {
-  json systems = json::array();
-  for (const auto& sp : plan.systems) {
-    json layouts = json::array();
-    for (const auto& p : sp.top) layouts.push_back(planned_layout_json(p));
-    const auto& c = sp.cluster;
-    systems.push_back({{"system", c.system.name},
-                       {"gpu", c.gpu.name},
-                       {"units", c.count},
-                       {"gpus_per_unit", c.system.gpus()},
-                       {"nvlink_domain_gpus", c.system.nvlink_domain_gpus},
-                       {"fabric", c.fabric.name},
-                       {"price_per_unit_hour_usd",
-                        finite_or_null(c.system.price_per_hour_usd > 0 ? c.system.price_per_hour_usd : std::nan(""))},
-                       {"price_date", c.system.price_date},
-                       {"search", search_stats_json(sp.stats)},
-                       {"layouts", layouts},
-                       {"empty_reason", sp.top.empty() ? json(sp.empty_reason) : json(nullptr)}});
-  }
-  json best = nullptr;
-  if (plan.best_system) {
-    best = planned_layout_json(plan.systems[*plan.best_system].top.front());
-    best["system"] = plan.systems[*plan.best_system].cluster.system.name;
-  }
-  json scaling = json::array();
-  for (const auto& sc : plan.scaling) {
-    json points = json::array();
-    for (const auto& p : sc.points) {
-      points.push_back({{"gpus", p.gpus},
-                        {"layout", p.best ? planned_layout_json(*p.best) : json(nullptr)},
-                        {"speedup", p.speedup > 0 ? json(p.speedup) : json(nullptr)},
-                        {"marginal_efficiency", p.speedup > 0 ? json(p.marginal_efficiency) : json(nullptr)}});
-    }
-    scaling.push_back({{"system", sc.system},
-                       {"knee_gpus", sc.knee ? json(sc.points[*sc.knee].gpus) : json(nullptr)},
-                       {"points", points}});
-  }
-  json search = search_stats_json(plan.stats);
-  search["seconds"] = plan.stats.seconds;
-  search["threads"] = threads;
-  return {{"command", "plan"},
-          {"model", request.model.name},
-          {"gpus", request.ranked_gpu_counts.empty() ? request.gpu_counts : request.ranked_gpu_counts},
-          {"seq_len", request.seq_len},
-          {"document_tokens", request.document_tokens > 0 ? json(request.document_tokens) : json()},
-          {"global_batch", request.global_batch},
-          {"tokens", request.tokens},
-          {"objective", std::string(planner::to_string(request.objective))},
-          {"stack", request.stack},
-          {"moe_dispatcher", request.moe_dispatcher ? json(to_string(*request.moe_dispatcher)) : json(nullptr)},
-          {"search", search},
-          {"systems", systems},
-          {"best", best},
-          {"scaling", scaling}};
-}
-
-// ---------------------------------------------------------------------------------------------
 // The command
 
 int resolved_threads(int requested) {
@@ -366,34 +125,9 @@ void run_plan(Context& ctx, const PlanOptions& o) {
   const int threads = resolved_threads(o.threads);
 
   if (o.json) {
-    std::cout << plan_json(request, plan, threads).dump(2) << "\n";
+    std::cout << documents::plan_json(request, plan, threads).dump(2) << "\n";
   } else {
-    const auto& shown = request.ranked_gpu_counts.empty() ? request.gpu_counts : request.ranked_gpu_counts;
-    std::cout << fmt::format("Plan: {} on {} GPUs, {} tokens, sequence {}, global batch {}, ranked by {}\n",
-                             request.model.name, fmt::join(shown, "/"), o.tokens, request.seq_len, request.global_batch,
-                             planner::to_string(request.objective));
-    std::cout << fmt::format(
-        "Searched {} layouts on {} systems in {:.2f} s ({} threads): {} did not divide the batch, "
-        "{} exceeded memory, {} costed.\n\n",
-        core::format_thousands(static_cast<double>(plan.stats.candidates)), plan.systems.size(), plan.stats.seconds,
-        threads, core::format_thousands(static_cast<double>(plan.stats.pruned_batch)),
-        core::format_thousands(static_cast<double>(plan.stats.pruned_memory)),
-        core::format_thousands(static_cast<double>(plan.stats.evaluated)));
-    if (!o.scaling) {
-      for (const auto& sp : plan.systems) print_layouts(std::cout, sp, request.objective);
-    }
-    if (o.scaling) print_scaling(std::cout, plan, request.global_batch);
-    if (plan.best_system && !o.scaling) {
-      const auto& sp = plan.systems[*plan.best_system];
-      const auto& b = sp.top.front();
-      std::cout << fmt::format("Best by {}: {} x {} with {} — {:.2f} s/step, {:.1f} days, {} to train {} tokens.\n",
-                               planner::to_string(request.objective), b.units, sp.cluster.system.name, b.label(),
-                               b.step.step_time.value(), b.train_seconds / 86400.0, core::format_usd(b.cost_usd),
-                               o.tokens);
-      const auto line = cross_system_line(plan);
-      if (!line.empty() && plan.systems.size() > 1) std::cout << line << "\n";
-    }
-    if (!any) std::cout << "No system has a layout that divides the model and fits in memory.\n";
+    documents::print_plan(std::cout, request, plan, threads, o.tokens, o.scaling);
   }
   if (!o.report.empty()) {
     const auto doc = planner::build_plan_report(
@@ -424,80 +158,10 @@ void run_against_csv(Context& ctx, const PlanOptions& o, const std::string& comm
        }});
   bar.finish();
   if (o.json) {
-    json arr = json::array();
-    for (const auto& l : lines) {
-      arr.push_back({{"model", l.model},
-                     {"system", l.system},
-                     {"gpus", l.gpus},
-                     {"seq_len", l.seq_len},
-                     {"global_batch", l.global_batch},
-                     {"precision", l.precision},
-                     {"published_layout", l.published_layout},
-                     {"published_predicted_step_s", l.published_step_s},
-                     {"published_fits_memory", l.published_fits},
-                     {"measured_step_s", finite_or_null(l.measured_step_s)},
-                     {"planner_layout", l.planner_layout},
-                     {"planner_predicted_step_s", finite_or_null(l.planner_step_s)},
-                     {"ratio", finite_or_null(l.planner_step_s / l.published_step_s)},
-                     {"verdict", l.verdict}});
-    }
-    // The summary every validate command prints: groups, those the planner placed, and the error of
-    // the published layout's prediction against its measured step time.
-    std::vector<double> abs_errors;
-    std::size_t placed = 0, as_fast = 0;
-    for (const auto& l : lines) {
-      placed += std::isfinite(l.planner_step_s) ? 1 : 0;
-      as_fast += l.planner_at_least_as_fast() ? 1 : 0;
-      if (std::isfinite(l.measured_step_s) && l.measured_step_s > 0)
-        abs_errors.push_back(std::abs(l.published_step_s / l.measured_step_s - 1.0) * 100.0);
-    }
-    std::cout << json{{"command", command},
-                      {"file", o.against_csv},
-                      {"groups", arr},
-                      {"summary",
-                       validation_summary(lines.size(), placed, abs_errors, {{"planner_at_least_as_fast", as_fast}})}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  std::size_t at_least_as_fast = 0;
-  for (const auto& l : lines) at_least_as_fast += l.planner_at_least_as_fast();
-  if (o.markdown) {
-    std::cout << "| model | system | GPUs | seq | GBS | prec | best published layout | predicted (s) | planner's best "
-                 "| predicted (s) | planner/published | verdict |\n";
-    std::cout << "|---|---|--:|--:|--:|---|---|--:|---|--:|--:|---|\n";
-    for (const auto& l : lines) {
-      std::cout << fmt::format(
-          "| {} | {} | {} | {} | {} | {} | {}{} | {:.3f} | {} | {} | {} | {} |\n", l.model, l.system, l.gpus, l.seq_len,
-          l.global_batch, l.precision, l.published_layout, l.published_fits ? "" : " (OOM in model)",
-          l.published_step_s, l.planner_layout,
-          std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s) : "-",
-          std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s) : "-",
-          l.verdict);
-    }
+    std::cout << documents::planner_comparison_json(command, o.against_csv, lines).dump(2) << "\n";
   } else {
-    TextTable t({{"MODEL"},
-                 {"SYSTEM"},
-                 {"GPUS", true},
-                 {"PUBLISHED (BEST)"},
-                 {"PRED s", true},
-                 {"PLANNER"},
-                 {"PRED s", true},
-                 {"RATIO", true},
-                 {"VERDICT"}});
-    for (const auto& l : lines) {
-      t.add({l.model, l.system, std::to_string(l.gpus), l.published_layout + (l.published_fits ? "" : " (OOM)"),
-             fmt::format("{:.3f}", l.published_step_s), l.planner_layout,
-             std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s) : "-",
-             std::isfinite(l.planner_step_s) ? fmt::format("{:.3f}", l.planner_step_s / l.published_step_s) : "-",
-             l.verdict});
-    }
-    t.print(std::cout);
+    documents::print_planner_comparison(std::cout, lines, o.markdown);
   }
-  std::cout << fmt::format(
-      "\n{} of {} groups: the planner's best is at least as fast as the best published layout "
-      "(both predicted).\n",
-      at_least_as_fast, lines.size());
 }
 
 }  // namespace
