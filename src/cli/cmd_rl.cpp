@@ -1,24 +1,20 @@
 // fmsim rl: one step of RL post-training (rollout, reward, log-prob forwards, update, weight sync),
-// its phases, utilisation, memory, throughput and cost; --plan searches placement and layouts.
+// its phases, utilisation, memory, throughput and cost; --plan searches placement and layouts. The
+// runs are jobspec/rl_run.hpp's, the reports documents/rl.hpp's.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <iostream>
-#include <nlohmann/json.hpp>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/serving_flags.hpp"
 #include "core/error.hpp"
-#include "documents/text_table.hpp"
+#include "documents/rl.hpp"
 #include "jobspec/rl.hpp"
-#include "observability/chrome_trace.hpp"
-#include "planner/rl_plan.hpp"
-#include "rl/rl_step.hpp"
-#include "rl/test_time.hpp"
+#include "jobspec/rl_run.hpp"
 
 namespace fmsim::cli {
-using documents::TextTable;
 namespace {
 
 // The job (jobspec::RlFlags, resolved by jobspec::make_rl_job) and what the command does with it.
@@ -28,195 +24,6 @@ struct RlOptions : jobspec::RlFlags {
   std::string trace, test_time, job;
   int search_steps = 8;
 };
-
-nlohmann::json rl_step_json(const rl::RlJob& j, const rl::RlStepResult& r) {
-  nlohmann::json phases = nlohmann::json::array();
-  for (const auto& p : r.phases) {
-    phases.push_back({{"name", std::string(rl::kPhaseWords.name(p.phase))},
-                      {"time_s", p.time.value()},
-                      {"exposed_s", p.exposed.value()},
-                      {"gpus", p.gpus},
-                      {"utilisation", p.utilisation},
-                      {"memory_per_gpu_gib", p.memory_per_gpu.value() / core::gib(1).value()}});
-  }
-  nlohmann::json out = {
-      {"policy", j.policy.name},
-      {"cluster", j.cluster.name},
-      {"gpus", j.job_gpus()},
-      {"algorithm", rl::to_string(j.algorithm)},
-      {"placement", rl::to_string(j.placement)},
-      {"synchrony", rl::to_string(j.synchrony)},
-      {"staleness", j.staleness},
-      {"refill", j.refill},
-      {"staleness_fraction", j.staleness_fraction},
-      {"generator_gpus", r.generator_gpus},
-      {"trainer_gpus", r.trainer_gpus},
-      {"generator_tp", r.generator_tp},
-      {"generator_replicas", r.generator_replicas},
-      {"train_layout",
-       {{"tp", r.train_layout.tp},
-        {"pp", r.train_layout.pp},
-        {"cp", r.train_layout.cp},
-        {"ep", r.train_layout.ep},
-        {"dp", r.train_layout.dp},
-        {"global_batch", r.train_layout.global_batch}}},
-      {"responses", r.responses},
-      {"mean_response_tokens", r.mean_response},
-      {"truncated_fraction", r.truncated_fraction},
-      {"step_time_s", r.step_time.value()},
-      {"trainer_wait_s", r.trainer_wait.value()},
-      {"phases", phases},
-      {"gpu_utilisation", r.gpu_utilisation},
-      {"rollout_busy_fraction", r.rollout.busy_fraction},
-      {"rollout_concurrency", r.rollout.concurrency},
-      {"generated_tokens", r.generated_tokens},
-      {"trained_tokens", r.trained_tokens},
-      {"generated_tokens_per_s", r.generated_tokens_per_s},
-      {"trained_tokens_per_s", r.trained_tokens_per_s},
-      {"weight_sync",
-       {{"total_s", r.sync.total.value()},
-        {"gather_s", r.sync.gather.value()},
-        {"transfer_s", r.sync.transfer.value()},
-        {"per_tensor_s", r.sync.per_tensor.value()},
-        {"requantize_s", r.sync.requantize.value()},
-        {"bytes", r.sync.bytes.value()},
-        {"tensors", r.sync.tensors},
-        {"path", r.sync.path}}},
-      {"fits_memory", r.train.fits_memory},
-      {"training_fits_memory", r.train.fits_memory},  // the older key, kept for one release (docs/cli.md)
-      {"steps", j.steps},
-      {"run_time_s", r.run_time.value()},
-      {"cost_per_step_usd", r.cost_per_step_usd},
-      {"run_cost_usd", r.run_cost_usd}};
-  if (j.agent.is_agentic()) {
-    const auto& e = r.rollout.episode;
-    out["agent"] = {{"turns", e.turns},
-                    {"turn_cap", j.agent.turn_cap},
-                    {"tool_calls", e.tool_calls},
-                    {"tool_time_mean_s", j.agent.tool.mean.value()},
-                    {"tool_time_sigma", j.agent.tool.sigma},
-                    {"observation_tokens", e.observation_tokens},
-                    {"max_agents", j.agent.max_agents},
-                    {"tool_concurrency", j.agent.tool_concurrency},
-                    {"trained_tokens", std::string(rl::kTrainedTokensWords.name(j.agent.trained))},
-                    {"trained_sequences", r.trained_sequences},
-                    {"trained_sequence_tokens", r.trained_sequence_tokens},
-                    {"tool_seconds_replica", r.rollout.tool_seconds},
-                    {"engine_idle_s", r.rollout.engine_idle_seconds}};
-  }
-  return out;
-}
-
-void print_text(const rl::RlJob& j, const rl::RlStepResult& r, double elapsed_ms) {
-  auto gib = [](core::Bytes b) { return fmt::format("{:.1f}", b.value() / core::gib(1).value()); };
-  std::cout << fmt::format("RL step: {} {} on {} x {} ({} GPUs), {}, {}\n", rl::to_string(j.algorithm), j.policy.name,
-                           j.cluster.count, j.cluster.system.name, j.job_gpus(), rl::to_string(j.placement),
-                           rl::to_string(j.synchrony));
-  std::cout << fmt::format(
-      "  batch: {} prompts x {} samples = {} responses; prompt {} tok, response mean {:.0f} tok "
-      "(cap {}, {:.1f}% truncated)\n",
-      j.prompts, j.samples, r.responses, j.prompt_len, r.mean_response, j.lengths.cap, 100.0 * r.truncated_fraction);
-  std::cout << fmt::format(
-      "  generators: {} GPUs = {} replicas x TP{} ({} sequences each); trainers: {} GPUs "
-      "tp{} pp{} cp{} ep{} dp{}, {} x {} sequences of {} tokens\n",
-      r.generator_gpus, r.generator_replicas, r.generator_tp, r.rollout.concurrency, r.trainer_gpus, r.train_layout.tp,
-      r.train_layout.pp, r.train_layout.cp, r.train_layout.ep, r.train_layout.dp, j.mini_batches,
-      r.train_layout.global_batch,
-      j.agent.is_agentic() ? static_cast<long long>(r.trained_sequence_tokens)
-                           : j.prompt_len + static_cast<long long>(r.mean_response));
-  if (j.agent.is_agentic()) {
-    const auto& e = r.rollout.episode;
-    std::cout << fmt::format(
-        "  agents: {:.1f} turns per episode (cap {}), {:.1f} tool calls of {:.2f} s mean, {:.0f} observation tokens; "
-        "{} in flight, {} tool calls at once; the engine idled {:.1f} s waiting on tools\n"
-        "  trained: {} ({:.0f} sequences of {:.0f} tokens: {:.0f} generated per episode)\n",
-        e.turns, j.agent.turn_cap > 0 ? std::to_string(j.agent.turn_cap) : std::string("none"), e.tool_calls,
-        j.agent.tool.mean.value(), e.observation_tokens,
-        j.agent.max_agents > 0 ? std::to_string(j.agent.max_agents) : std::string("every episode"),
-        j.agent.tool_concurrency > 0 ? std::to_string(j.agent.tool_concurrency) : std::string("any number"),
-        r.rollout.engine_idle_seconds, rl::kTrainedTokensWords.name(j.agent.trained), r.trained_sequences,
-        r.trained_sequence_tokens, r.mean_response);
-  }
-  std::cout << "\n";
-  TextTable t(
-      {{"PHASE"}, {"TIME s", true}, {"EXPOSED s", true}, {"GPUS", true}, {"UTIL %", true}, {"MEM/GPU GiB", true}});
-  for (const auto& p : r.phases) {
-    t.add({std::string(rl::kPhaseWords.name(p.phase)), fmt::format("{:.2f}", p.time.value()),
-           fmt::format("{:.2f}", p.exposed.value()), std::to_string(p.gpus),
-           fmt::format("{:.0f}", 100.0 * p.utilisation), gib(p.memory_per_gpu)});
-  }
-  t.print(std::cout, "  ");
-  std::cout << fmt::format("\n  step time          {:.2f} s   (trainer waits {:.2f} s for samples)\n",
-                           r.step_time.value(), r.trainer_wait.value());
-  const bool streamed =
-      j.synchrony == rl::Synchrony::FullyAsync || (j.synchrony == rl::Synchrony::OffPolicy && j.refill);
-  if (streamed) {
-    std::cout << fmt::format(
-        "  GPU utilisation    {:.0f}% over the step; the rollout refills its slots as responses finish\n",
-        100.0 * r.gpu_utilisation);
-  } else {
-    std::cout << fmt::format(
-        "  GPU utilisation    {:.0f}% over the step; rollout keeps its slots {:.0f}% busy "
-        "(the rest idles on the longest responses)\n",
-        100.0 * r.gpu_utilisation, 100.0 * r.rollout.busy_fraction);
-  }
-  std::cout << fmt::format("  tokens/s           {:.0f} generated, {:.0f} trained\n", r.generated_tokens_per_s,
-                           r.trained_tokens_per_s);
-  std::cout << fmt::format(
-      "  weight sync        {:.2f} s: {} in {} tensors over {} (gather {:.2f} s, transfer {:.2f} s, "
-      "per-tensor {:.2f} s)\n",
-      r.sync.total.value(), core::format_bytes(r.sync.bytes), r.sync.tensors, r.sync.path, r.sync.gather.value(),
-      r.sync.transfer.value(), r.sync.per_tensor.value());
-  if (r.sync.requantize.value() > 0.0) {
-    std::cout << fmt::format(
-        "                     the generators quantise the received {} weights to {} on load: {:.2f} s\n", "BF16",
-        core::to_string(j.generator_precision), r.sync.requantize.value());
-  }
-  if (!r.train.fits_memory) {
-    std::cout << fmt::format(
-        "  warning: the policy update needs {} GiB per GPU of {} GiB: raise --tp/--pp or use --sharding zero3\n",
-        gib(r.train.memory.total()), gib(r.train.memory_capacity));
-  }
-  if (r.cost_per_step_usd > 0.0) {
-    std::cout << fmt::format("  {} steps           {}, ${:.0f} (${:.2f} per step)\n", j.steps,
-                             core::format_duration(r.run_time), r.run_cost_usd, r.cost_per_step_usd);
-  } else {
-    std::cout << fmt::format("  {} steps           {} (no price for {})\n", j.steps, core::format_duration(r.run_time),
-                             j.cluster.system.name);
-  }
-  std::cout << fmt::format("  predicted in {:.1f} ms ({} rollout events)\n", elapsed_ms, r.rollout.events);
-}
-
-/// --test-time: the cost per query of a test-time-compute method on the job's GPUs.
-void run_test_time(const RlOptions& o, const rl::RlJob& job, const jobspec::RlModels& models) {
-  const auto t = jobspec::make_ttc_job(job, o.test_time, o.search_steps, models.rl);
-  const auto r = jobspec::estimate_ttc(t, models);
-  const int tp = t.generator.tp, gpus = tp * t.generator.replicas;
-  if (o.json) {
-    std::cout << nlohmann::json{{"method", rl::to_string(t.method)},
-                                {"policy", job.policy.name},
-                                {"gpus", gpus},
-                                {"generator_tp", tp},
-                                {"queries", t.queries},
-                                {"n", t.method == rl::TtcMethod::Single ? 1 : t.n},
-                                {"tokens_per_query", r.tokens_per_query},
-                                {"gpu_seconds_per_query", r.gpu_seconds_per_query},
-                                {"usd_per_query", r.usd_per_query},
-                                {"batch_latency_s", r.latency.value()}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  std::cout << fmt::format(
-      "Test-time compute: {} (n = {}) with {} on {} GPUs ({} replicas x TP{}), {} queries at once\n",
-      rl::to_string(t.method), t.method == rl::TtcMethod::Single ? 1 : t.n, job.policy.name, gpus, gpus / tp, tp,
-      t.queries);
-  std::cout << fmt::format("  tokens per query      {:.0f} (generated and verifier)\n", r.tokens_per_query);
-  std::cout << fmt::format("  GPU-seconds per query {:.2f}\n", r.gpu_seconds_per_query);
-  if (t.price_per_gpu_hour > 0.0) std::cout << fmt::format("  cost per query        ${:.4f}\n", r.usd_per_query);
-  std::cout << fmt::format("  batch latency         {:.1f} s (the slowest sample finishes the batch)\n",
-                           r.latency.value());
-}
 
 }  // namespace
 
@@ -370,72 +177,34 @@ void add_rl_subcommand(CLI::App& app, Context& ctx, bool as_plan) {
     if (as_plan) o->plan = true;
     const auto job = jobspec::make_rl_job(*o, ctx.catalog());
     const auto models = jobspec::load_rl_models(job, o->engine);
-    const auto& calibration = models.training;
-    const auto& cal = models.rl;
-    const auto& engine = models.engine;
     if (!o->test_time.empty()) {
-      run_test_time(*o, job, models);
+      const auto ttc = jobspec::make_ttc_job(job, o->test_time, o->search_steps, models.rl);
+      const auto result = jobspec::estimate_ttc(ttc, models);
+      if (o->json) {
+        std::cout << documents::ttc_json(job, ttc, result).dump(2) << "\n";
+      } else {
+        documents::print_ttc(std::cout, job, ttc, result);
+      }
       return;
     }
     if (o->plan) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const auto plans = planner::plan_rl(job, calibration, cal, engine, 10);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const auto run = jobspec::plan_rl_job(job, models);
       if (o->json) {
-        nlohmann::json arr = nlohmann::json::array();
-        for (const auto& p : plans) arr.push_back(rl_step_json(p.job, p.result));
-        std::cout << nlohmann::json{{"candidates", arr}, {"search_ms", ms}}.dump(2) << "\n";
-        return;
-      }
-      if (plans.empty()) {
+        std::cout << documents::rl_plan_json(run).dump(2) << "\n";
+      } else if (run.candidates.empty()) {
         std::cout << "no feasible placement: every candidate runs out of memory or is invalid\n";
         ctx.exit_code = 1;
-        return;
+      } else {
+        documents::print_rl_plan(std::cout, job, run);
       }
-      TextTable t({{"RANK", true},
-                   {"PLACEMENT"},
-                   {"SYNC"},
-                   {"GEN GPUS", true},
-                   {"GEN TP", true},
-                   {"TRAIN", false},
-                   {"STEP s", true},
-                   {"ROLLOUT s", true},
-                   {"UPDATE s", true},
-                   {"UTIL %", true}});
-      int rank = 1;
-      for (const auto& p : plans) {
-        const double rollout = rl::phase_time(p.result, rl::Phase::Rollout).value();
-        const double update = rl::phase_time(p.result, rl::Phase::PolicyUpdate).value();
-        const auto& l = p.result.train_layout;
-        t.add({std::to_string(rank++), rl::to_string(p.job.placement), rl::to_string(p.job.synchrony),
-               std::to_string(p.result.generator_gpus), std::to_string(p.result.generator_tp),
-               fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp), fmt::format("{:.1f}", p.result.step_time.value()),
-               fmt::format("{:.1f}", rollout), fmt::format("{:.1f}", update),
-               fmt::format("{:.0f}", 100.0 * p.result.gpu_utilisation)});
-      }
-      std::cout << fmt::format("RL placement search: {} on {} GPUs of {} ({:.0f} ms)\n\n", job.policy.name,
-                               job.job_gpus(), job.cluster.system.name, ms);
-      t.print(std::cout, "  ");
       return;
     }
-    engine::TraceBuffer buffer;
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = rl::estimate_rl_step(job, calibration, cal, engine, o->trace.empty() ? nullptr : &buffer);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.feasible) {
-      throw core::InputError::flag(jobspec::infeasible_flag(r.reason), r.reason);
-    }
-    if (!o->trace.empty()) {
-      observability::TraceMetadata meta;
-      meta.other_data = {{"policy", job.policy.name},
-                         {"system", job.cluster.system.name},
-                         {"step_time_s", fmt::format("{:.6f}", r.step_time.value())}};
-      write_file_atomically(o->trace, observability::to_chrome_trace_json(buffer.events(), meta), "--trace-out");
-    }
+    const auto run = jobspec::run_rl_step(job, models, !o->trace.empty());
+    if (!o->trace.empty()) write_file_atomically(o->trace, documents::rl_trace_json(job, run), "--trace-out");
     if (o->json) {
-      std::cout << rl_step_json(job, r).dump(2) << "\n";
+      std::cout << documents::rl_step_json(job, run.result).dump(2) << "\n";
     } else {
-      print_text(job, r, ms);
+      documents::print_rl_step(std::cout, job, run.result, run.elapsed_ms);
     }
   });
 }
