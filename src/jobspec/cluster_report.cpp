@@ -97,11 +97,11 @@ std::vector<std::string> fleet_lines(const FleetReport& f) {
     if (o.totals.queued_requests <= 0 && o.totals.dropped_requests <= 0) continue;
     const double offered = o.totals.offered_requests > 0 ? o.totals.offered_requests : 1;
     lines.push_back(
-        fmt::format("{}: {:.0f} requests waited for a replica ({}; mean wait {:.1f} s, peak queue {:.0f}), "
-                    "{:.0f} gave up after {:.0f} s ({})",
+        fmt::format("{}: {:.0f} requests found no replica free ({}): {:.0f} served after a wait (mean "
+                    "{:.1f} s, peak queue {:.0f}), {:.0f} gave up after {:.0f} s ({})",
                     f.deployments[i].name, o.totals.queued_requests, fleet_percent(o.totals.queued_requests / offered),
-                    o.mean_wait_s, o.totals.peak_backlog, o.totals.dropped_requests, f.deployments[i].queue_timeout_s,
-                    fleet_percent(o.totals.dropped_requests / offered)));
+                    o.totals.waited_served, o.mean_wait_s, o.totals.peak_backlog, o.totals.dropped_requests,
+                    f.deployments[i].queue_timeout_s, fleet_percent(o.totals.dropped_requests / offered)));
   }
   const auto& u = f.use;
   const double all = total_gpu_hours(u);
