@@ -872,8 +872,15 @@ class Scheduler {
       const std::int64_t end = s.kv_tokens + (grown ? 1 : 0);
       auto blocks_to = [&](std::int64_t t) { return (t + bs - 1) / bs; };
       const std::int64_t opened = blocks_to(end) - blocks_to(s.kv_join);
-      s.own_bytes = s.own_join;
-      for (std::int64_t k = 0; k < opened; ++k) s.own_bytes += block_growth_;
+      // Whole byte counts add exactly: one product is the same sum (a 1-token page opens a block
+      // every token).
+      const double whole = s.own_join + static_cast<double>(opened) * block_growth_;
+      if (std::floor(block_growth_) == block_growth_ && std::floor(s.own_join) == s.own_join && whole < 0x1p53) {
+        s.own_bytes = whole;
+      } else {
+        s.own_bytes = s.own_join;
+        for (std::int64_t k = 0; k < opened; ++k) s.own_bytes += block_growth_;
+      }
     }
     const auto slot = static_cast<std::size_t>(s.cohort_slot);
     const int last = cohort_.back();
