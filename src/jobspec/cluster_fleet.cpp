@@ -111,12 +111,22 @@ std::vector<orch::ServingDeployment> resolve_deployments(const std::vector<confi
       fail_entry(e, "tp", fmt::format("{} GPUs a replica; the cluster has {}", d.replica.gpus, spec.gpus()));
     double peak = 0;
     for (const auto& s : d.offered) peak = std::max(peak, s.value);
+    // The most replicas the nodes it may use can ever hold (whole-node units): asking for more
+    // only queues units that never start.
+    const auto unit = orch::replica_unit(d.replica.gpus, spec.gpus_per_node());
+    const int usable_nodes =
+        d.share == orch::FleetShare::Reserved ? std::min(d.reserved_nodes, spec.nodes()) : spec.nodes();
+    const int room = std::max(1, usable_nodes / std::max(1, unit.nodes) * unit.replicas);
+    if (d.autoscaling.min_replicas > room)
+      fail_entry(e, "min-replicas",
+                 fmt::format("{} replicas of {} GPUs; its {} nodes hold at most {}", d.autoscaling.min_replicas,
+                             d.replica.gpus, usable_nodes, room));
     if (d.autoscaling.max_replicas <= 0) {
-      d.autoscaling.max_replicas =
-          std::max(d.autoscaling.min_replicas,
-                   static_cast<int>(std::ceil(peak / (d.replica.rate_rps * d.autoscaling.target_utilisation) - 1e-9)));
-      d.autoscaling.max_replicas = std::max(1, d.autoscaling.max_replicas);
+      const double need = std::ceil(peak / (d.replica.rate_rps * d.autoscaling.target_utilisation) - 1e-9);
+      d.autoscaling.max_replicas = static_cast<int>(std::clamp(need, 1.0, static_cast<double>(room)));
+      d.autoscaling.max_replicas = std::max(d.autoscaling.min_replicas, d.autoscaling.max_replicas);
     }
+    d.autoscaling.max_replicas = std::min(d.autoscaling.max_replicas, room);
     out.push_back(d);
   }
   return out;

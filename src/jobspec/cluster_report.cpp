@@ -98,7 +98,7 @@ std::vector<std::string> fleet_lines(const FleetReport& f) {
     const double offered = o.totals.offered_requests > 0 ? o.totals.offered_requests : 1;
     lines.push_back(
         fmt::format("{}: {:.0f} requests found no replica free ({}): {:.0f} served after a wait (mean "
-                    "{:.1f} s, peak queue {:.0f}), {:.0f} gave up after {:.0f} s ({})",
+                    "{:.1f} s, peak queue {:.0f}), {:.0f} gave up after {:g} s ({})",
                     f.deployments[i].name, o.totals.queued_requests, fleet_percent(o.totals.queued_requests / offered),
                     o.totals.waited_served, o.mean_wait_s, o.totals.peak_backlog, o.totals.dropped_requests,
                     f.deployments[i].queue_timeout_s, fleet_percent(o.totals.dropped_requests / offered)));

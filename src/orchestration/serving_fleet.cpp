@@ -168,16 +168,20 @@ class FluidRouter {
         t_.requests_within_slo += rate * (b - t);
         t_.seconds_within_slo += b - t;
         f_ = t = b;
+        at_timeout_ = false;
         break;
       }
       const double density = density_at_frontier();
       const double step_end = frontier_step_end();
       if (density <= 0) {  // no arrivals in [f, step end): nothing waits there
         f_ = std::min(step_end, t);
+        at_timeout_ = false;
         continue;
       }
       const double speed = mu / density;  // of f against t
-      const bool capped = t - f_ >= timeout - kTie * (1 + timeout) && speed <= 1;
+      // At the timeout: reached by an event (kept exactly, as t - f rounds at large t), or found.
+      const bool capped = (at_timeout_ || t - f_ >= timeout - kTie * (1 + t + timeout)) && speed <= 1;
+      at_timeout_ = capped;
       const double v = capped ? 1.0 : speed;
       // The next event: the interval ends, f reaches the next arrival step, the queue empties, or
       // the longest wait reaches the timeout.
@@ -192,7 +196,7 @@ class FluidRouter {
       if (v > 0 && step_end < kNever) sooner((step_end - f_) / v, Next::Step);
       if (!capped && speed > 1) sooner((t - f_) / (speed - 1), Next::Empty);
       if (!capped && speed < 1) sooner((timeout - (t - f_)) / (1 - speed), Next::Timeout);
-      stalled = dt > 0 ? 0 : stalled + 1;
+      stalled = dt > kTie * (1 + t) ? 0 : stalled + 1;
       FMSIM_CHECK(stalled < 64, "router queue made no progress");
       const double w0 = t - f_, w1 = w0 + dt * (1 - v);
       const double out = mu * dt;
@@ -217,7 +221,10 @@ class FluidRouter {
       f_ += v * dt;
       if (next == Next::Step) f_ = step_end;
       if (next == Next::Empty || f_ > t) f_ = t;
-      if (next == Next::Timeout) f_ = t - timeout;
+      if (next == Next::Timeout) {
+        f_ = t - timeout;
+        at_timeout_ = true;
+      }
       t_.peak_backlog = std::max(t_.peak_backlog, waiting(t));
     }
     return served;
@@ -236,7 +243,7 @@ class FluidRouter {
 
  private:
   static constexpr double kNever = 1e300;
-  static constexpr double kTie = 1e-12;  ///< relative: a wait this close to the timeout has reached it
+  static constexpr double kTie = 1e-12;  ///< relative to t: closer than this is the same instant
   double density_at_frontier() {
     while (index_ + 1 < offered_.size() && offered_[index_ + 1].start_s <= f_) ++index_;
     return offered_.empty() ? 0.0 : offered_[index_].value;
@@ -249,6 +256,7 @@ class FluidRouter {
   RouterQueue queue_;
   ServedTotals& t_;
   double f_ = 0;
+  bool at_timeout_ = false;  ///< the longest wait is the timeout (requests are giving up)
   std::size_t index_ = 0;
 };
 

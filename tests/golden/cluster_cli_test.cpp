@@ -352,6 +352,22 @@ TEST_F(ClusterCli, RateCsvStepsTheOfferedRate) {
   EXPECT_NEAR(d["requests_within_slo"].get<double>(), 20 * (2 * 3600.0 - t_e), 1e-6);
 }
 
+// A deployment asks for no more replicas than the nodes it may use can hold (whole-node units):
+// 2 p5en nodes hold 2 x 8 replicas of Llama 3.1 8B at tp 1, so a peak of 10^6 req/s (some 76,000
+// replicas at 18.7 req/s and 70% target) is capped at 16, and min-replicas 17 is refused.
+TEST_F(ClusterCli, DeploymentReplicasAreBoundedByTheNodes) {
+  const auto r = run_fmsim({"cluster", "--cluster", "p5en.48xlarge:2", "--days", "0.1", "--deployment",
+                            "name=big,model=llama3.1-8b,rate=1000000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& d = doc["shared_fleet"]["deployments"][0];
+  EXPECT_EQ(d["autoscaling"]["max_replicas"].get<int>(), 16);
+  EXPECT_LE(d["peak_replicas"].get<double>(), 16);
+  expect_input_error_all({"cluster", "--cluster", "p5en.48xlarge:2", "--days", "0.1", "--deployment",
+                          "name=big,model=llama3.1-8b,rate=10,min-replicas=17"},
+                         {"min-replicas", "16"});
+}
+
 TEST_F(ClusterCli, BadDeploymentsExitTwoNamingFileLineAndField) {
   const auto unknown = write("unknown.yaml", "deployments:\n  - name: a\n    rate: 5\n    replicas: 3\n");
   expect_input_error_all({"cluster", "--days", "1", "--deployments", unknown},
