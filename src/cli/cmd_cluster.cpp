@@ -39,8 +39,7 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
   if (!out.jobs_csv.empty()) write_file_atomically(out.jobs_csv, documents::cluster_jobs_csv(job, run), "--jobs-csv");
   if (!out.report.empty())
     write_file_atomically(out.report, documents::cluster_html(out.command, job, run), "--report");
-  const auto& first = job.policies[0];
-  const auto metrics = write_cluster_metrics_file(out.metrics, job.layout, first.config, job.jobs, first.options);
+  const auto metrics = write_cluster_metrics_file(out.metrics, job);
   if (out.json) {
     auto doc = documents::cluster_json(job, run);
     if (metrics) doc["metrics"] = *metrics;
@@ -49,7 +48,7 @@ void run_cluster(const ClusterFlags& out, Context& ctx) {
   }
   documents::print_cluster(std::cout, job, run, out.job);
   if (!out.report.empty()) std::cout << "Wrote " << out.report << "\n";
-  if (!out.jobs_csv.empty()) std::cout << "Wrote " << out.jobs_csv << " (per job, " << first.name << ")\n";
+  if (!out.jobs_csv.empty()) std::cout << "Wrote " << out.jobs_csv << " (per job, " << job.policies[0].name << ")\n";
   if (metrics) std::cout << metrics_line(*metrics);
 }
 

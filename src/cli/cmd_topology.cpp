@@ -1,112 +1,35 @@
 // fmsim topology slurm|k8s: the topology.conf (Slurm topology/tree or topology/block) or the
-// Kubernetes node labels of a cluster from the catalog, as the scheduler twin lays it out.
+// Kubernetes node labels of a cluster from the catalog, as the scheduler twin lays it out. The job is
+// jobspec/topology.hpp's, the text and JSON documents/topology.hpp's.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include <iostream>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "config/cluster_loader.hpp"
-#include "config/words.hpp"
-#include "core/error.hpp"
-#include "orchestration/cluster_layout.hpp"
-#include "orchestration/node_select.hpp"
-#include "orchestration/slurm_simulator.hpp"
+#include "documents/topology.hpp"
+#include "jobspec/topology.hpp"
 
 namespace fmsim::cli {
 namespace {
 
-struct TopologyFlags {
-  std::string flavour;
-  std::string cluster = "p5.48xlarge:32";
-  std::string plugin;  ///< tree | block; default block for UltraServers, tree otherwise
-  std::string node_prefix = "node";
+// The flags (jobspec::TopologyFlags, resolved by jobspec::resolve_topology_job) and where to write.
+struct TopologyFlags : jobspec::TopologyFlags {
   std::string output;
   bool json = false;
 };
 
-nlohmann::json cluster_layout_json(const orchestration::ClusterLayout& layout) {
-  nlohmann::json nodes = nlohmann::json::array();
-  for (int i = 0; i < layout.nodes(); ++i) {
-    nlohmann::json n{{"name", layout.node_names[static_cast<std::size_t>(i)]}};
-    const int leaf = layout.node_leaf.empty() ? -1 : layout.node_leaf[static_cast<std::size_t>(i)];
-    if (leaf >= 0) n["leaf_switch"] = layout.switches[static_cast<std::size_t>(leaf)].name;
-    if (layout.node_block[static_cast<std::size_t>(i)] >= 0)
-      n["block"] = layout.node_block[static_cast<std::size_t>(i)] + 1;
-    nodes.push_back(n);
-  }
-  nlohmann::json switches = nlohmann::json::array();
-  for (const auto& sw : layout.switches) {
-    nlohmann::json s{{"name", sw.name}, {"level", sw.level}, {"nodes", hostlist(layout, sw.nodes)}};
-    if (sw.parent >= 0) s["parent"] = layout.switches[static_cast<std::size_t>(sw.parent)].name;
-    switches.push_back(s);
-  }
-  return {{"instance_type", layout.instance_type},
-          {"gpus_per_node", layout.gpus_per_node},
-          {"block_size", layout.block_size},
-          {"nodes", nodes},
-          {"switches", switches}};
-}
-
 void run_topology(const TopologyFlags& f, Context& ctx) {
-  const bool slurm = config::word_flag(orchestration::kSchedulerKindWords, f.flavour, "flavour") ==
-                     orchestration::SchedulerKind::Slurm;
-  const auto cluster = config::parse_cluster(ctx.catalog(), f.cluster);
-  // The names go into the `kubectl label node` script and topology.conf as they are, so only the
-  // characters a Kubernetes node name (RFC 1123) and a Slurm host name share: nothing a shell or a
-  // Slurm host list reads as syntax.
-  const auto allowed = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; };
-  if (f.node_prefix.empty() || f.node_prefix.size() > 50 ||
-      !(f.node_prefix.front() >= 'a' && f.node_prefix.front() <= 'z') ||
-      !std::all_of(f.node_prefix.begin(), f.node_prefix.end(), allowed) ||
-      std::isdigit(static_cast<unsigned char>(f.node_prefix.back())))
-    throw core::InputError::flag("--node-prefix",
-                                 fmt::format("'{}' is not a node-name prefix; allowed: 1 to 50 of a-z, 0-9, '-' and "
-                                             "'.', starting with a letter and not ending in a digit (Kubernetes node "
-                                             "names, Slurm host lists)",
-                                             f.node_prefix));
-  // One line or label a node: 524,288 nodes took 30 s and 4.8 GB.
-  constexpr int kMaxNodes = 100'000;
-  if (cluster.nodes() > kMaxNodes)
-    throw core::InputError::flag("--cluster",
-                                 fmt::format("{} is {} nodes; allowed: at most 100,000", f.cluster, cluster.nodes()));
-  const auto layout = orchestration::layout_from_cluster(cluster, f.node_prefix);
-  bool blocks = layout.block_size > 0;
-  if (!f.plugin.empty()) {
-    const auto plugin = config::word_flag(orchestration::kPlacementWords, f.plugin, "--plugin");
-    if (plugin == orchestration::Placement::Consecutive)
-      throw core::InputError::flag("--plugin", fmt::format("'{}' is not allowed; use tree or block", f.plugin));
-    blocks = plugin == orchestration::Placement::Block;
-  }
-  if (!slurm && !f.plugin.empty()) throw core::InputError::flag("--plugin", "applies to `fmsim topology slurm` only");
-  if (blocks && slurm && layout.block_size == 0)
-    throw core::InputError::flag("--plugin", fmt::format("block needs NVLink blocks of several nodes; {} has none "
-                                                         "(UltraServers such as u-p6e-gb200x72 do)",
-                                                         cluster.system.name));
-  std::string text;
-  if (slurm) {
-    text = orchestration::write_topology_conf(layout, blocks);
-    text += fmt::format("# slurm.conf: TopologyPlugin=topology/{}\n", blocks ? "block" : "tree");
-  } else {
-    text = orchestration::write_node_labels(layout);
-  }
-  if (f.json) {
-    auto out = cluster_layout_json(layout);
-    out["flavour"] = std::string(orchestration::kSchedulerKindWords.name(slurm ? orchestration::SchedulerKind::Slurm
-                                                                               : orchestration::SchedulerKind::Kueue));
-    if (slurm) out["topology_plugin"] = blocks ? "topology/block" : "topology/tree";
-    out["text"] = text;
-    text = out.dump(2) + "\n";
-  }
+  const auto job = jobspec::resolve_topology_job(f, ctx.catalog());
+  std::string text = documents::topology_text(job);
+  if (f.json) text = documents::topology_json(job, text).dump(2) + "\n";
   if (f.output.empty()) {
     std::cout << text;
   } else {
     write_file_atomically(f.output, text, "--output");
-    std::cerr << fmt::format("wrote {} ({} nodes)\n", f.output, layout.nodes());
+    std::cerr << fmt::format("wrote {} ({} nodes)\n", f.output, job.layout.nodes());
   }
 }
 

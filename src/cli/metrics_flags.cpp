@@ -194,15 +194,12 @@ nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& 
           {"format", "openmetrics"}};
 }
 
-std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& flags,
-                                                         const orchestration::ClusterLayout& layout,
-                                                         const orchestration::SlurmConfig& config,
-                                                         const std::vector<orchestration::JobSpec>& jobs,
-                                                         const orchestration::SimulationOptions& simulation) {
+std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& flags, const jobspec::ClusterJob& job) {
   if (flags.out.empty()) return std::nullopt;
   const auto options = resolve_metrics_options(flags, "slurm");
+  const auto& first = job.policies[0];
   auto metrics = write_metrics_file(flags, "cluster.om", [&](observability::MetricsOutput& w) {
-    return telemetry::write_cluster_metrics(layout, config, jobs, simulation, options, w);
+    return telemetry::write_cluster_metrics(job.layout, first.config, job.jobs, first.options, options, w);
   });
   metrics["job"] = options.job;
   return metrics;

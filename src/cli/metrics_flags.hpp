@@ -8,11 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "jobspec/cluster.hpp"
 #include "jobspec/metrics.hpp"
 #include "observability/openmetrics.hpp"
-#include "orchestration/cluster_layout.hpp"
-#include "orchestration/slurm_simulator.hpp"
-#include "orchestration/workload.hpp"
 #include "telemetry/training_metrics.hpp"
 
 namespace fmsim::cli {
@@ -32,13 +30,10 @@ std::string format_unix_time(std::int64_t unix_s);
 nlohmann::json write_metrics_file(const MetricsFlags& flags, const std::string& file,
                                   const std::function<telemetry::WriteSummary(observability::MetricsOutput&)>& write);
 
-/// `fmsim cluster --metrics-out DIR`: DIR/cluster.om, the Slurm exporter's series of the replay
-/// (telemetry::write_cluster_metrics, job label "slurm" by default); nullopt without the flag.
-std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& flags,
-                                                         const orchestration::ClusterLayout& layout,
-                                                         const orchestration::SlurmConfig& config,
-                                                         const std::vector<orchestration::JobSpec>& jobs,
-                                                         const orchestration::SimulationOptions& simulation);
+/// `fmsim cluster --metrics-out DIR`: DIR/cluster.om, the Slurm exporter's series of the job's
+/// replay under its first policy (telemetry::write_cluster_metrics, job label "slurm" by default);
+/// nullopt without the flag.
+std::optional<nlohmann::json> write_cluster_metrics_file(const MetricsFlags& flags, const jobspec::ClusterJob& job);
 
 /// One line for the text report: "Metrics: DIR/run.om: 123 series, 4,567 samples, 1.2 MB (0.05 s)".
 std::string metrics_line(const nlohmann::json& metrics);
