@@ -51,8 +51,9 @@ build: configure
 
 # The main job on the embedded default data: plan Llama 3.1 70B on 512 GPUs (15T tokens) across
 # P5, P5en, P6-B200 and P6e-GB200, print the ranked layouts and write the HTML report. It builds
-# only the `fmsim` target and what it links (59 of the 164 steps of the unity build: no tests,
-# benchmarks or Python extension), so the first plan prints in minutes; `make test` builds the rest.
+# only the `fmsim` target and what it links (67 steps of the unity build: no tests, benchmarks or
+# Python extension): on a fresh clone of a 2-core machine the plan printed after 272 s (482 s of
+# CPU; 2026-11-29, packages installed); `make test` builds the rest.
 run: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target fmsim
 	$(FMSIM) plan --report $(BUILD_DIR)/plan.html
