@@ -75,6 +75,11 @@ void add_cluster_command(CLI::App& app, Context& ctx) {
   list_option(cmd, "--queues", f->job.queues,
               "k8s: ClusterQueues TEAM=NODES[:BORROW] (nominal quota and borrowing limit "
               "in nodes; default an equal share per team, unlimited borrowing)");
+  cmd->add_option("--kueue-scenario", f->job.kueue_scenario,
+                  "k8s: replay a scenario of Kueue's scheduler performance test (its generator.yaml: cohorts, "
+                  "ClusterQueues, workloads; e.g. validation/kueue/baseline.yaml) on as many nodes of --cluster's "
+                  "system as the quotas add up to")
+      ->type_name("FILE");
   cmd->add_option("--queueing", f->job.queueing, "k8s: best-effort (BestEffortFIFO, default) or strict (StrictFIFO)");
   cmd->add_flag("--no-preemption", f->job.no_preemption,
                 "k8s: no reclaiming within the cohort, no priority preemption");

@@ -254,7 +254,9 @@ void print_cluster(std::ostream& out, const jobspec::ClusterJob& job, const jobs
   if (layout.block_size > 0) out << fmt::format(", NVLink blocks of {} nodes", layout.block_size);
   if (layout.price_per_node_hour > 0) out << fmt::format(", ${:.2f}/node-hour", layout.price_per_node_hour);
   if (k8s)
-    out << "\nScheduler: " << scheduler_text(job) << ", topology-aware placement from the node labels\n";
+    out << "\nScheduler: " << scheduler_text(job)
+        << (c0.placement == orch::Placement::Consecutive ? ", nodes in order (no topology)\n"
+                                                         : ", topology-aware placement from the node labels\n");
   else
     out << "\nScheduler: Slurm " << (c0.backfill ? "sched/backfill" : "sched/builtin") << " ("
         << fmt::format("bf_interval {:g} s, bf_window {:g} min, bf_max_job_test {}", c0.bf_interval_s,

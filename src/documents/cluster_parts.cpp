@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,13 @@ std::string hours(double s) {
 std::string scheduler_text(const jobspec::ClusterJob& job) {
   const auto& o = job.policies[0].options;
   const auto& c0 = job.policies[0].config;
-  return job.k8s ? fmt::format("Kubernetes + Kueue ({}, {} ClusterQueues in one cohort{})",
+  std::set<std::string> cohorts;
+  for (const auto& q : o.kueue.queues) cohorts.insert(q.cohort);
+  const std::string in = cohorts.size() > 1 ? fmt::format("in {} cohorts", cohorts.size()) : "in one cohort";
+  return job.k8s ? fmt::format("Kubernetes + Kueue ({}, {} ClusterQueues {}{})",
                                o.kueue.strict_fifo ? "StrictFIFO" : "BestEffortFIFO",
                                o.kueue.queues.empty() ? std::string("per-team") : std::to_string(o.kueue.queues.size()),
-                               o.kueue.reclaim_within_cohort ? ", reclaim and priority preemption" : "")
+                               in, o.kueue.reclaim_within_cohort ? ", reclaim and priority preemption" : "")
                  : fmt::format("Slurm {} {} ({})", c0.backfill ? "sched/backfill" : "sched/builtin",
                                c0.multifactor ? "priority/multifactor" : "priority/basic", job.conf_note);
 }

@@ -15,6 +15,7 @@
 #include "config/deployments.hpp"
 #include "config/flag_values.hpp"
 #include "config/job_trace.hpp"
+#include "config/kueue_scenario.hpp"
 #include "config/reliability_loader.hpp"
 #include "config/sacctmgr_dump.hpp"
 #include "config/slurm_conf.hpp"
@@ -176,9 +177,25 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   c.k8s = config::word_flag(orch::kSchedulerKindWords, f.scheduler, "--scheduler") == orch::SchedulerKind::Kueue;
   if (!c.k8s && !f.queues.empty()) throw core::InputError::flag("--queues", "applies to --scheduler k8s only");
   c.spec = config::parse_cluster(catalog, f.cluster);
+  // A Kueue performance-test scenario brings its ClusterQueues, its workloads and its cluster: one
+  // node per CPU of quota (Kueue's test has no nodes; quota alone admits), of --cluster's system.
+  std::optional<config::KueueScenario> scenario;
+  if (!f.kueue_scenario.empty()) {
+    if (!c.k8s) throw core::InputError::flag("--kueue-scenario", "applies to --scheduler k8s only");
+    if (!f.queues.empty()) throw core::InputError::flag("--queues", "give --queues or --kueue-scenario, not both");
+    if (!f.trace.empty() || f.synthetic > 0)
+      throw core::InputError::flag("--kueue-scenario", "brings its own workloads: give no --job-trace or --synthetic");
+    if (c.spec.system.nodes != 1)
+      throw core::InputError::flag("--cluster", fmt::format("--kueue-scenario needs a system of single nodes; {} is "
+                                                            "{} nodes a unit",
+                                                            c.spec.system.name, c.spec.system.nodes));
+    scenario = config::load_kueue_scenario(f.kueue_scenario);
+    c.spec.count = scenario->nodes;
+  }
   // Node selection looks at every node for every job it places: 10,000 nodes simulate in 2 s,
   // 50,000 in 30 s, 500,000 ran out of memory. Checked before the layout is built.
-  constexpr int kMaxNodes = 20'000;
+  // A Kueue scenario places consecutively (its test has no topology), which looks at far fewer nodes.
+  const int kMaxNodes = scenario ? 100'000 : 20'000;
   if (c.spec.nodes() > kMaxNodes)
     throw core::InputError::flag("--cluster",
                                  fmt::format("{} is {} nodes; allowed: at most {} nodes in the cluster twin", f.cluster,
@@ -216,6 +233,7 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
     for (const auto& line : f.reservations) text += line + "\n";
     if (!text.empty()) base.reservations = config::parse_reservations(text, source, layout);
   }
+  if (scenario) base.placement = orch::Placement::Consecutive;  // quota alone admits in Kueue's test
   if (!f.placement.empty()) base.placement = config::word_flag(orch::kPlacementWords, f.placement, "--placement");
   check_block_placement(base.placement, layout, "--placement",
                         "block placement needs NVLink blocks (an UltraServer cluster or BlockName lines)");
@@ -253,7 +271,11 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
   const auto queueing = config::word_flag(orch::kKueueQueueingWords, f.queueing, "--queueing");
   if (f.trace.empty() && !f.trace_map.empty())
     throw core::InputError::flag("--trace-map", "maps the columns of --job-trace FILE; give --job-trace");
-  if (!f.trace.empty()) {
+  if (scenario) {
+    jobs = scenario->jobs;
+    c.workload_note = fmt::format("{} workloads of Kueue's scheduler performance test ({}), {} ClusterQueues",
+                                  jobs.size(), f.kueue_scenario, scenario->queues.size());
+  } else if (!f.trace.empty()) {
     config::TraceOptions topt;
     topt.gpus_per_node = layout.gpus_per_node;
     topt.limit_factor = f.limit_factor;
@@ -330,6 +352,12 @@ ClusterJob resolve_cluster_job(const ClusterFlags& f, const hardware::Catalog& c
     kq.strict_fifo = queueing == orch::KueueQueueing::StrictFifo;
     kq.reclaim_within_cohort = kq.within_cluster_queue = !f.no_preemption;
     for (const auto& q : f.queues) kq.queues.push_back(parse_cluster_queue(q));
+    if (scenario) {
+      kq.queues = scenario->queues;
+      // An evicted workload runs again at once (the test's runner restarts its pod's clock), unless
+      // --restart says otherwise.
+      if (f.restart == ClusterFlags{}.restart) o.failures.restart_s = 0;
+    }
     first.name = "kueue";
   }
   o.utilisation_bucket_s = std::max(60.0, (o.horizon_s > 0 ? o.horizon_s : 30 * 86400.0) / 720.0);

@@ -41,6 +41,7 @@ struct ClusterFlags {
   std::string detect = "1m", repair = "48h", replace = "10m", restart = "3m";
   std::string checkpoint;                ///< checkpoint interval for jobs without one
   std::vector<std::string> queues;       ///< k8s: TEAM=NODES[:BORROW]
+  std::string kueue_scenario;            ///< k8s: a Kueue performance-test generator config (config/kueue_scenario.hpp)
   std::string queueing = "best-effort";  ///< a word of orchestration::kKueueQueueingWords
   bool no_preemption = false;
   std::string associations;               ///< sacctmgr dump (accounts, users, Fairshare=)

@@ -352,6 +352,33 @@ TEST_F(ClusterCli, RateCsvStepsTheOfferedRate) {
   EXPECT_NEAR(d["requests_within_slo"].get<double>(), 20 * (2 * 3600.0 - t_e), 1e-6);
 }
 
+// Kueue's scheduler performance-test baseline (validation/kueue/baseline.yaml: 5 cohorts of 6
+// ClusterQueues with a nominal quota of 20 CPUs each, 15,000 workloads of 1, 5 and 20 CPUs)
+// replays through the CLI on as many nodes as the quotas add up to, 5 x 6 x 20 = 600, and admits
+// and completes every workload; the scenario brings its own queues and workloads, so --queues,
+// --synthetic and Slurm mode are refused naming the flag.
+TEST_F(ClusterCli, ReplaysKueuesPerformanceTestScenario) {
+  const std::string scenario = std::string(FMSIM_SOURCE_DIR) + "/validation/kueue/baseline.yaml";
+  const auto r =
+      run_fmsim({"cluster", "--scheduler", "k8s", "--kueue-scenario", scenario, "--cluster", "p5.48xlarge", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["cluster"]["nodes"].get<int>(), 600);
+  const auto& summary = doc["policies"][0]["summary"];
+  EXPECT_EQ(summary["jobs"].get<int>(), 15000);
+  EXPECT_EQ(summary["completed"].get<int>(), 15000);
+  EXPECT_THAT(doc["workload"].get<std::string>(), HasSubstr("Kueue's scheduler performance test"));
+  const auto text =
+      run_fmsim({"cluster", "--scheduler", "k8s", "--kueue-scenario", scenario, "--cluster", "p5.48xlarge"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("30 ClusterQueues in 5 cohorts"));
+  expect_input_error_all({"cluster", "--kueue-scenario", scenario}, {"--kueue-scenario", "k8s"});
+  expect_input_error_all({"cluster", "--scheduler", "k8s", "--kueue-scenario", scenario, "--queues", "a=10"},
+                         {"--queues", "--kueue-scenario"});
+  expect_input_error_all({"cluster", "--scheduler", "k8s", "--kueue-scenario", scenario, "--synthetic", "10"},
+                         {"--kueue-scenario", "--synthetic"});
+}
+
 // A deployment asks for no more replicas than the nodes it may use can hold (whole-node units):
 // 2 p5en nodes hold 2 x 8 replicas of Llama 3.1 8B at tp 1, so a peak of 10^6 req/s (some 76,000
 // replicas at 18.7 req/s and 70% target) is capped at 16, and min-replicas 17 is refused.
